@@ -1,0 +1,150 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { systemClock, type Clock } from './clock.js'
+import type { Config } from './config.js'
+import { clientErrorHandler, registerErrorHandling } from './http/error-handler.js'
+import { errorBody, ErrorBody } from './http/errors.js'
+import { registerGuard } from './http/guard.js'
+import { parseJsonBody } from './http/json-body.js'
+import { registerOpenApi } from './http/openapi.js'
+import { requestId } from './http/request-id.js'
+import { strictSchemaController } from './http/validation.js'
+import { KeyResolver } from './keys/key-resolver.js'
+import type { RateLimiter } from './limits/limiter.js'
+import { Metrics } from './ops/metrics.js'
+import { opsRoutes } from './ops/routes.js'
+import { petRoutes } from './pets/routes.js'
+import { NewPetSchema, PetSchema, PetStatusSchema } from './pets/schemas.js'
+import type { Storage } from './storage/storage.js'
+
+export interface AppDependencies {
+  config: Config
+  storage: Storage
+  limiter: RateLimiter
+  clock?: Clock
+  metrics?: Metrics
+  /** A pino logger or Fastify logger options; off when omitted. */
+  logger?: FastifyServerOptions['loggerInstance'] | FastifyServerOptions['logger']
+}
+
+export const BODY_LIMIT = 16 * 1024
+
+const PUBLIC_PREFIXES = ['/docs', '/v1/openapi.json', '/healthz', '/readyz', '/metrics']
+const isPublicPath = (url: string) => PUBLIC_PREFIXES.some((p) => url === p || url.startsWith(p + '/') || url.startsWith(p + '?'))
+
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
+/** Builds the whole HTTP service from injected dependencies; the caller owns storage and limiter. */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config, storage, limiter } = deps
+  const clock = deps.clock ?? systemClock
+  const metrics = deps.metrics ?? new Metrics({ defaultMetrics: false })
+  const loggerOptions =
+    deps.logger && typeof (deps.logger as { info?: unknown }).info === 'function'
+      ? { loggerInstance: deps.logger as FastifyServerOptions['loggerInstance'] }
+      : { logger: (deps.logger as FastifyServerOptions['logger']) ?? false }
+
+  const app = Fastify({
+    ...loggerOptions,
+    disableRequestLogging: true, // one access-log line per request, written in onResponse below
+    genReqId: requestId,
+    requestIdHeader: false,
+    requestIdLogLabel: 'reqId',
+    bodyLimit: BODY_LIMIT,
+    trustProxy: config.trustProxy as never, // false, a comma list of addresses/CIDRs, or a hop count
+    schemaController: strictSchemaController,
+    return503OnClosing: true,
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    clientErrorHandler,
+    routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 100 },
+  }) as unknown as FastifyInstance
+
+  app.addSchema(PetStatusSchema)
+  app.addSchema(NewPetSchema)
+  app.addSchema(PetSchema)
+  app.addSchema(ErrorBody)
+
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers['content-type'] ?? '')?.[2]
+    if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
+      done(Object.assign(new Error('charset'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }), undefined)
+      return
+    }
+    try {
+      done(null, parseJsonBody(body as Buffer))
+    } catch (error) {
+      done(error as Error, undefined)
+    }
+  })
+
+  registerErrorHandling(app)
+
+  const keys = new KeyResolver(storage.keys, {
+    env: config.env,
+    refreshMs: config.keyRefreshMs,
+    onError: (error) => app.log.warn({ err: error }, 'key revocation poll failed'),
+  })
+  app.addHook('onReady', () => keys.start())
+  app.addHook('onClose', async () => keys.stop())
+  app.decorate('keyResolver', keys)
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+    reply.header('x-content-type-options', 'nosniff')
+    if (!request.url.startsWith('/docs')) {
+      reply.header('cache-control', 'no-store')
+      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
+    }
+  })
+  registerGuard(app, { keys, limiter, metrics, isPublicPath })
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched'
+    const status = reply.statusCode
+    metrics.requests.inc({ method: request.method, route, status })
+    metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000)
+    request.log.info(
+      { method: request.method, url: request.url, status, ms: Math.round(reply.elapsedTime * 100) / 100, keyId: request.apiKey?.id },
+      'request',
+    )
+  })
+
+  await registerOpenApi(app, config)
+
+  await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, clock, publicBaseUrl: config.publicBaseUrl })
+  await app.register(opsRoutes, {
+    storage,
+    limiter,
+    metrics,
+    limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
+  })
+
+  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
+
+  // 405 with Allow for a known path and an unsupported method (Fastify would answer 404).
+  const allowed: Record<string, string[]> = { '/v1/pets': ['GET', 'HEAD', 'POST'], '/v1/pets/:petId': ['GET', 'HEAD'] }
+  for (const [url, methods] of Object.entries(allowed)) {
+    const others = ALL_METHODS.filter((m) => !methods.includes(m))
+    app.route({
+      method: others as unknown as string[],
+      url,
+      schema: { hide: true },
+      handler: async (request, reply) =>
+        reply
+          .code(405)
+          .header('allow', methods.join(', '))
+          .send(errorBody('method_not_allowed', `${request.method} is not allowed on ${url.replace(':petId', '{petId}')}; allowed: ${methods.join(', ')}`)),
+    })
+  }
+
+  app.decorate('metrics', metrics)
+  return app
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    keyResolver: KeyResolver
+    metrics: Metrics
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Environment -> typed, validated configuration. Every variable is read here and nowhere else;
+ * a bad value stops the process at start with a message naming the variable and what it accepts.
+ */
+export type Environment = 'production' | 'staging'
+export type Durability = 'process' | 'power'
+export type RedisFailurePolicy = 'open' | 'closed'
+
+export interface Config {
+  env: Environment
+  host: string
+  port: number
+  /** Origin this instance is reached at (no /v1); used for the OpenAPI "this instance" server and links. */
+  publicBaseUrl: string
+  productionBaseUrl: string
+  stagingBaseUrl: string
+  databaseUrl: string
+  /** process: a 201 survives a crash of the process (WAL, synchronous=NORMAL); power: fsync per commit. */
+  durability: Durability
+  redisUrl: string | undefined
+  redisFailurePolicy: RedisFailurePolicy
+  /** Proxies trusted to set X-Forwarded-For: false, or a comma list of addresses/CIDRs, or a hop count. */
+  trustProxy: false | string | number
+  logLevel: string
+  /** Log destination: a file path, or stdout when unset. */
+  logFile: string | undefined
+  /** How often each instance checks storage for revoked keys (ms). */
+  keyRefreshMs: number
+  /** Create and print one key on a first start with no key at all. */
+  bootstrapKey: boolean
+  /** Rejected requests within one minute window that trigger a temporary ban (0: the key's per-minute limit). */
+  banThreshold: number
+  banBaseSeconds: number
+  banMaxSeconds: number
+  /** Node HTTP server limits against slow or hostile clients. */
+  requestTimeoutMs: number
+  headersTimeoutMs: number
+  keepAliveTimeoutMs: number
+  maxHeaderBytes: number
+  maxConnections: number
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if ((allowed as readonly string[]).includes(raw)) return raw as T
+  throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(raw)})`)
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`)
+  }
+  return Number(raw)
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false
+  throw new ConfigError(`${name} must be true or false (got ${JSON.stringify(raw)})`)
+}
+
+function url(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const raw = env[name] || fallback
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL (got ${JSON.stringify(raw)})`)
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')} (got ${JSON.stringify(raw)})`)
+  }
+  return raw.replace(/\/+$/, '')
+}
+
+function trustProxy(env: Env): Config['trustProxy'] {
+  const raw = env.TRUST_PROXY
+  if (raw === undefined || raw === '' || raw === 'false') return false
+  if (/^\d+$/.test(raw)) return Number(raw)
+  const parts = raw.split(',').map((p) => p.trim())
+  const ok = /^[0-9a-fA-F:.]+(\/\d{1,3})?$|^(loopback|linklocal|uniquelocal)$/
+  const bad = parts.find((p) => !ok.test(p))
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `TRUST_PROXY must be false, a hop count, or a comma list of addresses/CIDRs (bad entry ${JSON.stringify(bad)})`,
+    )
+  }
+  return parts.join(',')
+}
+
+function databaseUrl(env: Env): string {
+  const raw = env.DATABASE_URL
+  if (raw === undefined || raw === '') return 'data/animal-store.db'
+  if (/^postgres(ql)?:\/\//.test(raw) || raw.startsWith('sqlite:') || !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+    return raw
+  }
+  throw new ConfigError(
+    `DATABASE_URL must be a file path, a sqlite: URL or a postgres:// URL (got scheme ${JSON.stringify(raw.split(':')[0])})`,
+  )
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 8080, 0, 65535)
+  const redisUrl = env.REDIS_URL ? url(env, 'REDIS_URL', '', ['redis:', 'rediss:']) : undefined
+  const config: Config = {
+    env: oneOf(env, 'ANIMAL_STORE_ENV', ['production', 'staging'] as const, 'production'),
+    host: env.HOST || '0.0.0.0',
+    port,
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:']),
+    productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.animal-store.example', ['http:', 'https:']),
+    stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging.api.animal-store.example', ['http:', 'https:']),
+    databaseUrl: databaseUrl(env),
+    durability: oneOf(env, 'DURABILITY', ['process', 'power'] as const, 'process'),
+    redisUrl,
+    redisFailurePolicy: oneOf(env, 'REDIS_FAILURE_POLICY', ['open', 'closed'] as const, 'open'),
+    trustProxy: trustProxy(env),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logFile: env.LOG_FILE || undefined,
+    keyRefreshMs: int(env, 'KEY_REFRESH_MS', 1000, 50, 60_000),
+    bootstrapKey: bool(env, 'BOOTSTRAP_KEY', true),
+    banThreshold: int(env, 'BAN_THRESHOLD', 0, 0, 1_000_000),
+    banBaseSeconds: int(env, 'BAN_BASE_SECONDS', 60, 1, 86_400),
+    banMaxSeconds: int(env, 'BAN_MAX_SECONDS', 3600, 1, 7 * 86_400),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
+    headersTimeoutMs: int(env, 'HEADERS_TIMEOUT_MS', 5_000, 100, 600_000),
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    maxHeaderBytes: int(env, 'MAX_HEADER_BYTES', 8_192, 1_024, 65_536),
+    maxConnections: int(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+  }
+  if (config.banMaxSeconds < config.banBaseSeconds) {
+    throw new ConfigError('BAN_MAX_SECONDS must be at least BAN_BASE_SECONDS')
+  }
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS')
+  }
+  return config
+}

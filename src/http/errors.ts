@@ -1,0 +1,75 @@
+import { Type, type Static } from 'typebox'
+
+/**
+ * The closed list of error codes. Every error the service sends carries one of these, with the
+ * HTTP status fixed here and nowhere else (the OpenAPI document and README are generated from /
+ * checked against this table).
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  headers_too_large: 431,
+  rate_limited: 429,
+  key_banned: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const
+
+export type ErrorCode = keyof typeof ERROR_STATUS
+
+export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
+  invalid_request: 'The request is malformed: a parameter or body field is missing or invalid (the message names it).',
+  unauthorized: 'The API key is missing, malformed, unknown or revoked.',
+  not_found: 'The route or the requested animal does not exist.',
+  method_not_allowed: 'The path exists but not for this method; see the Allow header.',
+  request_timeout: 'The client took too long to send its request.',
+  gone: 'The operation has passed its sunset date and was removed.',
+  payload_too_large: 'The request body is larger than 16 KiB.',
+  unsupported_media_type: 'The request body is not application/json.',
+  headers_too_large: 'The request headers are too large or too many.',
+  rate_limited: 'A rate-limit window is exhausted; retry after Retry-After seconds.',
+  key_banned: 'The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.',
+  internal_error: 'An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.',
+  service_unavailable: 'A dependency (database or rate-limit store) is unavailable, or the server is shutting down.',
+}
+
+export const ErrorBody = Type.Object(
+  {
+    code: Type.Unsafe<ErrorCode>({
+      type: 'string',
+      enum: Object.keys(ERROR_STATUS),
+      description: 'Machine-readable error code from a closed list.',
+    }),
+    message: Type.String({ description: 'Human-readable description.' }),
+    status: Type.Integer({ description: 'The HTTP status code, repeated.' }),
+  },
+  { $id: 'Error', additionalProperties: false, title: 'Error' },
+)
+export type ErrorBody = Static<typeof ErrorBody>
+
+export class ApiError extends Error {
+  readonly status: number
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string | number> = {},
+  ) {
+    super(message)
+    this.name = 'ApiError'
+    this.status = ERROR_STATUS[code]
+  }
+
+  toBody(): ErrorBody {
+    return { code: this.code, message: this.message, status: this.status }
+  }
+}
+
+export function errorBody(code: ErrorCode, message: string): ErrorBody {
+  return { code, message, status: ERROR_STATUS[code] }
+}

@@ -1,0 +1,37 @@
+import { parse } from 'lossless-json'
+import { ApiError } from './errors.js'
+
+/**
+ * The JSON body parser. JSON.parse would round integers above 2^53 before any validation could
+ * see them, so numbers are parsed from their source text: safe integers become numbers, larger
+ * integers become bigint (exact), and a fraction or exponent that denotes an integer beyond 2^53
+ * becomes NaN, which no integer field accepts. lossless-json also rejects duplicate keys (no
+ * "last one wins" ambiguity) and stores a "__proto__" key as a plain field, which the schema
+ * then rejects as unknown. Invalid UTF-8 is rejected rather than replaced.
+ */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+const INTEGER = /^-?\d+$/
+
+function parseNumber(text: string): number | bigint {
+  const n = Number(text)
+  if (INTEGER.test(text)) return Number.isSafeInteger(n) ? n : BigInt(text)
+  if (Number.isInteger(n) && !Number.isSafeInteger(n)) return Number.NaN
+  return n
+}
+
+export function parseJsonBody(body: Buffer): unknown {
+  if (body.length === 0) throw new ApiError('invalid_request', 'Request body is empty; expected a JSON object')
+  let text: string
+  try {
+    text = utf8.decode(body)
+  } catch {
+    throw new ApiError('invalid_request', 'Request body is not valid UTF-8')
+  }
+  try {
+    return parse(text, null, parseNumber)
+  } catch (error) {
+    if (error instanceof RangeError) throw new ApiError('invalid_request', 'Request body is nested too deeply')
+    const detail = error instanceof Error ? error.message : 'parse error'
+    throw new ApiError('invalid_request', `Request body is not valid JSON: ${detail}`)
+  }
+}

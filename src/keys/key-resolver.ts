@@ -1,0 +1,78 @@
+import type { Environment } from '../config.js'
+import { hashKey, isWellFormedKey, type ApiKeyRecord } from './api-key.js'
+import type { KeyRepository } from './repository.js'
+
+export interface KeyResolverOptions {
+  env: Environment
+  /** How often to poll storage for revocations made by other processes (ms). */
+  refreshMs: number
+  onError?: (error: unknown) => void
+}
+
+/**
+ * Turns a presented key into its record without a storage round trip on the hot path.
+ *
+ * Active keys are cached by hash with no TTL; correctness comes from invalidation instead: every
+ * `refreshMs` the resolver reads the revocation log that `revokeKey` appends to (in any process),
+ * and drops those hashes. Unknown keys are not cached, so a key created a moment ago works at
+ * once; malformed keys (bad prefix or checksum) never reach storage at all, and guessing is
+ * throttled by the per-address limit.
+ */
+export class KeyResolver {
+  private readonly cache = new Map<string, ApiKeyRecord>()
+  private cursor: number | null = null
+  private timer: NodeJS.Timeout | undefined
+  private polling = false
+
+  constructor(
+    private readonly keys: KeyRepository,
+    private readonly options: KeyResolverOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    this.cursor = (await this.keys.revocationsSince(null)).cursor
+    this.timer = setInterval(() => void this.refresh(), this.options.refreshMs)
+    this.timer.unref()
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+  }
+
+  /** The active key record, or undefined for a malformed, unknown or revoked key. */
+  async resolve(key: string): Promise<ApiKeyRecord | undefined> {
+    if (!isWellFormedKey(key, this.options.env)) return undefined
+    const hash = hashKey(key)
+    const cached = this.cache.get(hash)
+    if (cached !== undefined) return cached
+    const record = await this.keys.findKeyByHash(hash)
+    if (record === undefined || record.revokedAt !== null) return undefined
+    this.cache.set(hash, record)
+    return record
+  }
+
+  /** Drops revoked keys from the cache; also called directly when this process revokes. */
+  async refresh(): Promise<void> {
+    if (this.polling) return
+    this.polling = true
+    try {
+      const batch = await this.keys.revocationsSince(this.cursor ?? 0)
+      this.cursor = batch.cursor
+      for (const hash of batch.hashes) this.cache.delete(hash)
+    } catch (error) {
+      this.options.onError?.(error)
+    } finally {
+      this.polling = false
+    }
+  }
+
+  /** Drops one hash now (push-based invalidation, e.g. PostgreSQL NOTIFY). */
+  forget(hash: string): void {
+    this.cache.delete(hash)
+  }
+
+  get cachedCount(): number {
+    return this.cache.size
+  }
+}

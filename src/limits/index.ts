@@ -1,0 +1,30 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from '../clock.js'
+import type { Config } from '../config.js'
+import type { Metrics } from '../ops/metrics.js'
+import type { BanPolicy, RateLimiter } from './limiter.js'
+import { MemoryLimiter } from './memory/memory-limiter.js'
+
+export function banPolicy(config: Pick<Config, 'banThreshold' | 'banBaseSeconds' | 'banMaxSeconds'>): BanPolicy {
+  return { threshold: config.banThreshold, baseSeconds: config.banBaseSeconds, maxSeconds: config.banMaxSeconds }
+}
+
+/** In-memory limiter by default; Redis (shared by all instances) when REDIS_URL is set. */
+export async function createLimiter(
+  config: Config,
+  clock: Clock,
+  metrics: Metrics,
+  log: FastifyBaseLogger,
+): Promise<RateLimiter> {
+  const policy = banPolicy(config)
+  if (config.redisUrl === undefined) return new MemoryLimiter(clock, policy)
+  const { RedisLimiter } = await import('./redis/redis-limiter.js')
+  return new RedisLimiter({
+    url: config.redisUrl,
+    policy,
+    failurePolicy: config.redisFailurePolicy,
+    fallback: new MemoryLimiter(clock, policy),
+    metrics,
+    log,
+  })
+}

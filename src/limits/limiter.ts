@@ -1,0 +1,50 @@
+import type { Quota } from '../keys/plans.js'
+
+export interface WindowState {
+  limit: number
+  remaining: number
+  /** Unix seconds at which this window resets. */
+  resetAt: number
+}
+
+export interface LimitDecision {
+  allowed: boolean
+  /** The limiter's clock at the decision (ms), so header deltas use the clock that decided. */
+  now: number
+  /** Why a request was refused: an exhausted window, or a ban for hammering while limited. */
+  reason?: 'rate_limited' | 'key_banned'
+  minute: WindowState
+  day: WindowState
+  /** Seconds until a retry can succeed (0 when allowed). */
+  retryAfter: number
+  /** True when this very request started a ban (for metrics and logs). */
+  banStarted?: boolean
+}
+
+/** When a client that keeps sending while limited is banned, and for how long. */
+export interface BanPolicy {
+  /** Rejections within one minute window that start a ban; 0 means the key's per-minute limit. */
+  threshold: number
+  baseSeconds: number
+  maxSeconds: number
+}
+
+/**
+ * A rate limiter: checks and counts the minute and day windows of one identity (a key id or a
+ * client address) in one atomic step. A request refused by either window consumes neither.
+ */
+export interface RateLimiter {
+  readonly kind: string
+  consume(identity: string, quota: Quota): Promise<LimitDecision>
+  /** Rejects when the limiter's backing store is unreachable (used by /readyz). */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+/** Thrown when the limiter cannot decide and the configured policy is to fail closed (503). */
+export class LimiterUnavailableError extends Error {
+  constructor(cause?: unknown) {
+    super('rate limiter unavailable', { cause })
+    this.name = 'LimiterUnavailableError'
+  }
+}

@@ -1,0 +1,111 @@
+import type { Quota } from '../keys/plans.js'
+import type { BanPolicy, LimitDecision } from './limiter.js'
+
+/**
+ * The limiting rules, as a pure function over one identity's counters, shared by the in-memory
+ * limiter and mirrored line for line by the Redis Lua script (limits/redis/consume.lua).
+ *
+ * - Fixed windows: the minute window is aligned to the clock minute (:00 to :59), the day window
+ *   is the UTC calendar day. A request is counted in both or in neither.
+ * - A request refused by a window counts as a rejection; `threshold` rejections within one
+ *   minute window start a ban (threshold 0: the key's per-minute limit, at least 10).
+ * - Bans escalate exponentially: base, 2x base, 4x base, ... up to max; the level decays to 0
+ *   after 24 hours without a new ban.
+ */
+export const MINUTE_MS = 60_000
+export const DAY_MS = 86_400_000
+export const BAN_MEMORY_MS = DAY_MS
+
+export interface IdentityState {
+  minuteStart: number
+  minuteCount: number
+  minuteRejected: number
+  dayStart: number
+  dayCount: number
+  banUntil: number
+  banLevel: number
+  banLevelExpiresAt: number
+}
+
+export function freshState(): IdentityState {
+  return {
+    minuteStart: 0,
+    minuteCount: 0,
+    minuteRejected: 0,
+    dayStart: 0,
+    dayCount: 0,
+    banUntil: 0,
+    banLevel: 0,
+    banLevelExpiresAt: 0,
+  }
+}
+
+export function banThreshold(policy: BanPolicy, quota: Quota): number {
+  return policy.threshold > 0 ? policy.threshold : Math.max(10, quota.perMinute)
+}
+
+export function banSeconds(policy: BanPolicy, level: number): number {
+  return Math.min(policy.baseSeconds * 2 ** Math.min(level - 1, 30), policy.maxSeconds)
+}
+
+/** Applies one request at `now` (ms) to `s` (mutated) and returns the decision. */
+export function consumeOne(s: IdentityState, now: number, quota: Quota, policy: BanPolicy): LimitDecision {
+  const minuteStart = now - (now % MINUTE_MS)
+  const dayStart = now - (now % DAY_MS)
+  if (s.minuteStart !== minuteStart) {
+    s.minuteStart = minuteStart
+    s.minuteCount = 0
+    s.minuteRejected = 0
+  }
+  if (s.dayStart !== dayStart) {
+    s.dayStart = dayStart
+    s.dayCount = 0
+  }
+  if (s.banLevel > 0 && now >= s.banLevelExpiresAt) s.banLevel = 0
+
+  const minuteReset = (minuteStart + MINUTE_MS) / 1000
+  const dayReset = (dayStart + DAY_MS) / 1000
+  const decision = (allowed: boolean): LimitDecision => ({
+    allowed,
+    now,
+    minute: { limit: quota.perMinute, remaining: Math.max(0, quota.perMinute - s.minuteCount), resetAt: minuteReset },
+    day: { limit: quota.perDay, remaining: Math.max(0, quota.perDay - s.dayCount), resetAt: dayReset },
+    retryAfter: 0,
+  })
+
+  if (now < s.banUntil) {
+    const d = decision(false)
+    d.reason = 'key_banned'
+    d.retryAfter = Math.ceil((s.banUntil - now) / 1000)
+    return d
+  }
+  if (s.minuteCount < quota.perMinute && s.dayCount < quota.perDay) {
+    s.minuteCount++
+    s.dayCount++
+    return decision(true)
+  }
+  s.minuteRejected++
+  const d = decision(false)
+  if (s.minuteRejected >= banThreshold(policy, quota)) {
+    s.banLevel++
+    const seconds = banSeconds(policy, s.banLevel)
+    s.banUntil = now + seconds * 1000
+    s.banLevelExpiresAt = s.banUntil + BAN_MEMORY_MS
+    s.minuteRejected = 0
+    d.reason = 'key_banned'
+    d.retryAfter = seconds
+    d.banStarted = true
+    return d
+  }
+  d.reason = 'rate_limited'
+  let until = 0
+  if (s.minuteCount >= quota.perMinute) until = Math.max(until, minuteReset)
+  if (s.dayCount >= quota.perDay) until = Math.max(until, dayReset)
+  d.retryAfter = Math.max(1, Math.ceil(until - now / 1000))
+  return d
+}
+
+/** True when the state holds nothing that still matters at `now` (safe to forget). */
+export function isStale(s: IdentityState, now: number): boolean {
+  return now - s.dayStart >= DAY_MS && now >= s.banUntil && (s.banLevel === 0 || now >= s.banLevelExpiresAt)
+}

@@ -1,0 +1,17 @@
+import type { Int64, NewPet, Pet, PetStatus } from './schemas.js'
+
+export interface ListPetsOptions {
+  limit: number
+  status?: PetStatus
+  /** Keyset paging: only ids strictly greater than this. */
+  afterId?: Int64
+}
+
+/** Storage of animals. Ids are assigned by the store, ascending, never reused. */
+export interface PetRepository {
+  /** Resolves once the pet is durable (per the configured durability). */
+  createPet(pet: NewPet): Promise<Pet>
+  /** Ascending id order. */
+  listPets(options: ListPetsOptions): Promise<Pet[]>
+  getPet(id: Int64): Promise<Pet | undefined>
+}

@@ -1,0 +1,251 @@
+import Database from 'better-sqlite3'
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Durability } from '../../config.js'
+import type { ApiKeyRecord } from '../../keys/api-key.js'
+import type { PlanName } from '../../keys/plans.js'
+import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
+import type { ListPetsOptions, PetRepository } from '../../pets/repository.js'
+import type { Int64, NewPet, Pet, PetStatus } from '../../pets/schemas.js'
+import type { Storage } from '../storage.js'
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
+
+/** `data/x.db`, `/abs/x.db`, `sqlite:data/x.db`, `sqlite:///abs/x.db`, `sqlite::memory:` -> a file name for SQLite. */
+export function sqliteFilename(databaseUrl: string): string {
+  let name = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : databaseUrl
+  if (name.startsWith('//')) name = name.slice(2)
+  return name
+}
+
+function migrate(db: Database.Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)')
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+  const applied = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?')
+  const record = db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)')
+  for (const file of files) {
+    // IMMEDIATE takes the write lock first, so two processes starting at once apply each file once.
+    db.transaction(() => {
+      if (applied.get(file)) return
+      db.exec(readFileSync(MIGRATIONS_DIR + file, 'utf8'))
+      record.run(file, Date.now())
+    }).immediate()
+  }
+}
+
+interface PetRow {
+  id: bigint
+  name: string
+  category_id: bigint
+  status: PetStatus | null
+}
+
+const toInt64 = (v: bigint): Int64 => (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v)
+
+function toPet(row: PetRow): Pet {
+  const pet: Pet = { id: Number(row.id), name: row.name, categoryId: toInt64(row.category_id) }
+  if (row.status !== null) pet.status = row.status
+  return pet
+}
+
+interface PendingInsert {
+  pet: NewPet
+  resolve: (pet: Pet) => void
+  reject: (error: unknown) => void
+}
+
+class SqlitePetRepository implements PetRepository {
+  private readonly insert
+  private readonly byId
+  private readonly page
+  private readonly pageByStatus
+  private queue: PendingInsert[] = []
+
+  constructor(private readonly db: Database.Database) {
+    // safeIntegers: int64 columns come back as bigint, so nothing above 2^53 is rounded.
+    this.insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id')
+    this.insert.safeIntegers(true)
+    this.byId = db.prepare<[Int64], PetRow>('SELECT id, name, category_id, status FROM pets WHERE id = ?')
+    this.byId.safeIntegers(true)
+    this.page = db.prepare<[Int64, number], PetRow>(
+      'SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?',
+    )
+    this.page.safeIntegers(true)
+    this.pageByStatus = db.prepare<[PetStatus, Int64, number], PetRow>(
+      'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
+    )
+    this.pageByStatus.safeIntegers(true)
+  }
+
+  /**
+   * Group commit: inserts that arrive in the same event-loop turn share one transaction, so one
+   * WAL commit (and, with power durability, one fsync) covers them all. Each promise resolves
+   * only after that commit.
+   */
+  createPet(pet: NewPet): Promise<Pet> {
+    return new Promise((resolve, reject) => {
+      if (this.queue.length === 0) setImmediate(() => this.flush())
+      this.queue.push({ pet, resolve, reject })
+    })
+  }
+
+  private flush(): void {
+    const batch = this.queue
+    this.queue = []
+    let created: Pet[]
+    try {
+      created = this.db.transaction(() =>
+        batch.map(({ pet }) => {
+          const row = this.insert.get(pet.name, pet.categoryId, pet.status ?? null) as { id: bigint }
+          const out: Pet = { id: Number(row.id), name: pet.name, categoryId: pet.categoryId }
+          if (pet.status !== undefined) out.status = pet.status
+          return out
+        }),
+      )()
+    } catch (error) {
+      for (const p of batch) p.reject(error)
+      return
+    }
+    batch.forEach((p, i) => p.resolve(created[i]!))
+  }
+
+  async listPets({ limit, status, afterId = 0 }: ListPetsOptions): Promise<Pet[]> {
+    const rows = status === undefined ? this.page.all(afterId, limit) : this.pageByStatus.all(status, afterId, limit)
+    return rows.map(toPet)
+  }
+
+  async getPet(id: Int64): Promise<Pet | undefined> {
+    const row = this.byId.get(id)
+    return row === undefined ? undefined : toPet(row)
+  }
+}
+
+interface KeyRow {
+  id: string
+  name: string
+  plan: PlanName
+  per_minute: number
+  per_day: number
+  hash: string
+  prefix: string
+  created_at: number
+  revoked_at: number | null
+}
+
+const toKey = (r: KeyRow): ApiKeyRecord => ({
+  id: r.id,
+  name: r.name,
+  plan: r.plan,
+  perMinute: r.per_minute,
+  perDay: r.per_day,
+  hash: r.hash,
+  prefix: r.prefix,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+})
+
+class SqliteKeyRepository implements KeyRepository {
+  constructor(private readonly db: Database.Database) {}
+
+  private insertRow(k: ApiKeyRecord): void {
+    this.db
+      .prepare(
+        `INSERT INTO api_keys (id, name, plan, per_minute, per_day, hash, prefix, created_at, revoked_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(k.id, k.name, k.plan, k.perMinute, k.perDay, k.hash, k.prefix, k.createdAt, k.revokedAt)
+  }
+
+  async insertKey(record: ApiKeyRecord): Promise<void> {
+    this.insertRow(record)
+  }
+
+  async insertFirstKey(record: ApiKeyRecord): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        if (this.db.prepare('SELECT 1 FROM api_keys LIMIT 1').get()) return false
+        this.insertRow(record)
+        return true
+      })
+      .immediate()
+  }
+
+  async findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    const row = this.db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE hash = ?').get(hash)
+    return row && toKey(row)
+  }
+
+  async listKeys(): Promise<ApiKeyRecord[]> {
+    return this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(toKey)
+  }
+
+  async revokeKey(id: string, at: number): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare<[number, string], { hash: string }>(
+            'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash',
+          )
+          .get(at, id)
+        if (!row) return false
+        this.db.prepare('INSERT INTO key_revocations (key_hash, revoked_at) VALUES (?, ?)').run(row.hash, at)
+        return true
+      })
+      .immediate()
+  }
+
+  async revocationsSince(cursor: number | null): Promise<RevocationBatch> {
+    if (cursor === null) {
+      const row = this.db.prepare<[], { seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM key_revocations').get()
+      return { cursor: row?.seq ?? 0, hashes: [] }
+    }
+    const rows = this.db
+      .prepare<[number], { seq: number; key_hash: string }>(
+        'SELECT seq, key_hash FROM key_revocations WHERE seq > ? ORDER BY seq',
+      )
+      .all(cursor)
+    return { cursor: rows.length ? rows[rows.length - 1]!.seq : cursor, hashes: rows.map((r) => r.key_hash) }
+  }
+}
+
+export interface SqliteOptions {
+  databaseUrl: string
+  durability: Durability
+}
+
+export class SqliteStorage implements Storage {
+  readonly kind = 'sqlite'
+  readonly pets: PetRepository
+  readonly keys: KeyRepository
+  private readonly db: Database.Database
+
+  constructor({ databaseUrl, durability }: SqliteOptions) {
+    const filename = sqliteFilename(databaseUrl)
+    if (filename !== ':memory:' && filename !== '') mkdirSync(dirname(filename), { recursive: true })
+    this.db = new Database(filename)
+    this.db.pragma('journal_mode = WAL')
+    // NORMAL in WAL mode: a commit is in the WAL file before it returns, so it survives a crash of
+    // the process; FULL adds an fsync per commit, so it also survives a power loss.
+    this.db.pragma(`synchronous = ${durability === 'power' ? 'FULL' : 'NORMAL'}`)
+    this.db.pragma('busy_timeout = 5000')
+    migrate(this.db)
+    this.pets = new SqlitePetRepository(this.db)
+    this.keys = new SqliteKeyRepository(this.db)
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get()
+  }
+
+  /** For tests and the fault suite: SQLite's own consistency check. */
+  integrityCheck(): string {
+    return this.db.pragma('integrity_check', { simple: true }) as string
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close()
+  }
+}

@@ -1,0 +1,20 @@
+import type { KeyRepository } from '../keys/repository.js'
+import type { PetRepository } from '../pets/repository.js'
+
+/** One storage engine: the repositories the routes depend on, plus health and lifecycle. */
+export interface Storage {
+  readonly kind: 'sqlite' | 'postgres'
+  readonly pets: PetRepository
+  readonly keys: KeyRepository
+  /** Rejects when the engine cannot answer a trivial query (used by /readyz). */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+/** Thrown by a store when its engine is unreachable; the HTTP layer answers 503. */
+export class StorageUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('storage unavailable', { cause })
+    this.name = 'StorageUnavailableError'
+  }
+}

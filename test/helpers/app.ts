@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { ManualClock, type Clock } from '../../src/clock.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import { createApiKey, type CreateKeyInput } from '../../src/keys/key-service.js'
+import { banPolicy } from '../../src/limits/index.js'
+import type { RateLimiter } from '../../src/limits/limiter.js'
+import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
+import type { Storage } from '../../src/storage/storage.js'
+import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
+
+export interface TestApp {
+  app: FastifyInstance
+  storage: Storage
+  limiter: RateLimiter
+  clock: Clock
+  config: Config
+  /** Creates a key in storage and returns the plain key. */
+  key(input?: Partial<CreateKeyInput>): Promise<string>
+  close(): Promise<void>
+}
+
+/** 2026-11-21T12:00:30Z: mid-minute, mid-day, well before the sunset. */
+export const TEST_NOW = Date.UTC(2026, 10, 21, 12, 0, 30)
+
+/**
+ * Builds the app for app.inject tests: in-memory SQLite and limiter and a manual clock unless
+ * given others. Config starts from the defaults of an empty environment, overridden by `env`.
+ */
+export async function buildTestApp(
+  options: { env?: Record<string, string>; clock?: Clock; storage?: Storage; limiter?: RateLimiter } = {},
+): Promise<TestApp> {
+  const config = loadConfig({ BOOTSTRAP_KEY: 'false', ...options.env })
+  const clock = options.clock ?? new ManualClock(TEST_NOW)
+  const storage = options.storage ?? new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
+  const limiter = options.limiter ?? new MemoryLimiter(clock, banPolicy(config))
+  const app = await buildApp({ config, storage, limiter, clock })
+  await app.ready()
+  return {
+    app,
+    storage,
+    limiter,
+    clock,
+    config,
+    key: async (input = {}) =>
+      (await createApiKey(storage.keys, { plan: 'free', name: 'test', ...input }, config.env)).key,
+    close: async () => {
+      await app.close()
+      await limiter.close()
+      await storage.close()
+    },
+  }
+}
+
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
