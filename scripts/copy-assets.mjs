@@ -1,4 +1,5 @@
-// Copies the SQL migrations next to the compiled code (tsc copies only .ts output).
+// Copies the non-TypeScript files the code reads at run time next to the compiled code (tsc
+// copies only .ts output): the SQL migrations and the Redis Lua scripts.
 import { cpSync, readdirSync } from 'node:fs'
 
 for (const engine of readdirSync('src/storage', { withFileTypes: true })) {
@@ -10,3 +11,5 @@ for (const engine of readdirSync('src/storage', { withFileTypes: true })) {
     if (error.code !== 'ENOENT') throw error
   }
 }
+
+cpSync('src/limits/redis', 'dist/limits/redis', { recursive: true, filter: (path) => !path.endsWith('.ts') })

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import { clientErrorHandler, registerErrorHandling } from './http/error-handler.js'
@@ -45,10 +45,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   const app = Fastify({
     ...loggerOptions,
-    disableRequestLogging: true, // one access-log line per request, written in onResponse below
+    // One access-log line per request, written in onResponse below, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: requestId,
     requestIdHeader: false,
-    requestIdLogLabel: 'reqId',
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy as never, // false, a comma list of addresses/CIDRs, or a hop count
     schemaController: strictSchemaController,

@@ -46,6 +46,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       },
       security: [{ bearerAuth: [] }],
     },
+    // Components are named by their $id (Pet, NewPet, PetStatus, Error), not def-0, def-1, ...
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url }) => ({ schema: schema as never, url: url.replace(/^\/v1(?=\/)/, '') }),
   })
 

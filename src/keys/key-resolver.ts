@@ -14,7 +14,9 @@ export interface KeyResolverOptions {
  *
  * Active keys are cached by hash with no TTL; correctness comes from invalidation instead: every
  * `refreshMs` the resolver reads the revocation log that `revokeKey` appends to (in any process),
- * and drops those hashes. Unknown keys are not cached, so a key created a moment ago works at
+ * and drops those hashes. Stores that can push revocations (PostgreSQL LISTEN/NOTIFY) also drop
+ * them the moment they commit; the polling stays as the safety net for messages lost while the
+ * push channel reconnects. Unknown keys are not cached, so a key created a moment ago works at
  * once; malformed keys (bad prefix or checksum) never reach storage at all, and guessing is
  * throttled by the per-address limit.
  */
@@ -23,6 +25,9 @@ export class KeyResolver {
   private cursor: number | null = null
   private timer: NodeJS.Timeout | undefined
   private polling = false
+  private unwatch: (() => Promise<void>) | undefined
+  /** Bumped by stop(), so a start() still awaiting storage knows to undo what it set up. */
+  private generation = 0
 
   constructor(
     private readonly keys: KeyRepository,
@@ -30,14 +35,38 @@ export class KeyResolver {
   ) {}
 
   async start(): Promise<void> {
-    this.cursor = (await this.keys.revocationsSince(null)).cursor
+    const generation = this.generation
+    // Subscribed before reading the cursor, so no revocation falls between the two.
+    if (this.keys.watchRevocations) {
+      try {
+        const unwatch = await this.keys.watchRevocations((hash) => this.forget(hash))
+        if (generation !== this.generation) await unwatch()
+        else this.unwatch = unwatch
+      } catch (error) {
+        // Push is an optimisation: without it, polling alone still invalidates the cache.
+        this.options.onError?.(error)
+      }
+    }
+    const cursor = (await this.keys.revocationsSince(null)).cursor
+    if (generation !== this.generation) return
+    this.cursor = cursor
     this.timer = setInterval(() => void this.refresh(), this.options.refreshMs)
     this.timer.unref()
   }
 
-  stop(): void {
+  /** Stops polling and push; never rejects (it runs from an onClose hook). */
+  async stop(): Promise<void> {
+    this.generation++
     if (this.timer) clearInterval(this.timer)
     this.timer = undefined
+    const unwatch = this.unwatch
+    this.unwatch = undefined
+    if (unwatch === undefined) return
+    try {
+      await unwatch()
+    } catch (error) {
+      this.options.onError?.(error)
+    }
   }
 
   /** The active key record, or undefined for a malformed, unknown or revoked key. */

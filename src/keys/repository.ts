@@ -18,4 +18,11 @@ export interface KeyRepository {
   revokeKey(id: string, at: number): Promise<boolean>
   /** Revocations recorded after `cursor` (0 for the current position with no hashes). */
   revocationsSince(cursor: number | null): Promise<RevocationBatch>
+  /**
+   * Optional push channel: calls `listener` with the hash of each key revoked from now on, in any
+   * process, moments after the revocation commits. Best effort (messages sent while the channel
+   * is reconnecting are lost), so callers keep polling `revocationsSince` as well. Resolves to an
+   * unsubscribe function.
+   */
+  watchRevocations?(listener: (hash: string) => void): Promise<() => Promise<void>>
 }

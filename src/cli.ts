@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util'
+import { ConfigError, loadConfig, type Config } from './config.js'
+import { KeyInputError, createApiKey } from './keys/key-service.js'
+import { openStorage } from './storage/index.js'
+
+const USAGE = `Usage:
+  animal-store serve [--workers N]
+  animal-store keys create --plan free|pro|business|enterprise --name NAME [--per-minute N --per-day M] [--json]
+  animal-store keys list [--json]
+  animal-store keys revoke KEY_ID
+
+The database is DATABASE_URL (default data/animal-store.db); the key prefix follows ANIMAL_STORE_ENV.`
+
+/** A usage or input error: message on stderr, exit status 2. */
+class UsageError extends Error {}
+
+function positiveInt(flag: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined
+  if (!/^\d+$/.test(raw)) throw new UsageError(`${flag} must be a positive integer (got ${JSON.stringify(raw)})`)
+  return Number(raw)
+}
+
+async function keys(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      plan: { type: 'string' },
+      name: { type: 'string' },
+      'per-minute': { type: 'string' },
+      'per-day': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  })
+  const storage = await openStorage(config)
+  try {
+    if (sub === 'create') {
+      if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`)
+      if (values.plan === undefined) throw new UsageError('keys create needs --plan')
+      if (values.name === undefined) throw new UsageError('keys create needs --name')
+      const { key, record } = await createApiKey(
+        storage.keys,
+        {
+          plan: values.plan,
+          name: values.name,
+          perMinute: positiveInt('--per-minute', values['per-minute']),
+          perDay: positiveInt('--per-day', values['per-day']),
+        },
+        config.env,
+      )
+      const out = { id: record.id, key, plan: record.plan, name: record.name, perMinute: record.perMinute, perDay: record.perDay, prefix: record.prefix }
+      if (values.json) process.stdout.write(JSON.stringify(out) + '\n')
+      else
+        process.stdout.write(
+          `Created key ${record.id} (${record.plan}: ${record.perMinute}/min, ${record.perDay}/day).\n` +
+            `This is the only time the key is shown; store it now:\n\n  ${key}\n\n`,
+        )
+    } else if (sub === 'list') {
+      const all = await storage.keys.listKeys()
+      const rows = all.map((k) => ({
+        id: k.id,
+        prefix: k.prefix,
+        name: k.name,
+        plan: k.plan,
+        perMinute: k.perMinute,
+        perDay: k.perDay,
+        createdAt: new Date(k.createdAt).toISOString(),
+        revokedAt: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
+      }))
+      if (values.json) process.stdout.write(JSON.stringify(rows) + '\n')
+      else if (rows.length === 0) process.stdout.write('No keys.\n')
+      else
+        for (const r of rows)
+          process.stdout.write(
+            `${r.id}  ${r.prefix}…  ${r.plan.padEnd(10)} ${String(r.perMinute).padStart(7)}/min ${String(r.perDay).padStart(9)}/day  ${r.revokedAt ? 'revoked ' + r.revokedAt : 'active'}  ${r.name}\n`,
+          )
+    } else if (sub === 'revoke') {
+      const [id, extra] = positionals
+      if (id === undefined || extra !== undefined) throw new UsageError('keys revoke takes exactly one KEY_ID')
+      const revoked = await storage.keys.revokeKey(id, Date.now())
+      if (!revoked) throw new UsageError(`no active key with id ${id}`)
+      process.stdout.write(values.json ? JSON.stringify({ id, revoked: true }) + '\n' : `Revoked ${id}; running servers refuse it within 2 seconds.\n`)
+    } else {
+      throw new UsageError(sub ? `unknown keys command ${JSON.stringify(sub)}` : 'keys needs a command: create, list or revoke')
+    }
+  } finally {
+    await storage.close()
+  }
+}
+
+async function serve(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, strict: true, options: { workers: { type: 'string' } } })
+  const workers = positiveInt('--workers', values.workers) ?? 1
+  if (workers < 1 || workers > 64) throw new UsageError('--workers must be from 1 to 64')
+  if (workers === 1) {
+    const { startServer } = await import('./server.js')
+    await startServer(config)
+    return
+  }
+  const { startCluster } = await import('./cluster.js')
+  await startCluster(config, workers)
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  try {
+    if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+      process.stdout.write(USAGE + '\n')
+      return command === undefined ? 2 : 0
+    }
+    const config = loadConfig()
+    if (command === 'keys') await keys(config, rest)
+    else if (command === 'serve') await serve(config, rest)
+    else throw new UsageError(`unknown command ${JSON.stringify(command)}`)
+    return 0
+  } catch (error) {
+    const known =
+      error instanceof UsageError ||
+      error instanceof KeyInputError ||
+      error instanceof ConfigError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    if (!known) throw error
+    process.stderr.write(`animal-store: ${(error as Error).message}\n\n${USAGE}\n`)
+    return 2
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exitCode = code
+  },
+  (error: unknown) => {
+    process.stderr.write(`animal-store: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = 1
+  },
+)

@@ -1,0 +1,175 @@
+import { readFileSync } from 'node:fs'
+import { Redis } from 'ioredis'
+import type { FastifyBaseLogger } from 'fastify'
+import type { RedisFailurePolicy } from '../../config.js'
+import type { Quota } from '../../keys/plans.js'
+import type { Metrics } from '../../ops/metrics.js'
+import { LimiterUnavailableError, type BanPolicy, type LimitDecision, type RateLimiter } from '../limiter.js'
+import type { MemoryLimiter } from '../memory/memory-limiter.js'
+import { banThreshold } from '../policy.js'
+
+// Read once at load; scripts/copy-assets.mjs puts the file next to the compiled module.
+const CONSUME_LUA = readFileSync(new URL('./consume.lua', import.meta.url), 'utf8')
+
+const REASONS = [undefined, 'rate_limited', 'key_banned'] as const
+
+export interface RedisLimiterOptions {
+  url: string
+  policy: BanPolicy
+  /** 'open': decide with `fallback` while Redis is unreachable; 'closed': throw (503). */
+  failurePolicy?: RedisFailurePolicy
+  fallback: MemoryLimiter
+  metrics: Pick<Metrics, 'limiterFallback' | 'dependencyUp'>
+  log: Pick<FastifyBaseLogger, 'warn' | 'info'>
+  /** Prefix of the per-identity hash keys (tests use their own to stay apart). */
+  keyPrefix?: string
+  /** Longest wait between reconnection attempts: bounds the recovery time once Redis is back. */
+  reconnectMaxMs?: number
+  commandTimeoutMs?: number
+}
+
+type ConsumeReply = [number, number, number, number, number, number, number, number, number]
+type ScriptedRedis = Redis & {
+  asRateLimitConsume(key: string, ...args: number[]): Promise<ConsumeReply>
+}
+
+/**
+ * Limiter state in Redis, shared by every instance: one Lua script per request checks and counts
+ * both windows atomically on Redis' clock, so the limits are exact across instances.
+ */
+export class RedisLimiter implements RateLimiter {
+  readonly kind = 'redis'
+  private readonly redis: ScriptedRedis
+  private readonly failurePolicy: RedisFailurePolicy
+  private readonly keyPrefix: string
+  /** undefined until the first connection or failure; then whether Redis last answered. */
+  private up: boolean | undefined
+  private outageStartedAt = 0
+  private outageDecisions = 0
+  private closing = false
+  /** Settles when the first connection attempt does, either way. */
+  private readonly firstAttempt: Promise<void>
+
+  constructor(private readonly options: RedisLimiterOptions) {
+    this.failurePolicy = options.failurePolicy ?? 'open'
+    this.keyPrefix = options.keyPrefix ?? 'as:rl:'
+    const reconnectMaxMs = options.reconnectMaxMs ?? 1000
+    this.redis = new Redis(options.url, {
+      // A request must never wait long on the limiter: fail fast, then fall back or refuse.
+      connectTimeout: 1000,
+      commandTimeout: options.commandTimeoutMs ?? 500,
+      // A hung server (socket open, no replies) gets its connection dropped and redialled.
+      socketTimeout: 2000,
+      enableOfflineQueue: false,
+      // Never replay a consume after a reconnect: the request was already decided (by the fallback
+      // or with a 503), and a replay could count it a second time.
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      // Retries forever with capped backoff, so the limiter heals without a restart.
+      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 10), reconnectMaxMs) + Math.floor(Math.random() * 50),
+      // RESP2 works with every Redis version; RESP3 brings nothing to an integer-array reply.
+      protocol: 2,
+    }) as ScriptedRedis
+    this.redis.defineCommand('asRateLimitConsume', { numberOfKeys: 1, lua: CONSUME_LUA })
+    // Requests that arrive while the very first connection is being made wait for it (bounded by
+    // connectTimeout) rather than fall back: a starting instance is not an outage.
+    this.firstAttempt = new Promise((resolve) => {
+      this.redis.once('ready', resolve)
+      this.redis.once('error', resolve)
+      this.redis.once('close', resolve)
+      // A server that accepts the socket but never answers the handshake raises neither.
+      setTimeout(resolve, 1500).unref()
+    })
+    this.redis.on('ready', () => this.markUp())
+    // Connection errors arrive here on every failed attempt; without a listener ioredis prints them.
+    this.redis.on('error', (error: Error) => this.markDown(error))
+    this.redis.on('close', () => {
+      if (!this.closing) this.markDown(new Error('connection closed'))
+    })
+  }
+
+  async consume(identity: string, quota: Quota): Promise<LimitDecision> {
+    if (this.up === undefined && !this.closing) await this.firstAttempt
+    // Not connected: ioredis would reject at once anyway (no offline queue); skip the round trip.
+    if (this.redis.status === 'ready') {
+      try {
+        const reply = await this.redis.asRateLimitConsume(
+          this.keyPrefix + '{' + identity + '}',
+          quota.perMinute,
+          quota.perDay,
+          banThreshold(this.options.policy, quota),
+          this.options.policy.baseSeconds,
+          this.options.policy.maxSeconds,
+        )
+        this.markUp()
+        return toDecision(reply, quota)
+      } catch (error) {
+        this.markDown(error)
+      }
+    } else {
+      this.markDown(new Error(`redis connection ${this.redis.status}`))
+    }
+    this.outageDecisions++
+    this.options.metrics.limiterFallback.inc({ policy: this.failurePolicy })
+    if (this.failurePolicy === 'closed') throw new LimiterUnavailableError()
+    return this.options.fallback.consume(identity, quota)
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping()
+  }
+
+  async close(): Promise<void> {
+    this.closing = true
+    try {
+      if (this.redis.status === 'ready') await this.redis.quit()
+      else this.redis.disconnect()
+    } catch {
+      this.redis.disconnect()
+    }
+    await this.options.fallback.close()
+  }
+
+  /** Logs once per outage; the cause is an error message, never a key or an identity. */
+  private markDown(cause: unknown): void {
+    if (this.up === false || this.closing) return
+    this.up = false
+    this.outageStartedAt = Date.now()
+    this.outageDecisions = 0
+    this.options.metrics.dependencyUp.set({ dependency: 'redis' }, 0)
+    this.options.log.warn(
+      { err: cause instanceof Error ? cause.message : String(cause), failurePolicy: this.failurePolicy },
+      this.failurePolicy === 'open'
+        ? 'rate limiter: Redis unavailable, deciding with the local in-memory limiter'
+        : 'rate limiter: Redis unavailable, refusing requests with 503',
+    )
+  }
+
+  private markUp(): void {
+    if (this.up === true) return
+    const wasDown = this.up === false
+    this.up = true
+    this.options.metrics.dependencyUp.set({ dependency: 'redis' }, 1)
+    if (wasDown) {
+      this.options.log.info(
+        { outageMs: Date.now() - this.outageStartedAt, decisionsWithoutRedis: this.outageDecisions },
+        'rate limiter: Redis available again',
+      )
+    }
+  }
+}
+
+function toDecision(reply: ConsumeReply, quota: Quota): LimitDecision {
+  const [allowed, reason, now, minuteRemaining, dayRemaining, minuteResetAt, dayResetAt, retryAfter, banStarted] = reply
+  const decision: LimitDecision = {
+    allowed: allowed === 1,
+    now,
+    minute: { limit: quota.perMinute, remaining: minuteRemaining, resetAt: minuteResetAt },
+    day: { limit: quota.perDay, remaining: dayRemaining, resetAt: dayResetAt },
+    retryAfter,
+  }
+  const why = REASONS[reason]
+  if (why !== undefined) decision.reason = why
+  if (banStarted === 1) decision.banStarted = true
+  return decision
+}

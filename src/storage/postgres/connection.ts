@@ -1,0 +1,150 @@
+import pg from 'pg'
+import type { Int64 } from '../../pets/schemas.js'
+import { StorageUnavailableError } from '../storage.js'
+
+/** Client-side limits: every call either answers or fails fast, so a dead server means 503s, not hangs. */
+export const TIMEOUTS = {
+  /** Opening a connection, and waiting for a free pooled one. */
+  connectMs: 2_000,
+  /** Server-side cap on one statement (sent as a startup parameter). */
+  statementMs: 5_000,
+  /** Client-side cap on one query, for a server or network that stops answering altogether. */
+  queryMs: 7_000,
+  /** A transaction left open by a crashed caller must not hold locks for long. */
+  idleInTransactionMs: 10_000,
+  pingMs: 1_000,
+} as const
+
+const INT8_OID = 20
+const SAFE_MIN = BigInt(Number.MIN_SAFE_INTEGER)
+const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER)
+
+/** int8 text -> number when it is a safe integer, bigint otherwise; nothing is ever rounded. */
+export function parseInt8(text: string): Int64 {
+  // Up to 15 digits (and a sign) is below 2^53 in magnitude, so Number is exact: the common case.
+  if (text.length <= 15) return Number(text)
+  const big = BigInt(text)
+  return big >= SAFE_MIN && big <= SAFE_MAX ? Number(big) : big
+}
+
+/** An Int64 as a query parameter: bigint goes as its exact decimal text. */
+export const int8Param = (value: Int64): string | number => (typeof value === 'bigint' ? value.toString() : value)
+
+/** Per-connection parsers rather than pg.types.setTypeParser, which would change every pg user in the process. */
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+export function assertSchemaName(schema: string): void {
+  // Interpolated into DDL and a startup option: only plain unquoted identifiers are accepted.
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${JSON.stringify(schema)}`)
+}
+
+export function clientConfig(databaseUrl: string, schema: string | undefined): pg.ClientConfig {
+  return {
+    connectionString: databaseUrl,
+    types,
+    connectionTimeoutMillis: TIMEOUTS.connectMs,
+    statement_timeout: TIMEOUTS.statementMs,
+    query_timeout: TIMEOUTS.queryMs,
+    idle_in_transaction_session_timeout: TIMEOUTS.idleInTransactionMs,
+    // Detects a silently dropped connection (e.g. a failed-over server) on idle and LISTEN clients.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    application_name: 'animal-store',
+    // A startup parameter applies before the first query on every connection, with no race.
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+  }
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+])
+
+/**
+ * SQLSTATEs meaning "the server cannot serve this now" rather than "this request is wrong":
+ * class 08 (connection exception), 53 (insufficient resources: too many connections, disk
+ * full, out of memory), 57P01-57P05 (shutdown, crash, starting up, idle timeouts) and 57014
+ * (statement timeout). Retrying later may succeed, so they map to 503.
+ */
+function isUnavailableSqlState(code: string): boolean {
+  return code.startsWith('08') || code.startsWith('53') || code.startsWith('57P') || code === '57014'
+}
+
+/** pg and pg-pool report client-side connection trouble with plain Errors and these messages. */
+const UNAVAILABLE_MESSAGES = [
+  /^Connection terminated/,
+  /is not queryable$/,
+  /^timeout exceeded when trying to connect$/,
+  /^Query read timeout$/,
+  /^Cannot use a pool after calling end on the pool$/,
+]
+
+export function isUnavailable(error: unknown, depth = 0): boolean {
+  if (depth > 4 || typeof error !== 'object' || error === null) return false
+  const e = error as { code?: unknown; message?: unknown; errors?: unknown; cause?: unknown }
+  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || (/^[0-9A-Z]{5}$/.test(e.code) && isUnavailableSqlState(e.code)))) {
+    return true
+  }
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.some((re) => re.test(e.message as string))) return true
+  // Node's happy-eyeballs connect reports an AggregateError of per-address failures.
+  if (Array.isArray(e.errors) && e.errors.some((inner) => isUnavailable(inner, depth + 1))) return true
+  return isUnavailable(e.cause, depth + 1)
+}
+
+export function toStorageError(error: unknown): unknown {
+  return error instanceof StorageUnavailableError || !isUnavailable(error) ? error : new StorageUnavailableError(error)
+}
+
+/** The pool plus the two ways the repositories use it; every failure leaves here already classified. */
+export class Db {
+  constructor(readonly pool: pg.Pool) {}
+
+  async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = [], timeoutMs?: number): Promise<R[]> {
+    try {
+      const config = { text, values, ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs }) }
+      return (await this.pool.query<R>(config)).rows
+    } catch (error) {
+      throw toStorageError(error)
+    }
+  }
+
+  /** Runs `work` in BEGIN/COMMIT on one connection; rolls back on any failure. */
+  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient
+    try {
+      client = await this.pool.connect()
+    } catch (error) {
+      throw toStorageError(error)
+    }
+    let broken: Error | undefined
+    try {
+      await client.query('BEGIN')
+      const result = await work(client)
+      await client.query('COMMIT')
+      return result
+    } catch (error) {
+      const asError = error instanceof Error ? error : new Error(String(error))
+      // A dead or stuck connection is discarded, not rolled back: the server aborts the
+      // transaction when the socket closes, and a ROLLBACK would only queue behind the hang.
+      if (isUnavailable(error)) broken = asError
+      else await client.query('ROLLBACK').catch(() => (broken = asError))
+      throw toStorageError(error)
+    } finally {
+      client.release(broken)
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import { readFileSync, readdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import type { KeyRepository } from '../../keys/repository.js'
+import type { PetRepository } from '../../pets/repository.js'
+import type { Storage } from '../storage.js'
+import { Db, TIMEOUTS, assertSchemaName, clientConfig, toStorageError } from './connection.js'
+import { PostgresKeyRepository } from './key-repository.js'
+import { PostgresPetRepository } from './pet-repository.js'
+import { RevocationWatcher } from './revocation-watcher.js'
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
+/** Enough for a request-bound workload (each request holds a connection for one short query). */
+const DEFAULT_POOL_SIZE = 10
+/** Several instances may start together; the loser waits for the winner's migrations rather than failing. */
+const MIGRATION_TIMEOUT_MS = 60_000
+
+export interface PostgresOptions {
+  databaseUrl: string
+  /** Tables live in this schema (created when missing) instead of the server's default search_path. */
+  schema?: string
+  poolSize?: number
+}
+
+/**
+ * Applies each migrations/*.sql file once, in name order, each in its own transaction. A
+ * session advisory lock (per schema) serialises instances that start at the same moment; it is
+ * released when the connection closes even if this process dies half way.
+ */
+async function migrate(config: pg.ClientConfig, schema: string | undefined): Promise<void> {
+  const client = new pg.Client({ ...config, statement_timeout: MIGRATION_TIMEOUT_MS, query_timeout: MIGRATION_TIMEOUT_MS + 1_000 })
+  client.on('error', () => {}) // surfaces through the pending query instead
+  try {
+    await client.connect()
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`animal_store:migrate:${schema ?? ''}`])
+    // Under the lock: two concurrent CREATE SCHEMA IF NOT EXISTS can still collide on the catalog.
+    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)')
+    const files = readdirSync(MIGRATIONS_DIR)
+      .filter((f) => f.endsWith('.sql'))
+      .sort()
+    for (const file of files) {
+      const { rowCount } = await client.query('SELECT 1 FROM schema_migrations WHERE version = $1', [file])
+      if (rowCount) continue
+      await client.query('BEGIN')
+      try {
+        await client.query(readFileSync(MIGRATIONS_DIR + file, 'utf8'))
+        await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [file, Date.now()])
+        await client.query('COMMIT')
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        // Unavailability is still recognised through the cause.
+        throw new Error(`migration ${file} failed: ${(error as Error).message}`, { cause: error })
+      }
+    }
+  } catch (error) {
+    throw toStorageError(error)
+  } finally {
+    // Ending the session releases the advisory lock.
+    await client.end().catch(() => {})
+  }
+}
+
+export class PostgresStorage implements Storage {
+  readonly kind = 'postgres'
+  readonly pets: PetRepository
+  readonly keys: KeyRepository
+  private readonly db: Db
+  private readonly watcher: RevocationWatcher
+  private closed = false
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    config: pg.ClientConfig,
+  ) {
+    this.db = new Db(pool)
+    this.watcher = new RevocationWatcher(() => new pg.Client(config))
+    this.pets = new PostgresPetRepository(this.db)
+    this.keys = new PostgresKeyRepository(this.db, this.watcher)
+  }
+
+  /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */
+  static async open({ databaseUrl, schema, poolSize = DEFAULT_POOL_SIZE }: PostgresOptions): Promise<PostgresStorage> {
+    if (schema !== undefined) assertSchemaName(schema)
+    const config = clientConfig(databaseUrl, schema)
+    await migrate(config, schema)
+    const pool = new pg.Pool({ ...config, max: poolSize, idleTimeoutMillis: 30_000 })
+    // An idle pooled connection that dies (server restart, failover) emits 'error'; unhandled, that
+    // would crash the process. The pool already drops it; the next query opens a fresh one.
+    pool.on('error', () => {})
+    return new PostgresStorage(pool, config)
+  }
+
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1', [], TIMEOUTS.pingMs)
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.watcher.close()
+    await this.pool.end()
+  }
+}

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', () => {
+  const c = loadConfig({})
+  assert.equal(c.port, 8080)
+  assert.equal(c.databaseUrl, 'data/animal-store.db')
+  assert.equal(c.env, 'production')
+  assert.equal(c.redisUrl, undefined)
+  assert.equal(c.durability, 'process')
+  assert.equal(c.publicBaseUrl, 'http://localhost:8080')
+  assert.equal(c.trustProxy, false)
+})
+
+test('a bad value stops start-up with a message naming the variable', () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ PORT: 'abc' }, /^PORT must be an integer from 0 to 65535/],
+    [{ PORT: '70000' }, /^PORT/],
+    [{ ANIMAL_STORE_ENV: 'dev' }, /^ANIMAL_STORE_ENV must be one of production, staging/],
+    [{ DURABILITY: 'maybe' }, /^DURABILITY must be one of process, power/],
+    [{ PUBLIC_BASE_URL: 'not a url' }, /^PUBLIC_BASE_URL must be an absolute URL/],
+    [{ PUBLIC_BASE_URL: 'ftp://x' }, /^PUBLIC_BASE_URL must use http: or https:/],
+    [{ REDIS_URL: 'http://x' }, /^REDIS_URL must use redis: or rediss:/],
+    [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must be a file path, a sqlite: URL or a postgres:\/\/ URL/],
+    [{ TRUST_PROXY: 'everyone' }, /^TRUST_PROXY/],
+    [{ BOOTSTRAP_KEY: 'perhaps' }, /^BOOTSTRAP_KEY must be true or false/],
+    [{ REDIS_FAILURE_POLICY: 'maybe' }, /^REDIS_FAILURE_POLICY/],
+    [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL/],
+  ]
+  for (const [env, message] of cases) {
+    assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && message.test(e.message), JSON.stringify(env))
+  }
+})
+
+test('accepted forms of DATABASE_URL and TRUST_PROXY', () => {
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).databaseUrl, 'postgres://u@h/db')
+  assert.equal(loadConfig({ DATABASE_URL: 'sqlite:///tmp/x.db' }).databaseUrl, 'sqlite:///tmp/x.db')
+  assert.equal(loadConfig({ DATABASE_URL: '/tmp/x.db' }).databaseUrl, '/tmp/x.db')
+  assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+  assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8,127.0.0.1')
+  assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl, 'https://api.example.com')
+})

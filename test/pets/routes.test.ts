@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { ManualClock } from '../../src/clock.js'
+import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+
+function assertError(res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string, mentions?: string | RegExp) {
+  assert.equal(res.statusCode, status, res.body)
+  assert.match(String(res.headers['content-type']), /^application\/json/)
+  const body = JSON.parse(res.body)
+  assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'status'])
+  assert.equal(body.code, code)
+  assert.equal(body.status, status)
+  assert.equal(typeof body.message, 'string')
+  if (mentions) assert.match(body.message, typeof mentions === 'string' ? new RegExp(mentions) : mentions)
+  return body
+}
+
+describe('pets routes', () => {
+  let t: TestApp
+  let auth: Record<string, string>
+  const post = (payload: unknown, headers: Record<string, string> = {}) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/pets',
+      headers: { ...auth, 'content-type': 'application/json', ...headers },
+      payload: typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
+    })
+
+  before(async () => {
+    t = await buildTestApp()
+    auth = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
+  })
+  after(() => t.close())
+
+  describe('createPet', () => {
+    test('201 with the assigned id, the body and a Location header', async () => {
+      const res = await post({ name: 'Rex', categoryId: 7, status: 'available' })
+      assert.equal(res.statusCode, 201)
+      const pet = res.json()
+      assert.deepEqual(Object.keys(pet), ['id', 'name', 'categoryId', 'status'])
+      assert.equal(typeof pet.id, 'number')
+      assert.deepEqual({ ...pet, id: 0 }, { id: 0, name: 'Rex', categoryId: 7, status: 'available' })
+      assert.equal(res.headers.location, `/v1/pets/${pet.id}`)
+    })
+
+    test('an absent status is omitted, never null', async () => {
+      const res = await post({ name: 'Tom', categoryId: 1 })
+      assert.equal(res.statusCode, 201)
+      assert.equal(res.body.includes('status'), false)
+      const got = await t.app.inject({ url: res.headers.location as string, headers: auth })
+      assert.equal(got.body.includes('status'), false)
+      assert.equal(got.body.includes('null'), false)
+    })
+
+    test('categoryId is int64 and exact beyond 2^53, through parse, store and serialize', async () => {
+      for (const literal of ['9007199254740993', '9223372036854775807', '-9223372036854775808', '-9007199254740993']) {
+        const res = await post(`{"name":"Big","categoryId":${literal}}`)
+        assert.equal(res.statusCode, 201, res.body)
+        assert.match(res.body, new RegExp(`"categoryId":${literal}[,}]`))
+        const got = await t.app.inject({ url: res.headers.location as string, headers: auth })
+        assert.match(got.body, new RegExp(`"categoryId":${literal}[,}]`))
+        const list = await t.app.inject({ url: `/v1/pets?limit=1&after=${Number(res.json().id) - 1}`, headers: auth })
+        assert.match(list.body, new RegExp(`"categoryId":${literal}[,}]`))
+      }
+    })
+
+    test('categoryId outside int64, fractional, or not a number is 400 naming the field', async () => {
+      for (const literal of ['9223372036854775808', '-9223372036854775809', '1.5', '"5"', 'true', 'null', '1e400', '9007199254740993.0', '[1]', '{}']) {
+        const res = await post(`{"name":"X","categoryId":${literal}}`)
+        assertError(res, 400, 'invalid_request', 'categoryId')
+      }
+    })
+
+    test('numbers written with an exponent or a fraction that are integers are accepted', async () => {
+      const res = await post('{"name":"Exp","categoryId":1e3}')
+      assert.equal(res.statusCode, 201)
+      assert.equal(res.json().categoryId, 1000)
+    })
+
+    test('missing, empty or mistyped fields are 400 naming the field', async () => {
+      assertError(await post({ categoryId: 1 }), 400, 'invalid_request', /name is required/)
+      assertError(await post({ name: 'x' }), 400, 'invalid_request', /categoryId is required/)
+      assertError(await post({ name: '', categoryId: 1 }), 400, 'invalid_request', /name/)
+      assertError(await post({ name: 5, categoryId: 1 }), 400, 'invalid_request', /name/)
+      assertError(await post({ name: 'x'.repeat(201), categoryId: 1 }), 400, 'invalid_request', /name/)
+      assertError(await post({ name: 'x', categoryId: 1, status: 'lost' }), 400, 'invalid_request', /status must be one of available, pending, sold/)
+      assertError(await post({ name: 'x', categoryId: 1, status: null }), 400, 'invalid_request', /status/)
+    })
+
+    test('a client-sent id and unknown fields are rejected, not stripped', async () => {
+      assertError(await post({ id: 5, name: 'x', categoryId: 1 }), 400, 'invalid_request', /id is assigned by the service/)
+      assertError(await post({ name: 'x', categoryId: 1, color: 'red' }), 400, 'invalid_request', /unknown field 'color'/)
+      assertError(await post('{"name":"x","categoryId":1,"__proto__":{"admin":true}}'), 400, 'invalid_request', /__proto__/)
+    })
+
+    test('malformed, truncated, empty, non-object and duplicate-key bodies are 400', async () => {
+      assertError(await post('{"name":"x",'), 400, 'invalid_request', /not valid JSON/)
+      assertError(await post('{"name":"x" "categoryId":1}'), 400, 'invalid_request', /not valid JSON/)
+      assertError(await post(''), 400, 'invalid_request', /empty/)
+      assertError(await post('[]'), 400, 'invalid_request', /body must be a JSON object/)
+      assertError(await post('null'), 400, 'invalid_request', /body/)
+      assertError(await post('"text"'), 400, 'invalid_request', /body/)
+      assertError(await post('{"name":"a","name":"b","categoryId":1}'), 400, 'invalid_request', /Duplicate key/)
+      assertError(await post('['.repeat(8000)), 400, 'invalid_request')
+      assertError(await post(Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])), 400, 'invalid_request', /UTF-8/)
+    })
+
+    test('a wrong Content-Type is 415 and a body over 16 KiB is 413', async () => {
+      assertError(await post('name=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type')
+      assertError(await post('{}', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type')
+      assertError(await post('{"name":"x","categoryId":1}', { 'content-type': 'application/json; charset=latin1' }), 415, 'unsupported_media_type')
+      const ok = await post('{"name":"x","categoryId":1}', { 'content-type': 'application/json; charset=utf-8' })
+      assert.equal(ok.statusCode, 201)
+      assertError(await post(JSON.stringify({ name: 'x'.repeat(17 * 1024), categoryId: 1 })), 413, 'payload_too_large')
+    })
+
+    test('no body at all is 400', async () => {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/pets', headers: auth })
+      assertError(res, 400, 'invalid_request', /body/)
+    })
+
+    test('nothing half-written: a rejected body creates no pet', async () => {
+      const before = (await t.app.inject({ url: '/v1/pets?limit=100', headers: auth })).json().length
+      await post({ name: 'x', categoryId: 'nope' })
+      await post('{"name":"x","categoryId":1')
+      const afterCount = (await t.app.inject({ url: '/v1/pets?limit=100', headers: auth })).json().length
+      assert.equal(afterCount, before)
+    })
+  })
+
+  describe('listPets', () => {
+    let fresh: TestApp
+    let key: Record<string, string>
+    before(async () => {
+      fresh = await buildTestApp()
+      key = bearer(await fresh.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
+      const statuses = ['available', 'pending', 'sold', undefined]
+      for (let i = 0; i < 130; i++) {
+        const status = statuses[i % 4]
+        await fresh.app.inject({
+          method: 'POST',
+          url: '/v1/pets',
+          headers: { ...key, 'content-type': 'application/json' },
+          payload: JSON.stringify({ name: `pet${i}`, categoryId: i, ...(status ? { status } : {}) }),
+        })
+      }
+    })
+    after(() => fresh.close())
+    const list = (qs: string) => fresh.app.inject({ url: `/v1/pets${qs}`, headers: key })
+
+    test('default limit 20, ascending id order, bare array', async () => {
+      const res = await list('')
+      assert.equal(res.statusCode, 200)
+      const pets = res.json()
+      assert.ok(Array.isArray(pets))
+      assert.equal(pets.length, 20)
+      for (let i = 1; i < pets.length; i++) assert.ok(pets[i].id > pets[i - 1].id)
+    })
+
+    test('limit 1 and 100 are honoured', async () => {
+      assert.equal((await list('?limit=1')).json().length, 1)
+      assert.equal((await list('?limit=100')).json().length, 100)
+    })
+
+    test('out-of-range or malformed limit is 400, never clamped', async () => {
+      for (const bad of ['0', '101', '-1', 'abc', '1.5', '1e1', '', '0x10', '%2010', '20&limit=30']) {
+        assertError(await list(`?limit=${bad}`), 400, 'invalid_request', /limit/)
+      }
+    })
+
+    test('status filter returns only that status; a bad status is 400', async () => {
+      for (const status of ['available', 'pending', 'sold']) {
+        const pets = (await list(`?status=${status}&limit=100`)).json()
+        assert.equal(pets.length, status === 'available' ? 33 : 33 - (status === 'sold' ? 1 : 0))
+        assert.ok(pets.every((p: { status: string }) => p.status === status))
+      }
+      assertError(await list('?status=lost'), 400, 'invalid_request', /status must be one of/)
+      assertError(await list('?status='), 400, 'invalid_request', /status/)
+    })
+
+    test('unknown query parameters are 400', async () => {
+      assertError(await list('?limt=5'), 400, 'invalid_request', /unknown query parameter 'limt'/)
+    })
+
+    test('Link rel="next" walks the whole catalogue exactly once, keeping the filter', async () => {
+      const seen: number[] = []
+      let url: string | undefined = '/v1/pets?limit=7'
+      let pages = 0
+      while (url) {
+        const res = await fresh.app.inject({ url, headers: key })
+        assert.equal(res.statusCode, 200)
+        seen.push(...res.json().map((p: { id: number }) => p.id))
+        const link = res.headers.link as string | undefined
+        url = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!).pathname + new URL(/<([^>]+)>/.exec(link)![1]!).search : undefined
+        pages++
+      }
+      assert.equal(seen.length, 130)
+      assert.deepEqual(seen, [...seen].sort((a, b) => a - b))
+      assert.equal(new Set(seen).size, 130)
+      assert.equal(pages, Math.ceil(130 / 7))
+
+      const res = await list('?limit=5&status=sold')
+      assert.match(res.headers.link as string, /^<http:\/\/localhost:8080\/v1\/pets\?limit=5&status=sold&after=\d+>; rel="next"$/)
+    })
+
+    test('no Link header when the page is the last one', async () => {
+      const res = await list('?limit=100&status=pending')
+      assert.equal(res.headers.link, undefined)
+    })
+
+    test('after is validated like every parameter', async () => {
+      assertError(await list('?after=-1'), 400, 'invalid_request', /after/)
+      assertError(await list('?after=x'), 400, 'invalid_request', /after/)
+      assert.equal((await list('?after=9223372036854775807')).json().length, 0)
+    })
+  })
+
+  describe('getPet (deprecated)', () => {
+    test('200 with Deprecation, Sunset and Link headers', async () => {
+      const created = (await post({ name: 'Old', categoryId: 3 })).json()
+      const res = await t.app.inject({ url: `/v1/pets/${created.id}`, headers: auth })
+      assert.equal(res.statusCode, 200)
+      assert.deepEqual(res.json(), created)
+      assert.match(res.headers.deprecation as string, /^@\d+$/)
+      assert.equal(res.headers.sunset, 'Thu, 05 Dec 2030 00:00:00 GMT')
+      assert.match(res.headers.link as string, /<http:\/\/localhost:8080\/v1\/pets>; rel="successor-version"/)
+      assert.match(res.headers.link as string, /rel="deprecation"/)
+    })
+
+    test('404 for an unknown id, 400 for a malformed one', async () => {
+      assertError(await t.app.inject({ url: '/v1/pets/999999', headers: auth }), 404, 'not_found', /999999/)
+      assertError(await t.app.inject({ url: '/v1/pets/9223372036854775807', headers: auth }), 404, 'not_found')
+      for (const bad of ['abc', '1.5', '9223372036854775808', '1e3', '%20']) {
+        assertError(await t.app.inject({ url: `/v1/pets/${bad}`, headers: auth }), 400, 'invalid_request', /petId/)
+      }
+    })
+
+    test('after the sunset: 410 Gone with an Error body, for existing and unknown ids', async () => {
+      const app = await buildTestApp()
+      try {
+        const key = bearer(await app.key())
+        ;(app.clock as ManualClock).set(Date.UTC(2030, 11, 5))
+        const res = await app.app.inject({ url: '/v1/pets/1', headers: key })
+        assertError(res, 410, 'gone', /GET \/v1\/pets/)
+        assert.equal(res.headers.sunset, 'Thu, 05 Dec 2030 00:00:00 GMT')
+        ;(app.clock as ManualClock).set(Date.UTC(2030, 11, 4, 23, 59, 59))
+        assert.equal((await app.app.inject({ url: '/v1/pets/1', headers: key })).statusCode, 404)
+      } finally {
+        await app.close()
+      }
+    })
+  })
+})
