@@ -56,6 +56,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     clientErrorHandler,
+    http: { maxHeaderSize: config.maxHeaderBytes } as never,
     routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 100 },
   }) as unknown as FastifyInstance
 
@@ -89,25 +90,28 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onClose', async () => keys.stop())
   app.decorate('keyResolver', keys)
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: these run on every request, and skip a promise each.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     reply.header('x-content-type-options', 'nosniff')
     if (!request.url.startsWith('/docs')) {
       reply.header('cache-control', 'no-store')
       reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
     }
+    done()
   })
   registerGuard(app, { keys, limiter, metrics, isPublicPath })
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched'
     const status = reply.statusCode
-    metrics.requests.inc({ method: request.method, route, status })
-    metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000)
+    const ms = reply.elapsedTime
+    metrics.observeRequest(request.method, route, status, ms / 1000)
     request.log.info(
-      { method: request.method, url: request.url, status, ms: Math.round(reply.elapsedTime * 100) / 100, keyId: request.apiKey?.id },
+      { method: request.method, url: request.url, status, ms: Math.round(ms * 100) / 100, keyId: request.apiKey?.id },
       'request',
     )
+    done()
   })
 
   await registerOpenApi(app, config)

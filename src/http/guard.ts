@@ -5,6 +5,7 @@ import { ANONYMOUS_QUOTA } from '../keys/plans.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import type { Metrics } from '../ops/metrics.js'
 import { bearerChallenge, parseBearer } from './auth.js'
+import { addressIdentity } from './client-address.js'
 import { ApiError } from './errors.js'
 import { setRateLimitHeaders } from './rate-limit-headers.js'
 
@@ -53,7 +54,7 @@ export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, is
     const decision =
       key !== undefined
         ? await limiter.consume('k:' + key.id, key)
-        : await limiter.consume('a:' + request.ip, ANONYMOUS_QUOTA)
+        : await limiter.consume(addressIdentity(request.ip), ANONYMOUS_QUOTA)
     setRateLimitHeaders(reply, decision)
     if (!decision.allowed) {
       const banned = decision.reason === 'key_banned'

@@ -40,6 +40,20 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  // Label children cached by key: prom-client would otherwise hash the label set on every request.
+  private readonly requestChildren = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>()
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const key = method + ' ' + route + ' ' + status
+    let child = this.requestChildren.get(key)
+    if (child === undefined) {
+      child = { count: this.requests.labels(method, route, String(status)), time: this.duration.labels(method, route) }
+      this.requestChildren.set(key, child)
+    }
+    child.count.inc()
+    child.time.observe(seconds)
+  }
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'animal_store_' })
   }

@@ -11,7 +11,7 @@ export interface ListPetsOptions {
 export interface PetRepository {
   /** Resolves once the pet is durable (per the configured durability). */
   createPet(pet: NewPet): Promise<Pet>
-  /** Ascending id order. */
+  /** Ascending id order. The result may be shared (cached): callers must not mutate it. */
   listPets(options: ListPetsOptions): Promise<Pet[]>
   getPet(id: Int64): Promise<Pet | undefined>
 }

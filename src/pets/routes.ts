@@ -45,14 +45,11 @@ export const petRoutes: FastifyPluginAsync<PetRoutesOptions> = async (app, { pet
       const { limit, status, after } = request.query
       // One extra row tells whether a next page exists without a count query.
       const rows = await pets.listPets({ limit: limit + 1, status, afterId: after })
-      if (rows.length > limit) {
-        rows.length = limit
-        const next = new URLSearchParams({ limit: String(limit) })
-        if (status !== undefined) next.set('status', status)
-        next.set('after', String(rows[limit - 1]!.id))
-        reply.header('link', `<${publicBaseUrl}/v1/pets?${next}>; rel="next"`)
-      }
-      return rows
+      if (rows.length <= limit) return rows
+      const lastId = rows[limit - 1]!.id
+      const filter = status === undefined ? '' : `&status=${status}`
+      reply.header('link', `<${publicBaseUrl}/v1/pets?limit=${limit}${filter}&after=${lastId}>; rel="next"`)
+      return rows.slice(0, limit)
     },
   )
 

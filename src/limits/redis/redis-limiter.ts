@@ -47,6 +47,7 @@ export class RedisLimiter implements RateLimiter {
   private outageStartedAt = 0
   private outageDecisions = 0
   private closing = false
+  private probing = false
   /** Settles when the first connection attempt does, either way. */
   private readonly firstAttempt: Promise<void>
 
@@ -90,29 +91,45 @@ export class RedisLimiter implements RateLimiter {
 
   async consume(identity: string, quota: Quota): Promise<LimitDecision> {
     if (this.up === undefined && !this.closing) await this.firstAttempt
-    // Not connected: ioredis would reject at once anyway (no offline queue); skip the round trip.
-    if (this.redis.status === 'ready') {
-      try {
-        const reply = await this.redis.asRateLimitConsume(
-          this.keyPrefix + '{' + identity + '}',
-          quota.perMinute,
-          quota.perDay,
-          banThreshold(this.options.policy, quota),
-          this.options.policy.baseSeconds,
-          this.options.policy.maxSeconds,
-        )
-        this.markUp()
-        return toDecision(reply, quota)
-      } catch (error) {
-        this.markDown(error)
-      }
-    } else {
-      this.markDown(new Error(`redis connection ${this.redis.status}`))
-    }
+    const decided = await this.decideInRedis(identity, quota)
+    if (decided !== undefined) return decided
     this.outageDecisions++
     this.options.metrics.limiterFallback.inc({ policy: this.failurePolicy })
     if (this.failurePolicy === 'closed') throw new LimiterUnavailableError()
     return this.options.fallback.consume(identity, quota)
+  }
+
+  /** The decision from Redis, or undefined when Redis cannot give one now. */
+  private async decideInRedis(identity: string, quota: Quota): Promise<LimitDecision | undefined> {
+    // Not connected: ioredis would reject at once anyway (no offline queue); skip the round trip.
+    if (this.redis.status !== 'ready') {
+      this.markDown(new Error(`redis connection ${this.redis.status}`))
+      return undefined
+    }
+    // After a failure on a live connection (a hung or overloaded server), one request at a time
+    // probes Redis; the others decide at once instead of each waiting out the command timeout.
+    const probe = this.up === false
+    if (probe) {
+      if (this.probing) return undefined
+      this.probing = true
+    }
+    try {
+      const reply = await this.redis.asRateLimitConsume(
+        this.keyPrefix + '{' + identity + '}',
+        quota.perMinute,
+        quota.perDay,
+        banThreshold(this.options.policy, quota),
+        this.options.policy.baseSeconds,
+        this.options.policy.maxSeconds,
+      )
+      this.markUp()
+      return toDecision(reply, quota)
+    } catch (error) {
+      this.markDown(error)
+      return undefined
+    } finally {
+      if (probe) this.probing = false
+    }
   }
 
   async ping(): Promise<void> {

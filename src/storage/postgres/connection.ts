@@ -89,6 +89,7 @@ const UNAVAILABLE_MESSAGES = [
   /^Connection terminated/,
   /is not queryable$/,
   /^timeout exceeded when trying to connect$/,
+  /^timeout expired$/, // a bare Client's connectionTimeoutMillis
   /^Query read timeout$/,
   /^Cannot use a pool after calling end on the pool$/,
 ]
@@ -131,6 +132,10 @@ export class Db {
       throw toStorageError(error)
     }
     let broken: Error | undefined
+    // pg-pool listens for 'error' only on idle clients; a checked-out one that loses its socket
+    // between two queries would emit it unhandled and crash the process.
+    const onError = (error: Error) => (broken = error)
+    client.on('error', onError)
     try {
       await client.query('BEGIN')
       const result = await work(client)
@@ -144,6 +149,7 @@ export class Db {
       else await client.query('ROLLBACK').catch(() => (broken = asError))
       throw toStorageError(error)
     } finally {
+      client.removeListener('error', onError)
       client.release(broken)
     }
   }

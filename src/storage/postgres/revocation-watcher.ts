@@ -19,6 +19,7 @@ export class RevocationWatcher {
   private readonly listeners = new Set<{ listener: Listener }>()
   private client: pg.Client | undefined
   private wanted = false
+  private closed = false
   private attempt = 0
   private firstAttempt: Promise<void> | undefined
   private retryTimer: NodeJS.Timeout | undefined
@@ -31,6 +32,7 @@ export class RevocationWatcher {
    * down at start must not stop the caller, which still has polling; retries go on meanwhile.
    */
   async subscribe(listener: Listener): Promise<() => Promise<void>> {
+    if (this.closed) throw new Error('the store is closed')
     const entry = { listener }
     this.listeners.add(entry)
     if (!this.wanted) {
@@ -44,12 +46,8 @@ export class RevocationWatcher {
     }
   }
 
-  /** True while a LISTEN connection is up (for tests and diagnostics). */
-  get listening(): boolean {
-    return this.client !== undefined && this.heartbeat !== undefined
-  }
-
   async close(): Promise<void> {
+    this.closed = true
     this.listeners.clear()
     await this.stop()
   }

@@ -51,6 +51,9 @@ function toPet(row: PetRow): Pet {
   return pet
 }
 
+/** Bounds the page cache: at most this many pages of each kind (at most 101 pets each). */
+const PAGE_CACHE_ENTRIES = 512
+
 interface PendingInsert {
   pet: NewPet
   resolve: (pet: Pet) => void
@@ -63,6 +66,17 @@ class SqlitePetRepository implements PetRepository {
   private readonly page
   private readonly pageByStatus
   private queue: PendingInsert[] = []
+  private readonly dataVersion
+  /**
+   * Page cache. Pets are immutable and SQLite assigns ids in commit order (one writer at a time),
+   * so a page that came back full can never change: no later pet can get an id inside it. Only a
+   * page that reached the end of the catalogue can grow; those are dropped whenever this or any
+   * other connection (another worker process) commits, which `PRAGMA data_version` reveals.
+   */
+  private readonly fullPages = new Map<string, Pet[]>()
+  private readonly tailPages = new Map<string, Pet[]>()
+  private seenVersion = -1
+  private localWrites = 0
 
   constructor(private readonly db: Database.Database) {
     // safeIntegers: int64 columns come back as bigint, so nothing above 2^53 is rounded.
@@ -78,6 +92,7 @@ class SqlitePetRepository implements PetRepository {
       'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
     )
     this.pageByStatus.safeIntegers(true)
+    this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck()
   }
 
   /**
@@ -109,12 +124,27 @@ class SqlitePetRepository implements PetRepository {
       for (const p of batch) p.reject(error)
       return
     }
+    this.localWrites++
     batch.forEach((p, i) => p.resolve(created[i]!))
   }
 
+  /** The returned array may be shared with later callers: treat it as read-only. */
   async listPets({ limit, status, afterId = 0 }: ListPetsOptions): Promise<Pet[]> {
-    const rows = status === undefined ? this.page.all(afterId, limit) : this.pageByStatus.all(status, afterId, limit)
-    return rows.map(toPet)
+    const key = `${limit}|${status ?? ''}|${afterId}`
+    const full = this.fullPages.get(key)
+    if (full !== undefined) return full
+    const version = this.dataVersion.get()! + this.localWrites
+    if (version !== this.seenVersion) {
+      this.tailPages.clear()
+      this.seenVersion = version
+    }
+    const tail = this.tailPages.get(key)
+    if (tail !== undefined) return tail
+    const rows = (status === undefined ? this.page.all(afterId, limit) : this.pageByStatus.all(status, afterId, limit)).map(toPet)
+    const cache = rows.length === limit ? this.fullPages : this.tailPages
+    if (cache.size >= PAGE_CACHE_ENTRIES) cache.delete(cache.keys().next().value!)
+    cache.set(key, rows)
+    return rows
   }
 
   async getPet(id: Int64): Promise<Pet | undefined> {

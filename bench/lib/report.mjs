@@ -1,0 +1,124 @@
+// The Markdown report (bench/results/<date>.md and the run's printed summary).
+
+const n = (x, digits = 0) => (x === null || x === undefined ? '–' : Number(x).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }))
+const ms = (x) => (x === null || x === undefined ? '–' : Number(x).toFixed(2))
+const ratio = (x) => (x === null || x === undefined ? '–' : Number(x).toFixed(2))
+const yes = (b) => (b === null || b === undefined ? '–' : b ? 'yes' : '**NO**')
+const fmtSize = (size) => (size >= 1e6 ? `${size / 1e6}M` : size >= 1e3 ? `${size / 1e3}k` : String(size))
+
+function scenarioRows(section) {
+  return section.scenarios.map((s) => {
+    const m = s.summary
+    return (
+      `| ${s.name} | ${section.backend} | ${n(m.rps)} | ${n(m.ceilingRps)} | ${ratio(m.ratio.median)} (${ratio(m.ratio.min)}..${ratio(m.ratio.max)}) ` +
+      `| ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ms(m.ceilingP99Ms)} | ${n(m.peakRssMb, 1)} | ${n(m.serverCpuPct)}% ` +
+      `| ${m.validRounds}/${m.roundsAsked}${m.voidRuns ? ` (${m.voidRuns} void)` : ''} | ${m.httpErrors} | ${s.wire ? `${s.wire.serviceBytes}/${s.wire.ceilingBytes}` : '–'} |`
+    )
+  })
+}
+
+export function markdownReport(r) {
+  const L = []
+  const m = r.machine
+  L.push(`# Animal Store benchmark — ${r.startedAt.slice(0, 10)}${r.quick ? ' (quick smoke run: not a measurement)' : ''}`)
+  L.push('')
+  L.push(
+    `Machine: ${m.cpuModel}, ${m.cpus} CPUs, ${m.memoryGb} GiB, ${m.kernel}; Node ${m.node}; ${m.wrk}. ` +
+      `Commit ${m.gitCommit ?? '?'}${m.gitDirty ? ' (src/ had uncommitted changes)' : ''}. ` +
+      `Server and ceiling pinned to CPU ${r.pinning.serverCpu}, load generator to CPU ${r.pinning.loadCpu}. ` +
+      `${r.options.rounds} round(s) of ${r.options.duration}s per server, ${r.options.connections} keep-alive connections (wrk -t1), ` +
+      `warm-up ${r.options.warmup}s. Service settings: LOG_LEVEL=info to a file, DURABILITY=process unless stated.`,
+  )
+  L.push('')
+  L.push('## Throughput and latency (wrk, closed loop, saturated)')
+  L.push('')
+  L.push('| Scenario | Backend | Service req/s | Ceiling req/s | Service/ceiling median (min..max) | p50 ms | p99 ms | Ceiling p99 ms | Peak RSS MB | Server CPU | Valid rounds | HTTP errors | Bytes/resp svc/ceil |')
+  L.push('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
+  if (r.sqlite) L.push(...scenarioRows(r.sqlite))
+  if (r.pg?.status === 'ok') L.push(...scenarioRows(r.pg))
+  L.push('')
+  if (r.sqlite) L.push(`SQLite catalogue: ${n(r.sqlite.catalogue)} pets, seeded directly with better-sqlite3 after the service's migrations (key created via ${r.keyCreatedVia}).`)
+  if (r.pg) {
+    L.push(
+      r.pg.status === 'ok'
+        ? `PostgreSQL + Redis: database ${r.pg.database}; ${r.pg.seededVia}. PostgreSQL and Redis are not pinned (they run wherever the scheduler puts them, also on the load CPU).`
+        : `PostgreSQL + Redis: **not run**: ${r.pg.reason}`,
+    )
+  }
+  L.push('')
+
+  const g = r.growth
+  if (g?.sizes?.length) {
+    L.push(`## Catalogue growth: list latency at a fixed ${n(g.rate)} req/s (open loop, ${g.seconds}s per point)`)
+    L.push('')
+    const sizes = g.sizes.map((s) => fmtSize(s.size))
+    L.push(`| Query | ${sizes.map((s) => `${s} p50 / p99 ms`).join(' | ')} | ${g.ratios.length ? `${fmtSize(g.ratios[0].to)}/${fmtSize(g.ratios[0].from)} p50 | p99 |` : ''} Server CPU at ${sizes.join(' / ')} | SQLite plan (largest) |`)
+    L.push(`|---|${sizes.map(() => '--:').join('|')}|${g.ratios.length ? '--:|--:|' : ''}--:|---|`)
+    for (const [i, q] of g.sizes[0].queries.entries()) {
+      const cells = g.sizes.map((s) => {
+        const x = s.queries[i]
+        return x?.valid ? `${ms(x.p50Ms)} / ${ms(x.p99Ms)}` : x ? 'void' : '–'
+      })
+      const rt = g.ratios[i]
+      const cpu = g.sizes.map((s) => (s.queries[i]?.serverCpuPct === null || s.queries[i]?.serverCpuPct === undefined ? '–' : `${n(s.queries[i].serverCpuPct)}%`)).join(' / ')
+      const last = g.sizes[g.sizes.length - 1].queries[i]
+      L.push(`| \`${q.id}\` ${'`'}${last?.path ?? q.path}${'`'} | ${cells.join(' | ')} | ${rt ? `${ratio(rt.p50)} | ${ratio(rt.p99)} |` : ''} ${cpu} | ${last?.plan ?? ''} |`)
+    }
+    L.push('')
+    L.push('Latency is measured from handing the request to the socket to the end of the response (client included); "schedule" latency (from when the request was due) is in the JSON.')
+    L.push('')
+  }
+
+  const d = r.durability?.summary
+  if (d) {
+    L.push('## Durability: DURABILITY=power (fsync per commit, group commit)')
+    L.push('')
+    L.push('| Measure | Value |')
+    L.push('|---|--:|')
+    L.push(`| POST req/s, DURABILITY=power, ${r.options.connections} connections (group commit) | ${n(d.powerGroupedRps)} |`)
+    L.push(`| POST p99 ms, same | ${ms(d.powerGroupedP99Ms)} |`)
+    L.push(`| POST req/s, DURABILITY=power, 1 connection (one fsync per request, no grouping possible) | ${n(d.powerSingleConnectionRps)} |`)
+    L.push(`| Single-row fsync'd SQLite commits/s on the same disk, no HTTP (one fsync per request, upper bound) | ${n(d.fsyncPerCommitPerSecond)} |`)
+    L.push(`| **Group commit vs one fsync per request** (power POST / fsync'd commits) | **${ratio(d.groupedVsFsyncPerRequest)}x** |`)
+    L.push(`| Group commit vs 1 connection | ${ratio(d.groupedVsSingleConnection)}x |`)
+    L.push(`| POST req/s with DURABILITY=process (main table) | ${n(d.processDurabilityPostRps)} |`)
+    L.push(`| power / process | ${ratio(d.powerVsProcess)} |`)
+    L.push(`| Valid rounds / HTTP errors | ${d.validRounds} / ${d.httpErrors} |`)
+    L.push('')
+  }
+
+  const p = r.profile
+  if (p) {
+    L.push('## CPU profile of the service on GET /v1/pets?limit=20 (node --cpu-prof, one round)')
+    L.push('')
+    if (p.status !== 'ok') L.push(`Not run: ${p.reason}`)
+    else {
+      L.push(`${n(p.samples)} samples, ${n(p.totalMs)} ms${p.restrictedToRound ? ' (the measured round only)' : ''}; ${n(p.rpsUnderProfiler)} req/s under the profiler.`)
+      L.push('')
+      L.push('| Area | Self % |')
+      L.push('|---|--:|')
+      for (const a of p.byArea.slice(0, 12)) L.push(`| ${a.area} | ${a.selfPct} |`)
+      L.push('')
+      L.push('| Function (top self time) | Where | Self % |')
+      L.push('|---|---|--:|')
+      for (const f of p.topFunctions.slice(0, 15)) L.push(`| \`${f.function}\` | ${f.location || f.area} | ${f.selfPct} |`)
+    }
+    L.push('')
+  }
+
+  if (r.targets) {
+    L.push('## Targets (informative, not asserted)')
+    L.push('')
+    L.push('| Target | Goal | Measured | Met |')
+    L.push('|---|---|--:|---|')
+    for (const t of r.targets) L.push(`| ${t.target} | ${t.goal} | ${t.measured === null ? '–' : t.measured} | ${yes(t.met)} |`)
+    L.push('')
+  }
+  L.push(
+    'Columns: req/s = median over valid rounds; ratio = service ÷ ceiling of the same round (ceiling = bare node:http serving the identical captured bytes on the same CPU); ' +
+      'p50/p99 = median over valid rounds of wrk\'s exact percentiles; Peak RSS = highest VmRSS sampled every 200 ms during the service rounds; ' +
+      'Server CPU = the service process\'s CPU time over the round (100% = one core); a round is void when other processes used more than ' +
+      `${r.options.voidThreshold}% of a core (or that much hypervisor steal) meanwhile — it is rerun up to ${r.options.maxRetries} times. See bench/README.md.`,
+  )
+  return L.join('\n') + '\n'
+}

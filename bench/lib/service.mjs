@@ -1,0 +1,194 @@
+// Starting the built service and the ceiling as real processes, creating the bench key, and seeding.
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { run, start, stop } from './children.mjs'
+import { freePort, waitHealthy } from './http.mjs'
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+export const DIST = join(ROOT, 'dist')
+
+/** Limits far above anything the benchmark sends (the largest the service accepts). */
+export const KEY_LIMITS = { perMinute: 1_000_000_000, perDay: 1_000_000_000 }
+
+/** A clean environment: nothing from the caller's shell (DATABASE_URL, REDIS_URL, ...) leaks in. */
+function baseEnv() {
+  const env = {}
+  for (const name of ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR']) if (process.env[name]) env[name] = process.env[name]
+  return env
+}
+
+/**
+ * Starts `node dist/server.js` pinned to `cpu` with production settings. Rejects (with the
+ * service's own last words) if it exits or is not healthy within 30 s.
+ */
+export async function startService({ databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [] }) {
+  const port = await freePort()
+  const env = {
+    ...baseEnv(),
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    DURABILITY: durability,
+    LOG_LEVEL: 'info',
+    LOG_FILE: logFile,
+    BOOTSTRAP_KEY: 'false',
+  }
+  if (redisUrl) env.REDIS_URL = redisUrl
+  const child = start('taskset', ['-c', String(cpu), process.execPath, ...nodeFlags, join(DIST, 'server.js')], { cwd: ROOT, env })
+  try {
+    await waitHealthy(port, child)
+  } catch (error) {
+    await stop(child, 3000)
+    throw error
+  }
+  return { child, pid: child.pid, port }
+}
+
+/** Starts bench/ceiling.mjs pinned to `cpu`, serving `captures` (see ceiling.mjs). */
+export async function startCeiling(captures, dir, cpu) {
+  const file = join(dir, `captures-${Date.now()}.json`)
+  writeFileSync(file, JSON.stringify(captures))
+  const port = await freePort()
+  const child = start('taskset', ['-c', String(cpu), process.execPath, join(ROOT, 'bench/ceiling.mjs'), file, String(port)], { cwd: ROOT })
+  const deadline = Date.now() + 10_000
+  while (!child.out.includes('listening')) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      await stop(child, 1000)
+      throw new Error(`ceiling did not start: ${child.err || child.out}`)
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return { child, pid: child.pid, port }
+}
+
+/**
+ * Creates an Enterprise key with limits far above the load. Uses the CLI (dist/cli.js) when it
+ * exists; otherwise the same service functions from dist/ (createApiKey + openStorage + loadConfig).
+ * Either way the storage is migrated as a side effect.
+ */
+export async function createBenchKey(databaseUrl) {
+  const cli = join(DIST, 'cli.js')
+  let cliError
+  if (existsSync(cli)) {
+    const r = await run(
+      process.execPath,
+      [cli, 'keys', 'create', '--plan', 'enterprise', '--per-minute', String(KEY_LIMITS.perMinute),
+        '--per-day', String(KEY_LIMITS.perDay), '--name', 'bench', '--json'],
+      { cwd: ROOT, env: { ...baseEnv(), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', BOOTSTRAP_KEY: 'false' }, timeoutMs: 30_000 },
+    )
+    const line = r.stdout.split('\n').find((l) => l.trim().startsWith('{'))
+    if (r.code === 0 && line) {
+      const parsed = JSON.parse(line)
+      if (typeof parsed.key === 'string') return { key: parsed.key, id: parsed.id, via: 'dist/cli.js' }
+    }
+    cliError = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')
+  }
+  const { loadConfig } = await import(pathToFileURL(join(DIST, 'config.js')).href)
+  const { openStorage } = await import(pathToFileURL(join(DIST, 'storage/index.js')).href)
+  const { createApiKey } = await import(pathToFileURL(join(DIST, 'keys/key-service.js')).href)
+  const config = loadConfig({ DATABASE_URL: databaseUrl, BOOTSTRAP_KEY: 'false' })
+  const storage = await openStorage(config)
+  try {
+    const { key, record } = await createApiKey(storage.keys, { plan: 'enterprise', name: 'bench', ...KEY_LIMITS }, config.env)
+    return { key, id: record.id, via: cliError ? `dist/keys/key-service.js (CLI failed: ${cliError})` : 'dist/keys/key-service.js' }
+  } finally {
+    await storage.close()
+  }
+}
+
+/** The deterministic catalogue: ~66% available, ~33% sold, 1% pending (a rare status). */
+export const statusFor = (i) => (i % 100 === 0 ? 'pending' : i % 3 === 0 ? 'sold' : 'available')
+
+/**
+ * Seeds the SQLite file the service migrated, directly with better-sqlite3, in one transaction
+ * (about a second per million rows), up to `size` rows in total. Call it with the service stopped.
+ */
+export async function seedSqlite(file, size) {
+  const { default: Database } = await import('better-sqlite3')
+  const db = new Database(file)
+  try {
+    db.pragma('journal_mode = WAL')
+    const have = db.prepare('SELECT COUNT(*) AS n FROM pets').get().n
+    const insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
+    const t = process.hrtime.bigint()
+    db.transaction(() => {
+      for (let i = have + 1; i <= size; i++) insert.run(`pet-${i}`, (i % 20) + 1, statusFor(i))
+    })()
+    const seconds = Number(process.hrtime.bigint() - t) / 1e9
+    db.pragma('wal_checkpoint(TRUNCATE)')
+    const { n, maxId } = db.prepare('SELECT COUNT(*) AS n, MAX(id) AS maxId FROM pets').get()
+    return { rows: n, maxId, inserted: Math.max(0, size - have), seconds: Math.round(seconds * 100) / 100 }
+  } finally {
+    db.close()
+  }
+}
+
+// The service's list queries (src/storage/sqlite/sqlite-storage.ts), for EXPLAIN QUERY PLAN only.
+const PAGE_SQL = 'SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?'
+const PAGE_BY_STATUS_SQL = 'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?'
+
+/**
+ * The growth queries for the catalogue in `file`: first page, a page near the end (keyset
+ * `after`), the status filter near the end, and the rare status near the end, each with SQLite's
+ * plan for the service's SQL (SEARCH ... USING INDEX / INTEGER PRIMARY KEY = no scan, no sort).
+ */
+export async function growthQueries(file, quick) {
+  const { default: Database } = await import('better-sqlite3')
+  const db = new Database(file, { readonly: true })
+  try {
+    const afterNearEnd = (status, remaining) =>
+      status
+        ? db.prepare('SELECT id FROM pets WHERE status = ? ORDER BY id DESC LIMIT 1 OFFSET ?').get(status, remaining)?.id ?? 0
+        : db.prepare('SELECT id FROM pets ORDER BY id DESC LIMIT 1 OFFSET ?').get(remaining)?.id ?? 0
+    const plan = (sql, args) =>
+      db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args).map((r) => r.detail).join('; ')
+    const all = [
+      { id: 'first-page', path: '/v1/pets?limit=20', plan: plan(PAGE_SQL, [0, 21]) },
+      { id: 'deep-page', after: afterNearEnd(undefined, 50), limit: 20 },
+      { id: 'status-deep', status: 'available', after: afterNearEnd('available', 150), limit: 100 },
+      { id: 'rare-status-deep', status: 'pending', after: afterNearEnd('pending', 30), limit: 20 },
+    ]
+    for (const q of all.slice(1)) {
+      const qs = new URLSearchParams({ limit: String(q.limit) })
+      if (q.status) qs.set('status', q.status)
+      qs.set('after', String(q.after))
+      q.path = `/v1/pets?${qs}`
+      q.plan = q.status ? plan(PAGE_BY_STATUS_SQL, [q.status, q.after, q.limit + 1]) : plan(PAGE_SQL, [q.after, q.limit + 1])
+    }
+    return quick ? all.slice(0, 2) : all
+  } finally {
+    db.close()
+  }
+}
+
+/**
+ * A fresh PostgreSQL database for the run (dropped first if a previous run left it), so the
+ * benchmark never touches the data of the shared `test` database that other suites use.
+ */
+export async function createPgDatabase(baseUrl, name) {
+  const { default: pg } = await import('pg')
+  const client = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 3000 })
+  await client.connect()
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+    await client.query(`CREATE DATABASE "${name}"`)
+  } finally {
+    await client.end()
+  }
+  const url = new URL(baseUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+export async function dropPgDatabase(baseUrl, name) {
+  const { default: pg } = await import('pg')
+  const client = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 3000 })
+  await client.connect()
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+  } finally {
+    await client.end()
+  }
+}

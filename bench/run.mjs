@@ -1,0 +1,606 @@
+#!/usr/bin/env node
+// Animal Store benchmark: the built service as a real process against a bare node:http "ceiling"
+// that serves the very same bytes, under wrk, with CPU pinning and interference detection.
+// See bench/README.md. Run: npm run build && node bench/run.mjs [--quick] [options]
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { installGuards, onCleanup, shutdown, stop } from './lib/children.mjs'
+import { request, wireSize } from './lib/http.mjs'
+import { measured, runFsyncBaseline, runPaced, runWrk, waitQuiet } from './lib/load.mjs'
+import { softirqThreads, findPids } from './lib/proc.mjs'
+import { summariseProfile } from './lib/profile.mjs'
+import { markdownReport } from './lib/report.mjs'
+import {
+  DIST, ROOT, createBenchKey, createPgDatabase, dropPgDatabase, growthQueries, seedSqlite, startCeiling, startService,
+} from './lib/service.mjs'
+
+// ---------------------------------------------------------------------------------------------
+// Options: flags, or BENCH_<NAME> environment variables (e.g. BENCH_ROUNDS=3); flags win.
+
+const OPTIONS = {
+  quick: { type: 'boolean', help: 'one short round of list20 + post on a small catalogue, a tiny growth check; no PG, durability, profile' },
+  rounds: { type: 'string', help: 'measured rounds per scenario (default 5; quick 1)' },
+  duration: { type: 'string', help: 'seconds per round, integer (default 10; quick 2)' },
+  warmup: { type: 'string', help: 'warm-up seconds per server before the rounds, integer (default 5; quick 1)' },
+  connections: { type: 'string', help: 'wrk keep-alive connections (default 50)' },
+  catalogue: { type: 'string', help: 'pets in the catalogue of the main SQLite scenarios (default 10000; quick 1000)' },
+  scenarios: { type: 'string', help: 'comma list of list20,list100,get,post (default all; quick list20,post)' },
+  growth: { type: 'string', help: 'comma list of catalogue sizes for the growth check, or "none" (default 10000,100000,1000000; quick 2000)' },
+  rate: { type: 'string', help: 'fixed request rate of the growth check, req/s (default 1000)' },
+  'paced-duration': { type: 'string', help: 'seconds per growth measurement (default 10; quick 2)' },
+  pg: { type: 'boolean', help: 'run the PostgreSQL + Redis scenarios (default on; off with --quick)' },
+  'no-pg': { type: 'boolean', help: 'skip PostgreSQL + Redis' },
+  durability: { type: 'boolean', help: 'run the DURABILITY=power comparison (default on; off with --quick)' },
+  'no-durability': { type: 'boolean', help: 'skip the durability comparison' },
+  profile: { type: 'boolean', help: 'profile the service (node --cpu-prof) for one GET list round (default on; off with --quick)' },
+  'no-profile': { type: 'boolean', help: 'skip the CPU profile' },
+  'pg-url': { type: 'string', help: 'PostgreSQL server to create the bench database on (default postgres://postgres@127.0.0.1:5432/test)' },
+  'redis-url': { type: 'string', help: 'Redis for the PG+Redis scenarios (default redis://127.0.0.1:6379)' },
+  'void-threshold': { type: 'string', help: 'CPU used by other processes, % of one core, above which a round is void (default 3)' },
+  'max-retries': { type: 'string', help: 'reruns of a void round before giving up on it (default 3; quick 1)' },
+  'quiet-wait': { type: 'string', help: 'max seconds to wait for a quiet machine before each round (default 30; quick 3)' },
+  out: { type: 'string', help: 'directory for <date>.json and <date>.md (default bench/results)' },
+  'max-minutes': { type: 'string', help: 'hard deadline for the whole run (default 60)' },
+  'keep-tmp': { type: 'boolean', help: 'keep the temp dir (databases, logs, profile)' },
+  help: { type: 'boolean', short: 'h' },
+}
+
+function parseOptions() {
+  const { values } = parseArgs({ options: Object.fromEntries(Object.entries(OPTIONS).map(([k, v]) => [k, { type: v.type, ...(v.short ? { short: v.short } : {}) }])) })
+  if (values.help) {
+    process.stdout.write('Usage: node bench/run.mjs [options]   (build first: npm run build)\n\n')
+    for (const [k, v] of Object.entries(OPTIONS)) if (v.help) process.stdout.write(`  --${k.padEnd(16)} ${v.help}\n`)
+    process.stdout.write('\nEvery option can also be given as BENCH_<NAME> (e.g. BENCH_ROUNDS=3, BENCH_QUICK=1, BENCH_NO_PG=1).\n')
+    process.exit(0)
+  }
+  const env = (name) => process.env[`BENCH_${name.toUpperCase().replaceAll('-', '_')}`]
+  const get = (name) => values[name] ?? env(name)
+  const flag = (name) => {
+    const v = get(name)
+    return v === true || v === '1' || v === 'true'
+  }
+  const quick = flag('quick')
+  const num = (name, full, q, { integer = true, min = 0 } = {}) => {
+    const raw = get(name)
+    const n = raw === undefined ? (quick ? q : full) : Number(raw)
+    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) {
+      throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} >= ${min} (got ${raw})`)
+    }
+    return n
+  }
+  const onOff = (name) => (flag(`no-${name}`) ? false : get(name) !== undefined ? flag(name) : !quick)
+  const list = (name, full, q) => {
+    const raw = get(name) ?? (quick ? q : full)
+    return raw === 'none' || raw === '' ? [] : String(raw).split(',').map((s) => s.trim())
+  }
+  const scenarios = list('scenarios', 'list20,list100,get,post', 'list20,post')
+  for (const s of scenarios) if (!SQLITE_SCENARIOS[s]) throw new Error(`unknown scenario ${s} (known: ${Object.keys(SQLITE_SCENARIOS).join(', ')})`)
+  const growth = list('growth', '10000,100000,1000000', '2000').map(Number)
+  if (growth.some((n) => !Number.isInteger(n) || n < 200)) throw new Error('--growth sizes must be integers >= 200')
+  return {
+    quick,
+    rounds: num('rounds', 5, 1, { min: 1 }),
+    duration: num('duration', 10, 2, { min: 1 }),
+    warmup: num('warmup', 5, 1),
+    connections: num('connections', 50, 50, { min: 1 }),
+    catalogue: num('catalogue', 10_000, 1000, { min: 200 }),
+    scenarios,
+    growth,
+    rate: num('rate', 1000, 1000, { min: 1 }),
+    pacedDuration: num('paced-duration', 10, 2, { min: 1 }),
+    pg: onOff('pg'),
+    durability: onOff('durability'),
+    profile: onOff('profile'),
+    pgUrl: get('pg-url') ?? 'postgres://postgres@127.0.0.1:5432/test',
+    redisUrl: get('redis-url') ?? 'redis://127.0.0.1:6379',
+    voidThreshold: num('void-threshold', 3, 3, { integer: false }),
+    maxRetries: num('max-retries', 3, 1),
+    quietWait: num('quiet-wait', 30, 3),
+    out: resolve(get('out') ?? join(ROOT, 'bench/results')),
+    maxMinutes: num('max-minutes', 60, 60, { integer: false, min: 1 }),
+    keepTmp: flag('keep-tmp'),
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+const POST_BODY = '{"name":"rex","categoryId":1,"status":"available"}'
+const SQLITE_SCENARIOS = {
+  list20: { name: 'GET /v1/pets?limit=20', method: 'GET', path: () => '/v1/pets?limit=20', expect: 200 },
+  list100: { name: 'GET /v1/pets?limit=100&status=available', method: 'GET', path: () => '/v1/pets?limit=100&status=available', expect: 200 },
+  get: { name: 'GET /v1/pets/{id} (deprecated)', method: 'GET', path: (ctx) => `/v1/pets/${ctx.getId}`, expect: 200 },
+  post: { name: 'POST /v1/pets', method: 'POST', path: () => '/v1/pets', body: POST_BODY, expect: 201 },
+}
+const PG_SCENARIOS = ['list20', 'post']
+
+const SERVER_CPU = 1
+const LOAD_CPU = 0
+
+// ---------------------------------------------------------------------------------------------
+
+const opts = parseOptions()
+const log = (msg) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`)
+const median = (xs) => {
+  if (xs.length === 0) return null
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+const round2 = (x) => (x === null || x === undefined ? null : Math.round(x * 100) / 100)
+const round3 = (x) => (x === null || x === undefined ? null : Math.round(x * 1000) / 1000)
+
+installGuards(opts.maxMinutes * 60_000)
+const tmp = mkdtempSync(join(os.tmpdir(), 'animal-store-bench-'))
+onCleanup(() => {
+  if (opts.keepTmp) log(`temp dir kept: ${tmp}`)
+  else rmSync(tmp, { recursive: true, force: true })
+})
+
+function preflight() {
+  const problems = []
+  if (!existsSync(join(DIST, 'server.js'))) problems.push('dist/server.js is missing: run `npm run build` first')
+  if (!existsSync(join(DIST, 'storage/sqlite/migrations'))) problems.push('dist/storage/sqlite/migrations is missing: run `npm run build` (it copies the SQL migrations)')
+  if (spawnSync('wrk', ['-v']).error) problems.push('wrk is not installed: apt-get install -y wrk')
+  if (spawnSync('taskset', ['-V']).error) problems.push('taskset is not installed (util-linux)')
+  if (os.cpus().length < 2) problems.push('needs at least 2 CPUs (server on CPU 1, load on CPU 0)')
+  if (problems.length) {
+    process.stderr.write(`bench: cannot run:\n  - ${problems.join('\n  - ')}\n`)
+    process.exit(2)
+  }
+}
+
+function machineInfo() {
+  const wrkOut = spawnSync('wrk', ['-v'], { encoding: 'utf8' })
+  const cpuModel = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model
+  const sh = (cmd, args) => {
+    try {
+      return execFileSync(cmd, args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    } catch {
+      return null
+    }
+  }
+  const df = sh('df', ['-T', tmp])?.split('\n')[1]?.split(/\s+/)
+  return {
+    node: process.version,
+    cpuModel,
+    cpus: os.cpus().length,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    kernel: `${os.type()} ${os.release()}`,
+    wrk: ((wrkOut.stdout || '') + (wrkOut.stderr || '')).split('\n')[0].trim(),
+    tmpFilesystem: df ? { device: df[0], type: df[1] } : null,
+    gitCommit: sh('git', ['rev-parse', '--short', 'HEAD']),
+    gitDirty: (sh('git', ['status', '--porcelain', '--', 'src']) ?? '') !== '',
+  }
+}
+
+// Processes that belong to the benchmark during a window, beyond this process and its reaped children.
+function harnessGroups(extra = {}) {
+  return { ksoftirqd: softirqThreads, ...extra }
+}
+
+async function quiet(groups) {
+  return waitQuiet({ groups, thresholdPct: opts.voidThreshold, windowMs: opts.quick ? 500 : 1000, maxWaitMs: opts.quietWait * 1000 })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capturing the service's responses for the ceiling
+
+async function capture(port, key, sc, ctx) {
+  const path = sc.path(ctx)
+  const headers = { authorization: `Bearer ${key}` }
+  if (sc.body) headers['content-type'] = 'application/json'
+  const r = await request(port, { method: sc.method, path, headers, body: sc.body })
+  if (r.status !== sc.expect) throw new Error(`${sc.method} ${path}: expected ${sc.expect}, got ${r.status}: ${r.body.toString().slice(0, 300)}`)
+  return { method: sc.method, path, status: r.status, headers: r.headers, bodyBase64: r.body.toString('base64'), raw: r }
+}
+
+/** Checks that the ceiling answers each path with the same status, header names and size. */
+async function compareWithCeiling(ceilingPort, key, sc, ctx, captured) {
+  const c = await capture(ceilingPort, key, sc, ctx)
+  const names = (h) => h.map(([k]) => k.toLowerCase()).filter((k) => k !== 'date').join(',')
+  return {
+    serviceBytes: wireSize(captured.raw),
+    ceilingBytes: wireSize(c.raw),
+    sameHeaders: names(captured.headers) === names(c.headers),
+    sameBody: captured.bodyBase64 === c.bodyBase64,
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One scenario: warm-up, then interleaved rounds ceiling/service, void rounds rerun
+
+async function runScenario({ id, sc, backend, ctx, service, ceiling, key, extraGroups = {} }) {
+  const path = sc.path(ctx)
+  const groups = harnessGroups({ server: () => [service.pid], ceiling: () => [ceiling.pid], ...extraGroups })
+  const load = (port, seconds) =>
+    runWrk({ port, path, method: sc.method, body: sc.body, key, seconds, connections: opts.connections, cpu: LOAD_CPU })
+  log(`${backend} ${sc.name}: warm-up ${opts.warmup}s per server`)
+  if (opts.warmup > 0) {
+    await load(ceiling.port, opts.warmup)
+    await load(service.port, opts.warmup)
+  }
+  const rounds = []
+  for (let r = 1; r <= opts.rounds; r++) {
+    for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
+      const waited = await quiet(groups)
+      const c = await measured({ groups, thresholdPct: opts.voidThreshold }, () => load(ceiling.port, opts.duration))
+      const s = await measured({ groups, memoryPid: service.pid, thresholdPct: opts.voidThreshold }, () => load(service.port, opts.duration))
+      s.serverCpuPct = s.cpu.groupsPct.server
+      c.serverCpuPct = c.cpu.groupsPct.ceiling
+      const voidReason = c.voidReason ? `ceiling run: ${c.voidReason}` : s.voidReason ? `service run: ${s.voidReason}` : null
+      const entry = { round: r, attempt, quietWait: waited, ceiling: c, service: s, ratio: round3(s.rps / c.rps), void: voidReason !== null, voidReason }
+      rounds.push(entry)
+      log(
+        `${backend} ${id} round ${r}${attempt ? ` (rerun ${attempt})` : ''}: ceiling ${c.rps} rps, service ${s.rps} rps ` +
+          `(ratio ${entry.ratio}, p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, server CPU ${s.serverCpuPct}%, RSS ${s.memory.peakRssMb} MB)` +
+          (voidReason ? ` VOID: ${voidReason}` : ''),
+      )
+      if (!voidReason) break
+    }
+  }
+  return { id, name: sc.name, backend, method: sc.method, path, connections: opts.connections, seconds: opts.duration, rounds, summary: summarise(rounds, sc) }
+}
+
+function summarise(rounds, sc) {
+  const valid = rounds.filter((r) => !r.void)
+  const roundsById = new Map()
+  for (const r of rounds) roundsById.set(r.round, r)
+  const pick = (f) => median(valid.map(f))
+  const ratios = valid.map((r) => r.ratio)
+  const expectErrors = rounds.reduce((n, r) => n + r.service.errorStatus + r.service.socketErrors, 0)
+  return {
+    validRounds: valid.length,
+    roundsAsked: roundsById.size,
+    voidRuns: rounds.length - valid.length,
+    rps: round2(pick((r) => r.service.rps)),
+    ceilingRps: round2(pick((r) => r.ceiling.rps)),
+    ratio: { median: round3(median(ratios)), min: ratios.length ? Math.min(...ratios) : null, max: ratios.length ? Math.max(...ratios) : null },
+    p50Ms: round3(pick((r) => r.service.p50Ms)),
+    p99Ms: round3(pick((r) => r.service.p99Ms)),
+    ceilingP50Ms: round3(pick((r) => r.ceiling.p50Ms)),
+    ceilingP99Ms: round3(pick((r) => r.ceiling.p99Ms)),
+    peakRssMb: Math.max(0, ...rounds.map((r) => r.service.memory?.peakRssMb ?? 0)),
+    vmHwmMb: Math.max(0, ...rounds.map((r) => r.service.memory?.hwmMb ?? 0)),
+    serverCpuPct: round2(pick((r) => r.service.serverCpuPct)),
+    ceilingCpuPct: round2(pick((r) => r.ceiling.serverCpuPct)),
+    otherCpuPctMax: Math.max(0, ...rounds.map((r) => Math.max(r.service.cpu.otherPct, r.ceiling.cpu.otherPct))),
+    httpErrors: expectErrors,
+    expectedStatus: sc.expect,
+  }
+}
+
+async function captureAndStartCeiling({ service, key, ids, ctx }) {
+  const captured = []
+  for (const id of ids) captured.push(await capture(service.port, key, SQLITE_SCENARIOS[id], ctx))
+  const ceiling = await startCeiling(captured.map(({ raw, ...c }) => c), tmp, SERVER_CPU)
+  const wire = {}
+  for (const [i, id] of ids.entries()) {
+    wire[id] = await compareWithCeiling(ceiling.port, key, SQLITE_SCENARIOS[id], ctx, captured[i])
+    if (!wire[id].sameHeaders || !wire[id].sameBody || Math.abs(wire[id].serviceBytes - wire[id].ceilingBytes) > 2) {
+      log(`WARNING: ceiling response for ${id} differs from the service's: ${JSON.stringify(wire[id])}`)
+    }
+  }
+  return { ceiling, wire }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+
+async function sqliteSection(results) {
+  const dbFile = join(tmp, 'main.db')
+  const key = await createBenchKey(dbFile)
+  results.keyCreatedVia = key.via
+  const seed = await seedSqlite(dbFile, opts.catalogue)
+  log(`SQLite: catalogue of ${seed.rows} pets seeded directly in ${seed.seconds}s; key via ${key.via}`)
+  const service = await startService({ databaseUrl: dbFile, logFile: join(tmp, 'service-sqlite.log'), cpu: SERVER_CPU })
+  const ctx = { getId: Math.floor(seed.maxId / 2) }
+  const section = { backend: 'SQLite + in-memory limiter', catalogue: seed.rows, seed, scenarios: [] }
+  results.sqlite = section
+  try {
+    // POST last: it grows the catalogue, which the GETs should not see.
+    const ids = [...opts.scenarios].sort((a, b) => (a === 'post') - (b === 'post'))
+    const { ceiling, wire } = await captureAndStartCeiling({ service, key: key.key, ids, ctx })
+    try {
+      for (const id of ids) {
+        const r = await runScenario({ id, sc: SQLITE_SCENARIOS[id], backend: 'sqlite', ctx, service, ceiling, key: key.key })
+        r.wire = wire[id]
+        section.scenarios.push(r)
+      }
+    } finally {
+      await stop(ceiling.child)
+    }
+  } finally {
+    await stop(service.child)
+  }
+  return { dbFile, key: key.key }
+}
+
+async function profileSection(results, { dbFile, key }) {
+  const dir = join(tmp, 'cpu-profile')
+  mkdirSync(dir, { recursive: true })
+  const service = await startService({
+    databaseUrl: dbFile, logFile: join(tmp, 'service-profile.log'), cpu: SERVER_CPU, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+  })
+  let run
+  let fromUs
+  let toUs
+  try {
+    const sc = SQLITE_SCENARIOS.list20
+    log(`profile: node --cpu-prof, ${sc.name}, warm-up ${Math.max(1, opts.warmup)}s + one ${opts.duration}s round`)
+    await runWrk({ port: service.port, path: sc.path(), key, seconds: Math.max(1, opts.warmup), connections: opts.connections, cpu: LOAD_CPU })
+    fromUs = Number(process.hrtime.bigint() / 1000n)
+    run = await runWrk({ port: service.port, path: sc.path(), key, seconds: opts.duration, connections: opts.connections, cpu: LOAD_CPU })
+    toUs = Number(process.hrtime.bigint() / 1000n)
+  } finally {
+    await stop(service.child) // SIGTERM: graceful close; V8 writes the profile on exit
+  }
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
+  if (!file) {
+    results.profile = { status: 'not run', reason: 'no .cpuprofile was written (did the service exit on SIGTERM?)' }
+    return
+  }
+  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
+  const summary = summariseProfile(profile, { root: ROOT, fromUs, toUs })
+  results.profile = { status: 'ok', scenario: 'list20', rpsUnderProfiler: run.rps, ...summary }
+  if (opts.keepTmp) results.profile.file = join(dir, file)
+}
+
+async function growthSection(results) {
+  const dbFile = join(tmp, 'growth.db')
+  const key = await createBenchKey(dbFile)
+  const section = { rate: opts.rate, seconds: opts.pacedDuration, generator: 'bench/paced.mjs (open loop, keep-alive http.Agent, CPU 0)', sizes: [] }
+  results.growth = section
+  for (const size of opts.growth) {
+    const seed = await seedSqlite(dbFile, size)
+    log(`growth: ${seed.rows} pets (inserted ${seed.inserted} directly in ${seed.seconds}s)`)
+    const queries = await growthQueries(dbFile, opts.quick)
+    const service = await startService({ databaseUrl: dbFile, logFile: join(tmp, `service-growth-${size}.log`), cpu: SERVER_CPU })
+    const groups = harnessGroups({ server: () => [service.pid] })
+    const entry = { size: seed.rows, seedSeconds: seed.seconds, queries: [] }
+    section.sizes.push(entry)
+    try {
+      for (const q of queries) {
+        const check = await request(service.port, { path: q.path, headers: { authorization: `Bearer ${key.key}` } })
+        const items = check.status === 200 ? JSON.parse(check.body.toString()).length : 0
+        if (check.status !== 200 || items === 0) throw new Error(`growth query ${q.path} answered ${check.status} with ${items} items`)
+        const runs = []
+        for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
+          const waited = await quiet(groups)
+          const m = await measured({ groups, memoryPid: service.pid, thresholdPct: opts.voidThreshold }, () =>
+            runPaced({ port: service.port, path: q.path, key: key.key, rate: opts.rate, seconds: opts.pacedDuration, warmup: opts.quick ? 1 : 2, cpu: LOAD_CPU }),
+          )
+          m.serverCpuPct = m.cpu.groupsPct.server
+          runs.push({ attempt, quietWait: waited, ...m, void: m.voidReason !== null })
+          log(
+            `growth ${seed.rows} ${q.id}: ${m.achievedRate}/s p50 ${m.p50Ms} ms p99 ${m.p99Ms} ms (schedule p99 ${m.scheduleP99Ms} ms), ` +
+              `server CPU ${m.serverCpuPct}%${m.voidReason ? ` VOID: ${m.voidReason}` : ''}`,
+          )
+          if (!m.voidReason) break
+        }
+        const valid = runs.filter((r) => !r.void)
+        const best = valid[valid.length - 1]
+        entry.queries.push({
+          id: q.id, path: q.path, items, plan: q.plan, runs,
+          valid: best !== undefined,
+          p50Ms: best?.p50Ms ?? null, p99Ms: best?.p99Ms ?? null, serverCpuPct: best?.serverCpuPct ?? null,
+          peakRssMb: Math.max(0, ...runs.map((r) => r.memory?.peakRssMb ?? 0)),
+        })
+      }
+    } finally {
+      await stop(service.child)
+    }
+  }
+  // Largest size against the smallest, per query.
+  const first = section.sizes[0]
+  const last = section.sizes[section.sizes.length - 1]
+  section.ratios = first && last && first !== last
+    ? first.queries.map((q, i) => ({
+        id: q.id,
+        from: first.size,
+        to: last.size,
+        p50: q.p50Ms && last.queries[i]?.p50Ms ? round2(last.queries[i].p50Ms / q.p50Ms) : null,
+        p99: q.p99Ms && last.queries[i]?.p99Ms ? round2(last.queries[i].p99Ms / q.p99Ms) : null,
+      }))
+    : []
+}
+
+async function durabilitySection(results) {
+  const dbFile = join(tmp, 'durable.db')
+  const key = await createBenchKey(dbFile)
+  await seedSqlite(dbFile, 1000)
+  const service = await startService({ databaseUrl: dbFile, durability: 'power', logFile: join(tmp, 'service-power.log'), cpu: SERVER_CPU })
+  const groups = harnessGroups({ server: () => [service.pid] })
+  const sc = SQLITE_SCENARIOS.post
+  const section = { durability: 'power (synchronous=FULL: fsync per commit; concurrent inserts share one commit)', rounds: [] }
+  results.durability = section
+  const post = (connections, seconds) =>
+    runWrk({ port: service.port, path: sc.path(), method: 'POST', body: sc.body, key: key.key, seconds, connections, cpu: LOAD_CPU })
+  try {
+    log(`durability: DURABILITY=power, warm-up ${opts.warmup}s`)
+    if (opts.warmup > 0) await post(opts.connections, opts.warmup)
+    for (let r = 1; r <= opts.rounds; r++) {
+      for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
+        const waited = await quiet(groups)
+        const m = { groups, thresholdPct: opts.voidThreshold }
+        const grouped = await measured({ ...m, memoryPid: service.pid }, () => post(opts.connections, opts.duration))
+        const single = await measured(m, () => post(1, opts.duration))
+        const baseline = await measured(m, () =>
+          runFsyncBaseline({ file: join(tmp, 'fsync-baseline.db'), seconds: Math.max(2, Math.round(opts.duration / 2)), cpu: SERVER_CPU }),
+        )
+        const voidReason = grouped.voidReason || single.voidReason || baseline.voidReason
+        section.rounds.push({ round: r, attempt, quietWait: waited, grouped, singleConnection: single, fsyncBaseline: baseline, void: !!voidReason, voidReason })
+        log(
+          `durability round ${r}: power POST c=${opts.connections} ${grouped.rps} rps (${grouped.errorStatus} errors), ` +
+            `c=1 ${single.rps} rps, single-row fsync'd commits ${baseline.rps}/s${voidReason ? ` VOID: ${voidReason}` : ''}`,
+        )
+        if (!voidReason) break
+      }
+    }
+  } finally {
+    await stop(service.child)
+  }
+  const valid = section.rounds.filter((r) => !r.void)
+  const grouped = median(valid.map((r) => r.grouped.rps))
+  const single = median(valid.map((r) => r.singleConnection.rps))
+  const baseline = median(valid.map((r) => r.fsyncBaseline.rps))
+  const processPost = results.sqlite?.scenarios.find((s) => s.id === 'post')?.summary.rps ?? null
+  section.summary = {
+    validRounds: valid.length,
+    powerGroupedRps: round2(grouped),
+    powerGroupedP99Ms: round3(median(valid.map((r) => r.grouped.p99Ms))),
+    powerSingleConnectionRps: round2(single),
+    fsyncPerCommitPerSecond: round2(baseline),
+    fsyncCommitP50Ms: round3(median(valid.map((r) => r.fsyncBaseline.p50Ms))),
+    groupedVsFsyncPerRequest: grouped && baseline ? round2(grouped / baseline) : null,
+    groupedVsSingleConnection: grouped && single ? round2(grouped / single) : null,
+    processDurabilityPostRps: processPost,
+    powerVsProcess: grouped && processPost ? round3(grouped / processPost) : null,
+    httpErrors: valid.reduce((n, r) => n + r.grouped.errorStatus + r.grouped.socketErrors + r.singleConnection.errorStatus, 0),
+    peakRssMb: Math.max(0, ...section.rounds.map((r) => r.grouped.memory?.peakRssMb ?? 0)),
+  }
+}
+
+async function pgSection(results) {
+  const section = { backend: 'PostgreSQL + Redis limiter', status: 'not run', scenarios: [] }
+  results.pg = section
+  const dbName = 'animal_store_bench'
+  let databaseUrl
+  try {
+    databaseUrl = await createPgDatabase(opts.pgUrl, dbName)
+  } catch (error) {
+    section.reason = `PostgreSQL unavailable at ${opts.pgUrl}: ${error.message}`
+    log(`PG+Redis: not run: ${section.reason}`)
+    return
+  }
+  onCleanup(() => dropPgDatabase(opts.pgUrl, dbName))
+  section.database = `${dbName} (created fresh for this run on ${new URL(opts.pgUrl).host}, dropped at the end)`
+  let key
+  let service
+  try {
+    key = await createBenchKey(databaseUrl)
+    service = await startService({ databaseUrl, redisUrl: opts.redisUrl, logFile: join(tmp, 'service-pg.log'), cpu: SERVER_CPU })
+  } catch (error) {
+    section.reason = `the service did not start with DATABASE_URL=postgres://… and REDIS_URL=${opts.redisUrl}: ${error.message}`
+    log(`PG+Redis: not run: ${section.reason}`)
+    return
+  }
+  try {
+    // Seeded through the API itself (engine-agnostic: no assumption about the PostgreSQL schema).
+    const seedCount = Math.min(opts.catalogue, 2000)
+    const t = Date.now()
+    let next = 0
+    const worker = async () => {
+      while (next < seedCount) {
+        const i = ++next
+        const body = JSON.stringify({ name: `pet-${i}`, categoryId: (i % 20) + 1, status: i % 3 === 0 ? 'sold' : 'available' })
+        const r = await request(service.port, { method: 'POST', path: '/v1/pets', body, headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' } })
+        if (r.status !== 201) throw new Error(`seeding POST answered ${r.status}: ${r.body.toString().slice(0, 200)}`)
+      }
+    }
+    await Promise.all(Array.from({ length: 16 }, worker))
+    section.catalogue = seedCount
+    section.seededVia = `POST /v1/pets x${seedCount} in ${((Date.now() - t) / 1000).toFixed(1)}s`
+    log(`PG+Redis: ${section.seededVia}`)
+    const ids = PG_SCENARIOS.filter((id) => opts.scenarios.includes(id))
+    const ctx = {}
+    const { ceiling, wire } = await captureAndStartCeiling({ service, key: key.key, ids, ctx })
+    const extraGroups = {
+      // Our database's backends, and PostgreSQL's shared background processes (not other databases' backends).
+      postgres: () =>
+        findPids((cmd, comm) => comm === 'postgres' && (cmd.includes(` ${dbName} `) || !/\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]/.test(cmd))),
+      redis: () => findPids((cmd, comm) => comm === 'redis-server'),
+    }
+    try {
+      for (const id of ids) {
+        const r = await runScenario({ id, sc: SQLITE_SCENARIOS[id], backend: 'pg', ctx, service, ceiling, key: key.key, extraGroups })
+        r.wire = wire[id]
+        section.scenarios.push(r)
+      }
+    } finally {
+      await stop(ceiling.child)
+    }
+    section.status = 'ok'
+  } catch (error) {
+    section.status = 'not run'
+    section.reason = `failed during the run: ${error.message}`
+    log(`PG+Redis: ${section.reason}`)
+  } finally {
+    await stop(service.child)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function targets(results) {
+  const sc = (id) => results.sqlite?.scenarios.find((s) => s.id === id)?.summary
+  const list = sc('list20')
+  const post = sc('post')
+  const allRss = [
+    ...(results.sqlite?.scenarios ?? []).map((s) => s.summary.peakRssMb),
+    ...(results.pg?.scenarios ?? []).map((s) => s.summary.peakRssMb),
+    ...(results.growth?.sizes ?? []).flatMap((s) => s.queries.map((q) => q.peakRssMb)),
+    results.durability?.summary?.peakRssMb ?? 0,
+  ]
+  const growthWorst = results.growth?.ratios?.length
+    ? Math.max(...results.growth.ratios.flatMap((r) => [r.p50 ?? 0, r.p99 ?? 0]))
+    : null
+  const t = (name, measuredValue, target, ok) => ({ target: name, measured: measuredValue, goal: target, met: measuredValue === null ? null : ok })
+  return [
+    t('GET list limit=20: service/ceiling rps (median)', list?.ratio.median ?? null, '>= 0.60', (list?.ratio.median ?? 0) >= 0.6),
+    t('GET list limit=20: p99 latency ms (wrk, 50 connections, saturated)', list?.p99Ms ?? null, '< 3', (list?.p99Ms ?? Infinity) < 3),
+    t('POST: service/ceiling rps (median)', post?.ratio.median ?? null, '>= 0.40', (post?.ratio.median ?? 0) >= 0.4),
+    t(`list latency at ${results.growth?.ratios?.[0]?.to ?? 'largest'} vs ${results.growth?.ratios?.[0]?.from ?? 'smallest'} pets: worst p50/p99 ratio`, growthWorst, '<= 1.3', (growthWorst ?? Infinity) <= 1.3),
+    t('peak RSS of the service, MB (max over all runs)', allRss.length ? Math.max(...allRss) : null, '< 150', Math.max(...allRss) < 150),
+  ]
+}
+
+async function main() {
+  preflight()
+  const started = new Date()
+  const results = {
+    version: 1,
+    startedAt: started.toISOString(),
+    quick: opts.quick,
+    options: { ...opts, out: undefined },
+    machine: machineInfo(),
+    pinning: { serverCpu: SERVER_CPU, loadCpu: LOAD_CPU, note: 'server and ceiling: taskset -c 1; wrk and paced generator: taskset -c 0' },
+    settings: { LOG_LEVEL: 'info', LOG_FILE: '<tmp>/service-*.log', DURABILITY: 'process unless stated', HOST: '127.0.0.1', BOOTSTRAP_KEY: 'false', NODE_ENV: 'production' },
+  }
+  log(`${opts.quick ? 'quick' : 'full'} run: ${opts.rounds} round(s) x ${opts.duration}s, ${opts.connections} connections; temp dir ${tmp}`)
+
+  const main = await sqliteSection(results)
+  if (opts.profile) {
+    try {
+      await profileSection(results, main)
+    } catch (error) {
+      results.profile = { status: 'not run', reason: error.message }
+    }
+  }
+  if (opts.growth.length) await growthSection(results)
+  if (opts.durability) await durabilitySection(results)
+  if (opts.pg) await pgSection(results)
+  else results.pg = { status: 'not run', reason: opts.quick ? 'skipped in --quick' : 'skipped (--no-pg)', scenarios: [] }
+
+  results.targets = targets(results)
+  results.finishedAt = new Date().toISOString()
+  results.durationSeconds = Math.round((Date.now() - started.getTime()) / 1000)
+
+  mkdirSync(opts.out, { recursive: true })
+  const day = started.toISOString().slice(0, 10)
+  const base = join(opts.out, `${day}${opts.quick ? '-quick' : ''}`)
+  writeFileSync(`${base}.json`, JSON.stringify(results, null, 2) + '\n')
+  const md = markdownReport(results)
+  writeFileSync(`${base}.md`, md)
+  process.stdout.write(`\n${md}\n`)
+  log(`wrote ${base}.json and ${base}.md`)
+}
+
+try {
+  await main()
+} finally {
+  await shutdown()
+}

@@ -1,0 +1,159 @@
+/** The `animal-store keys` CLI, run as a real process against a real server on the same SQLite file. */
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { bearer, request, runCli, startServer, useTempDir } from '../helpers/process.js'
+
+const LIVE_KEY = /^as_live_[0-9A-Za-z]{38}$/
+const TEST_KEY = /^as_test_[0-9A-Za-z]{38}$/
+
+test('keys create/list/revoke against a running server', { timeout: 45_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+
+  // Created before the server starts, and after: both work at once.
+  const before = await runCli(['keys', 'create', '--plan', 'free', '--name', 'a', '--json'], { db })
+  assert.equal(before.code, 0, before.stderr)
+  const server = await startServer(t, { dir, db })
+
+  const created = await runCli(['keys', 'create', '--plan', 'free', '--name', 'a', '--json'], { db })
+  assert.equal(created.code, 0, created.stderr)
+  const lines = created.stdout.split('\n').filter((l) => l.trim() !== '')
+  assert.equal(lines.length, 1, `exactly one line of JSON on stdout, got: ${created.stdout}`)
+  const out = JSON.parse(lines[0]!) as Record<string, unknown>
+  assert.equal(typeof out, 'object')
+  assert.ok(!Array.isArray(out))
+  assert.match(String(out.id), /^key_/)
+  assert.match(String(out.key), LIVE_KEY)
+  assert.equal(out.plan, 'free')
+  const key = out.key as string
+  const id = out.id as string
+  assert.ok(key.startsWith(String(out.prefix)), 'prefix is the start of the key')
+
+  for (const k of [key, JSON.parse(before.stdout).key as string]) {
+    const res = await request(`${server.url}/v1/pets`, { headers: bearer(k) })
+    assert.equal(res.status, 200, `a key just created works at once: ${res.text}`)
+    assert.deepEqual(res.body, [])
+  }
+
+  // The human form also shows the key, once, and nothing else secret.
+  const human = await runCli(['keys', 'create', '--plan', 'pro', '--name', 'human'], { db })
+  assert.equal(human.code, 0, human.stderr)
+  const humanKey = /as_live_[0-9A-Za-z]{38}/.exec(human.stdout)?.[0]
+  assert.ok(humanKey, `human output shows the key: ${human.stdout}`)
+
+  // list: prefixes, never a full key.
+  const list = await runCli(['keys', 'list'], { db })
+  assert.equal(list.code, 0, list.stderr)
+  assert.ok(list.stdout.includes(String(out.prefix)), `list shows the prefix ${String(out.prefix)}:\n${list.stdout}`)
+  assert.ok(list.stdout.includes(id))
+  const listJson = await runCli(['keys', 'list', '--json'], { db })
+  assert.equal(listJson.code, 0, listJson.stderr)
+  const rows = JSON.parse(listJson.stdout) as Array<Record<string, unknown>>
+  assert.equal(rows.length, 3)
+  const row = rows.find((r) => r.id === id)
+  assert.ok(row, 'the new key is listed')
+  assert.equal(row.prefix, out.prefix)
+  assert.equal(row.revokedAt, null)
+  for (const k of [key, humanKey, JSON.parse(before.stdout).key as string]) {
+    for (const text of [list.stdout, list.stderr, listJson.stdout, listJson.stderr]) {
+      assert.ok(!text.includes(k), 'keys list never prints a full key')
+      // Nor anything longer than the display prefix of it.
+      assert.ok(!text.includes(k.slice(0, 16)), 'keys list prints no more than the display prefix')
+    }
+  }
+
+  // revoke: 0, then 2 for the same id; the key is refused.
+  const revoked = await runCli(['keys', 'revoke', id], { db })
+  assert.equal(revoked.code, 0, revoked.stderr)
+  const again = await runCli(['keys', 'revoke', id], { db })
+  assert.equal(again.code, 2, 'a second revoke of the same id exits 2')
+  assert.match(again.stderr, new RegExp(id))
+  const unknown = await runCli(['keys', 'revoke', 'key_doesnotexist000'], { db })
+  assert.equal(unknown.code, 2)
+  const listAfter = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as Array<Record<string, unknown>>
+  assert.notEqual(listAfter.find((r) => r.id === id)?.revokedAt, null, 'list shows the revocation')
+
+  const deadline = Date.now() + 5_000
+  let status = 0
+  while (Date.now() < deadline) {
+    status = (await request(`${server.url}/v1/pets`, { headers: bearer(key) })).status
+    if (status === 401) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  assert.equal(status, 401, 'the revoked key is refused')
+})
+
+test('enterprise custom limits show in X-RateLimit-Limit', { timeout: 30_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const res = await runCli(['keys', 'create', '--plan', 'enterprise', '--name', 'big', '--per-minute', '7', '--per-day', '5000', '--json'], { db })
+  assert.equal(res.code, 0, res.stderr)
+  const out = JSON.parse(res.stdout) as { key: string; plan: string; perMinute: number; perDay: number }
+  assert.equal(out.plan, 'enterprise')
+  assert.equal(out.perMinute, 7)
+  assert.equal(out.perDay, 5000)
+  const server = await startServer(t, { dir, db })
+  const first = await request(`${server.url}/v1/pets`, { headers: bearer(out.key) })
+  assert.equal(first.status, 200, first.text)
+  assert.equal(first.headers.get('x-ratelimit-limit'), '7')
+  assert.equal(first.headers.get('x-ratelimit-remaining'), '6')
+})
+
+test('keys: input errors exit 2 with a clear message on stderr', { timeout: 30_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const cases: Array<{ args: string[]; stderr: RegExp; why: string }> = [
+    { args: ['keys', 'create', '--plan', 'free', '--name', 'a', '--per-minute', '100'], stderr: /--per-minute.*enterprise/i, why: '--per-minute on free' },
+    { args: ['keys', 'create', '--plan', 'pro', '--name', 'a', '--per-day', '100'], stderr: /--per-day.*enterprise/i, why: '--per-day on pro' },
+    { args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a'], stderr: /enterprise.*--per-minute/i, why: 'enterprise without limits' },
+    { args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a', '--per-minute', '10'], stderr: /--per-day/, why: 'enterprise without --per-day' },
+    { args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a', '--per-minute', 'ten', '--per-day', '10'], stderr: /--per-minute/, why: 'non-numeric limit' },
+    { args: ['keys', 'create', '--plan', 'gold', '--name', 'a'], stderr: /--plan.*gold/, why: 'bad plan' },
+    { args: ['keys', 'create', '--name', 'a'], stderr: /--plan/, why: 'missing --plan' },
+    { args: ['keys', 'create', '--plan', 'free'], stderr: /--name/, why: 'missing --name' },
+    { args: ['keys', 'create', '--plan', 'free', '--name', '   '], stderr: /--name/, why: 'blank --name' },
+    { args: ['keys', 'create', '--plan', 'free', '--name', 'a', '--colour', 'red'], stderr: /colour/, why: 'unknown option' },
+    { args: ['keys', 'frobnicate'], stderr: /frobnicate/, why: 'unknown keys command' },
+    { args: ['keys'], stderr: /create, list or revoke/, why: 'keys without a command' },
+    { args: ['keys', 'revoke'], stderr: /KEY_ID/, why: 'revoke without an id' },
+    { args: ['frobnicate'], stderr: /unknown command "frobnicate"/, why: 'unknown command' },
+    { args: [], stderr: /^$/, why: 'no command (usage on stdout)' },
+  ]
+  const results = await Promise.all(cases.map((c) => runCli(c.args, { db })))
+  cases.forEach((c, i) => {
+    const r = results[i]!
+    assert.equal(r.code, 2, `${c.why}: exit 2 (got ${r.code}; stderr ${r.stderr})`)
+    assert.match(r.stderr, c.stderr, `${c.why}: stderr names the problem`)
+    if (c.args.length) assert.match(r.stderr, /Usage:/, `${c.why}: usage follows the message`)
+    assert.doesNotMatch(r.stderr, /\n\s+at .*\(.*:\d+:\d+\)/, `${c.why}: no stack trace`)
+    assert.doesNotMatch(r.stdout, /as_(live|test)_/, `${c.why}: no key created`)
+  })
+  assert.match(results.at(-1)!.stdout, /Usage:/)
+  // Nothing was created by any of them.
+  const list = await runCli(['keys', 'list', '--json'], { db })
+  assert.equal(list.code, 0, list.stderr)
+  assert.deepEqual(JSON.parse(list.stdout), [])
+  const help = await runCli(['--help'], { db })
+  assert.equal(help.code, 0)
+  assert.match(help.stdout, /Usage:/)
+})
+
+test('staging keys (as_test_) are refused by a production server on the same database', { timeout: 30_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const res = await runCli(['keys', 'create', '--plan', 'free', '--name', 'stg', '--json'], { db, env: { ANIMAL_STORE_ENV: 'staging' } })
+  assert.equal(res.code, 0, res.stderr)
+  const staging = JSON.parse(res.stdout) as { key: string }
+  assert.match(staging.key, TEST_KEY)
+
+  const production = await startServer(t, { dir, db, logFile: join(dir, 'prod.log') })
+  const refused = await request(`${production.url}/v1/pets`, { headers: bearer(staging.key) })
+  assert.equal(refused.status, 401, refused.text)
+  assert.equal((refused.body as { code: string }).code, 'unauthorized')
+
+  // The same key is fine on a staging server: the refusal is about the environment.
+  const stagingServer = await startServer(t, { dir, db, logFile: join(dir, 'staging.log'), env: { ANIMAL_STORE_ENV: 'staging' } })
+  const ok = await request(`${stagingServer.url}/v1/pets`, { headers: bearer(staging.key) })
+  assert.equal(ok.status, 200, ok.text)
+})

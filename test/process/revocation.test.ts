@@ -1,0 +1,62 @@
+/**
+ * A key revoked by another process (the CLI) is refused by a running server within 2 s: the
+ * server polls the revocation log every KEY_REFRESH_MS (default 1000 ms).
+ */
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { bearer, createKeyViaCli, request, runCli, sleep, startServer, useTempDir } from '../helpers/process.js'
+
+test('a key revoked through the CLI is refused by a running server within 2 s', { timeout: 40_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  // Enterprise with room to spare, so the 50 ms polling never meets a 429.
+  const { id, key } = await createKeyViaCli(db, { plan: 'enterprise', name: 'to revoke', perMinute: 100_000, perDay: 1_000_000 })
+  const bystander = await createKeyViaCli(db, { plan: 'enterprise', name: 'bystander', perMinute: 100_000, perDay: 1_000_000 })
+  const server = await startServer(t, { dir, db }) // KEY_REFRESH_MS unset: the default 1000 ms
+
+  // Used once, so the server has the key cached (the case revocation polling exists for).
+  for (let i = 0; i < 3; i++) {
+    const res = await request(`${server.url}/v1/pets`, { headers: bearer(key) })
+    assert.equal(res.status, 200, res.text)
+  }
+
+  const spawnedAt = performance.now()
+  const revoke = await runCli(['keys', 'revoke', id], { db })
+  const revokedAt = performance.now() // the revocation is committed before the CLI exits
+  assert.equal(revoke.code, 0, revoke.stderr)
+
+  let refusedAt: number | undefined
+  let polls = 0
+  while (performance.now() - revokedAt < 5_000) {
+    polls++
+    const res = await request(`${server.url}/v1/pets`, { headers: bearer(key), timeoutMs: 2_000 })
+    if (res.status === 401) {
+      refusedAt = performance.now()
+      assert.equal((res.body as { code: string }).code, 'unauthorized')
+      break
+    }
+    assert.equal(res.status, 200, `before the refusal the key still works (got ${res.status}: ${res.text})`)
+    await sleep(50)
+  }
+  assert.ok(refusedAt !== undefined, 'the revoked key was still accepted 5 s after the CLI exited')
+  const delay = Math.max(0, refusedAt - revokedAt)
+  const delayFromSpawn = refusedAt - spawnedAt
+  process.stdout.write(
+    `revocation delay: ${delay.toFixed(0)} ms after the CLI exited ` +
+      `(${delayFromSpawn.toFixed(0)} ms after it was spawned; CLI ran ${revoke.ms.toFixed(0)} ms; ${polls} polls)\n`,
+  )
+  assert.ok(delay < 2_000, `refused ${delay.toFixed(0)} ms after revocation; must be under 2000 ms`)
+
+  // Stays refused, and other keys are unaffected.
+  await sleep(1_200)
+  assert.equal((await request(`${server.url}/v1/pets`, { headers: bearer(key) })).status, 401)
+  assert.equal((await request(`${server.url}/v1/pets`, { headers: bearer(bystander.key) })).status, 200)
+
+  // A restarted server does not resurrect it.
+  await server.stop()
+  const again = await startServer(t, { dir, db })
+  assert.equal((await request(`${again.url}/v1/pets`, { headers: bearer(key) })).status, 401)
+  assert.equal((await request(`${again.url}/v1/pets`, { headers: bearer(bystander.key) })).status, 200)
+  await again.stop()
+})

@@ -1,0 +1,494 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import net from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, test, type TestContext } from 'node:test'
+import pg from 'pg'
+import { generateKey, hashKey, type ApiKeyRecord } from '../../src/keys/api-key.js'
+import { KeyResolver } from '../../src/keys/key-resolver.js'
+import { INT64_MAX, INT64_MIN, type Pet } from '../../src/pets/schemas.js'
+import { isUnavailable } from '../../src/storage/postgres/connection.js'
+import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
+import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
+import { StorageUnavailableError, type Storage } from '../../src/storage/storage.js'
+import { PG_URL, requireService } from '../helpers/services.js'
+
+interface Harness {
+  storage: Storage
+  /** Another instance on the same database, as a second process would open it (absent for :memory:). */
+  peer?: () => Promise<Storage>
+}
+
+interface Engine {
+  name: string
+  service?: 'PostgreSQL'
+  /** Opens a fresh, empty store; everything it opens is closed and removed after the test. */
+  create(t: TestContext): Promise<Harness>
+}
+
+const randomSchema = () => `test_${randomBytes(6).toString('hex')}`
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL })
+  await client.connect()
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Closes every store a test opened, then runs the engine's own cleanup. */
+function tracker(t: TestContext, cleanup?: () => Promise<void> | void) {
+  const opened: Storage[] = []
+  t.after(async () => {
+    for (const s of opened) await s.close()
+    await cleanup?.()
+  })
+  return <S extends Storage>(s: S): S => {
+    opened.push(s)
+    return s
+  }
+}
+
+const ENGINES: Engine[] = [
+  {
+    name: 'SQLite :memory:',
+    async create(t) {
+      const track = tracker(t)
+      return { storage: track(new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })) }
+    },
+  },
+  {
+    name: 'SQLite file',
+    async create(t) {
+      const dir = mkdtempSync(join(tmpdir(), 'animal-store-'))
+      const track = tracker(t, () => rmSync(dir, { recursive: true, force: true }))
+      const open = async () => track(new SqliteStorage({ databaseUrl: join(dir, 'store.db'), durability: 'process' }))
+      return { storage: await open(), peer: open }
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    service: 'PostgreSQL',
+    async create(t) {
+      const schema = randomSchema()
+      const track = tracker(t, () => dropSchema(schema))
+      const open = async () => track(await PostgresStorage.open({ databaseUrl: PG_URL, schema }))
+      return { storage: await open(), peer: open }
+    },
+  },
+]
+
+async function setup(t: TestContext, engine: Engine): Promise<Harness | undefined> {
+  if (engine.service && !(await requireService(t, engine.service))) return undefined
+  return engine.create(t)
+}
+
+let keyCounter = 0
+function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+  keyCounter++
+  return {
+    id: `key_${randomBytes(8).toString('hex')}`,
+    name: `key ${keyCounter}`,
+    plan: 'pro',
+    perMinute: 300,
+    perDay: 10_000,
+    hash: randomBytes(32).toString('hex'),
+    prefix: 'as_test_abcd',
+    createdAt: 1_790_000_000_000 + keyCounter,
+    revokedAt: null,
+    ...overrides,
+  }
+}
+
+const TWO_53_PLUS_1 = 2n ** 53n + 1n
+
+for (const engine of ENGINES) {
+  describe(`storage contract: ${engine.name}`, () => {
+    test('createPet returns the stored pet; getPet finds it; unknown ids are undefined', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const created = await h.storage.pets.createPet({ name: 'Rex', categoryId: 7, status: 'available' })
+      assert.equal(typeof created.id, 'number')
+      assert.deepEqual(created, { id: created.id, name: 'Rex', categoryId: 7, status: 'available' })
+      assert.deepEqual(await h.storage.pets.getPet(created.id), created)
+      assert.deepEqual(await h.storage.pets.getPet(BigInt(created.id)), created)
+      assert.equal(await h.storage.pets.getPet(created.id + 1000), undefined)
+      assert.equal(await h.storage.pets.getPet(INT64_MAX), undefined)
+    })
+
+    test('listPets: ascending ids, limit, status filter', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const statuses = ['available', 'sold', undefined, 'available', 'pending', 'available'] as const
+      const created: Pet[] = []
+      for (const [i, status] of statuses.entries()) {
+        created.push(await h.storage.pets.createPet({ name: `p${i}`, categoryId: i, ...(status ? { status } : {}) }))
+      }
+      const ids = created.map((p) => p.id)
+      assert.deepEqual([...ids].sort((a, b) => a - b), ids, 'ids ascend in creation order')
+      assert.deepEqual(await h.storage.pets.listPets({ limit: 100 }), created)
+      assert.deepEqual(await h.storage.pets.listPets({ limit: 2 }), created.slice(0, 2))
+      assert.deepEqual(
+        await h.storage.pets.listPets({ limit: 100, status: 'available' }),
+        created.filter((p) => p.status === 'available'),
+      )
+      assert.deepEqual(await h.storage.pets.listPets({ limit: 1, status: 'available' }), [created[0]])
+      assert.deepEqual(await h.storage.pets.listPets({ limit: 100, status: 'pending' }), [created[4]])
+    })
+
+    test('listPets: keyset paging with afterId (number and bigint) walks every pet once', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const created: Pet[] = []
+      for (let i = 0; i < 10; i++) {
+        created.push(await h.storage.pets.createPet({ name: `p${i}`, categoryId: i, status: i % 2 ? 'sold' : 'available' }))
+      }
+      const walk = async (status?: 'sold') => {
+        const seen: Pet[] = []
+        let afterId: number | bigint | undefined
+        for (let page = 0; page < 20; page++) {
+          const rows = await h.storage.pets.listPets({ limit: 3, ...(status ? { status } : {}), ...(afterId === undefined ? {} : { afterId }) })
+          seen.push(...rows)
+          if (rows.length < 3) break
+          // Alternate representations: a bigint cursor must behave exactly like a number one.
+          afterId = page % 2 ? rows.at(-1)!.id : BigInt(rows.at(-1)!.id)
+        }
+        return seen
+      }
+      assert.deepEqual(await walk(), created)
+      assert.deepEqual(await walk('sold'), created.filter((p) => p.status === 'sold'))
+      assert.deepEqual(await h.storage.pets.listPets({ limit: 5, afterId: created.at(-1)!.id }), [])
+      assert.deepEqual(await h.storage.pets.listPets({ limit: 5, afterId: INT64_MAX }), [])
+      assert.deepEqual(await h.storage.pets.listPets({ limit: 2, afterId: 0 }), created.slice(0, 2))
+    })
+
+    test('categoryId round-trips exactly at the int64 extremes and beyond 2^53', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const values = [INT64_MIN, INT64_MAX, TWO_53_PLUS_1, -TWO_53_PLUS_1, 2n ** 53n, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 0, -1]
+      for (const categoryId of values) {
+        const created = await h.storage.pets.createPet({ name: 'big', categoryId })
+        const read = await h.storage.pets.getPet(created.id)
+        const [listed] = await h.storage.pets.listPets({ limit: 1, afterId: created.id - 1 })
+        for (const pet of [created, read!, listed!]) {
+          assert.equal(pet.categoryId, categoryId, `categoryId ${categoryId}`)
+          // Invariant: a number is always a safe integer; bigint only beyond it.
+          assert.equal(typeof pet.categoryId, typeof categoryId, `type of ${categoryId}`)
+        }
+      }
+    })
+
+    test('an absent status stays absent (never null)', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const created = await h.storage.pets.createPet({ name: 'Nameless', categoryId: 1 })
+      const read = await h.storage.pets.getPet(created.id)
+      const [listed] = await h.storage.pets.listPets({ limit: 1 })
+      for (const pet of [created, read!, listed!]) {
+        assert.equal(Object.hasOwn(pet, 'status'), false)
+        assert.deepEqual(Object.keys(pet).sort(), ['categoryId', 'id', 'name'])
+      }
+    })
+
+    test('200 concurrent createPet calls get unique ids, listed in ascending order', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const created = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => h.storage.pets.createPet({ name: `c${i}`, categoryId: i })),
+      )
+      const ids = created.map((p) => p.id)
+      assert.equal(new Set(ids).size, 200)
+      created.forEach((p, i) => assert.equal(p.name, `c${i}`, 'each caller gets its own row back'))
+      const first = await h.storage.pets.listPets({ limit: 100 })
+      const second = await h.storage.pets.listPets({ limit: 100, afterId: first.at(-1)!.id })
+      const listedIds = [...first, ...second].map((p) => p.id)
+      assert.deepEqual(listedIds, [...ids].sort((a, b) => a - b))
+      for (const pet of [...first, ...second]) assert.equal(pet.categoryId, Number(pet.name.slice(1)))
+    })
+
+    test('keys: insert, find, list, revoke, revocationsSince', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const keys = h.storage.keys
+      assert.deepEqual(await keys.revocationsSince(null), { cursor: 0, hashes: [] })
+      const a = keyRecord({ plan: 'enterprise', perMinute: 1_000_000_000, perDay: 1_000_000_000 })
+      const b = keyRecord()
+      await keys.insertKey(a)
+      await keys.insertKey(b)
+      assert.deepEqual(await keys.findKeyByHash(a.hash), a)
+      assert.equal(await keys.findKeyByHash('0'.repeat(64)), undefined)
+      assert.deepEqual(await keys.listKeys(), [a, b])
+
+      const start = (await keys.revocationsSince(null)).cursor
+      assert.equal(await keys.revokeKey(a.id, 1_790_000_100_000), true)
+      assert.equal(await keys.revokeKey(a.id, 1_790_000_200_000), false, 'already revoked')
+      assert.equal(await keys.revokeKey('key_unknown', 1_790_000_200_000), false)
+      assert.deepEqual(await keys.findKeyByHash(a.hash), { ...a, revokedAt: 1_790_000_100_000 })
+
+      const batch = await keys.revocationsSince(start)
+      assert.deepEqual(batch.hashes, [a.hash])
+      assert.ok(batch.cursor > start)
+      assert.deepEqual(await keys.revocationsSince(batch.cursor), { cursor: batch.cursor, hashes: [] })
+      assert.equal((await keys.revocationsSince(null)).cursor, batch.cursor, 'null -> current position')
+
+      await keys.revokeKey(b.id, 1_790_000_300_000)
+      assert.deepEqual((await keys.revocationsSince(start)).hashes, [a.hash, b.hash])
+    })
+
+    test('a duplicate key hash is rejected as an ordinary error, not as unavailability', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const a = keyRecord()
+      await h.storage.keys.insertKey(a)
+      await assert.rejects(h.storage.keys.insertKey(keyRecord({ hash: a.hash })), (error) => {
+        assert.ok(!(error instanceof StorageUnavailableError))
+        return true
+      })
+    })
+
+    test('insertFirstKey: exactly one of 10 concurrent calls (across instances where possible) inserts', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const stores = [h.storage, ...(h.peer ? [await h.peer(), await h.peer()] : [])]
+      const records = Array.from({ length: 10 }, () => keyRecord())
+      const results = await Promise.all(records.map((r, i) => stores[i % stores.length]!.keys.insertFirstKey(r)))
+      assert.equal(results.filter(Boolean).length, 1)
+      const listed = await h.storage.keys.listKeys()
+      assert.equal(listed.length, 1)
+      assert.deepEqual(listed[0], records[results.indexOf(true)])
+      assert.equal(await h.storage.keys.insertFirstKey(keyRecord()), false)
+    })
+
+    test('migrations are idempotent: reopening keeps the data', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      if (!h.peer) return t.skip('an in-memory database cannot be reopened')
+      const pet = await h.storage.pets.createPet({ name: 'Kept', categoryId: INT64_MAX })
+      const again = await h.peer()
+      const third = await h.peer()
+      assert.deepEqual(await again.pets.getPet(pet.id), pet)
+      assert.deepEqual(await third.pets.listPets({ limit: 10 }), [pet])
+    })
+
+    test('ping answers while the store is up', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      await h.storage.ping()
+    })
+  })
+}
+
+/** A TCP relay to PostgreSQL that a test can cut (drop every connection, refuse new ones) and restore. */
+async function relay(targetPort: number) {
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((inbound) => {
+    const outbound = net.connect(targetPort, '127.0.0.1')
+    for (const s of [inbound, outbound]) {
+      sockets.add(s)
+      s.on('close', () => sockets.delete(s))
+      s.on('error', () => {})
+    }
+    inbound.pipe(outbound).pipe(inbound)
+  })
+  const listen = (port: number) => new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)))
+  const port = await listen(0)
+  return {
+    url: withPort(PG_URL, port),
+    async cut() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        for (const s of sockets) s.destroy()
+      })
+    },
+    async restore() {
+      await listen(port)
+    },
+    close: () => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve())),
+  }
+}
+
+function withPort(url: string, port: number): string {
+  const u = new URL(url)
+  u.port = String(port)
+  return u.toString()
+}
+
+const waitFor = async (check: () => boolean | Promise<boolean>, ms: number, what: string) => {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (await check()) return
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  assert.fail(`timed out after ${ms} ms waiting for ${what}`)
+}
+
+describe('PostgreSQL specifics', () => {
+  test('open rejects with StorageUnavailableError when nothing listens (port 1)', async () => {
+    const started = Date.now()
+    await assert.rejects(PostgresStorage.open({ databaseUrl: withPort(PG_URL, 1) }), StorageUnavailableError)
+    assert.ok(Date.now() - started < 3_000)
+  })
+
+  test('open rejects with StorageUnavailableError, not a hang, when the server never answers', async () => {
+    const held: net.Socket[] = []
+    const server = net.createServer((s) => held.push(s)) // accepts, then silence
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    try {
+      const started = Date.now()
+      const port = (server.address() as net.AddressInfo).port
+      await assert.rejects(PostgresStorage.open({ databaseUrl: withPort(PG_URL, port) }), StorageUnavailableError)
+      assert.ok(Date.now() - started < 3_500, `took ${Date.now() - started} ms`)
+    } finally {
+      for (const s of held) s.destroy()
+      await new Promise((r) => server.close(r))
+    }
+  })
+
+  test('classifies connection failures as unavailable and request errors as not', () => {
+    for (const code of ['57P01', '57P03', '08006', '53300', '57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT']) {
+      assert.equal(isUnavailable(Object.assign(new Error('x'), { code })), true, code)
+    }
+    assert.equal(isUnavailable(new Error('Connection terminated unexpectedly')), true)
+    assert.equal(isUnavailable(new Error('timeout exceeded when trying to connect')), true)
+    assert.equal(isUnavailable(new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })])), true)
+    for (const code of ['23505', '22003', '42P01', '40001', undefined]) {
+      assert.equal(isUnavailable(Object.assign(new Error('x'), { code })), false, String(code))
+    }
+  })
+
+  test('a running store answers StorageUnavailableError while the server is gone, and recovers', async (t) => {
+    if (!(await requireService(t, 'PostgreSQL'))) return
+    const schema = randomSchema()
+    const link = await relay(Number(new URL(PG_URL).port || 5432))
+    const storage = await PostgresStorage.open({ databaseUrl: link.url, schema })
+    t.after(async () => {
+      await storage.close()
+      await link.close()
+      await dropSchema(schema)
+    })
+    const pet = await storage.pets.createPet({ name: 'Before', categoryId: 1 })
+
+    await link.cut()
+    for (const attempt of [
+      () => storage.pets.getPet(pet.id),
+      () => storage.pets.createPet({ name: 'During', categoryId: 2 }),
+      () => storage.keys.insertFirstKey(keyRecord()),
+      () => storage.keys.revokeKey('key_x', 1),
+      () => storage.ping(),
+    ]) {
+      await assert.rejects(attempt(), StorageUnavailableError)
+    }
+
+    await link.restore()
+    assert.deepEqual(await storage.pets.getPet(pet.id), pet)
+    await storage.ping()
+  })
+
+  test('migrations run once when several instances open a new schema at the same moment', async (t) => {
+    if (!(await requireService(t, 'PostgreSQL'))) return
+    const schema = randomSchema()
+    const stores = await Promise.all(Array.from({ length: 5 }, () => PostgresStorage.open({ databaseUrl: PG_URL, schema })))
+    t.after(async () => {
+      for (const s of stores) await s.close()
+      await dropSchema(schema)
+    })
+    const client = new pg.Client({ connectionString: PG_URL })
+    await client.connect()
+    try {
+      const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations`)
+      assert.deepEqual(rows, [{ version: '001_init.sql' }])
+    } finally {
+      await client.end()
+    }
+    const pet = await stores[0]!.pets.createPet({ name: 'Shared', categoryId: 1 })
+    assert.deepEqual(await stores[4]!.pets.getPet(pet.id), pet)
+  })
+
+  test('watchRevocations delivers a revocation made through another instance within 2 s', async (t) => {
+    if (!(await requireService(t, 'PostgreSQL'))) return
+    const schema = randomSchema()
+    const watcher = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    const revoker = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    t.after(async () => {
+      await watcher.close()
+      await revoker.close()
+      await dropSchema(schema)
+    })
+    const heard: string[] = []
+    const unsubscribe = await watcher.keys.watchRevocations!((hash) => heard.push(hash))
+    const key = keyRecord()
+    await revoker.keys.insertKey(key)
+    await revoker.keys.revokeKey(key.id, Date.now())
+    await waitFor(() => heard.includes(key.hash), 2_000, 'the NOTIFY')
+
+    await unsubscribe()
+    const other = keyRecord()
+    await revoker.keys.insertKey(other)
+    await revoker.keys.revokeKey(other.id, Date.now())
+    await new Promise((r) => setTimeout(r, 200))
+    assert.deepEqual(heard, [key.hash], 'nothing after unsubscribe')
+  })
+
+  test('watchRevocations reconnects after its connection drops', async (t) => {
+    if (!(await requireService(t, 'PostgreSQL'))) return
+    const schema = randomSchema()
+    const link = await relay(Number(new URL(PG_URL).port || 5432))
+    const watcher = await PostgresStorage.open({ databaseUrl: link.url, schema })
+    const revoker = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    t.after(async () => {
+      await watcher.close()
+      await revoker.close()
+      await link.close()
+      await dropSchema(schema)
+    })
+    const heard: string[] = []
+    await watcher.keys.watchRevocations!((hash) => heard.push(hash))
+
+    await link.cut()
+    await new Promise((r) => setTimeout(r, 300)) // a few failed reconnect attempts
+    await link.restore()
+
+    // Messages sent while the listener is down are lost by design, so revoke until one arrives.
+    const deadline = Date.now() + 8_000
+    let delivered = false
+    while (!delivered && Date.now() < deadline) {
+      const key = keyRecord()
+      await revoker.keys.insertKey(key)
+      await revoker.keys.revokeKey(key.id, Date.now())
+      const until = Date.now() + 250
+      while (Date.now() < until && !heard.includes(key.hash)) await new Promise((r) => setTimeout(r, 20))
+      delivered = heard.includes(key.hash)
+    }
+    assert.ok(delivered, 'a revocation was delivered after the reconnect')
+  })
+
+  test('KeyResolver drops a key revoked by another instance at once, long before its next poll', async (t) => {
+    if (!(await requireService(t, 'PostgreSQL'))) return
+    const schema = randomSchema()
+    const a = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    const b = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    const resolver = new KeyResolver(a.keys, { env: 'staging', refreshMs: 60_000 })
+    t.after(async () => {
+      await resolver.stop()
+      await a.close()
+      await b.close()
+      await dropSchema(schema)
+    })
+    await resolver.start()
+    const plain = generateKey('staging')
+    const record = keyRecord({ hash: hashKey(plain) })
+    await b.keys.insertKey(record)
+    assert.deepEqual(await resolver.resolve(plain), record)
+    assert.equal(resolver.cachedCount, 1)
+
+    await b.keys.revokeKey(record.id, Date.now())
+    await waitFor(() => resolver.cachedCount === 0, 2_000, 'the cache to drop the key')
+    assert.equal(await resolver.resolve(plain), undefined)
+    await resolver.stop()
+    await resolver.stop() // idempotent
+  })
+})
