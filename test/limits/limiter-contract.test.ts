@@ -228,20 +228,21 @@ for (const impl of implementations) {
 
 // ---------- Redis only ----------
 
+const admin = () => new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0 })
+
+// This run's keys would otherwise linger for a day (their TTL) in a shared Redis.
+after(async () => {
+  if (!(await redisReachable())) return
+  const redis = admin()
+  try {
+    const keys = await redis.keys(`${RUN_PREFIX}*`)
+    if (keys.length > 0) await redis.del(...keys)
+  } finally {
+    redis.disconnect()
+  }
+})
+
 describe('RedisLimiter: shared state in Redis', () => {
-  const admin = () => new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0 })
-
-  after(async () => {
-    if (!(await redisReachable())) return
-    const redis = admin()
-    try {
-      const keys = await redis.keys(`${RUN_PREFIX}*`)
-      if (keys.length > 0) await redis.del(...keys)
-    } finally {
-      redis.disconnect()
-    }
-  })
-
   test('three instances sharing one Redis let exactly 60 of 200 concurrent requests pass', async (t) => {
     if (!(await requireService(t, 'Redis'))) return
     const instances = [redisLimiter(), redisLimiter(), redisLimiter()]
