@@ -11,8 +11,11 @@
 // At a rate well below saturation both are nearly equal; if schedule p99 grows, the rate was too high.
 //
 // Usage: node bench/paced.mjs --url http://127.0.0.1:PORT/v1/pets?limit=20 --rate 1000 --duration 10
-//          [--warmup 2] [--header "Authorization: Bearer KEY"] [--connections 32]
+//          [--paths-file FILE] [--warmup 2] [--header "Authorization: Bearer KEY"] [--connections 32]
+// --paths-file: one path per line, used round-robin instead of the URL's own path (so that a
+// cache in the service cannot answer every request from memory).
 // Prints one line: BENCH_JSON {...} (latencies in microseconds).
+import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import { parseArgs } from 'node:util'
 
@@ -25,6 +28,7 @@ const { values } = parseArgs({
     header: { type: 'string', multiple: true, default: [] },
     connections: { type: 'string', default: '32' },
     'expect-status': { type: 'string', default: '200' },
+    'paths-file': { type: 'string' },
   },
 })
 if (!values.url) {
@@ -33,6 +37,9 @@ if (!values.url) {
 }
 
 const url = new URL(values.url)
+const paths = values['paths-file']
+  ? readFileSync(values['paths-file'], 'utf8').split('\n').filter((l) => l.startsWith('/'))
+  : [url.pathname + url.search]
 const rate = Number(values.rate)
 const duration = Number(values.duration)
 const warmup = Number(values.warmup)
@@ -68,7 +75,7 @@ function send(i) {
   const sent = process.hrtime.bigint()
   if (i === warmupCount) firstMeasuredSend = sent
   const req = http.request(
-    { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'GET', headers },
+    { agent, host: url.hostname, port: url.port, path: paths[i % paths.length], method: 'GET', headers },
     (res) => {
       res.on('data', () => {})
       res.on('end', () => {
@@ -121,6 +128,7 @@ function report() {
     targetRate: rate,
     achievedRate: seconds > 0 ? recorded / seconds : 0,
     sent: total,
+    distinctPaths: paths.length,
     measured: recorded,
     ok,
     unexpectedStatus: bad,

@@ -31,6 +31,7 @@ const OPTIONS = {
   growth: { type: 'string', help: 'comma list of catalogue sizes for the growth check, or "none" (default 10000,100000,1000000; quick 2000)' },
   rate: { type: 'string', help: 'fixed request rate of the growth check, req/s (default 1000)' },
   'paced-duration': { type: 'string', help: 'seconds per growth measurement (default 10; quick 2)' },
+  'distinct-pages': { type: 'string', help: 'distinct pages (after= values) per growth query, used round-robin (default 2000)' },
   pg: { type: 'boolean', help: 'run the PostgreSQL + Redis scenarios (default on; off with --quick)' },
   'no-pg': { type: 'boolean', help: 'skip PostgreSQL + Redis' },
   durability: { type: 'boolean', help: 'run the DURABILITY=power comparison (default on; off with --quick)' },
@@ -40,8 +41,8 @@ const OPTIONS = {
   'pg-url': { type: 'string', help: 'PostgreSQL server to create the bench database on (default postgres://postgres@127.0.0.1:5432/test)' },
   'redis-url': { type: 'string', help: 'Redis for the PG+Redis scenarios (default redis://127.0.0.1:6379)' },
   'void-threshold': { type: 'string', help: 'CPU used by other processes, % of one core, above which a round is void (default 3)' },
-  'max-retries': { type: 'string', help: 'reruns of a void round before giving up on it (default 3; quick 1)' },
-  'quiet-wait': { type: 'string', help: 'max seconds to wait for a quiet machine before each round (default 30; quick 3)' },
+  'max-retries': { type: 'string', help: 'reruns of a void round before giving up on it (default 3; quick 0)' },
+  'quiet-wait': { type: 'string', help: 'max seconds to wait for a quiet machine before each round (default 30; quick 2)' },
   out: { type: 'string', help: 'directory for <date>.json and <date>.md (default bench/results)' },
   'max-minutes': { type: 'string', help: 'hard deadline for the whole run (default 60)' },
   'keep-tmp': { type: 'boolean', help: 'keep the temp dir (databases, logs, profile)' },
@@ -91,14 +92,15 @@ function parseOptions() {
     growth,
     rate: num('rate', 1000, 1000, { min: 1 }),
     pacedDuration: num('paced-duration', 10, 2, { min: 1 }),
+    distinctPages: num('distinct-pages', 2000, 2000, { min: 1 }),
     pg: onOff('pg'),
     durability: onOff('durability'),
     profile: onOff('profile'),
     pgUrl: get('pg-url') ?? 'postgres://postgres@127.0.0.1:5432/test',
     redisUrl: get('redis-url') ?? 'redis://127.0.0.1:6379',
     voidThreshold: num('void-threshold', 3, 3, { integer: false }),
-    maxRetries: num('max-retries', 3, 1),
-    quietWait: num('quiet-wait', 30, 3),
+    maxRetries: num('max-retries', 3, 0),
+    quietWait: num('quiet-wait', 30, 2),
     out: resolve(get('out') ?? join(ROOT, 'bench/results')),
     maxMinutes: num('max-minutes', 60, 60, { integer: false, min: 1 }),
     keepTmp: flag('keep-tmp'),
@@ -170,7 +172,7 @@ function machineInfo() {
     cpus: os.cpus().length,
     memoryGb: Math.round(os.totalmem() / 2 ** 30),
     kernel: `${os.type()} ${os.release()}`,
-    wrk: ((wrkOut.stdout || '') + (wrkOut.stderr || '')).split('\n')[0].trim(),
+    wrk: ((wrkOut.stdout || '') + (wrkOut.stderr || '')).split('\n')[0].replace(/\s*Copyright.*$/, '').trim(),
     tmpFilesystem: df ? { device: df[0], type: df[1] } : null,
     gitCommit: sh('git', ['rev-parse', '--short', 'HEAD']),
     gitDirty: (sh('git', ['status', '--porcelain', '--', 'src']) ?? '') !== '',
@@ -357,21 +359,23 @@ async function growthSection(results) {
   for (const size of opts.growth) {
     const seed = await seedSqlite(dbFile, size)
     log(`growth: ${seed.rows} pets (inserted ${seed.inserted} directly in ${seed.seconds}s)`)
-    const queries = await growthQueries(dbFile, opts.quick)
+    const queries = await growthQueries(dbFile, { quick: opts.quick, distinct: opts.distinctPages })
     const service = await startService({ databaseUrl: dbFile, logFile: join(tmp, `service-growth-${size}.log`), cpu: SERVER_CPU })
     const groups = harnessGroups({ server: () => [service.pid] })
     const entry = { size: seed.rows, seedSeconds: seed.seconds, queries: [] }
     section.sizes.push(entry)
     try {
       for (const q of queries) {
-        const check = await request(service.port, { path: q.path, headers: { authorization: `Bearer ${key.key}` } })
+        const check = await request(service.port, { path: q.paths[0], headers: { authorization: `Bearer ${key.key}` } })
         const items = check.status === 200 ? JSON.parse(check.body.toString()).length : 0
-        if (check.status !== 200 || items === 0) throw new Error(`growth query ${q.path} answered ${check.status} with ${items} items`)
+        if (check.status !== 200 || items === 0) throw new Error(`growth query ${q.paths[0]} answered ${check.status} with ${items} items`)
+        const pathsFile = join(tmp, `paths-${size}-${q.id}.txt`)
+        writeFileSync(pathsFile, q.paths.join('\n') + '\n')
         const runs = []
         for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
           const waited = await quiet(groups)
           const m = await measured({ groups, memoryPid: service.pid, thresholdPct: opts.voidThreshold }, () =>
-            runPaced({ port: service.port, path: q.path, key: key.key, rate: opts.rate, seconds: opts.pacedDuration, warmup: opts.quick ? 1 : 2, cpu: LOAD_CPU }),
+            runPaced({ port: service.port, path: q.paths[0], pathsFile, key: key.key, rate: opts.rate, seconds: opts.pacedDuration, warmup: opts.quick ? 1 : 2, cpu: LOAD_CPU }),
           )
           m.serverCpuPct = m.cpu.groupsPct.server
           runs.push({ attempt, quietWait: waited, ...m, void: m.voidReason !== null })
@@ -384,7 +388,7 @@ async function growthSection(results) {
         const valid = runs.filter((r) => !r.void)
         const best = valid[valid.length - 1]
         entry.queries.push({
-          id: q.id, path: q.path, items, plan: q.plan, runs,
+          id: q.id, path: q.pattern, distinctPaths: q.paths.length, items, plan: q.plan, runs,
           valid: best !== undefined,
           p50Ms: best?.p50Ms ?? null, p99Ms: best?.p99Ms ?? null, serverCpuPct: best?.serverCpuPct ?? null,
           peakRssMb: Math.max(0, ...runs.map((r) => r.memory?.peakRssMb ?? 0)),

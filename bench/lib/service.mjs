@@ -130,34 +130,47 @@ const PAGE_SQL = 'SELECT id, name, category_id, status FROM pets WHERE id > ? OR
 const PAGE_BY_STATUS_SQL = 'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?'
 
 /**
- * The growth queries for the catalogue in `file`: first page, a page near the end (keyset
+ * The growth queries for the catalogue in `file`: shallow pages, pages near the end (keyset
  * `after`), the status filter near the end, and the rare status near the end, each with SQLite's
  * plan for the service's SQL (SEARCH ... USING INDEX / INTEGER PRIMARY KEY = no scan, no sort).
+ * Each query is a set of `distinct` paths (consecutive `after` values) used round-robin, more than
+ * the service's page cache holds (512 pages of each kind when this was written), so every request
+ * reaches SQLite rather than a cached page.
  */
-export async function growthQueries(file, quick) {
+export async function growthQueries(file, { quick = false, distinct = 2000 } = {}) {
   const { default: Database } = await import('better-sqlite3')
   const db = new Database(file, { readonly: true })
   try {
+    const rows = db.prepare('SELECT COUNT(*) AS n FROM pets').get().n
+    const count = Math.max(1, Math.min(distinct, Math.floor(rows / 4)))
     const afterNearEnd = (status, remaining) =>
       status
         ? db.prepare('SELECT id FROM pets WHERE status = ? ORDER BY id DESC LIMIT 1 OFFSET ?').get(status, remaining)?.id ?? 0
         : db.prepare('SELECT id FROM pets ORDER BY id DESC LIMIT 1 OFFSET ?').get(remaining)?.id ?? 0
-    const plan = (sql, args) =>
-      db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args).map((r) => r.detail).join('; ')
-    const all = [
-      { id: 'first-page', path: '/v1/pets?limit=20', plan: plan(PAGE_SQL, [0, 21]) },
-      { id: 'deep-page', after: afterNearEnd(undefined, 50), limit: 20 },
-      { id: 'status-deep', status: 'available', after: afterNearEnd('available', 150), limit: 100 },
-      { id: 'rare-status-deep', status: 'pending', after: afterNearEnd('pending', 30), limit: 20 },
+    const plan = (status, after, limit) =>
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${status ? PAGE_BY_STATUS_SQL : PAGE_SQL}`)
+        .all(...(status ? [status, after, limit + 1] : [after, limit + 1]))
+        .map((r) => r.detail)
+        .join('; ')
+    const defs = [
+      { id: 'shallow-page', limit: 20, first: count - 1 },
+      { id: 'deep-page', limit: 20, first: afterNearEnd(undefined, 50) },
+      { id: 'status-deep', limit: 100, status: 'available', first: afterNearEnd('available', 150) },
+      { id: 'rare-status-deep', limit: 20, status: 'pending', first: afterNearEnd('pending', 30) },
     ]
-    for (const q of all.slice(1)) {
-      const qs = new URLSearchParams({ limit: String(q.limit) })
-      if (q.status) qs.set('status', q.status)
-      qs.set('after', String(q.after))
-      q.path = `/v1/pets?${qs}`
-      q.plan = q.status ? plan(PAGE_BY_STATUS_SQL, [q.status, q.after, q.limit + 1]) : plan(PAGE_SQL, [q.after, q.limit + 1])
-    }
-    return quick ? all.slice(0, 2) : all
+    const out = defs.map((q) => {
+      const afters = Array.from({ length: count }, (_, k) => Math.max(0, q.first - k))
+      const paths = afters.map((after) => {
+        const qs = new URLSearchParams({ limit: String(q.limit) })
+        if (q.status) qs.set('status', q.status)
+        qs.set('after', String(after))
+        return `/v1/pets?${qs}`
+      })
+      const pattern = `/v1/pets?limit=${q.limit}${q.status ? `&status=${q.status}` : ''}&after={${afters[afters.length - 1]}..${afters[0]}}`
+      return { id: q.id, pattern, paths, plan: plan(q.status, afters[0], q.limit) }
+    })
+    return quick ? out.slice(0, 2) : out
   } finally {
     db.close()
   }

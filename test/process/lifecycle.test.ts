@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import http from 'node:http'
+import net from 'node:net'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -103,6 +104,62 @@ function slowCreate(url: string, key: string, name: string) {
   return { response, finish: () => finish() }
 }
 
+interface RawResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/** Parses HTTP/1.1 responses with Content-Length bodies from one socket's bytes. */
+function parseResponses(raw: Buffer): RawResponse[] {
+  const out: RawResponse[] = []
+  let rest = raw
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n')
+    if (end < 0) break
+    const [statusLine, ...headerLines] = rest.subarray(0, end).toString('latin1').split('\r\n')
+    const headers: Record<string, string> = {}
+    for (const line of headerLines) {
+      const i = line.indexOf(':')
+      headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim()
+    }
+    const length = Number(headers['content-length'] ?? 0)
+    out.push({ status: Number(statusLine!.split(' ')[1]), headers, body: rest.subarray(end + 4, end + 4 + length).toString('utf8') })
+    rest = rest.subarray(end + 4 + length)
+  }
+  return out
+}
+
+/**
+ * On one connection: a POST whose body is held back, then (once released) the rest of it with a
+ * second, pipelined request behind it. Released after SIGTERM, the second request arrives while
+ * the server is closing, on a connection that is not idle.
+ */
+function pipelined(port: number, key: string) {
+  const body = Buffer.from(JSON.stringify({ name: 'pipelined', categoryId: 43 }))
+  const half = Math.floor(body.length / 2)
+  const socket = net.connect({ host: '127.0.0.1', port })
+  const chunks: Buffer[] = []
+  const done = new Promise<RawResponse[]>((resolve, reject) => {
+    socket.on('data', (c: Buffer) => chunks.push(c))
+    socket.on('error', reject)
+    socket.on('close', () => resolve(parseResponses(Buffer.concat(chunks))))
+  })
+  socket.write(
+    `POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${body.length}\r\nX-Request-Id: pipelined-1\r\n\r\n`,
+  )
+  socket.write(body.subarray(0, half))
+  const finish = () =>
+    socket.write(
+      Buffer.concat([
+        body.subarray(half),
+        Buffer.from(`GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${key}\r\nX-Request-Id: pipelined-2\r\n\r\n`),
+      ]),
+    )
+  return { done, finish }
+}
+
 test('SIGTERM under load: in-flight requests complete, then a clean exit', { timeout: 40_000 }, async (t) => {
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
@@ -112,6 +169,8 @@ test('SIGTERM under load: in-flight requests complete, then a clean exit', { tim
   // Requests the server has accepted and is still reading: they must complete after SIGTERM.
   const slow = Array.from({ length: 10 }, (_, i) => slowCreate(server.url, key, `slow-${i}`))
   for (const s of slow) s.response.catch(() => {}) // asserted below
+  const pipe = pipelined(server.port, key)
+  pipe.done.catch(() => {})
   // Background load on keep-alive connections (GET) and on one connection per request (POST), each
   // request with its own X-Request-Id so the log tells which ones the server took in.
   let stopLoad = false
@@ -158,7 +217,9 @@ test('SIGTERM under load: in-flight requests complete, then a clean exit', { tim
   const stopped = server.stop('SIGTERM', 10_000)
   await sleep(300) // shutting down now, while the slow requests wait for the rest of their bodies
   for (const s of slow) s.finish()
+  pipe.finish()
   const results = await Promise.allSettled(slow.map((s) => s.response))
+  const piped = await pipe.done
   const { code, signal, ms } = await stopped
   stopLoad = true
   await Promise.all(load)
@@ -188,6 +249,17 @@ test('SIGTERM under load: in-flight requests complete, then a clean exit', { tim
   assert.deepEqual(lostAfterAnswer, [], 'no request the server took in was cut off')
   for (const id of answeredIds) assert.ok(logged.has(id), `answered request ${id} has its access line (log flushed on exit)`)
   assert.ok(failedIds.size <= 8, `at most one cut request per load worker (${failedIds.size})`)
+  // The pipelined pair: the first (in flight at SIGTERM) completes; the second, which arrived while
+  // closing, is refused with a 503 in the Error shape, and the connection is closed.
+  assert.equal(piped.length, 2, `two responses on the pipelined connection: ${JSON.stringify(piped)}`)
+  assert.equal(piped[0]!.status, 201, piped[0]!.body)
+  assert.equal(piped[1]!.status, 503, piped[1]!.body)
+  assert.equal(piped[1]!.headers.connection, 'close')
+  const refusedBody = JSON.parse(piped[1]!.body) as Record<string, unknown>
+  assert.deepEqual(Object.keys(refusedBody).sort(), ['code', 'message', 'status'], `503 while closing: Error shape: ${piped[1]!.body}`)
+  assert.equal(refusedBody.code, 'service_unavailable')
+  assert.equal(refusedBody.status, 503)
+  assert.equal(piped[1]!.headers['x-request-id'], 'pipelined-2', '503 while closing echoes the request id')
   // A request refused because the server is closing is an error like any other: the Error shape.
   for (const u of unavailable) {
     assert.deepEqual(

@@ -1,0 +1,238 @@
+/**
+ * The fuzzer's oracle: judges one HTTP response against the service's own OpenAPI document
+ * (served at GET /v1/openapi.json) and the README's decided behaviour.
+ *
+ * OpenAPI validation uses openapi-backend (operation lookup, $ref dereferencing, status- and
+ * header-based response validators) with its Ajv swapped for Ajv2020 through `customizeAjv`, so
+ * the document's schemas are compiled with JSON Schema 2020-12 semantics, the dialect of
+ * OpenAPI 3.1. int64 values are checked on the response's source text as well (a double cannot
+ * tell 2^63-1 from 2^63).
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import type { Ajv, Options as AjvOptions, ValidateFunction } from 'ajv'
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
+import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
+import { ERROR_STATUS } from '../../src/http/errors.js'
+import type { WireResponse } from './transport.js'
+
+export type OperationId = 'listPets' | 'createPet' | 'getPet'
+
+export const INT64_MIN = -(2n ** 63n)
+export const INT64_MAX = 2n ** 63n - 1n
+
+/** Documented headers that are conditional by their description, so may be absent. */
+const CONDITIONAL_HEADERS: Record<string, string[]> = {
+  'listPets 200': ['link'], // "present only when more animals exist"
+}
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+export interface Expectation {
+  /** The operation the request line addresses, or undefined (unknown route, other method, malformed request). */
+  operation: OperationId | undefined
+  method: string
+  /** True when the request is known to lack a valid key: a 2xx would be an authentication bypass. */
+  knownUnauthenticated: boolean
+  /**
+   * The X-Request-Id value the server sees, when the client sent exactly one (undefined: none or
+   * several); a safe one must be echoed, anything else replaced by a UUID.
+   */
+  requestId: { sent: false } | { sent: true; value: string | undefined }
+  /**
+   * The request is well-formed HTTP/1.1 (every request node:http sends, and raw ones without a
+   * deliberate defect): it must be answered by the app (X-Request-Id present), never by Node's parser.
+   */
+  wellFormed: boolean
+}
+
+export interface Verdict {
+  problems: string[]
+  /** A short label for statistics, e.g. "createPet 400 invalid_request". */
+  label: string
+}
+
+type DocOperation = { operationId: string; responses: Record<string, { headers?: Record<string, { schema?: unknown }>; content?: Record<string, { schema?: unknown }> }> }
+
+function ajv2020(opts: AjvOptions): Ajv {
+  const ajv = new Ajv2020({ ...opts, strict: false, allErrors: true })
+  // OpenAPI 3.1 formats: int64 on the JSON.parse'd double (exactness is checked on the source text).
+  ajv.addFormat('int64', { type: 'number', validate: (v: number) => Number.isInteger(v) && v >= -(2 ** 63) && v <= 2 ** 63 })
+  ajv.addFormat('int32', { type: 'number', validate: (v: number) => Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31 })
+  return ajv as unknown as Ajv
+}
+
+export class Oracle {
+  private readonly api: OpenAPIBackend
+  private readonly errorValidator: ValidateFunction
+
+  private constructor(
+    readonly doc: any,
+    api: OpenAPIBackend,
+  ) {
+    this.api = api
+    const ajv = ajv2020({})
+    this.errorValidator = ajv.compile(doc.components.schemas.Error)
+  }
+
+  /** Builds the oracle from an OpenAPI document (normally the one the server serves). */
+  static async create(doc: unknown): Promise<Oracle> {
+    const api = new OpenAPIBackend({
+      definition: structuredClone(doc) as never,
+      apiRoot: '/v1',
+      strict: true,
+      validate: true,
+      quick: false,
+      customizeAjv: (_original, opts) => ajv2020(opts as AjvOptions),
+    })
+    await api.init()
+    return new Oracle(doc, api)
+  }
+
+  private operation(id: OperationId): DocOperation {
+    const op = this.api.router.getOperation(id) as unknown as DocOperation | undefined
+    if (!op) throw new Error(`operation ${id} is not in the OpenAPI document`)
+    return op
+  }
+
+  judge(exp: Expectation, res: WireResponse): Verdict {
+    const problems: string[] = []
+    const status = res.status
+    const ct = res.headers['content-type']
+    const bodyText = res.body.toString('utf8')
+    const isHead = exp.method === 'HEAD'
+    // Answers that went through the app carry X-Request-Id; Node's HTTP parser errors do not.
+    const viaApp = res.headers['x-request-id'] !== undefined
+    if (exp.wellFormed && !viaApp) problems.push('a well-formed request was answered outside the app (no X-Request-Id)')
+
+    if (status >= 500) problems.push(`5xx answer: ${status}`)
+    if (status < 200) problems.push(`non-final status ${status}`)
+
+    // The body: valid UTF-8 JSON (any response that has one).
+    let body: unknown = undefined
+    let lossless: unknown = undefined
+    const hasBody = res.body.length > 0
+    if (hasBody) {
+      if (!Buffer.from(bodyText, 'utf8').equals(res.body)) problems.push('response body is not valid UTF-8')
+      if (!/^application\/json(;|$)/i.test(ct ?? '')) problems.push(`body with Content-Type ${JSON.stringify(ct)}, not application/json`)
+      try {
+        body = JSON.parse(bodyText)
+        lossless = parseLossless(bodyText)
+      } catch {
+        problems.push(`response body is not JSON: ${JSON.stringify(bodyText.slice(0, 200))}`)
+      }
+    } else if (!isHead) {
+      problems.push(`empty response body (status ${status}); every answer must carry an Error, Pet or Pets body`)
+    }
+
+    const isErrorBody = body !== null && typeof body === 'object' && !Array.isArray(body) && ('code' in body || 'error' in body)
+    const code = isErrorBody ? String((body as { code?: unknown }).code) : undefined
+    const where = viaApp ? (exp.operation ?? 'other') : 'outside-app'
+    const label = `${where} ${exp.method} ${status}${code ? ' ' + code : ''}`
+
+    // Any error answer: exact Error shape, status equal to the HTTP status, code from the closed list with that status.
+    if (status >= 400 && (hasBody || !isHead)) this.checkErrorBody(body, status, problems)
+    else if (isErrorBody) this.checkErrorBody(body, status, problems)
+
+    if (exp.knownUnauthenticated && status >= 200 && status < 300) problems.push(`authentication bypass: ${status} without a valid key`)
+
+    if (viaApp) {
+      if (res.headers['x-content-type-options'] !== 'nosniff') problems.push('missing X-Content-Type-Options: nosniff')
+      if (exp.operation !== undefined) {
+        this.checkOperation(exp.operation, exp, res, body, lossless, problems)
+        const id = res.headers['x-request-id']!
+        if (exp.requestId.sent && exp.requestId.value !== undefined && SAFE_REQUEST_ID.test(exp.requestId.value)) {
+          if (id !== exp.requestId.value) problems.push(`X-Request-Id ${JSON.stringify(id)} is not the safe id sent (${JSON.stringify(exp.requestId.value)})`)
+        } else if (!UUID.test(id)) {
+          problems.push(`X-Request-Id not echoed from a safe one must be a UUID: ${JSON.stringify(id)}`)
+        }
+        if (res.headers['cache-control'] !== 'no-store') problems.push('missing Cache-Control: no-store on an API response')
+      } else if (status < 400) {
+        problems.push(`${status} outside the documented operations`)
+      }
+    } else if (status < 400) {
+      problems.push(`${status} answered outside the app`)
+    }
+    if (status === 405 && !res.headers['allow']) problems.push('405 without an Allow header')
+    return { problems, label }
+  }
+
+  private checkErrorBody(body: unknown, status: number, problems: string[]): void {
+    if (!this.errorValidator(body)) {
+      problems.push(`not an Error body: ${JSON.stringify(body)?.slice(0, 300)} (${JSON.stringify(this.errorValidator.errors)})`)
+      return
+    }
+    const e = body as { code: keyof typeof ERROR_STATUS; status: number }
+    if (e.status !== status) problems.push(`Error.status ${e.status} differs from the HTTP status ${status}`)
+    if (ERROR_STATUS[e.code] !== status) problems.push(`code ${e.code} belongs to ${ERROR_STATUS[e.code]}, sent with ${status}`)
+  }
+
+  private checkOperation(
+    operationId: OperationId,
+    exp: Expectation,
+    res: WireResponse,
+    body: unknown,
+    lossless: unknown,
+    problems: string[],
+  ): void {
+    const op = this.operation(operationId)
+    const status = res.status
+    const documented = op.responses[String(status)]
+    if (!documented) {
+      problems.push(`status ${status} is not documented for ${operationId} (documented: ${Object.keys(op.responses).join(', ')})`)
+      return
+    }
+    // Body against the response schema.
+    if (exp.method !== 'HEAD') {
+      if (documented.content?.['application/json']?.schema !== undefined) {
+        const result = this.api.validator.validateResponse(body, operationId, status)
+        if (!result.valid) problems.push(`${operationId} ${status} body does not match the OpenAPI schema: ${JSON.stringify(result.errors)}`)
+      } else if (res.body.length > 0) problems.push(`${operationId} ${status} documents no body but one was sent`)
+      checkInt64Text(lossless, problems)
+    } else if (res.body.length > 0) problems.push('HEAD response with a body')
+
+    // Headers: every documented header present (except documented-conditional ones) and of its schema type.
+    const conditional = CONDITIONAL_HEADERS[`${operationId} ${status}`] ?? []
+    for (const name of Object.keys(documented.headers ?? {})) {
+      const lower = name.toLowerCase()
+      if (res.headers[lower] === undefined && !conditional.includes(lower)) problems.push(`documented header ${name} missing on ${operationId} ${status}`)
+    }
+    const headerResult = this.api.validator.validateResponseHeaders(res.headers, operationId, { statusCode: status, setMatchType: SetMatchType.Any })
+    if (!headerResult.valid) problems.push(`${operationId} ${status} headers do not match the OpenAPI document: ${JSON.stringify(headerResult.errors)}`)
+    for (const [name] of res.rawHeaders) {
+      if (['content-length', 'content-type', 'x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'location'].includes(name)) {
+        if (res.rawHeaders.filter(([n]) => n === name).length > 1) problems.push(`header ${name} sent more than once`)
+      }
+    }
+
+    // README specifics the document cannot express.
+    if (status === 401 && !/^Bearer\b/.test(res.headers['www-authenticate'] ?? '')) problems.push('401 without WWW-Authenticate: Bearer')
+    if (status === 429 && !/^[1-9]\d*$/.test(res.headers['retry-after'] ?? '')) problems.push(`429 with Retry-After ${JSON.stringify(res.headers['retry-after'])}`)
+    if (status === 201 && exp.method !== 'HEAD') {
+      const id = isLosslessNumber((lossless as Record<string, unknown> | undefined)?.id) ? String((lossless as { id: unknown }).id) : undefined
+      if (res.headers['location'] !== `/v1/pets/${id}`) problems.push(`Location ${JSON.stringify(res.headers['location'])} is not /v1/pets/${id}`)
+    }
+    if (operationId === 'getPet') {
+      for (const h of ['deprecation', 'sunset', 'link']) if (res.headers[h] === undefined) problems.push(`getPet ${status} without the ${h} header`)
+    }
+  }
+
+  /** Checks only the Error shape (answers outside any operation). */
+  isErrorShaped(body: unknown): boolean {
+    return this.errorValidator(body) as boolean
+  }
+}
+
+/** Every id / categoryId in a Pet or Pets body is a plain int64 integer literal in the source text. */
+function checkInt64Text(lossless: unknown, problems: string[]): void {
+  const pets = Array.isArray(lossless) ? lossless : lossless !== null && typeof lossless === 'object' && 'id' in lossless ? [lossless] : []
+  for (const pet of pets as Array<Record<string, unknown>>) {
+    for (const field of ['id', 'categoryId']) {
+      const v = pet?.[field]
+      if (!isLosslessNumber(v)) continue // the schema check reports a missing or mistyped field
+      const text = String(v)
+      if (!/^-?(0|[1-9]\d*)$/.test(text)) problems.push(`${field} ${text} is not a plain integer literal`)
+      else if (BigInt(text) < INT64_MIN || BigInt(text) > INT64_MAX) problems.push(`${field} ${text} is outside int64`)
+    }
+  }
+}

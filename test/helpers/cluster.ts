@@ -1,0 +1,225 @@
+/**
+ * Helpers for the scale tests (test/scale/): a scratch PostgreSQL database per test, bursts of
+ * concurrent requests spread over several instances, a long-running `animal-store serve` process
+ * (the primary of `--workers N`) and the children of a process.
+ *
+ * Everything started here is killed after the test (SIGKILL, by pid), also when the test fails.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import pg from 'pg'
+import { ROOT, childEnv, freePort, sleep, type EnvOverrides, type ExitStatus } from './process.js'
+import { PG_URL } from './services.js'
+
+// ---------------------------------------------------------------------------------------------
+// A scratch PostgreSQL database.
+
+/** `PG_URL` with its database name replaced. */
+export function databaseUrlFor(name: string): string {
+  const url = new URL(PG_URL)
+  url.pathname = '/' + name
+  return url.toString()
+}
+
+/** Runs `work` on one short-lived connection to `url`. */
+export async function withPg<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+/**
+ * Creates a fresh database `as_scale_<random>` on the server of PG_URL and returns its URL; it is
+ * dropped (WITH (FORCE): lingering connections of killed servers are cut) after the test.
+ */
+export async function useScratchDatabase(t: TestContext, prefix = 'as_scale_'): Promise<string> {
+  const name = prefix + randomBytes(6).toString('hex')
+  await withPg(PG_URL, (c) => c.query(`CREATE DATABASE ${name}`))
+  t.after(async () => {
+    await withPg(PG_URL, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch((error: unknown) => {
+      process.stderr.write(`could not drop scratch database ${name}: ${(error as Error).message}\n`)
+    })
+  })
+  return databaseUrlFor(name)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests.
+
+export interface Outcome {
+  status: number
+  /** The error body's code, when there is one. */
+  code: string | undefined
+  retryAfter: number | undefined
+  /** Index of the target that answered. */
+  target: number
+}
+
+async function outcome(res: Response, target: number): Promise<Outcome> {
+  const text = await res.text()
+  let code: string | undefined
+  try {
+    code = (JSON.parse(text) as { code?: string }).code
+  } catch {
+    // not JSON
+  }
+  const retry = res.headers.get('retry-after')
+  return { status: res.status, code, retryAfter: retry === null ? undefined : Number(retry), target }
+}
+
+/** One GET with a timeout, reduced to status, error code and Retry-After. */
+export async function probe(url: string, headers: Record<string, string> = {}, timeoutMs = 10_000, target = 0): Promise<Outcome> {
+  return outcome(await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) }), target)
+}
+
+/**
+ * `count` requests sent at once, spread round-robin over `bases` (request i goes to bases[i % n]),
+ * to `path` with `headers`. Resolves when all have answered.
+ */
+export async function burst(bases: string[], path: string, count: number, headers: Record<string, string>): Promise<Outcome[]> {
+  return Promise.all(
+    Array.from({ length: count }, (_, i) => {
+      const target = i % bases.length
+      return probe(bases[target]! + path, headers, 20_000, target)
+    }),
+  )
+}
+
+/** Counts of `status` or `status code` strings, e.g. { '200': 60, '429 key_banned': 80 }. */
+export function tally(outcomes: Outcome[]): Record<string, number> {
+  const counts: Record<string, number> = {}
+  for (const o of outcomes) {
+    const label = o.status >= 400 && o.code ? `${o.status} ${o.code}` : String(o.status)
+    counts[label] = (counts[label] ?? 0) + 1
+  }
+  return counts
+}
+
+/**
+ * Rate-limit windows are aligned to the clock minute (Redis' clock, the same machine's here). A
+ * burst that straddles a minute boundary would legitimately get two minutes' quota, so wait for
+ * the next minute when fewer than `seconds` are left in this one.
+ */
+export async function ensureMinuteRoom(seconds: number): Promise<void> {
+  const intoMinute = Date.now() % 60_000
+  if (60_000 - intoMinute < seconds * 1000) await sleep(60_000 - intoMinute + 250)
+}
+
+/** Polls `check` every `everyMs` until it returns true or `timeoutMs` passes; returns whether it did. */
+export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 50): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs
+  while (performance.now() < deadline) {
+    if (await check()) return true
+    await sleep(everyMs)
+  }
+  return false
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes.
+
+/** Pids of the live children of `pid` (from /proc; Linux). */
+export function childPids(pid: number): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      // pid (comm) state ppid ...; comm may contain spaces and parentheses: split after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const state = fields[0]
+      const ppid = Number(fields[1])
+      if (ppid === pid && state !== 'Z' && state !== 'X') pids.push(Number(entry))
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids
+}
+
+/** Whether a process with this pid exists (and is not a zombie). */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
+    return state !== 'Z' && state !== 'X'
+  } catch {
+    return false
+  }
+}
+
+function killPid(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {
+    // already gone
+  }
+}
+
+export interface CliServer {
+  readonly child: ChildProcess
+  readonly pid: number
+  readonly port: number
+  readonly url: string
+  stdout(): string
+  stderr(): string
+  readonly exited: Promise<ExitStatus>
+}
+
+/**
+ * Spawns `animal-store ARGS` (src/cli.ts through tsx) and leaves it running: for `serve`. The
+ * process and every child it has (cluster workers) are SIGKILLed after the test by pid.
+ */
+export async function spawnCli(
+  t: TestContext,
+  args: string[],
+  env: EnvOverrides,
+  port?: number,
+): Promise<CliServer> {
+  const listenPort = port ?? (await freePort())
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], {
+    cwd: ROOT,
+    env: childEnv({ PORT: String(listenPort), HOST: '127.0.0.1', BOOTSTRAP_KEY: 'false', LOG_LEVEL: 'warn', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s))
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s))
+  const exited = new Promise<ExitStatus>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })))
+  // Workers seen while it ran: they are killed too, even once the primary is gone.
+  const seen = new Set<number>()
+  const watch = setInterval(() => {
+    if (child.pid !== undefined) for (const pid of childPids(child.pid)) seen.add(pid)
+  }, 100)
+  watch.unref()
+  const cleanup = () => {
+    clearInterval(watch)
+    if (child.pid !== undefined) for (const pid of childPids(child.pid)) seen.add(pid)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    for (const pid of seen) if (isAlive(pid)) killPid(pid)
+  }
+  process.once('exit', cleanup)
+  t.after(async () => {
+    cleanup()
+    process.removeListener('exit', cleanup)
+    await Promise.race([exited, sleep(5_000)])
+  })
+  return {
+    child,
+    pid: child.pid!,
+    port: listenPort,
+    url: `http://127.0.0.1:${listenPort}`,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+  }
+}
