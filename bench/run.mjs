@@ -135,7 +135,15 @@ const median = (xs) => {
 const round2 = (x) => (x === null || x === undefined ? null : Math.round(x * 100) / 100)
 const round3 = (x) => (x === null || x === undefined ? null : Math.round(x * 1000) / 1000)
 
-installGuards(opts.maxMinutes * 60_000)
+// Filled in as the run goes; on an abort (deadline, Ctrl-C, error) what was measured is still written.
+let results = null
+let written = false
+installGuards(opts.maxMinutes * 60_000, async (why) => {
+  if (results && !written) {
+    results.aborted = why
+    writeResults(results)
+  }
+})
 const tmp = mkdtempSync(join(os.tmpdir(), 'animal-store-bench-'))
 onCleanup(() => {
   if (opts.keepTmp) log(`temp dir kept: ${tmp}`)
@@ -247,8 +255,8 @@ async function runScenario({ id, sc, backend, ctx, service, ceiling, key, extraG
   return { id, name: sc.name, backend, method: sc.method, path, connections: opts.connections, seconds: opts.duration, rounds, summary: summarise(rounds, sc) }
 }
 
-function summarise(rounds, sc) {
-  const valid = rounds.filter((r) => !r.void)
+function summarise(rounds, sc, { includeVoid = false } = {}) {
+  const valid = includeVoid ? rounds : rounds.filter((r) => !r.void)
   const roundsById = new Map()
   for (const r of rounds) roundsById.set(r.round, r)
   const pick = (f) => median(valid.map(f))
@@ -272,6 +280,8 @@ function summarise(rounds, sc) {
     otherCpuPctMax: Math.max(0, ...rounds.map((r) => Math.max(r.service.cpu.otherPct, r.ceiling.cpu.otherPct))),
     httpErrors: expectErrors,
     expectedStatus: sc.expect,
+    // Without a single valid round, the same figures over the void rounds, for orientation only.
+    ...(valid.length === 0 && !includeVoid && rounds.length ? { voidRoundsOnly: summarise(rounds, sc, { includeVoid: true }) } : {}),
   }
 }
 
@@ -391,6 +401,7 @@ async function growthSection(results) {
           id: q.id, path: q.pattern, distinctPaths: q.paths.length, items, plan: q.plan, runs,
           valid: best !== undefined,
           p50Ms: best?.p50Ms ?? null, p99Ms: best?.p99Ms ?? null, serverCpuPct: best?.serverCpuPct ?? null,
+          ...(best ? {} : { voidP50Ms: runs[runs.length - 1].p50Ms, voidP99Ms: runs[runs.length - 1].p99Ms }),
           peakRssMb: Math.max(0, ...runs.map((r) => r.memory?.peakRssMb ?? 0)),
         })
       }
@@ -549,23 +560,22 @@ function targets(results) {
     ...(results.growth?.sizes ?? []).flatMap((s) => s.queries.map((q) => q.peakRssMb)),
     results.durability?.summary?.peakRssMb ?? 0,
   ]
-  const growthWorst = results.growth?.ratios?.length
-    ? Math.max(...results.growth.ratios.flatMap((r) => [r.p50 ?? 0, r.p99 ?? 0]))
-    : null
+  const growthRatios = (results.growth?.ratios ?? []).flatMap((r) => [r.p50, r.p99]).filter((x) => x !== null)
+  const growthWorst = growthRatios.length ? Math.max(...growthRatios) : null
   const t = (name, measuredValue, target, ok) => ({ target: name, measured: measuredValue, goal: target, met: measuredValue === null ? null : ok })
   return [
     t('GET list limit=20: service/ceiling rps (median)', list?.ratio.median ?? null, '>= 0.60', (list?.ratio.median ?? 0) >= 0.6),
     t('GET list limit=20: p99 latency ms (wrk, 50 connections, saturated)', list?.p99Ms ?? null, '< 3', (list?.p99Ms ?? Infinity) < 3),
     t('POST: service/ceiling rps (median)', post?.ratio.median ?? null, '>= 0.40', (post?.ratio.median ?? 0) >= 0.4),
     t(`list latency at ${results.growth?.ratios?.[0]?.to ?? 'largest'} vs ${results.growth?.ratios?.[0]?.from ?? 'smallest'} pets: worst p50/p99 ratio`, growthWorst, '<= 1.3', (growthWorst ?? Infinity) <= 1.3),
-    t('peak RSS of the service, MB (max over all runs)', allRss.length ? Math.max(...allRss) : null, '< 150', Math.max(...allRss) < 150),
+    t('peak RSS of the service, MB (max over all runs)', Math.max(0, ...allRss) || null, '< 150', Math.max(0, ...allRss) < 150),
   ]
 }
 
 async function main() {
   preflight()
   const started = new Date()
-  const results = {
+  results = {
     version: 1,
     startedAt: started.toISOString(),
     quick: opts.quick,
@@ -576,10 +586,10 @@ async function main() {
   }
   log(`${opts.quick ? 'quick' : 'full'} run: ${opts.rounds} round(s) x ${opts.duration}s, ${opts.connections} connections; temp dir ${tmp}`)
 
-  const main = await sqliteSection(results)
+  const mainDb = await sqliteSection(results)
   if (opts.profile) {
     try {
-      await profileSection(results, main)
+      await profileSection(results, mainDb)
     } catch (error) {
       results.profile = { status: 'not run', reason: error.message }
     }
@@ -589,18 +599,21 @@ async function main() {
   if (opts.pg) await pgSection(results)
   else results.pg = { status: 'not run', reason: opts.quick ? 'skipped in --quick' : 'skipped (--no-pg)', scenarios: [] }
 
-  results.targets = targets(results)
-  results.finishedAt = new Date().toISOString()
-  results.durationSeconds = Math.round((Date.now() - started.getTime()) / 1000)
+  writeResults(results)
+}
 
+function writeResults(r) {
+  written = true
+  r.targets = targets(r)
+  r.finishedAt = new Date().toISOString()
+  r.durationSeconds = Math.round((Date.parse(r.finishedAt) - Date.parse(r.startedAt)) / 1000)
   mkdirSync(opts.out, { recursive: true })
-  const day = started.toISOString().slice(0, 10)
-  const base = join(opts.out, `${day}${opts.quick ? '-quick' : ''}`)
-  writeFileSync(`${base}.json`, JSON.stringify(results, null, 2) + '\n')
-  const md = markdownReport(results)
+  const base = join(opts.out, `${r.startedAt.slice(0, 10)}${opts.quick ? '-quick' : ''}`)
+  writeFileSync(`${base}.json`, JSON.stringify(r, null, 2) + '\n')
+  const md = markdownReport(r)
   writeFileSync(`${base}.md`, md)
   process.stdout.write(`\n${md}\n`)
-  log(`wrote ${base}.json and ${base}.md`)
+  log(`wrote ${base}.json and ${base}.md${r.aborted ? ` (partial: ${r.aborted})` : ''}`)
 }
 
 try {

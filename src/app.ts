@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import { clientErrorHandler, registerErrorHandling } from './http/error-handler.js'
-import { errorBody, ErrorBody } from './http/errors.js'
+import { ApiError, errorBody, ErrorBody } from './http/errors.js'
 import { registerGuard } from './http/guard.js'
 import { parseJsonBody } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
@@ -28,8 +28,15 @@ export interface AppDependencies {
 
 export const BODY_LIMIT = 16 * 1024
 
+/** How often Node sweeps for connections past headersTimeout/requestTimeout: 1 s, or half the headers timeout if shorter. */
+const connectionsCheckingInterval = (headersTimeoutMs: number) => Math.max(50, Math.min(1000, Math.floor(headersTimeoutMs / 2)))
+
 const PUBLIC_PREFIXES = ['/docs', '/v1/openapi.json', '/healthz', '/readyz', '/metrics']
 const isPublicPath = (url: string) => PUBLIC_PREFIXES.some((p) => url === p || url.startsWith(p + '/') || url.startsWith(p + '?'))
+
+/** A key pasted into a URL (by mistake) must not reach the log: keep only its display prefix. */
+const KEY_IN_TEXT = /as_(live|test)_[0-9A-Za-z]{38}/g
+export const redactKeys = (text: string) => (text.includes('as_') ? text.replace(KEY_IN_TEXT, (k) => k.slice(0, 12) + '…') : text)
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
@@ -52,11 +59,19 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy as never, // false, a comma list of addresses/CIDRs, or a hop count
     schemaController: strictSchemaController,
-    return503OnClosing: true,
+    return503OnClosing: false, // our own 503 while closing, in the Error shape (onRequest below)
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
+    // server.timeout: a socket that moves no byte either way for a whole request timeout is dead
+    // (a client that stopped reading its responses, or left a socket half-open after an error answer).
+    connectionTimeout: config.requestTimeoutMs,
     clientErrorHandler,
-    http: { maxHeaderSize: config.maxHeaderBytes } as never,
+    http: {
+      maxHeaderSize: config.maxHeaderBytes,
+      // Node checks headersTimeout/requestTimeout only this often (default 30 s): keep it well
+      // under the timeouts so a slow client is cut off close to the configured bound (docs/limits.md).
+      connectionsCheckingInterval: connectionsCheckingInterval(config.headersTimeoutMs),
+    } as never,
     routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 100 },
   }) as unknown as FastifyInstance
 
@@ -90,6 +105,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onClose', async () => keys.stop())
   app.decorate('keyResolver', keys)
 
+  let closing = false
+  app.addHook('preClose', (done) => {
+    closing = true
+    done()
+  })
   // Callback-style hooks: these run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
@@ -98,7 +118,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       reply.header('cache-control', 'no-store')
       reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
     }
-    done()
+    // Requests that arrive while draining get a 503 in the Error shape; Fastify already sets Connection: close.
+    if (closing) done(new ApiError('service_unavailable', 'The server is shutting down; retry', { 'retry-after': 1 }))
+    else done()
   })
   registerGuard(app, { keys, limiter, metrics, isPublicPath })
 
@@ -108,7 +130,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     const ms = reply.elapsedTime
     metrics.observeRequest(request.method, route, status, ms / 1000)
     request.log.info(
-      { method: request.method, url: request.url, status, ms: Math.round(ms * 100) / 100, keyId: request.apiKey?.id },
+      { method: request.method, url: redactKeys(request.url), status, ms: Math.round(ms * 100) / 100, keyId: request.apiKey?.id },
       'request',
     )
     done()

@@ -44,7 +44,9 @@ export async function startCluster(config: Config, workers: number): Promise<voi
     const deadline = setTimeout(() => process.exit(1), 15_000)
     deadline.unref()
     cluster.on('exit', () => {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+      // A worker leaves cluster.workers on the later of its 'exit' and 'disconnect', so at its
+      // 'exit' it (and others) may still be listed though dead: count only the live ones.
+      if (Object.values(cluster.workers ?? {}).every((worker) => worker === undefined || worker.isDead())) process.exit(0)
     })
   }
   process.on('SIGTERM', () => stop('SIGTERM'))

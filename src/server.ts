@@ -1,4 +1,6 @@
 import closeWithGrace from 'close-with-grace'
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { buildApp } from './app.js'
 import { systemClock } from './clock.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
@@ -43,7 +45,18 @@ export async function startServer(config: Config): Promise<void> {
   await app.listen({ port: config.port, host: config.host })
 }
 
-const isEntry = import.meta.url === `file://${process.argv[1]}`
+/** Run as the entry script (node dist/server.js), also through a symlink or from a path with spaces. */
+function isEntryScript(): boolean {
+  const entry = process.argv[1]
+  if (entry === undefined) return false
+  try {
+    return realpathSync(entry) === fileURLToPath(import.meta.url)
+  } catch {
+    return false
+  }
+}
+
+const isEntry = isEntryScript()
 if (isEntry) {
   let config: Config
   try {

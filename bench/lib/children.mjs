@@ -6,9 +6,17 @@ const live = new Set()
 const cleanups = []
 let shuttingDown = false
 
+/** This process's environment without what would change how a child Node runs (coverage, preloads). */
+export function childEnv() {
+  const env = { ...process.env }
+  delete env.NODE_V8_COVERAGE
+  delete env.NODE_OPTIONS
+  return env
+}
+
 /** Spawns a tracked child; stdout/stderr are kept (last 64 kB each) for error messages. */
 export function start(command, args, options = {}) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options })
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv(), ...options })
   child.out = ''
   child.err = ''
   const keep = (field) => (chunk) => {
@@ -70,10 +78,15 @@ export async function shutdown() {
 }
 
 /** Installs the handlers: signals, fatal errors, the hard deadline, and a last SIGKILL on exit. */
-export function installGuards(deadlineMs) {
+export function installGuards(deadlineMs, beforeExit = async () => {}) {
   const abort = async (why, code) => {
     process.stderr.write(`\nbench: ${why}; stopping every child process\n`)
     await shutdown()
+    try {
+      await beforeExit(why)
+    } catch (error) {
+      process.stderr.write(`bench: could not write partial results: ${error.message}\n`)
+    }
     process.exit(code)
   }
   process.once('SIGINT', () => abort('SIGINT', 130))

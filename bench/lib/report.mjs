@@ -8,9 +8,11 @@ const fmtSize = (size) => (size >= 1e6 ? `${size / 1e6}M` : size >= 1e3 ? `${siz
 
 function scenarioRows(section) {
   return section.scenarios.map((s) => {
-    const m = s.summary
+    // No valid round: show the void rounds' figures, marked, rather than nothing.
+    const m = s.summary.validRounds === 0 && s.summary.voidRoundsOnly ? { ...s.summary.voidRoundsOnly, validRounds: 0, voidRuns: s.summary.voidRuns } : s.summary
+    const v = s.summary.validRounds === 0 ? ' (void)' : ''
     return (
-      `| ${s.name} | ${section.backend} | ${n(m.rps)} | ${n(m.ceilingRps)} | ${ratio(m.ratio.median)} (${ratio(m.ratio.min)}..${ratio(m.ratio.max)}) ` +
+      `| ${s.name}${v} | ${section.backend} | ${n(m.rps)} | ${n(m.ceilingRps)} | ${ratio(m.ratio.median)} (${ratio(m.ratio.min)}..${ratio(m.ratio.max)}) ` +
       `| ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ms(m.ceilingP99Ms)} | ${n(m.peakRssMb, 1)} | ${n(m.serverCpuPct)}% ` +
       `| ${m.validRounds}/${m.roundsAsked}${m.voidRuns ? ` (${m.voidRuns} void)` : ''} | ${m.httpErrors} | ${s.wire ? `${s.wire.serviceBytes}/${s.wire.ceilingBytes}` : '–'} |`
     )
@@ -22,6 +24,10 @@ export function markdownReport(r) {
   const m = r.machine
   L.push(`# Animal Store benchmark — ${r.startedAt.slice(0, 10)}${r.quick ? ' (quick smoke run: not a measurement)' : ''}`)
   L.push('')
+  if (r.aborted) {
+    L.push(`**Partial results: the run was stopped (${r.aborted}).**`)
+    L.push('')
+  }
   L.push(
     `Machine: ${m.cpuModel}, ${m.cpus} CPUs, ${m.memoryGb} GiB, ${m.kernel}; Node ${m.node}; ${m.wrk}. ` +
       `Commit ${m.gitCommit ?? '?'}${m.gitDirty ? ' (src/ had uncommitted changes)' : ''}. ` +
@@ -47,8 +53,8 @@ export function markdownReport(r) {
   }
   L.push('')
 
-  const g = r.growth
-  if (g?.sizes?.length) {
+  const g = r.growth ? { ...r.growth, ratios: r.growth.ratios ?? [] } : null
+  if (g?.sizes?.length && g.sizes[0].queries.length) {
     L.push(`## Catalogue growth: list latency at a fixed ${n(g.rate)} req/s (open loop, ${g.seconds}s per point)`)
     L.push('')
     const sizes = g.sizes.map((s) => fmtSize(s.size))
@@ -57,7 +63,7 @@ export function markdownReport(r) {
     for (const [i, q] of g.sizes[0].queries.entries()) {
       const cells = g.sizes.map((s) => {
         const x = s.queries[i]
-        return x?.valid ? `${ms(x.p50Ms)} / ${ms(x.p99Ms)}` : x ? 'void' : '–'
+        return x?.valid ? `${ms(x.p50Ms)} / ${ms(x.p99Ms)}` : x ? `void (${ms(x.voidP50Ms)} / ${ms(x.voidP99Ms)})` : '–'
       })
       const rt = g.ratios[i]
       const cpu = g.sizes.map((s) => (s.queries[i]?.serverCpuPct === null || s.queries[i]?.serverCpuPct === undefined ? '–' : `${n(s.queries[i].serverCpuPct)}%`)).join(' / ')

@@ -53,7 +53,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   })
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0]
+    const path = (request.url.split('?')[0] ?? '').slice(0, 200).replace(/as_(live|test)_[0-9A-Za-z]{38}/g, (k) => k.slice(0, 12) + '…')
     reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${path}`))
   })
 }

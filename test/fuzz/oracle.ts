@@ -44,6 +44,10 @@ export interface Expectation {
    * deliberate defect): it must be answered by the app (X-Request-Id present), never by Node's parser.
    */
   wellFormed: boolean
+  /** A known path (/v1/pets, /v1/pets/{petId}) with a method it does not allow: README says 405 with Allow. */
+  methodNotAllowed?: boolean
+  /** A path no route serves: README says 404 not_found. */
+  unknownRoute?: boolean
 }
 
 export interface Verdict {
@@ -154,6 +158,10 @@ export class Oracle {
       problems.push(`${status} answered outside the app`)
     }
     if (status === 405 && !res.headers['allow']) problems.push('405 without an Allow header')
+    if (exp.unknownRoute && viaApp && status !== 404 && status !== 429) problems.push(`unknown route answered ${status}, not 404 not_found`)
+    if (exp.methodNotAllowed && viaApp && status !== 405 && status !== 429) {
+      problems.push(`${exp.method} on a known path answered ${status}, not 405 method_not_allowed`)
+    }
     return { problems, label }
   }
 

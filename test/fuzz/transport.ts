@@ -74,6 +74,11 @@ export function sendHttp(spec: HttpRequestSpec): Promise<WireResponse> {
       const existing = headers[name]
       headers[name] = existing === undefined ? value : ([] as string[]).concat(existing, value)
     }
+    // node:http frames a GET/HEAD/DELETE body only when told to (it would send the bytes unframed).
+    if (spec.body !== undefined && spec.chunked) headers['transfer-encoding'] = 'chunked'
+    else if (spec.body !== undefined && !Object.keys(headers).some((n) => n.toLowerCase() === 'content-length')) {
+      headers['content-length'] = String(spec.body.length)
+    }
     let req: http.ClientRequest
     try {
       req = http.request({
@@ -113,10 +118,7 @@ export function sendHttp(spec: HttpRequestSpec): Promise<WireResponse> {
         const mid = Math.floor(spec.body.length / 2)
         req.write(spec.body.subarray(0, mid))
         req.end(spec.body.subarray(mid))
-      } else {
-        if (!spec.headers.some(([n]) => n.toLowerCase() === 'content-length')) req.setHeader('content-length', spec.body.length)
-        req.end(spec.body)
-      }
+      } else req.end(spec.body)
     } catch (error) {
       req.destroy()
       done(new TransportError('client', `node:http refused the body: ${(error as Error).message}`))

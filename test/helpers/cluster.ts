@@ -145,6 +145,20 @@ export function childPids(pid: number): number[] {
   return pids
 }
 
+/** The command line of a process ([] once it is gone). */
+export function commandLine(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
+  } catch {
+    return []
+  }
+}
+
+/** Children of `pid` that are Node processes (cluster workers), not helpers such as tsx's esbuild service. */
+export function nodeChildPids(pid: number): number[] {
+  return childPids(pid).filter((child) => commandLine(child)[0] === process.execPath)
+}
+
 /** Whether a process with this pid exists (and is not a zombie). */
 export function isAlive(pid: number): boolean {
   try {

@@ -68,7 +68,7 @@ test('GET /docs renders listPets, createPet and getPet (deprecated) in Chromium'
 
   // Swagger UI renders one .opblock per operation once it has fetched and parsed the document.
   await page.waitForSelector('.opblock', { timeout: 20_000 })
-  await page.waitForFunction(() => document.querySelectorAll('.opblock').length >= 3, undefined, { timeout: 10_000 })
+  await page.waitForFunction("document.querySelectorAll('.opblock').length >= 3", undefined, { timeout: 10_000 })
   const ops = await page.$$eval('.opblock', (blocks) =>
     blocks.map((b) => {
       // Swagger UI renders a deprecated operation's path as .opblock-summary-path__deprecated.
@@ -88,6 +88,7 @@ test('GET /docs renders listPets, createPet and getPet (deprecated) in Chromium'
 
   const shot = join(dir, 'docs.png')
   await page.screenshot({ path: shot, fullPage: true })
+  // DOCS_SCREENSHOT_COPY=/path.png keeps a copy (e.g. as a CI artifact); the temp dir is removed.
   if (process.env.DOCS_SCREENSHOT_COPY) await page.screenshot({ path: process.env.DOCS_SCREENSHOT_COPY, fullPage: true })
   const png = await readFile(shot)
   assert.ok(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), 'a PNG signature')

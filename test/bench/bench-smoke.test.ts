@@ -1,0 +1,86 @@
+// Smoke test of the benchmark harness (bench/run.mjs --quick): it starts the built service and the
+// ceiling, drives them with wrk and the paced generator, and writes a JSON report with real numbers.
+// It asserts that the harness works, never how fast the service is.
+import assert from 'node:assert/strict'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import { test, type TestContext } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+function skipLoudly(t: TestContext, why: string): void {
+  process.stderr.write(`\n!!! SKIPPED: ${why} — "${t.name}" did not run !!!\n\n`)
+  t.skip(why)
+}
+
+interface Round {
+  ceiling: { rps: number; p50Ms: number; p99Ms: number }
+  service: { rps: number; p50Ms: number; p99Ms: number; errorStatus: number; socketErrors: number; memory: { peakRssMb: number } }
+}
+interface Report {
+  quick: boolean
+  machine: { node: string; wrk: string; cpuModel: string }
+  sqlite: { scenarios: { id: string; rounds: Round[]; wire: { sameHeaders: boolean; sameBody: boolean } }[] }
+  growth?: { sizes: { size: number; queries: { id: string; runs: { achievedRate: number; p50Ms: number; p99Ms: number }[] }[] }[] }
+}
+
+function runBench(args: string[], timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+  const env = { ...process.env }
+  delete env.NODE_V8_COVERAGE // the harness and the service it starts are not the code under coverage
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bench/run.mjs'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.on('data', (c) => (output += c))
+    child.stderr.on('data', (c) => (output += c))
+    // SIGINT lets the harness stop its own children (servers, wrk) before it exits.
+    const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal, output })
+    })
+  })
+}
+
+test('bench/run.mjs --quick measures the service and the ceiling and writes a JSON report', { timeout: 150_000 }, async (t) => {
+  if (spawnSync('wrk', ['-v']).error) return skipLoudly(t, 'wrk is not installed (apt-get install -y wrk)')
+  if (spawnSync('taskset', ['-V']).error) return skipLoudly(t, 'taskset is not installed (util-linux)')
+  if (os.cpus().length < 2) return skipLoudly(t, 'the benchmark needs 2 CPUs')
+  assert.ok(existsSync(join(ROOT, 'dist/server.js')), 'dist/server.js is missing: run `npm run build` first')
+
+  const out = mkdtempSync(join(os.tmpdir(), 'bench-smoke-'))
+  t.after(() => rmSync(out, { recursive: true, force: true }))
+  const run = await runBench(['--quick', '--out', out], 120_000)
+  assert.equal(run.code, 0, `bench exited with ${run.code ?? run.signal}:\n${run.output.slice(-4000)}`)
+
+  const jsonFile = readdirSync(out).find((f) => f.endsWith('-quick.json'))
+  assert.ok(jsonFile, `no *-quick.json in ${out}; output:\n${run.output.slice(-2000)}`)
+  const report = JSON.parse(readFileSync(join(out, jsonFile), 'utf8')) as Report
+  assert.ok(readdirSync(out).some((f) => f.endsWith('-quick.md')), 'no Markdown report')
+  assert.match(run.output, /\| Scenario \|/, 'the table is printed')
+
+  assert.equal(report.quick, true)
+  assert.ok(report.machine.node && report.machine.wrk && report.machine.cpuModel, 'machine info recorded')
+  assert.ok(report.sqlite.scenarios.length >= 1, 'at least one scenario ran')
+  for (const s of report.sqlite.scenarios) {
+    assert.ok(s.rounds.length >= 1, `${s.id}: no round`)
+    assert.ok(s.wire.sameHeaders && s.wire.sameBody, `${s.id}: the ceiling does not serve the service's captured response`)
+    for (const r of s.rounds) {
+      for (const side of ['ceiling', 'service'] as const) {
+        assert.ok(r[side].rps > 0, `${s.id} ${side}: requests/s`)
+        assert.ok(r[side].p50Ms > 0 && r[side].p99Ms > 0, `${s.id} ${side}: latency`)
+      }
+      assert.ok(r.service.memory.peakRssMb > 0, `${s.id}: RSS sampled`)
+      assert.equal(r.service.errorStatus + r.service.socketErrors, 0, `${s.id}: every request answered with the expected status`)
+    }
+  }
+  const growth = report.growth?.sizes ?? []
+  assert.ok(growth.length >= 1, 'the growth check ran')
+  for (const size of growth) {
+    for (const q of size.queries) {
+      assert.ok(q.runs.length >= 1 && q.runs.every((r) => r.achievedRate > 0 && r.p50Ms > 0), `growth ${size.size} ${q.id}: numbers`)
+    }
+  }
+})

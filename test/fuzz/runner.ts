@@ -1,0 +1,472 @@
+/**
+ * The HTTP fuzzer's engine, shared by the CI test (test/fuzz/http-fuzz.test.ts) and the long run
+ * (scripts/fuzz.mjs): starts the real app on a loopback port, turns generated cases into bytes on
+ * the wire, and judges every answer with the Oracle (OpenAPI document + README rules).
+ */
+import fc from 'fast-check'
+import { parse as parseLossless, isLosslessNumber } from 'lossless-json'
+import type { ManualClock } from '../../src/clock.js'
+import { SUNSET_AT } from '../../src/http/deprecation.js'
+import { createApiKey } from '../../src/keys/key-service.js'
+import { buildTestApp, type TestApp } from '../helpers/app.js'
+import {
+  abuseCase,
+  applyMutation,
+  authChoice,
+  petIdSegment,
+  requestIdChoice,
+  UNAUTHENTICATED_CHOICES,
+  validNewPet,
+  WELL_FORMED_DEFECTS,
+  type AbuseCase,
+  type AuthChoice,
+  type ValidNewPet,
+} from './arbitraries.js'
+import { Oracle, type Expectation, type OperationId } from './oracle.js'
+import { destroyAgents, sendHttp, sendRaw, TransportError, type WireResponse } from './transport.js'
+
+export const REQUEST_TIMEOUT_MS = Number(process.env.FUZZ_REQUEST_TIMEOUT_MS ?? 5000)
+
+export class FuzzStats {
+  cases = 0
+  readonly statuses = new Map<string, number>()
+  /** Collect mode (FUZZ_COLLECT=1): problems are recorded per kind instead of failing the run. */
+  collect = false
+  readonly problems = new Map<string, { count: number; example: string }>()
+  record(label: string): void {
+    this.cases++
+    this.statuses.set(label, (this.statuses.get(label) ?? 0) + 1)
+  }
+  /** In collect mode, records and swallows the failure; otherwise throws it. */
+  fail(message: string): void {
+    if (!this.collect) throw new Error(message)
+    for (const line of message.split('\n').filter((l) => !l.startsWith('  '))) {
+      const kind = line.replace(/\d+/g, 'N').replace(/"[^"]*"/g, '"…"').slice(0, 140)
+      const entry = this.problems.get(kind)
+      if (entry) entry.count++
+      else this.problems.set(kind, { count: 1, example: message.slice(0, 1500) })
+    }
+  }
+  byStatus(): Record<string, number> {
+    const out: Record<string, number> = {}
+    for (const [label, n] of this.statuses) {
+      const status = label.split(' ')[2] ?? '?'
+      out[status] = (out[status] ?? 0) + n
+    }
+    return out
+  }
+}
+
+export interface Keys {
+  valid: string
+  free: string
+  revoked: string
+  staging: string
+}
+
+export class FuzzServer {
+  private constructor(
+    readonly t: TestApp,
+    readonly port: number,
+    readonly keys: Keys,
+    readonly oracle: Oracle,
+  ) {}
+
+  static async start(options: { now?: number; env?: Record<string, string>; docOverride?: (doc: any) => any } = {}): Promise<FuzzServer> {
+    const t = await buildTestApp({ env: options.env })
+    if (options.now !== undefined) (t.clock as ManualClock).set(options.now)
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const address = t.app.server.address()
+    if (address === null || typeof address === 'string') throw new Error('no port')
+    const valid = await t.key({ plan: 'enterprise', perMinute: 1_000_000_000, perDay: 1_000_000_000 })
+    const free = await t.key({ plan: 'free' })
+    const revokedCreated = await createApiKey(t.storage.keys, { plan: 'pro', name: 'revoked' }, t.config.env)
+    await t.storage.keys.revokeKey(revokedCreated.record.id, Date.now())
+    await t.app.keyResolver.refresh()
+    const other = t.config.env === 'production' ? 'staging' : 'production'
+    // A key of the other environment, stored: refused by its prefix alone.
+    const staging = (await createApiKey(t.storage.keys, { plan: 'pro', name: 'other env' }, other)).key
+    const server = new FuzzServer(t, address.port, { valid, free, revoked: revokedCreated.key, staging }, undefined as never)
+    const doc = await server.fetchDoc()
+    ;(server as { oracle: Oracle }).oracle = await Oracle.create(options.docOverride ? options.docOverride(structuredClone(doc)) : doc)
+    return server
+  }
+
+  get clock(): ManualClock {
+    return this.t.clock as ManualClock
+  }
+
+  async fetchDoc(): Promise<unknown> {
+    const res = await sendHttp({ port: this.port, localAddress: '127.0.0.1', method: 'GET', path: '/v1/openapi.json', headers: [], timeoutMs: REQUEST_TIMEOUT_MS })
+    if (res.status !== 200) throw new Error(`GET /v1/openapi.json answered ${res.status}`)
+    return JSON.parse(res.body.toString('utf8'))
+  }
+
+  /** The server still answers /healthz (no crash, no wedged event loop). */
+  async assertAlive(): Promise<void> {
+    const res = await sendHttp({ port: this.port, localAddress: '127.0.0.1', method: 'GET', path: '/healthz', headers: [], timeoutMs: REQUEST_TIMEOUT_MS })
+    if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`)
+  }
+
+  async close(): Promise<void> {
+    destroyAgents()
+    await this.t.close()
+  }
+
+  authHeaders(choice: AuthChoice): Array<[string, string | Buffer]> {
+    const { valid, free, revoked, staging } = this.keys
+    const last = valid.at(-1)!
+    switch (choice) {
+      case 'none': return []
+      case 'empty': return [['authorization', '']]
+      case 'valid': return [['authorization', `Bearer ${valid}`]]
+      case 'valid-lower-scheme': return [['authorization', `bearer ${valid}`]]
+      case 'valid-upper-scheme': return [['authorization', `BEARER ${valid}`]]
+      case 'valid-double-space': return [['authorization', `Bearer  ${valid}`]]
+      case 'valid-tab': return [['authorization', `Bearer\t${valid}`]]
+      case 'valid-trailing-space': return [['authorization', `Bearer ${valid} `]]
+      case 'valid-leading-space': return [['authorization', ` Bearer ${valid}`]]
+      case 'valid-comma-suffix': return [['authorization', `Bearer ${valid}, Basic x`]]
+      case 'free': return [['authorization', `Bearer ${free}`]]
+      case 'revoked': return [['authorization', `Bearer ${revoked}`]]
+      case 'staging': return [['authorization', `Bearer ${staging}`]]
+      case 'wrong-checksum': return [['authorization', `Bearer ${valid.slice(0, -1)}${last === 'A' ? 'B' : 'A'}`]]
+      case 'truncated': return [['authorization', `Bearer ${valid.slice(0, 20)}`]]
+      case 'garbage-token': return [['authorization', 'Bearer as_live_!!!~~~']]
+      case 'basic': return [['authorization', `Basic ${Buffer.from('user:' + valid).toString('base64')}`]]
+      case 'token-scheme': return [['authorization', `Token ${valid}`]]
+      case 'bearer-only': return [['authorization', 'Bearer']]
+      case 'bearer-space': return [['authorization', 'Bearer ']]
+      case 'long-600': return [['authorization', `Bearer ${'a'.repeat(600)}`]]
+      case 'long-9000': return [['authorization', `Bearer ${'a'.repeat(9000)}`]]
+      case 'non-ascii': return [['authorization', Buffer.from(`Bearer ${valid.slice(0, 10)}é€${valid.slice(12)}`, 'utf8')]]
+      case 'dup-valid-garbage': return [['authorization', `Bearer ${valid}`], ['authorization', 'Bearer garbage']]
+      case 'dup-garbage-valid': return [['authorization', 'Bearer garbage'], ['authorization', `Bearer ${valid}`]]
+    }
+  }
+}
+
+/** What the server sees as the operation of a request line (raw path, before decoding). */
+export function operationOf(method: string, path: string): OperationId | undefined {
+  if (path === '/v1/pets') return method === 'POST' ? 'createPet' : method === 'GET' || method === 'HEAD' ? 'listPets' : undefined
+  if (/^\/v1\/pets\/[^/?#]+$/.test(path)) return method === 'GET' || method === 'HEAD' ? 'getPet' : undefined
+  return undefined
+}
+
+const HEADER_VALUE_OK = /^[\t\x20-\x7e\x80-\xff]*$/
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+interface WireRequest {
+  transport: 'http' | 'http-chunked' | 'raw'
+  method: string
+  target: string
+  headers: Array<[string, string | Buffer]>
+  body: Buffer | undefined
+  defect: AbuseCase['defect']
+  localAddress: string
+}
+
+function toRawBytes(req: WireRequest, port: number): { data: Buffer; endAfterWrite: boolean } {
+  const lines: Buffer[] = []
+  const push = (s: string | Buffer) => lines.push(typeof s === 'string' ? Buffer.from(s, 'latin1') : s)
+  const eol = req.defect === 'bare-lf' ? '\n' : '\r\n'
+  const method = req.defect === 'lowercase-method' ? req.method.toLowerCase() : req.method
+  const target = req.defect === 'absolute-form' ? `http://127.0.0.1:${port}${req.target}` : req.target
+  const version = req.defect === 'http10' ? 'HTTP/1.0' : req.defect === 'http2-version' ? 'HTTP/2.0' : 'HTTP/1.1'
+  push(`${method} ${target} ${version}${eol}`)
+  if (req.defect !== 'no-host') push(`Host: 127.0.0.1:${port}${eol}`)
+  if (req.defect === 'dup-host') push(`Host: evil.example${eol}`)
+  for (const [name, value] of req.headers) {
+    push(`${req.defect === 'header-space-before-colon' ? name + ' ' : name}: `)
+    push(value)
+    push(eol)
+  }
+  if (req.defect === 'header-ctl-byte') push(`X-Ctl: a\x01b${eol}`)
+  if (req.defect === 'header-obs-fold') push(`X-Fold: a${eol} folded${eol}`)
+  if (req.defect === 'header-utf8-value') push(Buffer.concat([Buffer.from('X-Utf8: '), Buffer.from('é€😀', 'utf8'), Buffer.from(eol)]))
+  if (req.defect === 'expect-unknown') push(`Expect: fancy${eol}`)
+  if (req.defect === 'many-headers') for (let i = 0; i < 150; i++) push(`X-H${i}: ${i}${eol}`)
+  if (req.defect === 'dup-content-type') push(`Content-Type: text/plain${eol}`)
+  const body = req.body ?? Buffer.alloc(0)
+  let payload = body
+  let endAfterWrite = false
+  const hasBody = req.body !== undefined
+  switch (req.defect) {
+    case 'cl-short':
+      if (hasBody) push(`Content-Length: ${Math.floor(body.length / 2)}${eol}`)
+      break
+    case 'cl-long-eof':
+      push(`Content-Length: ${body.length + 10}${eol}`)
+      endAfterWrite = true
+      break
+    case 'cl-garbage':
+      push(`Content-Length: 12abc${eol}`)
+      break
+    case 'cl-negative':
+      push(`Content-Length: -1${eol}`)
+      break
+    case 'cl-dup-conflict':
+      push(`Content-Length: ${body.length}${eol}Content-Length: ${body.length + 1}${eol}`)
+      break
+    case 'cl-dup-same':
+      push(`Content-Length: ${body.length}${eol}Content-Length: ${body.length}${eol}`)
+      break
+    case 'cl-and-chunked':
+      push(`Content-Length: ${body.length}${eol}Transfer-Encoding: chunked${eol}`)
+      payload = Buffer.concat([Buffer.from(body.length.toString(16) + '\r\n'), body, Buffer.from('\r\n0\r\n\r\n')])
+      break
+    case 'chunked':
+      push(`Transfer-Encoding: chunked${eol}`)
+      payload = body.length === 0 ? Buffer.from('0\r\n\r\n') : Buffer.concat([Buffer.from(body.length.toString(16) + '\r\n'), body, Buffer.from('\r\n0\r\n\r\n')])
+      break
+    case 'chunked-bad':
+      push(`Transfer-Encoding: chunked${eol}`)
+      payload = Buffer.concat([Buffer.from('zz\r\n'), body, Buffer.from('\r\n0\r\n\r\n')])
+      break
+    default:
+      if (hasBody || req.method === 'POST') push(`Content-Length: ${body.length}${eol}`)
+  }
+  push(`Connection: close${eol}${eol}`)
+  return { data: Buffer.concat([...lines, payload]), endAfterWrite }
+}
+
+export interface CaseOutcome {
+  response: WireResponse
+  expectation: Expectation
+}
+
+/** Sends one case and judges the answer; throws an Error listing the problems found. */
+export async function runAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats): Promise<CaseOutcome> {
+  if (c.advanceMs > 0) server.clock.advance(c.advanceMs)
+  const headers: Array<[string, string | Buffer]> = [...server.authHeaders(c.auth)]
+  let requestIdSeen: Expectation['requestId'] = { sent: false }
+  switch (c.requestId.kind) {
+    case 'one':
+      headers.push(['x-request-id', c.requestId.value])
+      // Node trims optional whitespace around a header value.
+      requestIdSeen = { sent: true, value: c.requestId.value.replace(/^[ \t]+|[ \t]+$/g, '') }
+      break
+    case 'two':
+      headers.push(['x-request-id', c.requestId.a], ['x-request-id', c.requestId.b])
+      requestIdSeen = { sent: true, value: undefined }
+      break
+    case 'bytes':
+      headers.push(['x-request-id', Buffer.from([0x61, 0xff, 0xfe, 0x62])])
+      requestIdSeen = { sent: true, value: undefined }
+      break
+  }
+  if (c.contentType !== null) headers.push(['content-type', c.contentType])
+  for (const h of c.extra) headers.push(h)
+  const body = c.body ? applyMutation(c.body.text, c.body.mutation) : undefined
+
+  // node:http cannot send every header; such cases go over a raw socket.
+  const httpSendable =
+    headers.every(([n, v]) => TOKEN.test(n) && typeof v === 'string' && HEADER_VALUE_OK.test(v)) &&
+    /^[\x21-\x7e]+$/.test(c.path + c.query) &&
+    !headers.some(([n]) => n === 'x-request-id' && c.requestId.kind === 'two')
+  const headerSize = headers.reduce((n, [k, v]) => n + k.length + v.length + 4, 0)
+  // Node's parser answers oversized headers itself, with a body even to a HEAD it could not parse;
+  // node:http then reports "data after the response": read such answers from a raw socket.
+  const transport = c.transport !== 'raw' && (!httpSendable || (c.method === 'HEAD' && headerSize > 6000)) ? 'raw' : c.transport
+  const defect = transport === 'raw' ? c.defect : 'none'
+  const localAddress = `127.0.0.${c.client}`
+  const target = c.path + c.query
+  const wire: WireRequest = { transport, method: c.method, target, headers, body, defect, localAddress }
+
+  // A raw request may be malformed on purpose (or by its random bytes): only then may Node's parser answer.
+  const headerBytesOk = headers.every(([n, v]) => TOKEN.test(n) && HEADER_VALUE_OK.test(typeof v === 'string' ? v : v.toString('latin1')))
+  const targetOk = /^[\x21-\x7e]+$/.test(target) && !target.includes('#')
+  const wellFormed =
+    (transport !== 'raw' || (WELL_FORMED_DEFECTS.has(defect) && headerBytesOk && targetOk)) &&
+    headerSize < 7000 &&
+    !(c.method === 'HEAD' && defect === 'absolute-form')
+  const knownUnauthenticated = UNAUTHENTICATED_CHOICES.has(c.auth) || (c.auth === 'non-ascii')
+  const expectation: Expectation = {
+    operation: operationOf(c.method, c.path),
+    method: c.method,
+    knownUnauthenticated,
+    requestId: requestIdSeen,
+    wellFormed,
+    methodNotAllowed: c.target === 'other-method' && /^\/v1\/pets(\/[^/?#]+)?$/.test(c.path),
+    unknownRoute: c.target === 'unknown-path',
+  }
+
+  let response: WireResponse
+  try {
+    if (transport === 'raw') {
+      const { data, endAfterWrite } = toRawBytes(wire, server.port)
+      response = await sendRaw({ port: server.port, localAddress, data, method: c.method, endAfterWrite, timeoutMs: REQUEST_TIMEOUT_MS })
+    } else {
+      response = await sendHttp({
+        port: server.port,
+        localAddress,
+        method: c.method,
+        path: target,
+        headers: headers as Array<[string, string]>,
+        body,
+        chunked: transport === 'http-chunked' && body !== undefined,
+        timeoutMs: REQUEST_TIMEOUT_MS,
+      })
+    }
+  } catch (error) {
+    if (error instanceof TransportError && error.kind === 'closed' && defect === 'cl-long-eof') {
+      // The client closed its side before sending the promised body: nothing left to answer.
+      stats.record(`${expectation.operation ?? 'other'} ${c.method} closed-by-client`)
+      return { response: { status: 0, headers: {}, rawHeaders: [], body: Buffer.alloc(0) }, expectation }
+    }
+    stats.fail(`${(error as Error).message} [${transport}${defect !== 'none' ? ' ' + defect : ''}]\n  request: ${c.method} ${target.slice(0, 200)}`)
+    return { response: { status: 0, headers: {}, rawHeaders: [], body: Buffer.alloc(0) }, expectation }
+  }
+  const verdict = server.oracle.judge(expectation, response)
+  stats.record(verdict.label)
+  if (verdict.problems.length > 0) {
+    stats.fail(
+      `${verdict.problems.join('\n')}\n  request: ${c.method} ${target.slice(0, 200)} [${transport}${defect !== 'none' ? ' ' + defect : ''}] auth=${c.auth}` +
+        `\n  response: ${response.status} ${JSON.stringify(response.headers).slice(0, 600)}\n  body: ${response.body.toString('utf8').slice(0, 300)}`,
+    )
+  }
+  return { response, expectation }
+}
+
+/** Creates a valid NewPet through HTTP and reads it back at its Location: same fields, same digits. */
+export async function runRoundTrip(server: FuzzServer, pet: ValidNewPet, stats: FuzzStats, options: { chunked: boolean; client: number }): Promise<void> {
+  const localAddress = `127.0.0.${options.client}`
+  const auth = `Bearer ${server.keys.valid}`
+  const created = await sendHttp({
+    port: server.port,
+    localAddress,
+    method: 'POST',
+    path: '/v1/pets',
+    headers: [['authorization', auth], ['content-type', 'application/json']],
+    body: Buffer.from(pet.text, 'utf8'),
+    chunked: options.chunked,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+  })
+  const exp = (op: OperationId, method: string): Expectation => ({ operation: op, method, knownUnauthenticated: false, requestId: { sent: false }, wellFormed: true })
+  const v1 = server.oracle.judge(exp('createPet', 'POST'), created)
+  stats.record(v1.label)
+  const problems = [...v1.problems]
+  if (created.status !== 201) problems.push(`valid NewPet answered ${created.status}: ${created.body.toString('utf8').slice(0, 300)}`)
+  else {
+    problems.push(...samePet('201 body', created.body, pet))
+    const location = created.headers['location'] ?? ''
+    const got = await sendHttp({ port: server.port, localAddress, method: 'GET', path: location, headers: [['authorization', auth]], timeoutMs: REQUEST_TIMEOUT_MS })
+    const v2 = server.oracle.judge(exp('getPet', 'GET'), got)
+    stats.record(v2.label)
+    problems.push(...v2.problems)
+    if (got.status !== 200) problems.push(`GET ${location} answered ${got.status}`)
+    else {
+      problems.push(...samePet(`GET ${location}`, got.body, pet))
+      const a = parseLossless(created.body.toString('utf8')) as Record<string, unknown>
+      const b = parseLossless(got.body.toString('utf8')) as Record<string, unknown>
+      if (String(a.id) !== String(b.id)) problems.push(`id differs: 201 has ${String(a.id)}, GET has ${String(b.id)}`)
+    }
+  }
+  if (problems.length > 0) stats.fail(`${problems.join('\n')}\n  sent: ${pet.text.slice(0, 500)}`)
+}
+
+function samePet(where: string, body: Buffer, pet: ValidNewPet): string[] {
+  const problems: string[] = []
+  const text = body.toString('utf8')
+  const got = parseLossless(text) as Record<string, unknown>
+  const keys = Object.keys(got).sort()
+  const expectedKeys = ['categoryId', 'id', 'name', ...(pet.status !== undefined ? ['status'] : [])].sort()
+  if (JSON.stringify(keys) !== JSON.stringify(expectedKeys)) problems.push(`${where}: fields ${keys.join(',')} instead of ${expectedKeys.join(',')}`)
+  if (got.name !== pet.name) problems.push(`${where}: name ${JSON.stringify(got.name)} differs from the sent ${JSON.stringify(pet.name)}`)
+  if (!isLosslessNumber(got.categoryId) || String(got.categoryId) !== pet.categoryId.toString()) {
+    problems.push(`${where}: categoryId ${String(got.categoryId)} differs from the sent ${pet.categoryId}`)
+  }
+  // The digits on the wire, not only the parsed value.
+  if (!new RegExp(`"categoryId":${pet.categoryId.toString()}[,}]`).test(text)) problems.push(`${where}: categoryId digits not found verbatim in ${text.slice(0, 300)}`)
+  if (got.status !== pet.status) problems.push(`${where}: status ${String(got.status)} differs from the sent ${String(pet.status)}`)
+  return problems
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties (numRuns, seed and path come from the caller)
+
+export interface PropertyRun {
+  name: string
+  property: (server: FuzzServer, stats: FuzzStats) => fc.IAsyncPropertyWithHooks<any>
+}
+
+/** Checks liveness every `every` runs inside a property, so a wedged server fails the case that wedged it. */
+function aliveEvery(server: FuzzServer, every: number) {
+  let n = 0
+  return async () => {
+    if (++n % every === 0) await server.assertAlive()
+  }
+}
+
+export const PROPERTIES: PropertyRun[] = [
+  {
+    name: 'abuse: every operation, random requests over real HTTP',
+    property: (server, stats) => {
+      const alive = aliveEvery(server, 25)
+      return fc.asyncProperty(abuseCase, async (c) => {
+        await runAbuseCase(server, c, stats)
+        await alive()
+      })
+    },
+  },
+  {
+    name: 'round trip: a valid NewPet is created and read back exactly',
+    property: (server, stats) =>
+      fc.asyncProperty(validNewPet, fc.boolean(), fc.integer({ min: 1, max: 254 }), async (pet, chunked, client) => {
+        await runRoundTrip(server, pet, stats, { chunked, client })
+      }),
+  },
+]
+
+/** getPet after its sunset: 410 gone for every id and key, with the deprecation headers. */
+export const SUNSET_PROPERTY: PropertyRun = {
+  name: 'sunset: GET /v1/pets/{petId} after 5 December 2030',
+  property: (server, stats) =>
+    fc.asyncProperty(petIdSegment, authChoice, requestIdChoice, fc.constantFrom('GET', 'HEAD'), async (id, auth, requestId, method) => {
+      const c: AbuseCase = {
+        target: 'getPet', method, path: `/v1/pets/${id}`, query: '', auth, requestId, contentType: null, body: null, extra: [],
+        transport: 'raw', defect: 'none', client: 1 + (id.length % 250), advanceMs: 1000,
+      }
+      const { response } = await runAbuseCase(server, c, stats)
+      if (response.status !== 410 && response.status !== 429 && response.status !== 401 && !(response.status === 404 && response.headers['x-request-id'] === undefined)) {
+        throw new Error(`after the sunset GET ${c.path} answered ${response.status}`)
+      }
+    }),
+}
+
+export const SUNSET_NOW = SUNSET_AT + 60_000
+
+export interface RunResult {
+  name: string
+  numRuns: number
+  failed: boolean
+  seed: number
+  path?: string
+  counterexample?: string
+  error?: string
+}
+
+export async function runProperty(
+  prop: PropertyRun,
+  server: FuzzServer,
+  stats: FuzzStats,
+  params: { numRuns: number; seed?: number; path?: string; endOnFailure?: boolean },
+): Promise<RunResult> {
+  const details = await fc.check(prop.property(server, stats), {
+    numRuns: params.numRuns,
+    ...(params.seed !== undefined ? { seed: params.seed } : {}),
+    ...(params.path !== undefined ? { path: params.path } : {}),
+    endOnFailure: params.endOnFailure ?? false,
+    interruptAfterTimeLimit: undefined,
+  })
+  await server.assertAlive()
+  return {
+    name: prop.name,
+    numRuns: details.numRuns,
+    failed: details.failed,
+    seed: details.seed,
+    ...(details.counterexamplePath !== null ? { path: details.counterexamplePath } : {}),
+    ...(details.counterexample !== null ? { counterexample: fc.stringify(details.counterexample) } : {}),
+    ...(details.errorInstance ? { error: (details.errorInstance as Error).message } : {}),
+  }
+}
