@@ -57,7 +57,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     genReqId: requestId,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
-    trustProxy: config.trustProxy as never, // false, a comma list of addresses/CIDRs, or a hop count
+    trustProxy: config.trustProxy, // false, or the proxies' addresses/CIDRs
     schemaController: strictSchemaController,
     return503OnClosing: false, // our own 503 while closing, in the Error shape (onRequest below)
     requestTimeout: config.requestTimeoutMs,

@@ -14,7 +14,22 @@ export async function startCluster(config: Config, workers: number): Promise<voi
   }
   if (cluster.isWorker) {
     const { startServer } = await import('./server.js')
-    await startServer({ ...config, bootstrapKey: false })
+    try {
+      await startServer({ ...config, bootstrapKey: false })
+    } catch (error) {
+      // The IPC channel would keep a failed worker alive, idle, forever: exit, so the primary
+      // starts another one (with backoff) and the service comes up once the database does.
+      process.stderr.write(`animal-store: worker failed to start: ${error instanceof Error ? error.message : String(error)}\n`)
+      process.exit(1)
+    }
+    // A signal sent to the whole process group (Ctrl-C in a terminal, systemd's default
+    // KillMode=control-group) reaches every worker directly. Say so, so that the primary does not
+    // send a second one: a second signal makes a draining worker exit at once (close-with-grace).
+    // Added after startServer, so a signal during start-up is never swallowed by this listener.
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      // With a callback, a closed IPC channel is reported to it rather than thrown as an 'error'.
+      process.on(signal, () => process.connected && process.send?.({ animalStore: 'stopping' }, undefined, undefined, () => {}))
+    }
     return
   }
   if (config.bootstrapKey) {
@@ -30,24 +45,49 @@ export async function startCluster(config: Config, workers: number): Promise<voi
     }
   }
   let stopping = false
-  const fork = () => cluster.fork()
+  const startedAt = new Map<number, number>()
+  // A replacement scheduled just before a stop must not start during it.
+  const fork = () => {
+    if (!stopping) startedAt.set(cluster.fork().id, Date.now())
+  }
   for (let i = 0; i < workers; i++) fork()
+  // Workers that die soon after starting (database unreachable, ...) are replaced with exponential
+  // backoff rather than every 0.5 s; one that ran for a while resets it.
+  let quickExits = 0
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return
-    process.stderr.write(`animal-store: worker ${worker.process.pid} exited (${signal ?? code}); starting a new one\n`)
-    setTimeout(fork, 500).unref()
+    const lived = Date.now() - (startedAt.get(worker.id) ?? 0)
+    startedAt.delete(worker.id)
+    quickExits = lived < 30_000 ? quickExits + 1 : 0
+    const delay = Math.min(500 * 2 ** Math.max(0, quickExits - 1), 10_000)
+    process.stderr.write(`animal-store: worker ${worker.process.pid} exited (${signal ?? code}); starting a new one in ${delay} ms\n`)
+    // Not unref'd: when every worker is down, this timer is what keeps the primary alive.
+    setTimeout(fork, delay)
   })
+  // Workers that received the stop signal themselves (from the process group).
+  const signalled = new Set<number>()
+  cluster.on('message', (worker, message: unknown) => {
+    if ((message as { animalStore?: unknown } | null)?.animalStore === 'stopping') signalled.add(worker.id)
+  })
+  // A worker leaves cluster.workers on the later of its 'exit' and 'disconnect', so at its 'exit'
+  // it (and others) may still be listed though dead: count only the live ones.
+  const exitIfAllDead = () => {
+    if (Object.values(cluster.workers ?? {}).every((worker) => worker === undefined || worker.isDead())) process.exit(0)
+  }
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return
     stopping = true
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
     const deadline = setTimeout(() => process.exit(1), 15_000)
     deadline.unref()
-    cluster.on('exit', () => {
-      // A worker leaves cluster.workers on the later of its 'exit' and 'disconnect', so at its
-      // 'exit' it (and others) may still be listed though dead: count only the live ones.
-      if (Object.values(cluster.workers ?? {}).every((worker) => worker === undefined || worker.isDead())) process.exit(0)
-    })
+    cluster.on('exit', exitIfAllDead)
+    // Workers hit by the same process-group signal report it within milliseconds; the others
+    // (the signal was sent to the primary alone, as Kubernetes and `kill PID` do) get it now.
+    setTimeout(() => {
+      for (const worker of Object.values(cluster.workers ?? {})) {
+        if (worker !== undefined && !worker.isDead() && !signalled.has(worker.id)) worker.process.kill(signal)
+      }
+      exitIfAllDead()
+    }, 200)
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))

@@ -19,8 +19,8 @@ export interface Config {
   durability: Durability
   redisUrl: string | undefined
   redisFailurePolicy: RedisFailurePolicy
-  /** Proxies trusted to set X-Forwarded-For: false, or a comma list of addresses/CIDRs, or a hop count. */
-  trustProxy: false | string | number
+  /** Proxies trusted to set X-Forwarded-For: false, or a comma list of addresses/CIDRs. */
+  trustProxy: false | string
   logLevel: string
   /** Log destination: a file path, or stdout when unset. */
   logFile: string | undefined
@@ -90,13 +90,17 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
 function trustProxy(env: Env): Config['trustProxy'] {
   const raw = env.TRUST_PROXY
   if (raw === undefined || raw === '' || raw === 'false') return false
-  if (/^\d+$/.test(raw)) return Number(raw)
+  // Fastify 5 trusts nothing for a bare hop count (it cannot check the immediate peer), so a
+  // count would silently put every client behind the proxy into one window: refuse it.
+  if (/^\d+$/.test(raw)) {
+    throw new ConfigError('TRUST_PROXY hop counts are not supported: list the proxies\' addresses or CIDRs (e.g. 10.0.0.0/8)')
+  }
   const parts = raw.split(',').map((p) => p.trim())
   const ok = /^[0-9a-fA-F:.]+(\/\d{1,3})?$|^(loopback|linklocal|uniquelocal)$/
   const bad = parts.find((p) => !ok.test(p))
   if (bad !== undefined) {
     throw new ConfigError(
-      `TRUST_PROXY must be false, a hop count, or a comma list of addresses/CIDRs (bad entry ${JSON.stringify(bad)})`,
+      `TRUST_PROXY must be false or a comma list of addresses/CIDRs (bad entry ${JSON.stringify(bad)})`,
     )
   }
   return parts.join(',')

@@ -37,7 +37,7 @@ test('accepted forms of DATABASE_URL and TRUST_PROXY', () => {
   assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).databaseUrl, 'postgres://u@h/db')
   assert.equal(loadConfig({ DATABASE_URL: 'sqlite:///tmp/x.db' }).databaseUrl, 'sqlite:///tmp/x.db')
   assert.equal(loadConfig({ DATABASE_URL: '/tmp/x.db' }).databaseUrl, '/tmp/x.db')
-  assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+  assert.throws(() => loadConfig({ TRUST_PROXY: '2' }), /hop counts are not supported/)
   assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8,127.0.0.1')
   assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl, 'https://api.example.com')
 })

@@ -25,6 +25,8 @@ export class KeyResolver {
   private cursor: number | null = null
   private timer: NodeJS.Timeout | undefined
   private polling = false
+  /** Bumped on every invalidation, so a lookup racing a revocation is not cached. */
+  private invalidations = 0
   private unwatch: (() => Promise<void>) | undefined
   /** Bumped by stop(), so a start() still awaiting storage knows to undo what it set up. */
   private generation = 0
@@ -75,9 +77,12 @@ export class KeyResolver {
     const hash = hashKey(key)
     const cached = this.cache.get(hash)
     if (cached !== undefined) return cached
+    // A lookup that overlaps an invalidation may have read the key before its revocation
+    // committed: use its answer for this request only, never cache it.
+    const seen = this.invalidations
     const record = await this.keys.findKeyByHash(hash)
     if (record === undefined || record.revokedAt !== null) return undefined
-    this.cache.set(hash, record)
+    if (seen === this.invalidations) this.cache.set(hash, record)
     return record
   }
 
@@ -88,7 +93,7 @@ export class KeyResolver {
     try {
       const batch = await this.keys.revocationsSince(this.cursor ?? 0)
       this.cursor = batch.cursor
-      for (const hash of batch.hashes) this.cache.delete(hash)
+      for (const hash of batch.hashes) this.forget(hash)
     } catch (error) {
       this.options.onError?.(error)
     } finally {
@@ -98,6 +103,7 @@ export class KeyResolver {
 
   /** Drops one hash now (push-based invalidation, e.g. PostgreSQL NOTIFY). */
   forget(hash: string): void {
+    this.invalidations++
     this.cache.delete(hash)
   }
 

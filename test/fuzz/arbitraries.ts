@@ -133,6 +133,14 @@ export const validNewPet: fc.Arbitrary<ValidNewPet> = fc
     {
       name: fc.oneof(
         { arbitrary: unicodeString(200), weight: 4 },
+        // UTF-16 code units, so lone surrogates too (sent as \ud800 escapes by JSON.stringify).
+        { arbitrary: fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((u) => String.fromCharCode(u)), maxLength: 200 }), weight: 1 },
+        {
+          arbitrary: fc
+            .tuple(unicodeString(20), fc.integer({ min: 0xd800, max: 0xdfff }), unicodeString(20))
+            .map(([a, u, b]) => a + String.fromCharCode(u) + b),
+          weight: 1,
+        },
         { arbitrary: fc.string({ unit: 'grapheme', maxLength: 200 }), weight: 1 },
         { arbitrary: fc.string({ maxLength: 200 }), weight: 1 },
         { arbitrary: fc.constantFrom('😀'.repeat(200), 'é'.repeat(200), 'a'.repeat(200), 'x', ' ', '\u0000', '"\\/'), weight: 1 },
@@ -324,7 +332,7 @@ export type RequestIdChoice = { kind: 'none' } | { kind: 'one'; value: string } 
 
 const requestIdValue = fc.oneof(
   fc.stringMatching(/^[A-Za-z0-9._:-]{1,128}$/),
-  fc.constantFrom('', ' ', 'a b', '"x"', '<script>', 'a'.repeat(128), 'a'.repeat(129), 'id\u00e9', '../../etc/passwd', 'x\tx', '{}', '%0d%0a'),
+  fc.constantFrom('', ' ', 'a b', '"x"', '<script>', 'as_live_0123456789abcdefghijABCDEFGHIJ0123456789', 'x-as_test_y', 'a'.repeat(128), 'a'.repeat(129), 'id\u00e9', '../../etc/passwd', 'x\tx', '{}', '%0d%0a'),
   fc.string({ maxLength: 40 }),
 )
 export const requestIdChoice: fc.Arbitrary<RequestIdChoice> = fc.oneof(
@@ -395,6 +403,8 @@ export interface AbuseCase {
   client: number
   /** Milliseconds the manual clock moves before the request. */
   advanceMs: number
+  /** How many times the request is sent in a row (bursts reach the rate limits and bans). */
+  burst: number
 }
 
 const common = {
@@ -404,7 +414,8 @@ const common = {
   transport: fc.constantFrom<AbuseCase['transport']>('http', 'http', 'http-chunked', 'raw', 'raw'),
   defect: rawDefect,
   client: fc.oneof({ arbitrary: fc.constant(1), weight: 2 }, { arbitrary: fc.integer({ min: 2, max: 254 }), weight: 3 }),
-  advanceMs: fc.constantFrom(0, 0, 0, 250, 1_000, 61_000),
+  advanceMs: fc.oneof({ arbitrary: fc.constant(0), weight: 30 }, { arbitrary: fc.constant(1_000), weight: 3 }, { arbitrary: fc.constant(61_000), weight: 1 }),
+  burst: fc.oneof({ arbitrary: fc.constant(1), weight: 40 }, { arbitrary: fc.constantFrom(61, 130), weight: 1 }),
   query: queryString,
 }
 

@@ -6,6 +6,7 @@
  * Everything started here is killed after the test (SIGKILL, by pid), also when the test fails.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import http from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -196,13 +197,16 @@ export async function spawnCli(
   t: TestContext,
   args: string[],
   env: EnvOverrides,
-  port?: number,
+  options: { port?: number; ownProcessGroup?: boolean } = {},
 ): Promise<CliServer> {
-  const listenPort = port ?? (await freePort())
+  const listenPort = options.port ?? (await freePort())
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], {
     cwd: ROOT,
     env: childEnv({ PORT: String(listenPort), HOST: '127.0.0.1', BOOTSTRAP_KEY: 'false', LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own (pgid = its pid), so that a test can signal the whole group as a
+    // terminal's Ctrl-C or systemd's default KillMode=control-group do, without touching the runner.
+    detached: options.ownProcessGroup ?? false,
   })
   let stdout = ''
   let stderr = ''
@@ -235,5 +239,43 @@ export async function spawnCli(
     stdout: () => stdout,
     stderr: () => stderr,
     exited,
+  }
+}
+
+/**
+ * A POST /v1/pets whose headers are sent now and whose body is sent by `finish()`: a request that
+ * is in flight for as long as the test wants (to check that a stopping server drains it). Opens a
+ * new connection, so with node:cluster consecutive calls land on consecutive workers.
+ */
+export function slowPost(base: string, key: string): { sent: Promise<void>; finish(): Promise<{ status: number; body: string }> } {
+  const body = JSON.stringify({ name: 'in flight', categoryId: 1 })
+  const url = new URL('/v1/pets', base)
+  const req = http.request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    agent: false,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+  })
+  const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    req.once('error', reject)
+    req.once('response', (res) => {
+      let text = ''
+      res.setEncoding('utf8').on('data', (s: string) => (text += s))
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+      res.once('error', reject)
+    })
+  })
+  response.catch(() => {}) // observed through finish()
+  req.flushHeaders()
+  const half = Math.floor(body.length / 2)
+  const sent = new Promise<void>((resolve, reject) => req.write(body.slice(0, half), (error) => (error ? reject(error) : resolve())))
+  return {
+    sent,
+    finish: () => {
+      req.end(body.slice(half))
+      return response
+    },
   }
 }

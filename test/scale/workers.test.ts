@@ -5,10 +5,23 @@
  */
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
+import net from 'node:net'
 import { join } from 'node:path'
-import { test } from 'node:test'
-import { burst, nodeChildPids, ensureMinuteRoom, isAlive, probe, spawnCli, tally, useScratchDatabase, waitFor } from '../helpers/cluster.js'
-import { bearer, createKeyViaCli, runCli, sleep, useTempDir } from '../helpers/process.js'
+import { test, type TestContext } from 'node:test'
+import {
+  burst,
+  ensureMinuteRoom,
+  isAlive,
+  nodeChildPids,
+  probe,
+  slowPost,
+  spawnCli,
+  tally,
+  useScratchDatabase,
+  waitFor,
+  type CliServer,
+} from '../helpers/cluster.js'
+import { bearer, createKeyViaCli, freePort, runCli, sleep, useTempDir } from '../helpers/process.js'
 import { REDIS_URL, requireService } from '../helpers/services.js'
 
 interface LogLine {
@@ -32,6 +45,53 @@ function logLines(file: string): LogLine[] {
     })
 }
 
+const listeningPids = (log: string) => new Set(logLines(log).filter((l) => l.msg.startsWith('Server listening')).map((l) => l.pid))
+
+/** `serve --workers 3` on PostgreSQL + Redis; resolves once the three workers listen. */
+async function startWorkers(t: TestContext, db: string, log: string, ownProcessGroup = false): Promise<CliServer> {
+  const started = performance.now()
+  const primary = await spawnCli(t, ['serve', '--workers', '3'], { DATABASE_URL: db, REDIS_URL, LOG_FILE: log, LOG_LEVEL: 'info' }, { ownProcessGroup })
+  // Ready when three workers have each logged that they listen (one log file, a pid per line).
+  const ready = await waitFor(() => listeningPids(log).size === 3 || primary.child.exitCode !== null, 30_000, 100)
+  assert.ok(ready && primary.child.exitCode === null, `3 workers listening (saw ${listeningPids(log).size})\n${primary.stderr()}`)
+  const workers = nodeChildPids(primary.pid).sort()
+  assert.equal(workers.length, 3, `the primary has 3 worker processes (${workers.join(', ')})`)
+  assert.deepEqual([...listeningPids(log)].sort(), workers, 'the listening processes are the primary’s workers')
+  process.stdout.write(`serve --workers 3: 3 workers listening on :${primary.port} in ${(performance.now() - started).toFixed(0)} ms (pids ${workers.join(', ')})\n`)
+  return primary
+}
+
+/**
+ * Sends `signal` (to the primary, or to its whole process group) while 6 requests are in flight
+ * (2 per worker: each opens a new connection, handed out round-robin), then completes them: all
+ * must be answered 201 (drained, not cut), every worker must log its graceful shutdown, the
+ * workers must be gone and the primary must exit 0.
+ */
+async function stopWhileBusy(primary: CliServer, log: string, key: string, target: 'primary' | 'group'): Promise<void> {
+  const workers = nodeChildPids(primary.pid)
+  const inFlight = Array.from({ length: 6 }, () => slowPost(primary.url, key))
+  await Promise.all(inFlight.map((r) => r.sent))
+  await sleep(500) // headers read, authenticated and counted: the requests wait for their bodies
+  const termAt = performance.now()
+  process.kill(target === 'group' ? -primary.pid : primary.pid, 'SIGTERM')
+  await sleep(300) // every worker is now closing
+  const answers = await Promise.allSettled(inFlight.map((r) => r.finish()))
+  const statuses = answers.map((a) => (a.status === 'fulfilled' ? String(a.value.status) : `error: ${(a.reason as Error).message}`))
+  const exit = await Promise.race([primary.exited, sleep(20_000).then(() => undefined)])
+  const stopMs = performance.now() - termAt
+  process.stdout.write(`SIGTERM to the ${target}: in-flight answers ${statuses.join(', ')}; primary exited ${exit ? exit.code ?? exit.signal : 'not'} after ${stopMs.toFixed(0)} ms\n`)
+  assert.deepEqual(statuses, Array(6).fill('201'), 'requests in flight at SIGTERM are completed, not cut')
+  assert.ok(exit, `the primary exited after SIGTERM (stderr: ${primary.stderr()})`)
+  assert.equal(exit.code, 0, `the primary exits 0 after its workers (stderr: ${primary.stderr()})`)
+  assert.ok(stopMs < 12_000, `stopped in ${stopMs.toFixed(0)} ms`)
+  assert.ok(await waitFor(() => workers.every((pid) => !isAlive(pid)), 2_000), `every worker is gone (${workers.filter(isAlive).join(', ')})`)
+  await sleep(200)
+  const lines = logLines(log)
+  const shutdowns = lines.filter((l) => /shutting down/.test(l.msg)).map((l) => l.pid)
+  assert.deepEqual([...new Set(shutdowns)].sort(), [...workers].sort(), 'every worker shut down gracefully')
+  assert.deepEqual(lines.filter((l) => /second SIG/.test(l.msg)), [], 'no worker got a second signal (which exits at once, without draining)')
+}
+
 test('serve --workers 3: one port, the Free limit exact across workers, SIGTERM stops them all', { timeout: 90_000 }, async (t) => {
   if (!(await requireService(t, 'PostgreSQL'))) return
   if (!(await requireService(t, 'Redis'))) return
@@ -40,16 +100,9 @@ test('serve --workers 3: one port, the Free limit exact across workers, SIGTERM 
   const log = join(dir, 'workers.log')
   const { key } = await createKeyViaCli(db, { plan: 'free', name: 'workers burst' })
 
-  const started = performance.now()
-  const primary = await spawnCli(t, ['serve', '--workers', '3'], { DATABASE_URL: db, REDIS_URL, LOG_FILE: log, LOG_LEVEL: 'info' })
-  // Ready when three workers have each logged that they listen (one log file, a pid per line).
-  const listening = () => new Set(logLines(log).filter((l) => l.msg.startsWith('Server listening')).map((l) => l.pid))
-  const ready = await waitFor(() => listening().size === 3 || primary.child.exitCode !== null, 30_000, 100)
-  assert.ok(ready && primary.child.exitCode === null, `3 workers listening (saw ${listening().size})\n${primary.stderr()}`)
+  const primary = await startWorkers(t, db, log)
   const workers = nodeChildPids(primary.pid).sort()
-  assert.equal(workers.length, 3, `the primary has 3 worker processes (${workers.join(', ')})`)
-  assert.deepEqual([...listening()].sort(), workers, 'the listening processes are the primary’s workers')
-  process.stdout.write(`serve --workers 3: 3 workers listening on :${primary.port} in ${(performance.now() - started).toFixed(0)} ms (pids ${workers.join(', ')})\n`)
+  const listening = () => listeningPids(log)
 
   const health = await probe(`${primary.url}/readyz`)
   assert.equal(health.status, 200)
@@ -84,20 +137,67 @@ test('serve --workers 3: one port, the Free limit exact across workers, SIGTERM 
   assert.equal((await probe(`${primary.url}/healthz`)).status, 200)
   assert.equal((await probe(`${primary.url}/v1/pets`, bearer(key))).code, 'key_banned', 'the ban is in Redis, not in a worker')
 
-  // SIGTERM: workers drain and exit, then the primary exits 0.
-  const current = nodeChildPids(primary.pid)
-  const termAt = performance.now()
-  process.kill(primary.pid, 'SIGTERM')
-  const exit = await Promise.race([primary.exited, sleep(20_000).then(() => undefined)])
-  const stopMs = performance.now() - termAt
-  assert.ok(exit, `the primary exited after SIGTERM (stderr: ${primary.stderr()})`)
-  process.stdout.write(`SIGTERM: primary exited with ${exit.code ?? exit.signal} after ${stopMs.toFixed(0)} ms\n`)
-  assert.equal(exit.code, 0, `the primary exits 0 after its workers (stderr: ${primary.stderr()})`)
-  assert.ok(stopMs < 12_000, `stopped in ${stopMs.toFixed(0)} ms`)
-  assert.ok(await waitFor(() => current.every((pid) => !isAlive(pid)), 2_000), `every worker is gone (${current.filter(isAlive).join(', ')})`)
-  const shutdowns = logLines(log).filter((l) => /shutting down/.test(l.msg)).map((l) => l.pid)
-  assert.deepEqual([...new Set(shutdowns)].sort(), [...current].sort(), 'every worker shut down gracefully')
+  // SIGTERM to the primary (as Kubernetes or `kill PID` send it): workers drain, then the primary exits 0.
+  const { key: busyKey } = await createKeyViaCli(db, { plan: 'enterprise', name: 'in flight', perMinute: 100_000, perDay: 1_000_000 })
+  await stopWhileBusy(primary, log, busyKey, 'primary')
   assert.equal(primary.stderr().match(/starting a new one/g)?.length, 1, `only the killed worker was replaced, none during the stop:\n${primary.stderr()}`)
+})
+
+test('serve --workers 3: SIGTERM to the whole process group (Ctrl-C, systemd) still drains every worker', { timeout: 60_000 }, async (t) => {
+  if (!(await requireService(t, 'PostgreSQL'))) return
+  if (!(await requireService(t, 'Redis'))) return
+  const dir = await useTempDir(t, 'animal-store-workers-')
+  const db = await useScratchDatabase(t)
+  const log = join(dir, 'workers.log')
+  const { key } = await createKeyViaCli(db, { plan: 'enterprise', name: 'in flight', perMinute: 100_000, perDay: 1_000_000 })
+  const primary = await startWorkers(t, db, log, true)
+  // The workers get the signal from the kernel and (unless it knows better) again from the primary.
+  await stopWhileBusy(primary, log, key, 'group')
+})
+
+test('serve --workers 2 with PostgreSQL down at start: workers are retried with backoff and serve once it is up', { timeout: 60_000 }, async (t) => {
+  if (!(await requireService(t, 'PostgreSQL'))) return
+  if (!(await requireService(t, 'Redis'))) return
+  const dir = await useTempDir(t, 'animal-store-workers-')
+  const db = await useScratchDatabase(t)
+  const log = join(dir, 'workers.log')
+  // A TCP relay to PostgreSQL on a port that refuses connections until the relay is opened.
+  const target = new URL(db)
+  const relayPort = await freePort()
+  const sockets = new Set<net.Socket>()
+  const relay = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname)
+    for (const s of [client, upstream]) {
+      sockets.add(s)
+      s.once('close', () => sockets.delete(s))
+      s.on('error', () => {})
+    }
+    client.pipe(upstream).pipe(client)
+  })
+  t.after(() => {
+    for (const s of sockets) s.destroy()
+    relay.close()
+  })
+  const viaRelay = new URL(db)
+  viaRelay.port = String(relayPort)
+
+  const primary = await spawnCli(t, ['serve', '--workers', '2'], { DATABASE_URL: viaRelay.toString(), REDIS_URL, LOG_FILE: log, LOG_LEVEL: 'info' })
+  const failures = () => primary.stderr().match(/worker failed to start/g)?.length ?? 0
+  assert.ok(await waitFor(() => failures() >= 3, 20_000, 100), `workers fail to start while the database is down:\n${primary.stderr()}`)
+  assert.equal(primary.child.exitCode, null, 'the primary stays up meanwhile')
+  assert.match(primary.stderr(), /starting a new one in 1000 ms/, 'with growing delays')
+
+  const upAt = performance.now()
+  await new Promise<void>((resolve) => relay.listen(relayPort, '127.0.0.1', resolve))
+  const served = await waitFor(async () => (await probe(`${primary.url}/readyz`, {}, 1_000).catch(() => undefined))?.status === 200, 25_000, 200)
+  assert.ok(served, `serving once the database is back:\n${primary.stderr()}`)
+  assert.ok(await waitFor(() => listeningPids(log).size === 2, 20_000, 200), 'both workers came up')
+  process.stdout.write(
+    `database down at start: ${failures()} failed worker starts, primary alive; serving ${((performance.now() - upAt) / 1000).toFixed(1)} s after the database came back\n`,
+  )
+  process.kill(primary.pid, 'SIGTERM')
+  const exit = await Promise.race([primary.exited, sleep(15_000).then(() => undefined)])
+  assert.equal(exit?.code, 0)
 })
 
 test('serve --workers 2 without REDIS_URL exits non-zero naming REDIS_URL', { timeout: 30_000 }, async (t) => {

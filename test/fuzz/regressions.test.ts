@@ -1,0 +1,143 @@
+/**
+ * Minimal reproductions of the bugs the HTTP fuzzer found (test/fuzz/http-fuzz.test.ts), each
+ * through a real socket. They fail until src/ is fixed; each names the rule it checks.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { ERROR_STATUS } from '../../src/http/errors.js'
+import { FuzzServer } from './runner.js'
+import { parseResponse, sendHttp, sendRaw, type WireResponse } from './transport.js'
+import net from 'node:net'
+
+function assertErrorBody(res: WireResponse, status: number, code: string): void {
+  assert.equal(res.status, status, `status ${res.status}, body ${res.body.toString('utf8')}`)
+  assert.match(res.headers['content-type'] ?? '', /^application\/json/)
+  const body = JSON.parse(res.body.toString('utf8') || 'null')
+  assert.deepEqual(Object.keys(body ?? {}).sort(), ['code', 'message', 'status'], `not an Error body: ${res.body.toString('utf8')}`)
+  assert.equal(body.code, code)
+  assert.equal(body.status, status)
+  assert.equal(ERROR_STATUS[body.code as keyof typeof ERROR_STATUS], status)
+}
+
+describe('regressions found by the HTTP fuzzer', () => {
+  let server: FuzzServer
+  let key: string
+  const raw = (data: string | Buffer, method = 'GET') =>
+    sendRaw({ port: server.port, localAddress: '127.0.0.1', data: Buffer.isBuffer(data) ? data : Buffer.from(data, 'latin1'), method, endAfterWrite: false, timeoutMs: 5000 })
+  const get = (path: string, headers: Array<[string, string]> = [['authorization', `Bearer ${key}`]]) =>
+    sendHttp({ port: server.port, localAddress: '127.0.0.1', method: 'GET', path, headers, timeoutMs: 5000 })
+
+  before(async () => {
+    server = await FuzzServer.start()
+    key = server.keys.valid
+  })
+  after(() => server.close())
+
+  // OpenAPI: getPet documents 400 with an Error body; Fastify's onBadUrl answers its own shape.
+  test('a malformed percent-encoding in the path is a 400 Error body from the app', async () => {
+    const res = await get('/v1/pets/%ZZ')
+    assertErrorBody(res, 400, 'invalid_request') // today: {"error":"Bad Request","code":"FST_ERR_BAD_URL",...,"statusCode":400}
+    assert.ok(res.headers['x-request-id'], 'answered outside the app: no X-Request-Id')
+    assert.ok(res.headers['x-ratelimit-limit'], 'no rate-limit headers on a /v1 answer')
+  })
+
+  // OpenAPI: 414 is not a documented status of getPet, and the body is Fastify's.
+  test('a petId longer than maxParamLength is a documented 400 Error, not a bare 414', async () => {
+    const res = await get('/v1/pets/' + '9'.repeat(101))
+    assertErrorBody(res, 400, 'invalid_request') // today: 414 {"code":"FST_ERR_MAX_PARAM_LENGTH",...}
+    assert.ok(res.headers['x-request-id'])
+  })
+
+  // README: every error is application/json in the Error shape. Node answers a Host-less
+  // HTTP/1.1 request itself with an empty 400.
+  test('an HTTP/1.1 request without Host gets an Error body', async () => {
+    const res = await raw(`GET /v1/pets HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`)
+    assertErrorBody(res, 400, 'invalid_request') // today: 400 with an empty chunked body
+  })
+
+  // Node answers an unknown expectation with an empty 417, a status in no operation and no Error body.
+  test('an unknown Expect value does not produce an empty 417', async () => {
+    const res = await raw(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nExpect: fancy\r\nConnection: close\r\n\r\n`)
+    assert.notEqual(res.status, 417, 'bare 417 from Node (empty body)')
+    assert.ok(res.body.length > 0, 'empty body')
+    assert.ok(res.headers['x-request-id'], 'answered outside the app')
+  })
+
+  // README: 405 with Allow for a known path and an unsupported method. Today the body is parsed
+  // first (415 / 400 / 413), and methods outside ALL_METHODS get 404.
+  test('a known path with an unsupported method is 405 whatever the body', async () => {
+    const put = await sendHttp({
+      port: server.port, localAddress: '127.0.0.1', method: 'PUT', path: '/v1/pets',
+      headers: [['authorization', `Bearer ${key}`], ['content-type', 'text/plain']], body: Buffer.from('x'), timeoutMs: 5000,
+    })
+    assertErrorBody(put, 405, 'method_not_allowed') // today: 415 unsupported_media_type
+    assert.equal(put.headers['allow'], 'GET, HEAD, POST')
+    const del = await sendHttp({
+      port: server.port, localAddress: '127.0.0.1', method: 'DELETE', path: '/v1/pets/1',
+      headers: [['authorization', `Bearer ${key}`], ['content-type', 'application/json']], body: Buffer.alloc(0), timeoutMs: 5000,
+    })
+    assertErrorBody(del, 405, 'method_not_allowed') // today: 400 "Request body is empty"
+    for (const method of ['TRACE', 'PROPFIND', 'SEARCH', 'PURGE']) {
+      const res = await sendHttp({ port: server.port, localAddress: '127.0.0.1', method, path: '/v1/pets', headers: [['authorization', `Bearer ${key}`]], timeoutMs: 5000 })
+      assertErrorBody(res, 405, 'method_not_allowed') // today: 404 not_found
+    }
+  })
+
+  // README: 404 not_found for an unknown route; today a POST to one is answered by the body parser.
+  test('an unknown route is 404 whatever the body', async () => {
+    const res = await sendHttp({
+      port: server.port, localAddress: '127.0.0.1', method: 'POST', path: '/v1/nope',
+      headers: [['authorization', `Bearer ${key}`], ['content-type', 'application/json']], body: Buffer.from('{'), timeoutMs: 5000,
+    })
+    assertErrorBody(res, 404, 'not_found') // today: 400 "Request body is not valid JSON" 
+  })
+
+  // README: "Every response of the deprecated operation carries Deprecation, Sunset, Link".
+  test('every getPet answer carries the deprecation headers, 401 included', async () => {
+    const res = await get('/v1/pets/1', [])
+    assertErrorBody(res, 401, 'unauthorized')
+    for (const h of ['deprecation', 'sunset', 'link']) assert.ok(res.headers[h], `401 from getPet without ${h}`)
+  })
+
+  // A name with a lone surrogate (valid JSON: "\ud800") is accepted and echoed in the 201, but
+  // stored as U+FFFD: the animal read back differs from the one the 201 confirmed.
+  test('a name with a lone surrogate is refused or stored exactly', async () => {
+    const created = await sendHttp({
+      port: server.port, localAddress: '127.0.0.1', method: 'POST', path: '/v1/pets',
+      headers: [['authorization', `Bearer ${key}`], ['content-type', 'application/json']],
+      body: Buffer.from('{"name":"a\\ud800b","categoryId":1}'), timeoutMs: 5000,
+    })
+    if (created.status === 400) return assertErrorBody(created, 400, 'invalid_request')
+    assert.equal(created.status, 201)
+    const got = await get(created.headers['location']!)
+    assert.equal(JSON.parse(got.body.toString('utf8')).name, JSON.parse(created.body.toString('utf8')).name, 'stored name differs from the 201')
+  })
+
+  // HTTP/1.1 pipelining: a complete POST followed in the same packet by bytes that are not a
+  // request. The parser error is written straight to the socket, before the POST's own answer,
+  // and the connection is closed: the client reads 400 for a POST that was in fact committed.
+  test('a parse error on a pipelined request does not overtake the answer to the one before', async () => {
+    const before = (await server.t.storage.pets.listPets({ limit: 100 })).length
+    const body = '{"name":"pipelined","categoryId":1}'
+    const data = `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}NOT HTTP\r\n\r\n`
+    const all = await new Promise<Buffer>((resolve) => {
+      const chunks: Buffer[] = []
+      const socket = net.connect(server.port, '127.0.0.1', () => socket.write(data))
+      socket.on('data', (c: Buffer) => chunks.push(c))
+      socket.on('error', () => {})
+      socket.on('close', () => resolve(Buffer.concat(chunks)))
+      setTimeout(() => socket.destroy(), 2000)
+    })
+    const first = parseResponse(all, 'POST', true)?.response
+    const created = (await server.t.storage.pets.listPets({ limit: 100 })).length > before
+    assert.ok(first, 'no response at all')
+    assert.equal(first.status, 201, `first answer on the connection is ${first.status} ${first.body.toString('utf8')} (animal created: ${created})`)
+  })
+
+  // README: "Every response has X-Content-Type-Options: nosniff" (the parser-level answers too).
+  test('an answer to a malformed request carries nosniff', async () => {
+    const res = await raw(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\nConnection: close\r\n\r\n`)
+    assertErrorBody(res, 400, 'invalid_request')
+    assert.equal(res.headers['x-content-type-options'], 'nosniff')
+  })
+})
