@@ -44,11 +44,16 @@ import { promisify } from 'node:util'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 
+function badConfig(message) {
+  process.stderr.write(`soak: ${message}\n`)
+  process.exit(2)
+}
+
 function num(name, fallback) {
   const raw = process.env[name]
   if (raw === undefined || raw === '') return fallback
   const value = Number(raw)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number (got ${JSON.stringify(raw)})`)
+  if (!Number.isFinite(value) || value <= 0) badConfig(`${name} must be a positive number (got ${JSON.stringify(raw)})`)
   return value
 }
 
@@ -65,7 +70,7 @@ const MAX_BEHIND_RATIO = 0.25
 const MAX_IN_FLIGHT = 256
 const REQUEST_TIMEOUT_MS = 10_000
 const SERVER_MODE = process.env.SOAK_SERVER || 'dist'
-if (SERVER_MODE !== 'dist' && SERVER_MODE !== 'tsx') throw new Error(`SOAK_SERVER must be dist or tsx (got ${SERVER_MODE})`)
+if (SERVER_MODE !== 'dist' && SERVER_MODE !== 'tsx') badConfig(`SOAK_SERVER must be dist or tsx (got ${JSON.stringify(SERVER_MODE)})`)
 
 const log = (message) => process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${message}\n`)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -500,7 +505,8 @@ async function main() {
   // Drain, then the final figures.
   const drainDeadline = performance.now() + REQUEST_TIMEOUT_MS + 2000
   while (inFlight > 0 && performance.now() < drainDeadline) await sleep(20)
-  if (window.length > 0) takeSample()
+  // A last window only if it is not a sliver (a few stragglers would make a meaningless p99).
+  if (window.length > 0 && performance.now() - lastSampleAt >= (SAMPLE_SECONDS * 1000) / 2) takeSample()
   eventLoop.disable()
   const loadEnd = loadavg()
   const elapsedSeconds = (performance.now() - started) / 1000

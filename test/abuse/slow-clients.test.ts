@@ -20,7 +20,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import { test, type TestContext } from 'node:test'
@@ -248,7 +248,7 @@ async function stopHostile(child: ChildProcess): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------
 
-test('slow and hostile clients', { timeout: 120_000 }, async (t) => {
+test('slow and hostile clients', { timeout: 120_000, skip: !existsSync('/proc/self/status') && 'needs Linux /proc' }, async (t) => {
   const dir = await useTempDir(t, 'animal-store-abuse-')
   const db = `${dir}/store.db`
   const limits = { plan: 'enterprise', perMinute: 10_000_000, perDay: 100_000_000 }

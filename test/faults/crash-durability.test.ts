@@ -1,0 +1,302 @@
+/**
+ * Crash durability under load (fault injection): 24 concurrent writers keep creating animals while
+ * the server is SIGKILLed at random moments (5 times, 200-1500 ms into each round), and restarted
+ * on the same data each time. After every crash:
+ *
+ * - the store as the crash left it (SQLite: the file opened read-only with `PRAGMA integrity_check`;
+ *   PostgreSQL: the table read directly, indexes verified with amcheck when available) holds every
+ *   animal that got a 201, unchanged, and nothing that was not sent;
+ * - through the restarted server, paging lists every acknowledged animal unchanged, each id once.
+ *
+ * Run on SQLite (DURABILITY=process, the default), SQLite with DURABILITY=power, and PostgreSQL
+ * (a scratch database).
+ */
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { test, type TestContext } from 'node:test'
+import Database from 'better-sqlite3'
+import { useScratchDatabase, withPg } from '../helpers/cluster.js'
+import { bearer, createKeyViaCli, request, sleep, startServer, useTempDir, type ServerProcess } from '../helpers/process.js'
+import { requireService } from '../helpers/services.js'
+
+interface Pet {
+  id: number
+  name: string
+  categoryId: number
+  status?: string
+}
+type NewPet = Omit<Pet, 'id'>
+
+const WRITERS = 24
+const STATUSES = ['available', 'pending', 'sold', undefined] as const
+/** Kill moments: uniformly random in [KILL_MIN_MS, KILL_MAX_MS) after the writers start. */
+const KILL_MIN_MS = 200
+const KILL_MAX_MS = 1500
+
+interface StoreSnapshot {
+  rows: Map<number, Pet>
+  /** 'ok' or a description of what is wrong. */
+  integrity: string
+}
+
+interface Ledger {
+  /** id -> the body of its 201. */
+  acknowledged: Map<number, Pet>
+  /** name -> what was sent (names are unique). */
+  sent: Map<string, NewPet>
+  /** Acknowledged animals verified (in the raw store and through the API), summed over every check. */
+  verifications: number
+  crashes: number
+}
+
+function newLedger(): Ledger {
+  return { acknowledged: new Map(), sent: new Map(), verifications: 0, crashes: 0 }
+}
+
+function toPet(r: { id: number | string; name: string; category_id: number | string; status: string | null }): Pet {
+  const pet: Pet = { id: Number(r.id), name: r.name, categoryId: Number(r.category_id) }
+  if (r.status !== null) pet.status = r.status
+  return pet
+}
+
+function sqliteSnapshot(db: string): StoreSnapshot {
+  const sqlite = new Database(db, { readonly: true, fileMustExist: true })
+  try {
+    const integrity = (sqlite.pragma('integrity_check') as Array<{ integrity_check: string }>).map((r) => r.integrity_check).join('; ')
+    const rows = new Map<number, Pet>()
+    for (const r of sqlite.prepare('SELECT id, name, category_id, status FROM pets ORDER BY id').all() as Parameters<typeof toPet>[0][]) {
+      rows.set(Number(r.id), toPet(r))
+    }
+    return { integrity, rows }
+  } finally {
+    sqlite.close()
+  }
+}
+
+async function postgresSnapshot(url: string): Promise<StoreSnapshot> {
+  return withPg(url, async (c) => {
+    const rows = new Map<number, Pet>()
+    for (const r of (await c.query('SELECT id, name, category_id, status FROM pets ORDER BY id')).rows) rows.set(Number(r.id), toPet(r))
+    // Heap and indexes agree: amcheck (contrib) when the server has it, else index-only vs heap counts.
+    let integrity = 'ok'
+    try {
+      await c.query('CREATE EXTENSION IF NOT EXISTS amcheck')
+      await c.query(`SELECT bt_index_check('pets_pkey'::regclass, true), bt_index_check('pets_status_id'::regclass, true)`)
+    } catch (error) {
+      const message = (error as Error).message
+      if (!/amcheck|extension|control file/i.test(message)) integrity = `amcheck: ${message}`
+      else {
+        await c.query('SET enable_seqscan = off')
+        const byIndex = Number((await c.query('SELECT count(*) AS n FROM pets WHERE id > 0')).rows[0].n)
+        if (byIndex !== rows.size) integrity = `index lists ${byIndex} rows, heap ${rows.size}`
+      }
+    }
+    return { integrity, rows }
+  })
+}
+
+/** Walks GET /v1/pets by `after` to the end; every id once, ascending. */
+async function listAll(server: ServerProcess, key: string): Promise<Map<number, Pet>> {
+  const listed = new Map<number, Pet>()
+  let after: number | undefined
+  for (let page = 0; ; page++) {
+    assert.ok(page < 5_000, 'the walk ends')
+    const res = await request(`${server.url}/v1/pets?limit=100${after === undefined ? '' : `&after=${after}`}`, {
+      headers: bearer(key),
+      timeoutMs: 10_000,
+    })
+    assert.equal(res.status, 200, res.text)
+    const pets = res.body as Pet[]
+    for (const p of pets) {
+      assert.ok(after === undefined || p.id > after, 'ascending ids')
+      assert.ok(!listed.has(p.id), `id ${p.id} listed twice`)
+      listed.set(p.id, p)
+      after = p.id
+    }
+    if (!res.headers.get('link')) return listed
+  }
+}
+
+/** Every acknowledged animal is in `rows` unchanged; every other row is one of the requests sent. */
+function verifyAgainst(ledger: Ledger, rows: Map<number, Pet>, where: string): void {
+  let lost = 0
+  for (const [id, pet] of ledger.acknowledged) {
+    const row = rows.get(id)
+    if (row === undefined) {
+      lost++
+      continue
+    }
+    assert.deepEqual(row, pet, `${where}: pet ${id} unchanged`)
+  }
+  assert.equal(lost, 0, `${where}: ${lost} of ${ledger.acknowledged.size} acknowledged pets are lost`)
+  ledger.verifications += ledger.acknowledged.size
+  for (const [id, row] of rows) {
+    if (ledger.acknowledged.has(id)) continue
+    const sent = ledger.sent.get(row.name)
+    assert.ok(sent !== undefined, `${where}: row ${id} (${row.name}) was never sent`)
+    assert.deepEqual(row, { id, ...sent }, `${where}: unacknowledged row ${id} is what was sent`)
+  }
+}
+
+interface RoundResult {
+  acknowledged: number
+  killAfterMs: number
+  walLeft?: boolean
+}
+
+/**
+ * One round: WRITERS loops creating animals until the server is SIGKILLed at a random moment.
+ * Any failure before the kill (a non-201, a network error) fails the test.
+ */
+async function loadAndKill(server: ServerProcess, key: string, ledger: Ledger, round: number): Promise<RoundResult> {
+  let killedAt: number | undefined
+  const failures: string[] = []
+  let seq = 0
+  let acknowledged = 0
+  const writer = async (w: number) => {
+    while (killedAt === undefined) {
+      const n = seq++
+      const status = STATUSES[n % STATUSES.length]
+      // Unique name (the ledger's key), some non-ASCII and JSON-escaped characters, varied categories.
+      const body: NewPet = {
+        name: `r${round}-w${w}-${n} "kill" 🐾 ñ\\`,
+        categoryId: (n * 7919) % 1_000_003,
+        ...(status ? { status } : {}),
+      }
+      ledger.sent.set(body.name, body)
+      try {
+        const res = await fetch(`${server.url}/v1/pets`, {
+          method: 'POST',
+          headers: { ...bearer(key), 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(8_000),
+        })
+        const text = await res.text()
+        if (res.status !== 201) {
+          if (killedAt === undefined) failures.push(`${res.status} ${text}`)
+          return
+        }
+        const pet = JSON.parse(text) as Pet
+        assert.ok(!ledger.acknowledged.has(pet.id), `id ${pet.id} acknowledged twice`)
+        assert.deepEqual(pet, { id: pet.id, ...body }, 'the 201 body is what was sent')
+        ledger.acknowledged.set(pet.id, pet)
+        acknowledged++
+      } catch (error) {
+        // After the kill, connections reset or are refused: expected. Before it: a failure.
+        if (killedAt === undefined) failures.push(String(error))
+        return
+      }
+    }
+  }
+  const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))
+  const killAfterMs = KILL_MIN_MS + Math.floor(Math.random() * (KILL_MAX_MS - KILL_MIN_MS))
+  await sleep(killAfterMs)
+  killedAt = performance.now()
+  server.child.kill('SIGKILL')
+  const exit = await server.exited
+  await Promise.all(writers)
+  assert.equal(exit.signal, 'SIGKILL', 'the server died of the SIGKILL')
+  assert.deepEqual(failures, [], `round ${round}: no create failed before the kill`)
+  assert.ok(acknowledged > 0, `round ${round}: some creates were acknowledged before the kill`)
+  ledger.crashes++
+  return { acknowledged, killAfterMs }
+}
+
+interface Backend {
+  label: string
+  /** Starts a server on the same data. */
+  start(): Promise<ServerProcess>
+  /** The store as the crash left it (server not running). */
+  snapshot(): Promise<StoreSnapshot>
+  key: string
+  extra?: () => string
+}
+
+async function crashRounds(t: TestContext, backend: Backend, kills: number): Promise<void> {
+  const ledger = newLedger()
+  const started = performance.now()
+  const perRound: string[] = []
+  for (let round = 1; round <= kills; round++) {
+    const server = await backend.start()
+    if (round > 1) {
+      // The restarted server sees everything acknowledged before every earlier crash.
+      verifyAgainst(ledger, await listAll(server, backend.key), `${backend.label}, API after restart ${round - 1}`)
+    }
+    const result = await loadAndKill(server, backend.key, ledger, round)
+    const snap = await backend.snapshot()
+    assert.equal(snap.integrity, 'ok', `${backend.label}: integrity check after crash ${round}`)
+    verifyAgainst(ledger, snap.rows, `${backend.label}, store after crash ${round}`)
+    perRound.push(`${result.acknowledged} acked, killed at ${result.killAfterMs} ms${backend.extra ? ', ' + backend.extra() : ''}`)
+  }
+  // Final restart: the API agrees, a new create works and gets a fresh id, and a clean stop is clean.
+  const server = await backend.start()
+  verifyAgainst(ledger, await listAll(server, backend.key), `${backend.label}, API after the last restart`)
+  const ids = [...ledger.acknowledged.keys()]
+  assert.equal(new Set(ids).size, ids.length, 'ids unique')
+  const sample = [...ids.slice(0, 3), ...ids.slice(-3)]
+  for (const id of sample) {
+    const res = await request(`${server.url}/v1/pets/${id}`, { headers: bearer(backend.key) })
+    assert.equal(res.status, 200, res.text)
+    assert.deepEqual(res.body, ledger.acknowledged.get(id))
+  }
+  const fresh = await request(`${server.url}/v1/pets`, {
+    method: 'POST',
+    headers: bearer(backend.key),
+    body: { name: 'after the crashes', categoryId: 1 },
+  })
+  assert.equal(fresh.status, 201, fresh.text)
+  assert.ok(!ledger.acknowledged.has((fresh.body as Pet).id), 'a new id is never a reused one')
+  const stopped = await server.stop('SIGTERM')
+  assert.equal(stopped.code, 0, 'clean stop after the crashes')
+  const final = await backend.snapshot()
+  assert.equal(final.integrity, 'ok', `${backend.label}: integrity check after a clean stop`)
+  const seconds = ((performance.now() - started) / 1000).toFixed(1)
+  process.stdout.write(
+    `[faults] crash durability ${backend.label}: crashes survived ${ledger.crashes}, 201s acknowledged ${ledger.acknowledged.size}, ` +
+      `201s checked ${ledger.verifications} (every acknowledged pet after every later crash and restart), lost = 0, ` +
+      `unacknowledged rows found ${final.rows.size - 1 - ledger.acknowledged.size} (${seconds} s)\n` +
+      perRound.map((line, i) => `[faults]   crash ${i + 1}: ${line}\n`).join(''),
+  )
+  void t
+}
+
+async function sqliteBackend(t: TestContext, durability: 'process' | 'power'): Promise<Backend> {
+  const dir = await useTempDir(t, 'animal-store-faults-')
+  const db = join(dir, 'store.db')
+  const env = { DURABILITY: durability, LOG_LEVEL: 'warn' }
+  const { key } = await createKeyViaCli(db, { plan: 'enterprise', name: 'crash', perMinute: 10_000_000, perDay: 100_000_000, env })
+  return {
+    label: `SQLite DURABILITY=${durability}`,
+    key,
+    start: () => startServer(t, { dir, db, env }),
+    snapshot: async () => sqliteSnapshot(db),
+    extra: () => `WAL left by the kill: ${existsSync(db + '-wal')}`,
+  }
+}
+
+test('SQLite (DURABILITY=process): every 201 survives 5 kill -9s under concurrent writes', { timeout: 90_000 }, async (t) => {
+  await crashRounds(t, await sqliteBackend(t, 'process'), 5)
+})
+
+test('SQLite (DURABILITY=power): every 201 survives kill -9s under concurrent writes', { timeout: 60_000 }, async (t) => {
+  await crashRounds(t, await sqliteBackend(t, 'power'), 2)
+})
+
+test('PostgreSQL: every 201 survives 5 kill -9s under concurrent writes', { timeout: 90_000 }, async (t) => {
+  if (!(await requireService(t, 'PostgreSQL'))) return
+  const dir = await useTempDir(t, 'animal-store-faults-')
+  const url = await useScratchDatabase(t, 'as_scale_')
+  const env = { LOG_LEVEL: 'warn' }
+  const { key } = await createKeyViaCli(url, { plan: 'enterprise', name: 'crash', perMinute: 10_000_000, perDay: 100_000_000, env })
+  await crashRounds(
+    t,
+    {
+      label: 'PostgreSQL',
+      key,
+      start: () => startServer(t, { dir, db: url, env }),
+      snapshot: () => postgresSnapshot(url),
+    },
+    5,
+  )
+})
