@@ -42,9 +42,9 @@ const OPTIONS = {
   'redis-url': { type: 'string', help: 'Redis for the PG+Redis scenarios (default redis://127.0.0.1:6379)' },
   'void-threshold': { type: 'string', help: 'CPU used by other processes, % of one core, above which a round is void (default 3)' },
   'max-retries': { type: 'string', help: 'reruns of a void round before giving up on it (default 3; quick 0)' },
-  'quiet-wait': { type: 'string', help: 'max seconds to wait for a quiet machine before each round (default 30; quick 2)' },
+  'quiet-wait': { type: 'string', help: 'max seconds to wait for a quiet machine (2 quiet 1 s windows) before each round (default 120; quick 2)' },
   out: { type: 'string', help: 'directory for <date>.json and <date>.md (default bench/results)' },
-  'max-minutes': { type: 'string', help: 'hard deadline for the whole run (default 60)' },
+  'max-minutes': { type: 'string', help: 'hard deadline for the whole run; partial results are written (default 90)' },
   'keep-tmp': { type: 'boolean', help: 'keep the temp dir (databases, logs, profile)' },
   help: { type: 'boolean', short: 'h' },
 }
@@ -100,9 +100,9 @@ function parseOptions() {
     redisUrl: get('redis-url') ?? 'redis://127.0.0.1:6379',
     voidThreshold: num('void-threshold', 3, 3, { integer: false }),
     maxRetries: num('max-retries', 3, 0),
-    quietWait: num('quiet-wait', 30, 2),
+    quietWait: num('quiet-wait', 120, 2),
     out: resolve(get('out') ?? join(ROOT, 'bench/results')),
-    maxMinutes: num('max-minutes', 60, 60, { integer: false, min: 1 }),
+    maxMinutes: num('max-minutes', 90, 10, { integer: false, min: 1 }),
     keepTmp: flag('keep-tmp'),
   }
 }
@@ -193,7 +193,13 @@ function harnessGroups(extra = {}) {
 }
 
 async function quiet(groups) {
-  return waitQuiet({ groups, thresholdPct: opts.voidThreshold, windowMs: opts.quick ? 500 : 1000, maxWaitMs: opts.quietWait * 1000 })
+  return waitQuiet({
+    groups,
+    thresholdPct: opts.voidThreshold,
+    windowMs: opts.quick ? 500 : 1000,
+    maxWaitMs: opts.quietWait * 1000,
+    onWait: (pct, s) => log(`waiting for a quiet machine (other processes use ${pct}% of a core; ${s}s so far, at most ${opts.quietWait}s)`),
+  })
 }
 
 // ---------------------------------------------------------------------------------------------

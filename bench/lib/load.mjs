@@ -97,15 +97,25 @@ export async function measured({ groups, memoryPid, thresholdPct }, fn) {
   return { ...result, cpu, ...(mem ? { memory: mem } : {}), voidReason }
 }
 
-/** Waits (up to `maxWaitMs`) until a `windowMs` window shows no more than `thresholdPct` of interference. */
-export async function waitQuiet({ groups, thresholdPct, windowMs, maxWaitMs }) {
+/**
+ * Waits (up to `maxWaitMs`) until `quietWindows` consecutive windows of `windowMs` each show no
+ * more than `thresholdPct` of interference; a round started on a busy machine would only be void.
+ */
+export async function waitQuiet({ groups, thresholdPct, windowMs, maxWaitMs, quietWindows = 2, onWait = () => {} }) {
   const t = Date.now()
+  let quiet = 0
   let last
+  let told = 0
   for (;;) {
     const window = startCpuWindow(groups)
     await new Promise((r) => setTimeout(r, windowMs))
     last = window.end()
-    if (last.otherPct <= thresholdPct || Date.now() - t >= maxWaitMs) break
+    quiet = last.otherPct <= thresholdPct ? quiet + 1 : 0
+    if (quiet >= quietWindows || Date.now() - t >= maxWaitMs) break
+    if (Date.now() - t - told >= 15_000) {
+      told = Date.now() - t
+      onWait(last.otherPct, Math.round(told / 1000))
+    }
   }
-  return { waitedMs: Date.now() - t, otherPct: last.otherPct }
+  return { waitedMs: Date.now() - t, otherPct: last.otherPct, quiet: quiet >= quietWindows }
 }

@@ -38,6 +38,8 @@ interface StoreSnapshot {
   rows: Map<number, Pet>
   /** 'ok' or a description of what is wrong. */
   integrity: string
+  /** How integrity was checked. */
+  method: string
 }
 
 interface Ledger {
@@ -68,7 +70,7 @@ function sqliteSnapshot(db: string): StoreSnapshot {
     for (const r of sqlite.prepare('SELECT id, name, category_id, status FROM pets ORDER BY id').all() as Parameters<typeof toPet>[0][]) {
       rows.set(Number(r.id), toPet(r))
     }
-    return { integrity, rows }
+    return { integrity, rows, method: 'PRAGMA integrity_check (file opened read-only after the kill)' }
   } finally {
     sqlite.close()
   }
@@ -80,6 +82,7 @@ async function postgresSnapshot(url: string): Promise<StoreSnapshot> {
     for (const r of (await c.query('SELECT id, name, category_id, status FROM pets ORDER BY id')).rows) rows.set(Number(r.id), toPet(r))
     // Heap and indexes agree: amcheck (contrib) when the server has it, else index-only vs heap counts.
     let integrity = 'ok'
+    let method = 'amcheck bt_index_check(heapallindexed) on both indexes'
     try {
       await c.query('CREATE EXTENSION IF NOT EXISTS amcheck')
       await c.query(`SELECT bt_index_check('pets_pkey'::regclass, true), bt_index_check('pets_status_id'::regclass, true)`)
@@ -87,12 +90,13 @@ async function postgresSnapshot(url: string): Promise<StoreSnapshot> {
       const message = (error as Error).message
       if (!/amcheck|extension|control file/i.test(message)) integrity = `amcheck: ${message}`
       else {
+        method = 'index scan count = heap row count (amcheck not installed)'
         await c.query('SET enable_seqscan = off')
         const byIndex = Number((await c.query('SELECT count(*) AS n FROM pets WHERE id > 0')).rows[0].n)
         if (byIndex !== rows.size) integrity = `index lists ${byIndex} rows, heap ${rows.size}`
       }
     }
-    return { integrity, rows }
+    return { integrity, rows, method }
   })
 }
 
@@ -255,7 +259,7 @@ async function crashRounds(t: TestContext, backend: Backend, kills: number): Pro
   process.stdout.write(
     `[faults] crash durability ${backend.label}: crashes survived ${ledger.crashes}, 201s acknowledged ${ledger.acknowledged.size}, ` +
       `201s checked ${ledger.verifications} (every acknowledged pet after every later crash and restart), lost = 0, ` +
-      `unacknowledged rows found ${final.rows.size - 1 - ledger.acknowledged.size} (${seconds} s)\n` +
+      `unacknowledged rows found ${final.rows.size - 1 - ledger.acknowledged.size}; integrity: ${final.method} = ok (${seconds} s)\n` +
       perRound.map((line, i) => `[faults]   crash ${i + 1}: ${line}\n`).join(''),
   )
   void t

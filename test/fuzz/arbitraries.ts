@@ -279,8 +279,28 @@ const queryPart = fc
     return `${pct(name)}=${pct(value)}`
   })
 
+/** Mostly valid list queries (so the handler, paging and the filter run), with an odd value now and then. */
+const plausibleQuery: fc.Arbitrary<string> = fc
+  .record(
+    {
+      limit: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 100 }).map(String), weight: 8 }, { arbitrary: fc.constantFrom(...QUERY_VALUES), weight: 1 }),
+      status: fc.oneof({ arbitrary: fc.constantFrom('available', 'pending', 'sold'), weight: 8 }, { arbitrary: fc.constantFrom(...QUERY_VALUES), weight: 1 }),
+      after: fc.oneof(
+        { arbitrary: fc.bigInt({ min: 0n, max: 200n }).map(String), weight: 5 },
+        { arbitrary: fc.bigInt({ min: 0n, max: INT64_MAX }).map(String), weight: 2 },
+        { arbitrary: fc.constantFrom(...QUERY_VALUES), weight: 1 },
+      ),
+    },
+    { requiredKeys: [] },
+  )
+  .map((q) => {
+    const parts = Object.entries(q).map(([k, v]) => `${k}=${pct(v)}`)
+    return parts.length === 0 ? '' : '?' + parts.join('&')
+  })
+
 export const queryString: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: fc.constant(''), weight: 2 },
+  { arbitrary: plausibleQuery, weight: 8 },
   { arbitrary: fc.array(queryPart, { minLength: 1, maxLength: 4 }).map((parts) => '?' + parts.join('&')), weight: 8 },
   { arbitrary: fc.constantFrom('?', '??', '?&', '?&&limit=5', '?limit=5&limit=5', '?limit=5&limit=6', '?limit=5;status=sold', '?limit=5#frag', '?limit=5?status=sold', '?status=sold&status=sold', '?after=1&after=2', '?limit=%35', '?%6cimit=5'), weight: 2 },
 )
@@ -345,15 +365,16 @@ export const requestIdChoice: fc.Arbitrary<RequestIdChoice> = fc.oneof(
 /** Headers beyond Authorization, Content-Type and X-Request-Id; values may be raw bytes (raw transport only). */
 export const extraHeaders: fc.Arbitrary<Array<[string, string]>> = fc.array(
   fc.oneof(
-    fc.constantFrom<[string, string]>(
+    { weight: 4, arbitrary: fc.constantFrom<[string, string]>(
       ['accept', 'application/json'], ['accept', 'text/html'], ['accept', '*/*;q=0'], ['accept-encoding', 'gzip, br'], ['accept-charset', 'latin1'],
       ['content-encoding', 'gzip'], ['content-language', 'fr'], ['expect', '100-continue'], ['connection', 'keep-alive'],
       ['x-forwarded-for', '1.2.3.4'], ['x-forwarded-for', 'garbage, , ::1'], ['forwarded', 'for=1.2.3.4'], ['x-real-ip', '10.0.0.1'],
       ['origin', 'https://evil.example'], ['cookie', 'a=b'], ['range', 'bytes=0-1'], ['if-none-match', '*'], ['x-http-method-override', 'DELETE'],
       ['user-agent', ''], ['accept-version', '2.0.0'], ['x-ratelimit-remaining', '999'], ['x-api-key', 'x'], ['te', 'trailers'],
-    ),
-    fc.tuple(fc.stringMatching(/^x-[a-z0-9-]{1,20}$/), fc.stringMatching(/^[\x20-\x7e]{0,60}$/)),
-    fc.tuple(fc.constant('x-big'), fc.integer({ min: 100, max: 10_000 }).map((n) => 'b'.repeat(n))),
+    ) },
+    { weight: 2, arbitrary: fc.tuple(fc.stringMatching(/^x-[a-z0-9-]{1,20}$/), fc.stringMatching(/^[\x20-\x7e]{0,60}$/)) },
+    // Around and over the 8 KiB header limit (431).
+    { weight: 1, arbitrary: fc.tuple(fc.constant('x-big'), fc.integer({ min: 100, max: 10_000 }).map((n) => 'b'.repeat(n))) },
   ),
   { maxLength: 3 },
 )

@@ -326,7 +326,9 @@ async function sendAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats)
     wellFormed,
     methodNotAllowed: /^\/v1\/pets(\/[^/?#]*)?$/.test(c.path) && !['GET', 'HEAD', 'POST'].includes(c.method) && decodes(c.path),
     // A path that does not percent-decode may be refused with 400 before any routing.
-    unknownRoute: c.target === 'unknown-path' && !/^\/v1\/pets(\/[^/?#]*)?$/.test(c.path) && decodes(c.path),
+    // (Not for an absolute-form target glued to a path without '/', such as http://host:port*: no valid URL.)
+    unknownRoute:
+      c.target === 'unknown-path' && !/^\/v1\/pets(\/[^/?#]*)?$/.test(c.path) && decodes(c.path) && (defect !== 'absolute-form' || c.path.startsWith('/')),
   }
 
   let response: WireResponse

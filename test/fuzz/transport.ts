@@ -48,7 +48,8 @@ const agents = new Map<string, http.Agent>()
 function agentFor(localAddress: string): http.Agent {
   let agent = agents.get(localAddress)
   if (!agent) {
-    agent = new http.Agent({ keepAlive: true, maxSockets: 4, localAddress } as http.AgentOptions)
+    // Idle sockets are dropped after 2 s, before the server's keep-alive timeout (5 s) closes them.
+    agent = new http.Agent({ keepAlive: true, maxSockets: 4, timeout: 2000, localAddress } as http.AgentOptions)
     agents.set(localAddress, agent)
   }
   return agent
@@ -59,7 +60,23 @@ export function destroyAgents(): void {
   agents.clear()
 }
 
-export function sendHttp(spec: HttpRequestSpec): Promise<WireResponse> {
+/**
+ * A keep-alive socket the server closes as idle while a request is being written on it fails with
+ * ECONNRESET ("socket hang up"): the race that Node's docs describe for `request.reusedSocket`.
+ * Such a request never reached the app; it is sent again once, on a fresh connection.
+ */
+export async function sendHttp(spec: HttpRequestSpec): Promise<WireResponse> {
+  try {
+    return await sendHttpOnce(spec, false)
+  } catch (error) {
+    if (error instanceof ReusedSocketReset) return sendHttpOnce(spec, true)
+    throw error
+  }
+}
+
+class ReusedSocketReset extends TransportError {}
+
+function sendHttpOnce(spec: HttpRequestSpec, fresh: boolean): Promise<WireResponse> {
   return new Promise((resolve, reject) => {
     let settled = false
     const done = (error: Error | undefined, value?: WireResponse) => {
@@ -87,7 +104,7 @@ export function sendHttp(spec: HttpRequestSpec): Promise<WireResponse> {
         method: spec.method,
         path: spec.path,
         headers,
-        agent: agentFor(spec.localAddress),
+        agent: fresh ? false : agentFor(spec.localAddress),
         localAddress: spec.localAddress,
       })
     } catch (error) {
@@ -99,7 +116,10 @@ export function sendHttp(spec: HttpRequestSpec): Promise<WireResponse> {
       req.destroy()
       done(new TransportError('timeout', `no response within ${spec.timeoutMs} ms`))
     }, spec.timeoutMs)
-    req.on('error', (error) => done(new TransportError('closed', `connection error: ${error.message}`)))
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (req.reusedSocket && error.code === 'ECONNRESET') done(new ReusedSocketReset('closed', `reused socket reset: ${error.message}`))
+      else done(new TransportError('closed', `connection error: ${error.message}`))
+    })
     req.on('response', (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))

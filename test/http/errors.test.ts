@@ -51,6 +51,16 @@ describe('errors', () => {
     }
   })
 
+  test('security headers suitable for a JSON API, on successes and errors', async () => {
+    for (const [url, headers] of [['/v1/pets', key], ['/v1/pets', {}], ['/nope', key]] as const) {
+      const res = await t.app.inject({ url, headers })
+      assert.equal(res.headers['x-content-type-options'], 'nosniff', url)
+      assert.equal(res.headers['cache-control'], 'no-store', url)
+      assert.equal(res.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'", url)
+      assert.match(res.headers['x-request-id'] as string, /^[0-9a-f-]{36}$/)
+    }
+  })
+
   test('HEAD works where GET does', async () => {
     const res = await t.app.inject({ method: 'HEAD', url: '/v1/pets', headers: key })
     assert.equal(res.statusCode, 200)
