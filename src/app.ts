@@ -1,12 +1,16 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
+import { applyCommonHeaders, redactKeys } from './http/common-headers.js'
+import { deprecationHeaders } from './http/deprecation.js'
 import { clientErrorHandler, registerErrorHandling } from './http/error-handler.js'
-import { ApiError, errorBody, ErrorBody } from './http/errors.js'
-import { registerGuard } from './http/guard.js'
+import { ApiError, ErrorBody } from './http/errors.js'
+import { frameworkErrorHandler } from './http/framework-errors.js'
+import { registerGuard, type Guard } from './http/guard.js'
 import { parseJsonBody } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { requestId } from './http/request-id.js'
+import { registerRouteFallback } from './http/route-fallback.js'
 import { strictSchemaController } from './http/validation.js'
 import { KeyResolver } from './keys/key-resolver.js'
 import type { RateLimiter } from './limits/limiter.js'
@@ -34,12 +38,6 @@ const connectionsCheckingInterval = (headersTimeoutMs: number) => Math.max(50, M
 const PUBLIC_PREFIXES = ['/docs', '/v1/openapi.json', '/healthz', '/readyz', '/metrics']
 const isPublicPath = (url: string) => PUBLIC_PREFIXES.some((p) => url === p || url.startsWith(p + '/') || url.startsWith(p + '?'))
 
-/** A key pasted into a URL (by mistake) must not reach the log: keep only its display prefix. */
-const KEY_IN_TEXT = /as_(live|test)_[0-9A-Za-z]{38}/g
-export const redactKeys = (text: string) => (text.includes('as_') ? text.replace(KEY_IN_TEXT, (k) => k.slice(0, 12) + '…') : text)
-
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
-
 /** Builds the whole HTTP service from injected dependencies; the caller owns storage and limiter. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config, storage, limiter } = deps
@@ -50,6 +48,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       ? { loggerInstance: deps.logger as FastifyServerOptions['loggerInstance'] }
       : { logger: (deps.logger as FastifyServerOptions['logger']) ?? false }
 
+  const deprecation = deprecationHeaders(config.publicBaseUrl)
+  let guard: Guard | undefined
   const app = Fastify({
     ...loggerOptions,
     // One access-log line per request, written in onResponse below, instead of Fastify's two.
@@ -66,8 +66,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // (a client that stopped reading its responses, or left a socket half-open after an error answer).
     connectionTimeout: config.requestTimeoutMs,
     clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler(() => guard!, deprecation),
     http: {
       maxHeaderSize: config.maxHeaderBytes,
+      requireHostHeader: false, // answered in the Error shape by registerRouteFallback
       // Node checks headersTimeout/requestTimeout only this often (default 30 s): keep it well
       // under the timeouts so a slow client is cut off close to the configured bound (docs/limits.md).
       connectionsCheckingInterval: connectionsCheckingInterval(config.headersTimeoutMs),
@@ -112,17 +114,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   })
   // Callback-style hooks: these run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id)
-    reply.header('x-content-type-options', 'nosniff')
-    if (!request.url.startsWith('/docs')) {
-      reply.header('cache-control', 'no-store')
-      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
-    }
+    applyCommonHeaders(request, reply)
+    // Every answer of getPet, its 401 and 429 included, says it is deprecated.
+    if (request.routeOptions.url === '/v1/pets/:petId') reply.headers(deprecation)
     // Requests that arrive while draining get a 503 in the Error shape; Fastify already sets Connection: close.
     if (closing) done(new ApiError('service_unavailable', 'The server is shutting down; retry', { 'retry-after': 1 }))
     else done()
   })
-  registerGuard(app, { keys, limiter, metrics, isPublicPath })
+  guard = registerGuard(app, { keys, limiter, metrics, isPublicPath })
+  registerRouteFallback(app)
+  // An unknown Expect value is ignored (RFC 9110 allows it) rather than Node's empty 417.
+  app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res))
 
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched'
@@ -147,22 +149,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   })
 
   app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
-
-  // 405 with Allow for a known path and an unsupported method (Fastify would answer 404).
-  const allowed: Record<string, string[]> = { '/v1/pets': ['GET', 'HEAD', 'POST'], '/v1/pets/:petId': ['GET', 'HEAD'] }
-  for (const [url, methods] of Object.entries(allowed)) {
-    const others = ALL_METHODS.filter((m) => !methods.includes(m))
-    app.route({
-      method: others as unknown as string[],
-      url,
-      schema: { hide: true },
-      handler: async (request, reply) =>
-        reply
-          .code(405)
-          .header('allow', methods.join(', '))
-          .send(errorBody('method_not_allowed', `${request.method} is not allowed on ${url.replace(':petId', '{petId}')}; allowed: ${methods.join(', ')}`)),
-    })
-  }
 
   app.decorate('metrics', metrics)
   return app

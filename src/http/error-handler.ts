@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Socket } from 'node:net'
 import { LimiterUnavailableError } from '../limits/limiter.js'
 import { StorageUnavailableError } from '../storage/storage.js'
+import { redactKeys, requestPath } from './common-headers.js'
 import { ApiError, ERROR_STATUS, errorBody, type ErrorCode } from './errors.js'
 import { describeValidationError } from './validation.js'
 
@@ -52,14 +53,24 @@ export function registerErrorHandling(app: FastifyInstance): void {
     reply.code(apiError.status).headers(apiError.headers).send(apiError.toBody())
   })
 
+  // Normally answered earlier by registerRouteFallback; kept so that nothing falls to Fastify's shape.
   app.setNotFoundHandler((request, reply) => {
-    const path = (request.url.split('?')[0] ?? '').slice(0, 200).replace(/as_(live|test)_[0-9A-Za-z]{38}/g, (k) => k.slice(0, 12) + '…')
-    reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${path}`))
+    reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${redactKeys(requestPath(request.url).slice(0, 200))}`))
   })
 }
 
 /** Errors at the HTTP parser level (malformed request line, oversized headers) in the Error shape too. */
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  // A response to an earlier (pipelined) request on this connection is still being produced:
+  // answering now would put the 400 before it (and lose a 201), so answer once it is finished.
+  const pending = (socket as unknown as { _httpMessage?: import('node:http').ServerResponse | null })._httpMessage
+  // Only when that earlier request was complete: an error in the request being read itself (say, EOF
+  // before its body) must be answered now, as before.
+  if (pending && !pending.writableFinished && (pending as unknown as { req?: { complete: boolean } }).req?.complete) {
+    pending.once('finish', () => clientErrorHandler(error, socket))
+    pending.once('close', () => { if (!pending.writableFinished) socket.destroy() })
+    return
+  }
   if (!socket.writable) {
     socket.destroy()
     return
@@ -74,6 +85,6 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   const body = JSON.stringify(errorBody(code, message))
   const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   )
 }

@@ -34,10 +34,12 @@ export interface GuardOptions {
  * A valid key is limited by its plan; anything else (no key, a malformed, unknown or revoked key)
  * is limited per client address at the Free plan's rates, which also throttles key guessing.
  */
-export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, isPublicPath }: GuardOptions): void {
+export type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+
+export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, isPublicPath }: GuardOptions): Guard {
   app.decorateRequest('apiKey', null)
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const config = request.routeOptions.config
+  const hook = async (request: FastifyRequest, reply: FastifyReply) => {
+    const config = request.routeOptions?.config ?? {}
     if (config.public || isPublicPath(request.url)) return
     const header = request.headers.authorization
     let problem: 'missing' | 'malformed' | 'invalid' | undefined
@@ -80,5 +82,7 @@ export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, is
         'www-authenticate': bearerChallenge(problem === 'missing' ? 'invalid_request' : 'invalid_token'),
       })
     }
-  })
+  }
+  app.addHook('onRequest', hook)
+  return hook
 }

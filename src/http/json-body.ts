@@ -19,6 +19,15 @@ function parseNumber(text: string): number | bigint {
   return n
 }
 
+type WellFormed = string & { isWellFormed(): boolean }
+
+function rejectLoneSurrogates(key: string, value: unknown): unknown {
+  if (!(key as WellFormed).isWellFormed() || (typeof value === 'string' && !(value as WellFormed).isWellFormed())) {
+    throw new ApiError('invalid_request', 'Request body contains a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape)')
+  }
+  return value
+}
+
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) throw new ApiError('invalid_request', 'Request body is empty; expected a JSON object')
   let text: string
@@ -28,8 +37,11 @@ export function parseJsonBody(body: Buffer): unknown {
     throw new ApiError('invalid_request', 'Request body is not valid UTF-8')
   }
   try {
-    return parse(text, null, parseNumber)
+    // A "\uD800" escape decodes to a lone surrogate, which storage would turn into U+FFFD: the
+    // 201 would then confirm a name that differs from the one stored.
+    return parse(text, rejectLoneSurrogates, parseNumber)
   } catch (error) {
+    if (error instanceof ApiError) throw error
     if (error instanceof RangeError) throw new ApiError('invalid_request', 'Request body is nested too deeply')
     const detail = error instanceof Error ? error.message : 'parse error'
     throw new ApiError('invalid_request', `Request body is not valid JSON: ${detail}`)

@@ -8,7 +8,7 @@
  * closed list, a valid Pet / Pets, the documented headers; never a 5xx, a hang (per-request
  * timeout) or a crash (/healthz answers afterwards).
  *
- * Bounded for CI (FUZZ_CI_RUNS scales every property; default about 10 s in all). The long run is
+ * Bounded for CI (FUZZ_CI_RUNS scales every property; about 15 s in all when everything passes). The long run is
  * `npm run fuzz` (scripts/fuzz.mjs, FUZZ_RUNS per property). A failure prints fast-check's seed
  * and path; replay it with FUZZ_SEED=<seed> FUZZ_PATH=<path> npm run fuzz.
  */

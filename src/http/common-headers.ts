@@ -1,0 +1,18 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+
+/** Headers on every response: the request id, and what suits a JSON API (see SECURITY.md). */
+export function applyCommonHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id)
+  reply.header('x-content-type-options', 'nosniff')
+  if (!request.url.startsWith('/docs')) {
+    reply.header('cache-control', 'no-store')
+    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
+  }
+}
+
+/** A key pasted into a URL (by mistake) must not reach a log or an answer: keep only its display prefix. */
+const KEY_IN_TEXT = /as_(live|test)_[0-9A-Za-z]{38}/g
+export const redactKeys = (text: string) => (text.includes('as_') ? text.replace(KEY_IN_TEXT, (k) => k.slice(0, 12) + '…') : text)
+
+/** The path of a request URL, also for absolute-form request targets (`GET http://host/v1/pets`). */
+export const requestPath = (url: string) => (url.split('?')[0] ?? '').replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '')
