@@ -6,7 +6,7 @@
 //
 // Usage: node bench/ceiling.mjs <captures.json> <port> [host]
 //   captures.json: [{ "method": "GET", "path": "/v1/pets?limit=20", "status": 200,
-//                     "headers": [["x-request-id", "..."], ...], "bodyBase64": "..." }, ...]
+//                     "headers": [["x-request-id", "..."], ...], "bodyBase64": "...", "anyQuery": false }, ...]
 // Prints "ceiling listening on <host>:<port>" once ready; stops on SIGTERM/SIGINT.
 import http from 'node:http'
 import { readFileSync } from 'node:fs'
@@ -21,18 +21,23 @@ if (!capturesFile || !portArg) {
 }
 
 const routes = new Map()
+const anyQuery = new Map()
 for (const c of JSON.parse(readFileSync(capturesFile, 'utf8'))) {
   const flat = []
   for (const [name, value] of c.headers) {
     if (!NODE_OWN.has(name.toLowerCase())) flat.push(name, value)
   }
-  routes.set(`${c.method} ${c.path}`, { status: c.status, headers: flat, body: Buffer.from(c.bodyBase64, 'base64') })
+  const route = { status: c.status, headers: flat, body: Buffer.from(c.bodyBase64, 'base64') }
+  routes.set(`${c.method} ${c.path}`, route)
+  // anyQuery: also answers the same path with any query string (the growth check's many pages).
+  if (c.anyQuery) anyQuery.set(`${c.method} ${c.path.split('?')[0]}`, route)
 }
 
 const notFound = Buffer.from('{"error":"not captured"}')
 
 const server = http.createServer({ keepAliveTimeout: 5000 }, (req, res) => {
-  const route = routes.get(`${req.method} ${req.url}`)
+  let route = routes.get(`${req.method} ${req.url}`)
+  if (route === undefined && anyQuery.size) route = anyQuery.get(`${req.method} ${req.url.split('?')[0]}`)
   const answer = () => {
     if (route === undefined) {
       res.writeHead(404, ['content-type', 'application/json', 'content-length', String(notFound.length)])

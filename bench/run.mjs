@@ -14,7 +14,7 @@ import { softirqThreads, findPids } from './lib/proc.mjs'
 import { summariseProfile } from './lib/profile.mjs'
 import { markdownReport } from './lib/report.mjs'
 import {
-  DIST, ROOT, createBenchKey, createPgDatabase, dropPgDatabase, growthQueries, seedSqlite, startCeiling, startService,
+  DIST, ROOT, assertAlive, createBenchKey, createPgDatabase, dropPgDatabase, growthQueries, seedSqlite, startCeiling, startService,
 } from './lib/service.mjs'
 
 // ---------------------------------------------------------------------------------------------
@@ -43,6 +43,7 @@ const OPTIONS = {
   'void-threshold': { type: 'string', help: 'CPU used by other processes, % of one core, above which a round is void (default 3)' },
   'max-retries': { type: 'string', help: 'reruns of a void round before giving up on it (default 3; quick 0)' },
   'quiet-wait': { type: 'string', help: 'max seconds to wait for a quiet machine (2 quiet 1 s windows) before each round (default 120; quick 2)' },
+  only: { type: 'string', help: 'comma list of sections to run: main,profile,growth,durability,pg (default all)' },
   out: { type: 'string', help: 'directory for <date>.json and <date>.md (default bench/results)' },
   'max-minutes': { type: 'string', help: 'hard deadline for the whole run; partial results are written (default 90)' },
   'keep-tmp': { type: 'boolean', help: 'keep the temp dir (databases, logs, profile)' },
@@ -81,8 +82,11 @@ function parseOptions() {
   for (const s of scenarios) if (!SQLITE_SCENARIOS[s]) throw new Error(`unknown scenario ${s} (known: ${Object.keys(SQLITE_SCENARIOS).join(', ')})`)
   const growth = list('growth', '10000,100000,1000000', '2000').map(Number)
   if (growth.some((n) => !Number.isInteger(n) || n < 200)) throw new Error('--growth sizes must be integers >= 200')
+  const only = list('only', 'main,profile,growth,durability,pg', 'main,profile,growth,durability,pg')
+  for (const s of only) if (!['main', 'profile', 'growth', 'durability', 'pg'].includes(s)) throw new Error(`unknown section ${s} in --only`)
   return {
     quick,
+    only,
     rounds: num('rounds', 5, 1, { min: 1 }),
     duration: num('duration', 10, 2, { min: 1 }),
     warmup: num('warmup', 5, 1),
@@ -243,8 +247,10 @@ async function runScenario({ id, sc, backend, ctx, service, ceiling, key, extraG
   for (let r = 1; r <= opts.rounds; r++) {
     for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
       const waited = await quiet(groups)
+      assertAlive(service)
       const c = await measured({ groups, thresholdPct: opts.voidThreshold }, () => load(ceiling.port, opts.duration))
       const s = await measured({ groups, memoryPid: service.pid, thresholdPct: opts.voidThreshold }, () => load(service.port, opts.duration))
+      assertAlive(service)
       s.serverCpuPct = s.cpu.groupsPct.server
       c.serverCpuPct = c.cpu.groupsPct.ceiling
       const voidReason = c.voidReason ? `ceiling run: ${c.voidReason}` : s.voidReason ? `service run: ${s.voidReason}` : null
@@ -337,21 +343,42 @@ async function sqliteSection(results) {
   return { dbFile, key: key.key }
 }
 
+async function freshCatalogue(name) {
+  const dbFile = join(tmp, `${name}.db`)
+  const key = await createBenchKey(dbFile)
+  await seedSqlite(dbFile, opts.catalogue)
+  return { dbFile, key: key.key }
+}
+
 async function profileSection(results, { dbFile, key }) {
   const dir = join(tmp, 'cpu-profile')
   mkdirSync(dir, { recursive: true })
   const service = await startService({
-    databaseUrl: dbFile, logFile: join(tmp, 'service-profile.log'), cpu: SERVER_CPU, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+    databaseUrl: dbFile, logFile: join(tmp, 'service-profile.log'), cpu: SERVER_CPU, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--trace-gc'],
   })
   let run
   let fromUs
   let toUs
+  // --trace-gc lines (on the service's stdout) seen during the measured round.
+  const gc = { collecting: false, events: [] }
+  let partial = ''
+  service.child.stdout.on('data', (chunk) => {
+    const lines = (partial + chunk).split('\n')
+    partial = lines.pop()
+    if (!gc.collecting) return
+    for (const line of lines) {
+      const m = /ms: ([A-Za-z-]+(?: \([a-z]+\))?) ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, ([\d.]+) \/ ([\d.]+) ms/.exec(line)
+      if (m) gc.events.push({ kind: m[1], beforeMb: Number(m[2]), afterMb: Number(m[3]), pauseMs: Number(m[4]) })
+    }
+  })
   try {
     const sc = SQLITE_SCENARIOS.list20
     log(`profile: node --cpu-prof, ${sc.name}, warm-up ${Math.max(1, opts.warmup)}s + one ${opts.duration}s round`)
     await runWrk({ port: service.port, path: sc.path(), key, seconds: Math.max(1, opts.warmup), connections: opts.connections, cpu: LOAD_CPU })
     fromUs = Number(process.hrtime.bigint() / 1000n)
+    gc.collecting = true
     run = await runWrk({ port: service.port, path: sc.path(), key, seconds: opts.duration, connections: opts.connections, cpu: LOAD_CPU })
+    gc.collecting = false
     toUs = Number(process.hrtime.bigint() / 1000n)
   } finally {
     await stop(service.child) // SIGTERM: graceful close; V8 writes the profile on exit
@@ -363,7 +390,20 @@ async function profileSection(results, { dbFile, key }) {
   }
   const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
   const summary = summariseProfile(profile, { root: ROOT, fromUs, toUs })
-  results.profile = { status: 'ok', scenario: 'list20', rpsUnderProfiler: run.rps, ...summary }
+  const scavenges = gc.events.filter((e) => e.kind.startsWith('Scavenge'))
+  const pauses = gc.events.map((e) => e.pauseMs)
+  const roundMs = (toUs - fromUs) / 1000
+  const gcSummary = {
+    events: gc.events.length,
+    scavenges: scavenges.length,
+    markCompacts: gc.events.filter((e) => e.kind.includes('Mark')).length,
+    pauseMsTotal: round2(pauses.reduce((a, b) => a + b, 0)),
+    pauseMsMax: pauses.length ? Math.max(...pauses) : 0,
+    pausePctOfRound: round2((pauses.reduce((a, b) => a + b, 0) / roundMs) * 100),
+    // Young-generation garbage per request: what the scavenges freed over the round / requests.
+    scavengedKbPerRequest: run.requests ? round2((scavenges.reduce((a, e) => a + e.beforeMb - e.afterMb, 0) * 1024) / run.requests) : null,
+  }
+  results.profile = { status: 'ok', scenario: 'list20', rpsUnderProfiler: run.rps, p99MsUnderProfiler: run.p99Ms, gc: gcSummary, ...summary }
   if (opts.keepTmp) results.profile.file = join(dir, file)
 }
 
@@ -381,6 +421,9 @@ async function growthSection(results) {
     const entry = { size: seed.rows, seedSeconds: seed.seconds, queries: [] }
     section.sizes.push(entry)
     try {
+      // Once: the same paced load on the ceiling (same response bytes, any page) = the floor this
+      // machine and this generator give at that rate, to read the service's latencies against.
+      if (!section.floor) section.floor = await growthFloor({ service, key: key.key, queries, size })
       for (const q of queries) {
         const check = await request(service.port, { path: q.paths[0], headers: { authorization: `Bearer ${key.key}` } })
         const items = check.status === 200 ? JSON.parse(check.body.toString()).length : 0
@@ -390,9 +433,11 @@ async function growthSection(results) {
         const runs = []
         for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
           const waited = await quiet(groups)
+          assertAlive(service)
           const m = await measured({ groups, memoryPid: service.pid, thresholdPct: opts.voidThreshold }, () =>
             runPaced({ port: service.port, path: q.paths[0], pathsFile, key: key.key, rate: opts.rate, seconds: opts.pacedDuration, warmup: opts.quick ? 1 : 2, cpu: LOAD_CPU }),
           )
+          assertAlive(service)
           m.serverCpuPct = m.cpu.groupsPct.server
           runs.push({ attempt, quietWait: waited, ...m, void: m.voidReason !== null })
           log(
@@ -429,6 +474,36 @@ async function growthSection(results) {
     : []
 }
 
+async function growthFloor({ service, key, queries, size }) {
+  const captures = []
+  for (const q of queries) {
+    const r = await request(service.port, { path: q.paths[0], headers: { authorization: `Bearer ${key}` } })
+    captures.push({ method: 'GET', path: q.paths[0], status: r.status, headers: r.headers, bodyBase64: r.body.toString('base64'), anyQuery: true })
+  }
+  const ceiling = await startCeiling(captures, tmp, SERVER_CPU)
+  const groups = harnessGroups({ server: () => [service.pid], ceiling: () => [ceiling.pid] })
+  const floor = {}
+  try {
+    for (const q of queries) {
+      const pathsFile = join(tmp, `paths-floor-${size}-${q.id}.txt`)
+      writeFileSync(pathsFile, q.paths.join('\n') + '\n')
+      let last
+      for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
+        await quiet(groups)
+        last = await measured({ groups, thresholdPct: opts.voidThreshold }, () =>
+          runPaced({ port: ceiling.port, path: q.paths[0], pathsFile, key, rate: opts.rate, seconds: opts.pacedDuration, warmup: opts.quick ? 1 : 2, cpu: LOAD_CPU }),
+        )
+        log(`growth floor (ceiling) ${q.id}: p50 ${last.p50Ms} ms p99 ${last.p99Ms} ms${last.voidReason ? ` VOID: ${last.voidReason}` : ''}`)
+        if (!last.voidReason) break
+      }
+      floor[q.id] = { p50Ms: last.p50Ms, p99Ms: last.p99Ms, maxMs: last.maxMs, void: last.voidReason !== null, voidReason: last.voidReason, ceilingCpuPct: last.cpu.groupsPct.ceiling }
+    }
+  } finally {
+    await stop(ceiling.child)
+  }
+  return floor
+}
+
 async function durabilitySection(results) {
   const dbFile = join(tmp, 'durable.db')
   const key = await createBenchKey(dbFile)
@@ -447,11 +522,13 @@ async function durabilitySection(results) {
       for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
         const waited = await quiet(groups)
         const m = { groups, thresholdPct: opts.voidThreshold }
+        assertAlive(service)
         const grouped = await measured({ ...m, memoryPid: service.pid }, () => post(opts.connections, opts.duration))
         const single = await measured(m, () => post(1, opts.duration))
         const baseline = await measured(m, () =>
           runFsyncBaseline({ file: join(tmp, 'fsync-baseline.db'), seconds: Math.max(2, Math.round(opts.duration / 2)), cpu: SERVER_CPU }),
         )
+        assertAlive(service)
         const voidReason = grouped.voidReason || single.voidReason || baseline.voidReason
         section.rounds.push({ round: r, attempt, quietWait: waited, grouped, singleConnection: single, fsyncBaseline: baseline, void: !!voidReason, voidReason })
         log(
@@ -468,7 +545,7 @@ async function durabilitySection(results) {
   const grouped = median(valid.map((r) => r.grouped.rps))
   const single = median(valid.map((r) => r.singleConnection.rps))
   const baseline = median(valid.map((r) => r.fsyncBaseline.rps))
-  const processPost = results.sqlite?.scenarios.find((s) => s.id === 'post')?.summary.rps ?? null
+  const processPost = results.sqlite?.scenarios?.find((s) => s.id === 'post')?.summary.rps ?? null
   section.summary = {
     validRounds: valid.length,
     powerGroupedRps: round2(grouped),
@@ -557,7 +634,7 @@ async function pgSection(results) {
 // ---------------------------------------------------------------------------------------------
 
 function targets(results) {
-  const sc = (id) => results.sqlite?.scenarios.find((s) => s.id === id)?.summary
+  const sc = (id) => results.sqlite?.scenarios?.find((s) => s.id === id)?.summary
   const list = sc('list20')
   const post = sc('post')
   const allRss = [
@@ -592,18 +669,25 @@ async function main() {
   }
   log(`${opts.quick ? 'quick' : 'full'} run: ${opts.rounds} round(s) x ${opts.duration}s, ${opts.connections} connections; temp dir ${tmp}`)
 
-  const mainDb = await sqliteSection(results)
-  if (opts.profile) {
+  // A section that fails is recorded as such; the others still run.
+  const section = async (name, key, fn) => {
     try {
-      await profileSection(results, mainDb)
+      return await fn()
     } catch (error) {
-      results.profile = { status: 'not run', reason: error.message }
+      log(`${name}: FAILED: ${error.message}`)
+      results[key] = { ...(results[key] ?? {}), status: 'failed', reason: error.message }
+      return undefined
     }
   }
-  if (opts.growth.length) await growthSection(results)
-  if (opts.durability) await durabilitySection(results)
-  if (opts.pg) await pgSection(results)
-  else results.pg = { status: 'not run', reason: opts.quick ? 'skipped in --quick' : 'skipped (--no-pg)', scenarios: [] }
+  let mainDb
+  if (opts.only.includes('main')) mainDb = await section('SQLite scenarios', 'sqlite', () => sqliteSection(results))
+  if (opts.profile && opts.only.includes('profile')) {
+    await section('profile', 'profile', async () => profileSection(results, mainDb ?? (await freshCatalogue('profile'))))
+  }
+  if (opts.growth.length && opts.only.includes('growth')) await section('growth', 'growth', () => growthSection(results))
+  if (opts.durability && opts.only.includes('durability')) await section('durability', 'durability', () => durabilitySection(results))
+  if (opts.pg && opts.only.includes('pg')) await section('PG+Redis', 'pg', () => pgSection(results))
+  else results.pg = { status: 'not run', reason: opts.quick ? 'skipped in --quick' : 'skipped (--no-pg or --only)', scenarios: [] }
 
   writeResults(results)
 }

@@ -13,6 +13,8 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logFile'>): Logg
       redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'key'], censor: '[redacted]' },
       base: { pid: process.pid },
     },
-    pino.destination({ dest: config.logFile ?? 1, sync: false, mkdir: true }),
+    // Buffered: one write per 4 KiB of lines rather than a syscall per line (an access line per
+    // request would otherwise cost a write each). Flushed on shutdown; a crash loses at most 4 KiB.
+    pino.destination({ dest: config.logFile ?? 1, sync: false, mkdir: true, minLength: 4096 }),
   )
 }

@@ -39,7 +39,7 @@ export async function startServer(config: Config): Promise<void> {
     await app.close()
     await limiter.close()
     await storage.close()
-    log.flush()
+    await new Promise<void>((resolve) => log.flush(() => resolve()))
   })
 
   await app.listen({ port: config.port, host: config.host })

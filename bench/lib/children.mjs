@@ -51,6 +51,7 @@ export async function run(command, args, { timeoutMs = 60_000, ...options } = {}
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the child is gone. */
 export async function stop(child, graceMs = 12_000) {
+  child.stopping = true
   if (!live.has(child)) return child.exited
   child.kill('SIGTERM')
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)

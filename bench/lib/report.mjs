@@ -7,7 +7,7 @@ const yes = (b) => (b === null || b === undefined ? '–' : b ? 'yes' : '**NO**'
 const fmtSize = (size) => (size >= 1e6 ? `${size / 1e6}M` : size >= 1e3 ? `${size / 1e3}k` : String(size))
 
 function scenarioRows(section) {
-  return section.scenarios.map((s) => {
+  return (section.scenarios ?? []).map((s) => {
     // No valid round: show the void rounds' figures, marked, rather than nothing.
     const m = s.summary.validRounds === 0 && s.summary.voidRoundsOnly ? { ...s.summary.voidRoundsOnly, validRounds: 0, voidRuns: s.summary.voidRuns } : s.summary
     const v = s.summary.validRounds === 0 ? ' (void)' : ''
@@ -43,7 +43,10 @@ export function markdownReport(r) {
   if (r.sqlite) L.push(...scenarioRows(r.sqlite))
   if (r.pg?.status === 'ok') L.push(...scenarioRows(r.pg))
   L.push('')
-  if (r.sqlite) L.push(`SQLite catalogue: ${n(r.sqlite.catalogue)} pets, seeded directly with better-sqlite3 after the service's migrations (key created via ${r.keyCreatedVia}).`)
+  for (const [name, sec] of [['SQLite scenarios', r.sqlite], ['Growth', r.growth], ['Durability', r.durability], ['Profile', r.profile]]) {
+    if (sec?.status === 'failed') L.push(`**${name} failed**: ${sec.reason}`, '')
+  }
+  if (r.sqlite?.catalogue) L.push(`SQLite catalogue: ${n(r.sqlite.catalogue)} pets, seeded directly with better-sqlite3 after the service's migrations (key created via ${r.keyCreatedVia}).`)
   if (r.pg) {
     L.push(
       r.pg.status === 'ok'
@@ -58,8 +61,8 @@ export function markdownReport(r) {
     L.push(`## Catalogue growth: list latency at a fixed ${n(g.rate)} req/s (open loop, ${g.seconds}s per point)`)
     L.push('')
     const sizes = g.sizes.map((s) => fmtSize(s.size))
-    L.push(`| Query | ${sizes.map((s) => `${s} p50 / p99 ms`).join(' | ')} | ${g.ratios.length ? `${fmtSize(g.ratios[0].to)}/${fmtSize(g.ratios[0].from)} p50 | p99 |` : ''} Server CPU at ${sizes.join(' / ')} | SQLite plan (largest) |`)
-    L.push(`|---|${sizes.map(() => '--:').join('|')}|${g.ratios.length ? '--:|--:|' : ''}--:|---|`)
+    L.push(`| Query | ${sizes.map((s) => `${s} p50 / p99 ms`).join(' | ')} | ${g.ratios.length ? `${fmtSize(g.ratios[0].to)}/${fmtSize(g.ratios[0].from)} p50 | p99 |` : ''} Ceiling p50 / p99 ms | Server CPU at ${sizes.join(' / ')} | SQLite plan (largest) |`)
+    L.push(`|---|${sizes.map(() => '--:').join('|')}|${g.ratios.length ? '--:|--:|' : ''}--:|--:|---|`)
     for (const [i, q] of g.sizes[0].queries.entries()) {
       const cells = g.sizes.map((s) => {
         const x = s.queries[i]
@@ -68,10 +71,15 @@ export function markdownReport(r) {
       const rt = g.ratios[i]
       const cpu = g.sizes.map((s) => (s.queries[i]?.serverCpuPct === null || s.queries[i]?.serverCpuPct === undefined ? '–' : `${n(s.queries[i].serverCpuPct)}%`)).join(' / ')
       const last = g.sizes[g.sizes.length - 1].queries[i]
-      L.push(`| \`${q.id}\` ${'`'}${last?.path ?? q.path}${'`'} | ${cells.join(' | ')} | ${rt ? `${ratio(rt.p50)} | ${ratio(rt.p99)} |` : ''} ${cpu} | ${last?.plan ?? ''} |`)
+      const f = g.floor?.[q.id]
+      const floor = f ? `${ms(f.p50Ms)} / ${ms(f.p99Ms)}${f.void ? ' (void)' : ''}` : '–'
+      L.push(`| \`${q.id}\` ${'`'}${last?.path ?? q.path}${'`'} | ${cells.join(' | ')} | ${rt ? `${ratio(rt.p50)} | ${ratio(rt.p99)} |` : ''} ${floor} | ${cpu} | ${last?.plan ?? ''} |`)
     }
     L.push('')
-    L.push('Latency is measured from handing the request to the socket to the end of the response (client included); "schedule" latency (from when the request was due) is in the JSON.')
+    L.push(
+      'Latency is measured from handing the request to the socket to the end of the response (client included); "schedule" latency (from when the request was due) is in the JSON. ' +
+        '"Ceiling" is the same paced load on the bare node:http server with the same response bytes: the floor this machine and generator give at that rate.',
+    )
     L.push('')
   }
 
@@ -100,6 +108,13 @@ export function markdownReport(r) {
     if (p.status !== 'ok') L.push(`Not run: ${p.reason}`)
     else {
       L.push(`${n(p.samples)} samples, ${n(p.totalMs)} ms${p.restrictedToRound ? ' (the measured round only)' : ''}; ${n(p.rpsUnderProfiler)} req/s under the profiler.`)
+      if (p.gc) {
+        L.push('')
+        L.push(
+          `GC during the round (--trace-gc): ${p.gc.scavenges} scavenges, ${p.gc.markCompacts} mark-compacts, ${ms(p.gc.pauseMsTotal)} ms of pauses ` +
+            `(${p.gc.pausePctOfRound}% of the round, longest ${ms(p.gc.pauseMsMax)} ms); about ${n(p.gc.scavengedKbPerRequest, 1)} KB of young garbage per request.`,
+        )
+      }
       L.push('')
       L.push('| Area | Self % |')
       L.push('|---|--:|')

@@ -43,7 +43,22 @@ export async function startService({ databaseUrl, redisUrl, durability = 'proces
     await stop(child, 3000)
     throw error
   }
-  return { child, pid: child.pid, port }
+  const service = { child, pid: child.pid, port, logFile, died: null }
+  child.exited.then(({ code, signal }) => {
+    if (child.stopping) return
+    const last = (child.err || child.out).trim().split('\n').slice(-8).join(' | ')
+    service.died = `the service exited by itself (${signal ? `signal ${signal}` : `code ${code}`}): ${last || 'no output on stdout/stderr'}`
+    process.stderr.write(`[bench] ${service.died}\n`)
+  })
+  return service
+}
+
+/** Throws if the service is gone (it died, or something else killed it). */
+export function assertAlive(service) {
+  if (service.died) throw new Error(service.died)
+  if (service.child.exitCode !== null || service.child.signalCode !== null) {
+    throw new Error(`the service is gone (${service.child.signalCode ?? `code ${service.child.exitCode}`})`)
+  }
 }
 
 /** Starts bench/ceiling.mjs pinned to `cpu`, serving `captures` (see ceiling.mjs). */

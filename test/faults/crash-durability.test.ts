@@ -169,6 +169,8 @@ async function loadAndKill(server: ServerProcess, key: string, ledger: Ledger, r
         ...(status ? { status } : {}),
       }
       ledger.sent.set(body.name, body)
+      let status: number
+      let text: string
       try {
         const res = await fetch(`${server.url}/v1/pets`, {
           method: 'POST',
@@ -176,21 +178,23 @@ async function loadAndKill(server: ServerProcess, key: string, ledger: Ledger, r
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(8_000),
         })
-        const text = await res.text()
-        if (res.status !== 201) {
-          if (killedAt === undefined) failures.push(`${res.status} ${text}`)
-          return
-        }
-        const pet = JSON.parse(text) as Pet
-        assert.ok(!ledger.acknowledged.has(pet.id), `id ${pet.id} acknowledged twice`)
-        assert.deepEqual(pet, { id: pet.id, ...body }, 'the 201 body is what was sent')
-        ledger.acknowledged.set(pet.id, pet)
-        acknowledged++
+        status = res.status
+        text = await res.text()
       } catch (error) {
         // After the kill, connections reset or are refused: expected. Before it: a failure.
         if (killedAt === undefined) failures.push(String(error))
         return
       }
+      if (status !== 201) {
+        if (killedAt === undefined) failures.push(`${status} ${text}`)
+        return
+      }
+      // A 201 that made it out is a promise, even one read after the kill.
+      const pet = JSON.parse(text) as Pet
+      assert.ok(!ledger.acknowledged.has(pet.id), `id ${pet.id} acknowledged twice`)
+      assert.deepEqual(pet, { id: pet.id, ...body }, 'the 201 body is what was sent')
+      ledger.acknowledged.set(pet.id, pet)
+      acknowledged++
     }
   }
   const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))

@@ -26,6 +26,7 @@ import {
   ensureServicesRunning,
   idleWaitBudgetMs,
   installServiceGuard,
+  mayStopSharedServices,
   pgReady,
   redisPong,
   startPostgres,
@@ -71,6 +72,8 @@ interface Target {
 class Load {
   readonly samples: Sample[] = []
   private running = true
+  /** While set, the loops idle (e.g. while waiting for other users of the services to finish). */
+  paused = false
   private readonly loops: Promise<void>[] = []
   private readonly created = new Map<string, number[]>()
   private seq = 0
@@ -85,6 +88,10 @@ class Load {
   private async loop(target: Target, offset: number): Promise<void> {
     const ops: Op[] = ['create', 'list', 'get']
     for (let i = offset; this.running; i++) {
+      if (this.paused) {
+        await sleep(100)
+        continue
+      }
       await this.once(target, ops[i % ops.length]!)
       await sleep(10)
     }
@@ -216,11 +223,27 @@ function assertAlive(server: ServerProcess, what: string): void {
   assert.equal(server.child.signalCode, null, `${what}: the server process is still running`)
 }
 
-/** Registered before anything that needs the services in its own cleanup (t.after runs in order). */
-async function guardServices(t: TestContext): Promise<void> {
+/**
+ * Waits until nobody else uses the services (or skips/fails, see mayStopSharedServices), then
+ * installs the restarts. Called first, so its t.after runs before every other cleanup (t.after
+ * hooks run in registration order): the scratch database is dropped with PostgreSQL up again.
+ */
+async function guardServices(t: TestContext): Promise<boolean> {
+  if (!(await mayStopSharedServices(t))) return false
   installServiceGuard()
   t.after(ensureServicesRunning)
-  await waitForSharedServicesIdle()
+  return true
+}
+
+/** Right before a stop: someone may have started meanwhile; wait for them with the load paused. */
+async function politeStop(load: Load, stop: () => Promise<void>): Promise<void> {
+  load.paused = true
+  try {
+    assert.ok(await waitForSharedServicesIdle(), 'other users of PostgreSQL/Redis kept running; not stopping it under them')
+  } finally {
+    load.paused = false
+  }
+  await stop()
 }
 
 const fmt = (ms: number) => `${ms.toFixed(0)} ms`
@@ -232,7 +255,7 @@ test(
   { timeout: 120_000 + idleWaitBudgetMs(2) },
   async (t) => {
     if (!(await requireService(t, 'PostgreSQL')) || !(await requireService(t, 'Redis'))) return
-    await guardServices(t)
+    if (!(await guardServices(t))) return
     const dir = await useTempDir(t, 'animal-store-faults-')
     const url = await useScratchDatabase(t, 'as_scale_')
     const { key } = await createKeyViaCli(url, { plan: 'enterprise', name: 'outage', perMinute: 10_000_000, perDay: 100_000_000 })
@@ -249,9 +272,11 @@ test(
       assert.equal((await readyz(server)).status, 200)
 
       // --- PostgreSQL down.
-      await waitForSharedServicesIdle()
-      const stopIssued = performance.now()
-      await stopPostgres()
+      let stopIssued = 0
+      await politeStop(load, async () => {
+        stopIssued = performance.now()
+        await stopPostgres()
+      })
       const stopped = performance.now()
       const down = await waitForReadiness(server, (r) => r.status === 503, 10_000)
       const noticedAt = performance.now()
@@ -313,7 +338,7 @@ test(
   { timeout: 120_000 + idleWaitBudgetMs(2) },
   async (t) => {
     if (!(await requireService(t, 'PostgreSQL')) || !(await requireService(t, 'Redis'))) return
-    await guardServices(t)
+    if (!(await guardServices(t))) return
     const dir = await useTempDir(t, 'animal-store-faults-')
     const url = await useScratchDatabase(t, 'as_scale_')
     // One key per server, so that each one's Redis hash shows that server's decisions.
@@ -348,9 +373,11 @@ test(
       const fallbackBefore = await fallbackTotal(open, 'open')
 
       // --- Redis down.
-      await waitForSharedServicesIdle()
-      const stopIssued = performance.now()
-      await stopRedis()
+      let stopIssued = 0
+      await politeStop(load, async () => {
+        stopIssued = performance.now()
+        await stopRedis()
+      })
       const stopped = performance.now()
       const openDown = await waitForReadiness(open, (r) => r.body.checks?.rateLimiter?.status === 'down', 10_000)
       assert.equal(openDown.status, 200, 'fail-open: /readyz stays 200 while Redis is down')

@@ -10,7 +10,9 @@
  */
 import { execFile, execFileSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
+import type { TestContext } from 'node:test'
 import { sleep } from './process.js'
+import { REQUIRE_SERVICES } from './services.js'
 
 // ---------------------------------------------------------------------------------------------
 // Commands.
@@ -175,17 +177,21 @@ export function otherSharedUsers(): number[] {
 /**
  * Waits (polling every 5 s, up to `maxMs`, default 10 minutes) until no other benchmark or
  * service test is running, so that stopping a shared service does not break someone else's run.
- * Returns how long it waited; after `maxMs` it goes ahead anyway (and says so on stderr).
+ * Resolves true when idle; false when others are still running after `maxMs` (then the caller
+ * must not stop anything).
  */
-export async function waitForSharedServicesIdle(maxMs = 600_000): Promise<number> {
+export async function waitForSharedServicesIdle(maxMs = 600_000): Promise<boolean> {
   const started = performance.now()
   let reported = false
   for (;;) {
     const others = otherSharedUsers()
-    if (others.length === 0) return performance.now() - started
+    if (others.length === 0) {
+      if (reported) process.stderr.write(`... idle after ${Math.round((performance.now() - started) / 1000)} s\n`)
+      return true
+    }
     if (performance.now() - started >= maxMs) {
-      process.stderr.write(`!!! still busy after ${Math.round(maxMs / 1000)} s (pids ${others.join(', ')}); going ahead\n`)
-      return performance.now() - started
+      process.stderr.write(`!!! PostgreSQL/Redis still in use after ${Math.round(maxMs / 1000)} s (pids ${others.join(', ')}); not stopping them\n`)
+      return false
     }
     if (!reported) {
       process.stderr.write(`waiting for other users of PostgreSQL/Redis to finish (pids ${others.join(', ')})...\n`)
@@ -195,5 +201,19 @@ export async function waitForSharedServicesIdle(maxMs = 600_000): Promise<number
   }
 }
 
-/** Budget for a test that stops services `stops` times: its own work plus the polite waits. */
-export const idleWaitBudgetMs = (stops: number) => stops * 600_000
+/**
+ * For a test about to stop a shared service: true when it may. When others keep using the
+ * services for `maxMs`, fails under REQUIRE_SERVICES=1 (CI runs nothing else alongside), else
+ * skips the test loudly.
+ */
+export async function mayStopSharedServices(t: TestContext, maxMs = 600_000): Promise<boolean> {
+  if (await waitForSharedServicesIdle(maxMs)) return true
+  const why = 'other benchmarks or service tests kept using PostgreSQL/Redis; not stopping them under them'
+  if (REQUIRE_SERVICES) throw new Error(why)
+  process.stderr.write(`\n!!! SKIPPED: ${why} — "${t.name}" did not run !!!\n\n`)
+  t.skip(why)
+  return false
+}
+
+/** Budget for a test that waits politely `waits` times: its own work plus the waits. */
+export const idleWaitBudgetMs = (waits: number) => waits * 600_000
