@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
 import { ANONYMOUS_QUOTA } from '../keys/plans.js'
-import type { RateLimiter } from '../limits/limiter.js'
+import type { LimitDecision, RateLimiter } from '../limits/limiter.js'
 import type { Metrics } from '../ops/metrics.js'
 import { bearerChallenge, parseBearer } from './auth.js'
 import { addressIdentity } from './client-address.js'
@@ -28,35 +28,24 @@ export interface GuardOptions {
   isPublicPath: (url: string) => boolean
 }
 
+type Problem = 'missing' | 'malformed' | 'invalid'
+
 /**
  * Authentication, then rate limiting, in one onRequest hook, so both run before the body is read
  * or validated: a keyless bad request is 401, and a flood is refused before it costs a parse.
  * A valid key is limited by its plan; anything else (no key, a malformed, unknown or revoked key)
  * is limited per client address at the Free plan's rates, which also throttles key guessing.
+ *
+ * The hook is callback-style with a synchronous fast path: a cached key and the in-memory limiter
+ * need no promise at all (this runs on every request); storage lookups and Redis go async.
  */
 export type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 
 export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, isPublicPath }: GuardOptions): Guard {
   app.decorateRequest('apiKey', null)
-  const hook = async (request: FastifyRequest, reply: FastifyReply) => {
-    const config = request.routeOptions?.config ?? {}
-    if (config.public || isPublicPath(request.url)) return
-    const header = request.headers.authorization
-    let problem: 'missing' | 'malformed' | 'invalid' | undefined
-    let key: ApiKeyRecord | undefined
-    if (header === undefined || header === '') problem = 'missing'
-    else {
-      const token = parseBearer(header)
-      if (token === undefined) problem = 'malformed'
-      else {
-        key = await keys.resolve(token)
-        if (key === undefined) problem = 'invalid'
-      }
-    }
-    const decision =
-      key !== undefined
-        ? await limiter.consume('k:' + key.id, key)
-        : await limiter.consume(addressIdentity(request.ip), ANONYMOUS_QUOTA)
+
+  /** Applies a limiter decision and the authentication outcome; throws the ApiError to answer with. */
+  const conclude = (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, problem: Problem | undefined, decision: LimitDecision) => {
     setRateLimitHeaders(reply, decision)
     if (!decision.allowed) {
       const banned = decision.reason === 'key_banned'
@@ -71,7 +60,7 @@ export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, is
         : new ApiError('rate_limited', `Rate limit exceeded; retry after ${decision.retryAfter} s`)
     }
     if (key !== undefined) request.apiKey = key
-    else if (config.auth) {
+    else if (request.routeOptions.config?.auth) {
       const message =
         problem === 'missing'
           ? 'Missing API key: send Authorization: Bearer <API key>'
@@ -83,6 +72,51 @@ export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, is
       })
     }
   }
+
+  const limit = (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, problem: Problem | undefined, done: (err?: Error) => void) => {
+    const identity = key !== undefined ? 'k:' + key.id : addressIdentity(request.ip)
+    const quota = key ?? ANONYMOUS_QUOTA
+    if (limiter.consumeSync !== undefined) {
+      try {
+        conclude(request, reply, key, problem, limiter.consumeSync(identity, quota))
+      } catch (error) {
+        done(error as Error)
+        return
+      }
+      done()
+      return
+    }
+    limiter.consume(identity, quota).then(
+      (decision) => {
+        try {
+          conclude(request, reply, key, problem, decision)
+        } catch (error) {
+          done(error as Error)
+          return
+        }
+        done()
+      },
+      (error: Error) => done(error),
+    )
+  }
+
+  const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    const config = request.routeOptions?.config ?? {}
+    if (config.public || isPublicPath(request.url)) {
+      done()
+      return
+    }
+    const header = request.headers.authorization
+    if (header === undefined || header === '') return limit(request, reply, undefined, 'missing', done)
+    const token = parseBearer(header)
+    if (token === undefined) return limit(request, reply, undefined, 'malformed', done)
+    const cached = keys.resolveCached(token)
+    if (cached !== undefined) return limit(request, reply, cached || undefined, cached ? undefined : 'invalid', done)
+    keys.resolve(token).then(
+      (key) => limit(request, reply, key, key ? undefined : 'invalid', done),
+      (error: Error) => done(error),
+    )
+  }
   app.addHook('onRequest', hook)
-  return hook
+  return (request, reply) => new Promise<void>((resolve, reject) => hook(request, reply, (err) => (err ? reject(err) : resolve())))
 }

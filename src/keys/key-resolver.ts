@@ -71,6 +71,15 @@ export class KeyResolver {
     }
   }
 
+  /**
+   * Without a storage round trip: the cached record, false for a key that cannot be valid
+   * (malformed, other environment, bad checksum), or undefined when storage must be asked.
+   */
+  resolveCached(key: string): ApiKeyRecord | false | undefined {
+    if (!isWellFormedKey(key, this.options.env)) return false
+    return this.cache.get(hashKey(key))
+  }
+
   /** The active key record, or undefined for a malformed, unknown or revoked key. */
   async resolve(key: string): Promise<ApiKeyRecord | undefined> {
     if (!isWellFormedKey(key, this.options.env)) return undefined

@@ -36,6 +36,8 @@ export interface BanPolicy {
 export interface RateLimiter {
   readonly kind: string
   consume(identity: string, quota: Quota): Promise<LimitDecision>
+  /** The same decision without a promise, for limiters that need no I/O (the in-memory one). */
+  consumeSync?(identity: string, quota: Quota): LimitDecision
   /** Rejects when the limiter's backing store is unreachable (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>
