@@ -1,33 +1,10 @@
 import type pg from 'pg'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
-import type { PlanName } from '../../keys/plans.js'
+import { toKeyRecord, type KeyRow } from '../key-row.js'
 import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
 import type { Db } from './connection.js'
 import { REVOCATION_CHANNEL, type RevocationWatcher } from './revocation-watcher.js'
 
-interface KeyRow {
-  id: string
-  name: string
-  plan: PlanName
-  per_minute: number
-  per_day: number
-  hash: string
-  prefix: string
-  created_at: number
-  revoked_at: number | null
-}
-
-const toKey = (r: KeyRow): ApiKeyRecord => ({
-  id: r.id,
-  name: r.name,
-  plan: r.plan,
-  perMinute: r.per_minute,
-  perDay: r.per_day,
-  hash: r.hash,
-  prefix: r.prefix,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-})
 
 const INSERT = `INSERT INTO api_keys (id, name, plan, per_minute, per_day, hash, prefix, created_at, revoked_at)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
@@ -58,11 +35,11 @@ export class PostgresKeyRepository implements KeyRepository {
 
   async findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
     const [row] = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE hash = $1', [hash])
-    return row && toKey(row)
+    return row && toKeyRecord(row)
   }
 
   async listKeys(): Promise<ApiKeyRecord[]> {
-    return (await this.db.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id')).map(toKey)
+    return (await this.db.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id')).map(toKeyRecord)
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {

@@ -4,7 +4,7 @@ import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Durability } from '../../config.js'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
-import type { PlanName } from '../../keys/plans.js'
+import { toKeyRecord, type KeyRow } from '../key-row.js'
 import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
 import type { ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import type { Int64, NewPet, Pet, PetStatus } from '../../pets/schemas.js'
@@ -153,29 +153,6 @@ class SqlitePetRepository implements PetRepository {
   }
 }
 
-interface KeyRow {
-  id: string
-  name: string
-  plan: PlanName
-  per_minute: number
-  per_day: number
-  hash: string
-  prefix: string
-  created_at: number
-  revoked_at: number | null
-}
-
-const toKey = (r: KeyRow): ApiKeyRecord => ({
-  id: r.id,
-  name: r.name,
-  plan: r.plan,
-  perMinute: r.per_minute,
-  perDay: r.per_day,
-  hash: r.hash,
-  prefix: r.prefix,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-})
 
 class SqliteKeyRepository implements KeyRepository {
   constructor(private readonly db: Database.Database) {}
@@ -205,11 +182,11 @@ class SqliteKeyRepository implements KeyRepository {
 
   async findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
     const row = this.db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE hash = ?').get(hash)
-    return row && toKey(row)
+    return row && toKeyRecord(row)
   }
 
   async listKeys(): Promise<ApiKeyRecord[]> {
-    return this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(toKey)
+    return this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(toKeyRecord)
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {
