@@ -161,12 +161,12 @@ async function loadAndKill(server: ServerProcess, key: string, ledger: Ledger, r
   const writer = async (w: number) => {
     while (killedAt === undefined) {
       const n = seq++
-      const status = STATUSES[n % STATUSES.length]
+      const petStatus = STATUSES[n % STATUSES.length]
       // Unique name (the ledger's key), some non-ASCII and JSON-escaped characters, varied categories.
       const body: NewPet = {
         name: `r${round}-w${w}-${n} "kill" 🐾 ñ\\`,
         categoryId: (n * 7919) % 1_000_003,
-        ...(status ? { status } : {}),
+        ...(petStatus ? { status: petStatus } : {}),
       }
       ledger.sent.set(body.name, body)
       let status: number
@@ -197,13 +197,16 @@ async function loadAndKill(server: ServerProcess, key: string, ledger: Ledger, r
       acknowledged++
     }
   }
-  const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))
+  // A broken promise (duplicate id, altered body) is reported after the kill, not left unhandled.
+  const broken: unknown[] = []
+  const writers = Array.from({ length: WRITERS }, (_, w) => writer(w).catch((error: unknown) => void broken.push(error)))
   const killAfterMs = KILL_MIN_MS + Math.floor(Math.random() * (KILL_MAX_MS - KILL_MIN_MS))
   await sleep(killAfterMs)
   killedAt = performance.now()
   server.child.kill('SIGKILL')
   const exit = await server.exited
   await Promise.all(writers)
+  if (broken.length > 0) throw broken[0]
   assert.equal(exit.signal, 'SIGKILL', 'the server died of the SIGKILL')
   assert.deepEqual(failures, [], `round ${round}: no create failed before the kill`)
   assert.ok(acknowledged > 0, `round ${round}: some creates were acknowledged before the kill`)
@@ -221,7 +224,7 @@ interface Backend {
   extra?: () => string
 }
 
-async function crashRounds(t: TestContext, backend: Backend, kills: number): Promise<void> {
+async function crashRounds(backend: Backend, kills: number): Promise<void> {
   const ledger = newLedger()
   const started = performance.now()
   const perRound: string[] = []
@@ -266,7 +269,6 @@ async function crashRounds(t: TestContext, backend: Backend, kills: number): Pro
       `unacknowledged rows found ${final.rows.size - 1 - ledger.acknowledged.size}; integrity: ${final.method} = ok (${seconds} s)\n` +
       perRound.map((line, i) => `[faults]   crash ${i + 1}: ${line}\n`).join(''),
   )
-  void t
 }
 
 async function sqliteBackend(t: TestContext, durability: 'process' | 'power'): Promise<Backend> {
@@ -284,11 +286,11 @@ async function sqliteBackend(t: TestContext, durability: 'process' | 'power'): P
 }
 
 test('SQLite (DURABILITY=process): every 201 survives 5 kill -9s under concurrent writes', { timeout: 90_000 }, async (t) => {
-  await crashRounds(t, await sqliteBackend(t, 'process'), 5)
+  await crashRounds(await sqliteBackend(t, 'process'), 5)
 })
 
 test('SQLite (DURABILITY=power): every 201 survives kill -9s under concurrent writes', { timeout: 60_000 }, async (t) => {
-  await crashRounds(t, await sqliteBackend(t, 'power'), 2)
+  await crashRounds(await sqliteBackend(t, 'power'), 2)
 })
 
 test('PostgreSQL: every 201 survives 5 kill -9s under concurrent writes', { timeout: 90_000 }, async (t) => {
@@ -298,7 +300,6 @@ test('PostgreSQL: every 201 survives 5 kill -9s under concurrent writes', { time
   const env = { LOG_LEVEL: 'warn' }
   const { key } = await createKeyViaCli(url, { plan: 'enterprise', name: 'crash', perMinute: 10_000_000, perDay: 100_000_000, env })
   await crashRounds(
-    t,
     {
       label: 'PostgreSQL',
       key,

@@ -18,6 +18,7 @@
  * (helpers/faults.ts); both services are started again in a finally block, in t.after and on exit.
  */
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
@@ -221,6 +222,17 @@ async function fallbackTotal(server: ServerProcess, policy: 'open' | 'closed'): 
 function assertAlive(server: ServerProcess, what: string): void {
   assert.equal(server.child.exitCode, null, `${what}: the server process is still running\n${server.stderr()}`)
   assert.equal(server.child.signalCode, null, `${what}: the server process is still running`)
+  assert.doesNotMatch(server.stderr(), /unhandled|uncaught/i, `${what}: nothing unhandled on stderr`)
+}
+
+/** After a clean stop: no fatal log line and nothing unhandled (log lines are pino JSON). */
+async function assertCleanExit(server: ServerProcess, what: string): Promise<void> {
+  const stopped = await server.stop('SIGTERM')
+  assert.equal(stopped.code, 0, `${what}: exits 0 on SIGTERM after the outage`)
+  const fatal = readFileSync(server.logFile, 'utf8')
+    .split('\n')
+    .filter((line) => /"level":60|unhandled|uncaught/i.test(line))
+  assert.deepEqual(fatal.slice(0, 3), [], `${what}: no fatal or unhandled error logged`)
 }
 
 /**
@@ -316,6 +328,7 @@ test(
       assert.ok(afterRecovery.length > 10, 'requests after the recovery')
       assert.ok(afterRecovery.every((s) => s.status >= 200 && s.status < 300), `after recovery: ${JSON.stringify(tally(afterRecovery))}`)
       assertAlive(server, 'after the PostgreSQL outage')
+      await assertCleanExit(server, 'PostgreSQL outage')
 
       const outage = load.during('pg', stopIssued, first201)
       const first503 = Math.min(...load.samples.filter((s) => s.status === 503).map((s) => s.end))
@@ -453,7 +466,10 @@ test(
       assert.deepEqual(tally(closedDuring), { '503 service_unavailable': closedDuring.length }, 'fail-closed: every request while Redis is down: 503')
       const closedAfter = load.within('closed', upAt + closedRecoveryMs + 200, end)
       assert.ok(closedAfter.length > 10 && closedAfter.every((s) => s.status < 300), `fail-closed after recovery: ${JSON.stringify(tally(closedAfter))}`)
-      for (const server of [open, closed]) assertAlive(server, 'after the Redis outage')
+      for (const server of [open, closed]) {
+        assertAlive(server, 'after the Redis outage')
+        await assertCleanExit(server, `Redis outage (${server === open ? 'open' : 'closed'})`)
+      }
 
       const openOutage = load.during('open', stopIssued, upAt + openRecoveryMs)
       const closedOutage = load.during('closed', stopIssued, upAt + closedRecoveryMs)
