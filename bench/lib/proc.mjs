@@ -49,8 +49,12 @@ export function findPids(test) {
   return out
 }
 
-/** Kernel threads doing our own loopback networking's deferred work (softirq) under load. */
-export const softirqThreads = () => findPids((cmd, comm) => cmd === '' && comm.startsWith('ksoftirqd/'))
+/**
+ * Kernel threads (no command line): ksoftirqd (our loopback networking's deferred work), kworker
+ * (block I/O completion, writeback of our logs and SQLite files), jbd2, rcu. They do the kernel's
+ * share of our own load; another job's user-space CPU is still seen as interference.
+ */
+export const kernelThreads = () => findPids((cmd, comm) => cmd === '' && comm !== '')
 
 /**
  * A CPU accounting window. `groups` maps a label to a function returning pids (evaluated at start);

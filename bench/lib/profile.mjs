@@ -44,11 +44,37 @@ export function summariseProfile(profile, { root, fromUs, toUs, top = 20 }) {
     selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + dt)
     totalUs += dt
   }
+  // Native frames (no script: C++ bindings such as writev, hashing, SQLite) are charged to the
+  // nearest JavaScript caller, so that "native" says who called it.
+  const parent = new Map()
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
+  const SPECIAL = new Set(['(garbage collector)', '(idle)', '(program)', '(root)'])
+  const jsCaller = (id) => {
+    for (let p = parent.get(id); p !== undefined; p = parent.get(p)) {
+      const f = nodes.get(p).callFrame
+      if (f.url !== '' && !SPECIAL.has(f.functionName)) {
+        // One level more, to tell e.g. which code asked Buffer.byteLength.
+        let up = parent.get(p)
+        while (up !== undefined && nodes.get(up).callFrame.url === '') up = parent.get(up)
+        const next = up === undefined ? null : nodes.get(up).callFrame
+        return { frame: f, via: next && next.url !== '' ? `${next.functionName || '(anonymous)'} ${location(next, root)}` : '' }
+      }
+    }
+    return null
+  }
   const byFunction = new Map()
   const byArea = new Map()
   for (const [id, us] of selfUs) {
-    const frame = nodes.get(id).callFrame
-    const name = frame.functionName || '(anonymous)'
+    let frame = nodes.get(id).callFrame
+    let name = frame.functionName || '(anonymous)'
+    if (frame.url === '' && !SPECIAL.has(frame.functionName)) {
+      const caller = jsCaller(id)
+      if (caller) {
+        // No script URL: a C++ binding or code generated with new Function (fast-json-stringify).
+        name = `${frame.functionName || 'native'} [no script] from ${caller.frame.functionName || '(anonymous)'}${caller.via ? ` <- ${caller.via}` : ''}`
+        frame = caller.frame
+      }
+    }
     const loc = location(frame, root)
     const k = `${name} ${loc}`
     const f = byFunction.get(k) ?? { function: name, location: loc, area: area(frame, `file://${root}`), selfUs: 0 }

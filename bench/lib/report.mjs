@@ -13,7 +13,7 @@ function scenarioRows(section) {
     const v = s.summary.validRounds === 0 ? ' (void)' : ''
     return (
       `| ${s.name}${v} | ${section.backend} | ${n(m.rps)} | ${n(m.ceilingRps)} | ${ratio(m.ratio.median)} (${ratio(m.ratio.min)}..${ratio(m.ratio.max)}) ` +
-      `| ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ms(m.ceilingP99Ms)} | ${n(m.peakRssMb, 1)} | ${n(m.serverCpuPct)}% ` +
+      `| ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ms(m.ceilingP99Ms)} | ${n(m.peakRssMb, 1)} | ${n(m.serverCpuPct)}% / ${n(m.ceilingCpuPct)}% ` +
       `| ${m.validRounds}/${m.roundsAsked}${m.voidRuns ? ` (${m.voidRuns} void)` : ''} | ${m.httpErrors} | ${s.wire ? `${s.wire.serviceBytes}/${s.wire.ceilingBytes}` : '–'} |`
     )
   })
@@ -38,7 +38,7 @@ export function markdownReport(r) {
   L.push('')
   L.push('## Throughput and latency (wrk, closed loop, saturated)')
   L.push('')
-  L.push('| Scenario | Backend | Service req/s | Ceiling req/s | Service/ceiling median (min..max) | p50 ms | p99 ms | Ceiling p99 ms | Peak RSS MB | Server CPU | Valid rounds | HTTP errors | Bytes/resp svc/ceil |')
+  L.push('| Scenario | Backend | Service req/s | Ceiling req/s | Service/ceiling median (min..max) | p50 ms | p99 ms | Ceiling p99 ms | Peak RSS MB | CPU svc / ceil | Valid rounds | HTTP errors | Bytes/resp svc/ceil |')
   L.push('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
   if (r.sqlite) L.push(...scenarioRows(r.sqlite))
   if (r.pg?.status === 'ok') L.push(...scenarioRows(r.pg))
@@ -60,6 +60,7 @@ export function markdownReport(r) {
   if (g?.sizes?.length && g.sizes[0].queries.length) {
     L.push(`## Catalogue growth: list latency at a fixed ${n(g.rate)} req/s (open loop, ${g.seconds}s per point)`)
     L.push('')
+    if (g.rerun) L.push(`_Measured in a separate run (${g.rerun.command}, ${g.rerun.startedAt}): ${g.rerun.why}._`, '')
     const sizes = g.sizes.map((s) => fmtSize(s.size))
     L.push(`| Query | ${sizes.map((s) => `${s} p50 / p99 ms`).join(' | ')} | ${g.ratios.length ? `${fmtSize(g.ratios[0].to)}/${fmtSize(g.ratios[0].from)} p50 | p99 |` : ''} Ceiling p50 / p99 ms | Server CPU at ${sizes.join(' / ')} | SQLite plan (largest) |`)
     L.push(`|---|${sizes.map(() => '--:').join('|')}|${g.ratios.length ? '--:|--:|' : ''}--:|--:|---|`)
@@ -87,6 +88,7 @@ export function markdownReport(r) {
   if (d) {
     L.push('## Durability: DURABILITY=power (fsync per commit, group commit)')
     L.push('')
+    if (r.durability.rerun) L.push(`_Measured in a separate run (${r.durability.rerun.command}): ${r.durability.rerun.why}._`, '')
     L.push('| Measure | Value |')
     L.push('|---|--:|')
     L.push(`| POST req/s, DURABILITY=power, ${r.options.connections} connections (group commit) | ${n(d.powerGroupedRps)} |`)
@@ -105,6 +107,7 @@ export function markdownReport(r) {
   if (p) {
     L.push('## CPU profile of the service on GET /v1/pets?limit=20 (node --cpu-prof, one round)')
     L.push('')
+    if (p.rerun) L.push(`_Measured in a separate run (${p.rerun.command}, ${p.rerun.startedAt}): ${p.rerun.why}._`, '')
     if (p.status !== 'ok') L.push(`Not run: ${p.reason}`)
     else {
       L.push(`${n(p.samples)} samples, ${n(p.totalMs)} ms${p.restrictedToRound ? ' (the measured round only)' : ''}; ${n(p.rpsUnderProfiler)} req/s under the profiler.`)
@@ -138,8 +141,36 @@ export function markdownReport(r) {
   L.push(
     'Columns: req/s = median over valid rounds; ratio = service ÷ ceiling of the same round (ceiling = bare node:http serving the identical captured bytes on the same CPU); ' +
       'p50/p99 = median over valid rounds of wrk\'s exact percentiles; Peak RSS = highest VmRSS sampled every 200 ms during the service rounds; ' +
-      'Server CPU = the service process\'s CPU time over the round (100% = one core); a round is void when other processes used more than ' +
+      'CPU svc / ceil = CPU time of the service / the ceiling process over its rounds (100% = one core); a round is void when other processes used more than ' +
       `${r.options.voidThreshold}% of a core (or that much hypervisor steal) meanwhile — it is rerun up to ${r.options.maxRetries} times. See bench/README.md.`,
   )
   return L.join('\n') + '\n'
+}
+
+/** The brief's targets, evaluated on the results (reported, never asserted). */
+export function computeTargets(results) {
+  const sc = (id) => results.sqlite?.scenarios?.find((s) => s.id === id)?.summary
+  const list = sc('list20')
+  const post = sc('post')
+  const sqliteRss = [
+    ...(results.sqlite?.scenarios ?? []).map((s) => s.summary.peakRssMb),
+    ...(results.growth?.sizes ?? []).flatMap((s) => s.queries.map((q) => q.peakRssMb)),
+    results.durability?.summary?.peakRssMb ?? 0,
+  ]
+  const pgRss = (results.pg?.scenarios ?? []).map((s) => s.summary.peakRssMb)
+  const worst = (k) => {
+    const xs = (results.growth?.ratios ?? []).map((r) => r[k]).filter((x) => x !== null)
+    return xs.length ? Math.max(...xs) : null
+  }
+  const t = (name, measuredValue, target, ok) => ({ target: name, measured: measuredValue, goal: target, met: measuredValue === null ? null : ok })
+  return [
+    t('GET list limit=20: service/ceiling rps (median)', list?.ratio.median ?? null, '>= 0.60', (list?.ratio.median ?? 0) >= 0.6),
+    t('GET list limit=20: p99 latency ms (wrk, 50 connections, saturated)', list?.p99Ms ?? null, '< 3', (list?.p99Ms ?? Infinity) < 3),
+    t('POST: service/ceiling rps (median)', post?.ratio.median ?? null, '>= 0.40', (post?.ratio.median ?? 0) >= 0.4),
+    ...['p50', 'p99'].map((k) =>
+      t(`list latency at ${results.growth?.ratios?.[0]?.to ?? 'largest'} vs ${results.growth?.ratios?.[0]?.from ?? 'smallest'} pets: worst ${k} ratio over the growth queries`, worst(k), '<= 1.3', (worst(k) ?? Infinity) <= 1.3),
+    ),
+    t('peak RSS of the service, MB (max over the SQLite runs)', Math.max(0, ...sqliteRss) || null, '< 150', Math.max(0, ...sqliteRss) < 150),
+    ...(pgRss.length ? [t('peak RSS of the service, MB (max over the PostgreSQL + Redis runs)', Math.max(...pgRss), '< 150', Math.max(...pgRss) < 150)] : []),
+  ]
 }

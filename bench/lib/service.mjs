@@ -1,5 +1,5 @@
 // Starting the built service and the ceiling as real processes, creating the bench key, and seeding.
-import { existsSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { run, start, stop } from './children.mjs'
@@ -22,7 +22,8 @@ function baseEnv() {
  * Starts `node dist/server.js` pinned to `cpu` with production settings. Rejects (with the
  * service's own last words) if it exits or is not healthy within 30 s.
  */
-export async function startService({ databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [] }) {
+export async function startService(options) {
+  const { databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [] } = options
   const port = await freePort()
   const env = {
     ...baseEnv(),
@@ -43,14 +44,65 @@ export async function startService({ databaseUrl, redisUrl, durability = 'proces
     await stop(child, 3000)
     throw error
   }
-  const service = { child, pid: child.pid, port, logFile, died: null }
+  const service = { child, pid: child.pid, port, logFile, died: null, options, restarts: 0 }
+  watch(service)
+  return service
+}
+
+function watch(service) {
+  const { child } = service
   child.exited.then(({ code, signal }) => {
     if (child.stopping) return
     const last = (child.err || child.out).trim().split('\n').slice(-8).join(' | ')
-    service.died = `the service exited by itself (${signal ? `signal ${signal}` : `code ${code}`}): ${last || 'no output on stdout/stderr'}`
+    service.died =
+      `the service exited by itself (${signal ? `signal ${signal}` : `code ${code}`}): ${last || 'no output on stdout/stderr'}` +
+      `; its log ends with: ${logTail(service.logFile)}`
     process.stderr.write(`[bench] ${service.died}\n`)
   })
+}
+
+/** The last warn+ or shutdown lines of a pino log file (says e.g. which signal stopped the service). */
+function logTail(file) {
+  try {
+    const size = statSync(file).size
+    const fd = openSync(file, 'r')
+    const buf = Buffer.alloc(Math.min(size, 64 * 1024))
+    readSync(fd, buf, 0, buf.length, size - buf.length)
+    closeSync(fd)
+    const lines = buf.toString('utf8').split('\n').filter((l) => /"level":(4|5|6)\d|shutting down|signal/.test(l))
+    return lines.slice(-3).join(' | ').slice(0, 1500) || '(no warning, error or shutdown line)'
+  } catch (error) {
+    return `(log not readable: ${error.message})`
+  }
+}
+
+/** Replaces a dead service by a new one with the same settings, in place (same object). */
+export async function restartService(service) {
+  const fresh = await startService(service.options)
+  Object.assign(service, { child: fresh.child, pid: fresh.pid, port: fresh.port, died: null, restarts: service.restarts + 1 })
+  watch(service)
   return service
+}
+
+/**
+ * Runs `fn`; if the service died meanwhile (something outside the benchmark may stop it), restarts
+ * it and runs `fn` again, at most `max` times over the service's life.
+ */
+export async function withRestart(service, fn, max = 2, log = () => {}, warmUp = async () => {}) {
+  for (;;) {
+    try {
+      assertAlive(service)
+      const result = await fn()
+      assertAlive(service)
+      return result
+    } catch (error) {
+      const dead = service.died || service.child.exitCode !== null || service.child.signalCode !== null
+      if (!dead || service.restarts >= max) throw error
+      log(`service died (${service.died ?? 'gone'}); restarting it (restart ${service.restarts + 1} of at most ${max}) and repeating the run`)
+      await restartService(service)
+      await warmUp()
+    }
+  }
 }
 
 /** Throws if the service is gone (it died, or something else killed it). */

@@ -51,8 +51,8 @@ function toPet(row: PetRow): Pet {
   return pet
 }
 
-/** Bounds the page cache: at most this many pages of each kind (at most 101 pets each). */
-const PAGE_CACHE_ENTRIES = 512
+/** Bounds the page cache: at most this many pets held by each kind of page (full, tail). */
+const PAGE_CACHE_PETS = 10_000
 
 interface PendingInsert {
   pet: NewPet
@@ -75,6 +75,7 @@ class SqlitePetRepository implements PetRepository {
    */
   private readonly fullPages = new Map<string, Pet[]>()
   private readonly tailPages = new Map<string, Pet[]>()
+  private readonly cachedPets = new Map<Map<string, Pet[]>, number>()
   private seenVersion = -1
   private localWrites = 0
 
@@ -136,14 +137,22 @@ class SqlitePetRepository implements PetRepository {
     const version = this.dataVersion.get()! + this.localWrites
     if (version !== this.seenVersion) {
       this.tailPages.clear()
+      this.cachedPets.set(this.tailPages, 0)
       this.seenVersion = version
     }
     const tail = this.tailPages.get(key)
     if (tail !== undefined) return tail
     const rows = (status === undefined ? this.page.all(afterId, limit) : this.pageByStatus.all(status, afterId, limit)).map(toPet)
     const cache = rows.length === limit ? this.fullPages : this.tailPages
-    if (cache.size >= PAGE_CACHE_ENTRIES) cache.delete(cache.keys().next().value!)
+    // Bounded by pets held, not pages: 101-pet pages would otherwise cost tens of MB.
+    let held = this.cachedPets.get(cache) ?? 0
+    while (held + rows.length > PAGE_CACHE_PETS && cache.size > 0) {
+      const oldest = cache.keys().next().value!
+      held -= cache.get(oldest)!.length
+      cache.delete(oldest)
+    }
     cache.set(key, rows)
+    this.cachedPets.set(cache, held + rows.length)
     return rows
   }
 
