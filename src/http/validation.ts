@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type SchemaObject } from 'ajv'
 import type { FastifyServerOptions } from 'fastify'
-import { INT64_MAX, INT64_MIN, type Int64 } from '../pets/schemas.js'
+import { INT64_MAX, INT64_MIN, toInt64 } from '../pets/schemas.js'
 
 /**
  * Strict validation, replacing Fastify's default Ajv setup (which coerces "5" to 5 and silently
@@ -25,9 +25,6 @@ interface IntRange {
 
 const DECIMAL = /^-?\d{1,20}$/
 
-function toInt64(v: bigint): Int64 {
-  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v
-}
 
 function rangeOf(range: IntRange): { min: bigint; max: bigint } {
   return {

@@ -14,6 +14,20 @@ export interface PetRoutesOptions {
 
 const petRef = { $ref: 'Pet#' }
 
+const deprecationHeaderDocs = {
+  Deprecation: { type: 'string', description: 'RFC 9745: @<unix seconds> of the deprecation.' },
+  Sunset: { type: 'string', description: 'RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT.' },
+  Link: { type: 'string', description: 'rel="successor-version" (/v1/pets) and rel="deprecation" (documentation).' },
+}
+
+function withHeaders(responses: Record<number, object>, headers: object): Record<number, object> {
+  const out: Record<number, object> = {}
+  for (const [status, r] of Object.entries(responses)) {
+    out[Number(status)] = { ...r, headers: { ...(r as { headers?: object }).headers, ...headers } }
+  }
+  return out
+}
+
 export const petRoutes: FastifyPluginAsync<PetRoutesOptions> = async (app, { pets, clock, publicBaseUrl }) => {
   app.get<{ Querystring: { limit: number; status?: PetStatus; after?: Int64 } }>(
     '/pets',
@@ -109,14 +123,10 @@ export const petRoutes: FastifyPluginAsync<PetRoutesOptions> = async (app, { pet
           200: {
             description: 'Success.',
             ...petRef,
-            headers: {
-              ...rateLimitHeaderDocs,
-              Deprecation: { type: 'string', description: 'RFC 9745: @<unix seconds> of the deprecation.' },
-              Sunset: { type: 'string', description: 'RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT.' },
-              Link: { type: 'string', description: 'rel="successor-version" (/v1/pets) and rel="deprecation" (documentation).' },
-            },
+            headers: { ...rateLimitHeaderDocs, ...deprecationHeaderDocs },
           },
-          ...errorResponses(400, 401, 404, 410, 429, 500, 503),
+          // Every answer of the operation, errors included, carries the deprecation headers.
+          ...withHeaders(errorResponses(400, 401, 404, 410, 429, 500, 503), deprecationHeaderDocs),
         },
       },
     },

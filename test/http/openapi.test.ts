@@ -65,7 +65,7 @@ describe('OpenAPI document', () => {
     assert.ok(create.responses['201'].headers.Location)
     const get = doc.paths['/pets/{petId}'].get
     for (const s of ['200', '401', '404', '410']) assert.ok(get.responses[s], s)
-    assert.ok(get.responses['200'].headers.Sunset)
+    for (const s of ['200', '401', '404', '410', '429']) assert.ok(get.responses[s].headers.Sunset, `getPet ${s} documents Sunset`)
     for (const code of Object.keys(ERROR_STATUS)) assert.match(doc.info.description, new RegExp(`\`${code}\``))
   })
 })

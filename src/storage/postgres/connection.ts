@@ -1,5 +1,5 @@
 import pg from 'pg'
-import type { Int64 } from '../../pets/schemas.js'
+import { toInt64, type Int64 } from '../../pets/schemas.js'
 import { StorageUnavailableError } from '../storage.js'
 
 /** Client-side limits: every call either answers or fails fast, so a dead server means 503s, not hangs. */
@@ -16,15 +16,12 @@ export const TIMEOUTS = {
 } as const
 
 const INT8_OID = 20
-const SAFE_MIN = BigInt(Number.MIN_SAFE_INTEGER)
-const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER)
 
 /** int8 text -> number when it is a safe integer, bigint otherwise; nothing is ever rounded. */
 export function parseInt8(text: string): Int64 {
   // Up to 15 digits (and a sign) is below 2^53 in magnitude, so Number is exact: the common case.
   if (text.length <= 15) return Number(text)
-  const big = BigInt(text)
-  return big >= SAFE_MIN && big <= SAFE_MAX ? Number(big) : big
+  return toInt64(BigInt(text))
 }
 
 /** An Int64 as a query parameter: bigint goes as its exact decimal text. */

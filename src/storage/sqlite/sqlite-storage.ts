@@ -7,7 +7,7 @@ import type { ApiKeyRecord } from '../../keys/api-key.js'
 import { toKeyRecord, type KeyRow } from '../key-row.js'
 import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
 import type { ListPetsOptions, PetRepository } from '../../pets/repository.js'
-import type { Int64, NewPet, Pet, PetStatus } from '../../pets/schemas.js'
+import { toInt64, type Int64, type NewPet, type Pet, type PetStatus } from '../../pets/schemas.js'
 import type { Storage } from '../storage.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
@@ -43,7 +43,6 @@ interface PetRow {
   status: PetStatus | null
 }
 
-const toInt64 = (v: bigint): Int64 => (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v)
 
 function toPet(row: PetRow): Pet {
   const pet: Pet = { id: Number(row.id), name: row.name, categoryId: toInt64(row.category_id) }
