@@ -154,7 +154,8 @@ export const validNewPet: fc.Arbitrary<ValidNewPet> = fc
     },
     { requiredKeys: ['name', 'categoryId', 'keyOrder'] },
   )
-  .filter((p) => [...p.name].length >= 1)
+  // Valid names: 1 to 200 code points, not only white space (README, Validation).
+  .filter((p) => [...p.name].length >= 1 && /\S/u.test(p.name))
   .map(({ name, categoryId, status, keyOrder }) => {
     const parts: Record<string, string> = { name: `"name":${JSON.stringify(name)}`, categoryId: `"categoryId":${categoryId}` }
     if (status !== undefined) parts.status = `"status":${JSON.stringify(status)}`

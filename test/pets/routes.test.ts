@@ -71,10 +71,39 @@ describe('pets routes', () => {
       }
     })
 
-    test('numbers written with an exponent or a fraction that are integers are accepted', async () => {
-      const res = await post('{"name":"Exp","categoryId":1e3}')
-      assert.equal(res.statusCode, 201)
-      assert.equal(res.json().categoryId, 1000)
+    test('integers are written one way: an exponent or a fraction is 400, as in a query or a path', async () => {
+      for (const literal of ['1e3', '1.0', '1E2', '10e-1', '-0.0']) {
+        assertError(await post(`{"name":"Exp","categoryId":${literal}}`), 400, 'invalid_request', /categoryId must be an int64 integer .* plain decimal/)
+      }
+      assertError(await t.app.inject({ url: '/v1/pets?limit=005', headers: auth }), 400, 'invalid_request', /limit .* plain decimal/)
+      assertError(await t.app.inject({ url: '/v1/pets/007', headers: auth }), 400, 'invalid_request', /petId .* plain decimal/)
+      assertError(await t.app.inject({ url: '/v1/pets?after=01', headers: auth }), 400, 'invalid_request', /after/)
+      assert.equal((await post('{"name":"Zero","categoryId":0}')).statusCode, 201)
+      assert.equal((await t.app.inject({ url: '/v1/pets?limit=10', headers: auth })).statusCode, 200)
+    })
+
+    test('a name of only white space is 400; other names are stored exactly as sent', async () => {
+      for (const name of [' ', '   ', '\t\n', '\u00a0\u2003']) {
+        assertError(await post({ name, categoryId: 1 }), 400, 'invalid_request', /name must not be only white space/)
+      }
+      const padded = await post({ name: '  Rex ', categoryId: 1 })
+      assert.equal(padded.statusCode, 201)
+      assert.equal(padded.json().name, '  Rex ')
+    })
+
+    test('every problem of a body is reported in one answer, in plain words', async () => {
+      const body = assertError(await post({ categoryId: 'x', status: 'bad' }), 400, 'invalid_request')
+      assert.match(body.message, /^3 problems: /)
+      assert.match(body.message, /name is required/)
+      assert.match(body.message, /categoryId must be an int64 integer/)
+      assert.match(body.message, /status must be one of available, pending, sold/)
+      assert.doesNotMatch(body.message, /must NOT|must have/, 'no validator jargon')
+      assertError(await post({ name: '', categoryId: 1 }), 400, 'invalid_request', /^name must not be empty$/)
+      assertError(await post({ name: 'x'.repeat(201), categoryId: 1 }), 400, 'invalid_request', /^name must be at most 200 characters long$/)
+    })
+
+    test('a charset other than UTF-8 is 415 naming the charset', async () => {
+      assertError(await post('{"name":"x","categoryId":1}', { 'content-type': 'application/json; charset=latin1' }), 415, 'unsupported_media_type', /charset "latin1" is not supported/)
     })
 
     test('missing, empty or mistyped fields are 400 naming the field', async () => {
