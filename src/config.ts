@@ -22,6 +22,8 @@ export interface Config {
   durability: Durability
   redisUrl: string | undefined
   redisFailurePolicy: RedisFailurePolicy
+  /** Origins allowed to call the API from a browser (CORS): none (undefined), a list, or any ('*'). */
+  corsOrigins: string[] | '*' | undefined
   /** Proxies trusted to set X-Forwarded-For: false, or a comma list of addresses/CIDRs. */
   trustProxy: false | string
   logLevel: string
@@ -109,6 +111,25 @@ function trustProxy(env: Env): Config['trustProxy'] {
   return parts.join(',')
 }
 
+function corsOrigins(env: Env): Config['corsOrigins'] {
+  const raw = env.CORS_ORIGINS?.trim()
+  if (raw === undefined || raw === '') return undefined
+  if (raw === '*') return '*'
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim()
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      parsed = undefined
+    }
+    if (parsed === undefined || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS must be * or a comma list of origins such as https://app.example.com (bad entry ${JSON.stringify(origin)})`)
+    }
+    return origin
+  })
+}
+
 function databaseUrl(env: Env): string {
   const raw = env.DATABASE_URL
   if (raw === undefined || raw === '') return 'data/animal-store.db'
@@ -134,6 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
     durability: oneOf(env, 'DURABILITY', ['process', 'power'] as const, 'process'),
     redisUrl,
     redisFailurePolicy: oneOf(env, 'REDIS_FAILURE_POLICY', ['open', 'closed'] as const, 'open'),
+    corsOrigins: corsOrigins(env),
     trustProxy: trustProxy(env),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     logFile: env.LOG_FILE || undefined,
