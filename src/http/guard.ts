@@ -7,7 +7,7 @@ import type { Metrics } from '../ops/metrics.js'
 import { bearerChallenge, parseBearer } from './auth.js'
 import { addressIdentity } from './client-address.js'
 import { ApiError } from './errors.js'
-import { setRateLimitHeaders } from './rate-limit-headers.js'
+import { secondsUntilRetry, setRateLimitHeaders } from './rate-limit-headers.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -55,9 +55,10 @@ export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, is
         request.log.warn({ keyId: key?.id, ip: key ? undefined : request.ip, seconds: decision.retryAfter }, 'temporary ban started')
       }
       const who = key ? 'This API key' : 'This client address'
+      const wait = secondsUntilRetry(decision)
       throw banned
-        ? new ApiError('key_banned', `${who} is temporarily banned for sending while rate limited; retry after ${decision.retryAfter} s`)
-        : new ApiError('rate_limited', `Rate limit exceeded; retry after ${decision.retryAfter} s`)
+        ? new ApiError('key_banned', `${who} is temporarily banned for sending while rate limited; retry after ${wait} s`)
+        : new ApiError('rate_limited', `Rate limit exceeded; retry after ${wait} s`)
     }
     if (key !== undefined) request.apiKey = key
     else if (request.routeOptions.config?.auth) {
