@@ -199,6 +199,8 @@ for (const impl of implementations) {
       assert.equal(started[0]!.reason, 'key_banned')
       assert.equal(started[0]!.retryAfter, 1)
       assert.ok(ds.filter((d) => d.reason === 'key_banned').every((d) => !d.allowed && d.retryAfter === 1))
+      // A ban spends no window: the decisions keep the real counts (the day has 98 left, not 0).
+      for (const d of ds.filter((x) => x.reason === 'key_banned')) assert.deepEqual([d.minute.remaining, d.day.remaining], [0, 98])
     })
 
     test('bans escalate (1 s, 2 s, then capped at 3 s) on real short waits', async (t) => {

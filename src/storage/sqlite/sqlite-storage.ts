@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Durability } from '../../config.js'
+import { sqliteFilename, type Durability } from '../../config.js'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
 import { toKeyRecord, type KeyRow } from '../key-row.js'
 import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
@@ -13,13 +13,6 @@ import { toPet, type PetRow } from '../pet-row.js'
 import type { Storage } from '../storage.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
-
-/** `data/x.db`, `/abs/x.db`, `sqlite:data/x.db`, `sqlite:///abs/x.db`, `sqlite::memory:` -> a file name for SQLite. */
-export function sqliteFilename(databaseUrl: string): string {
-  let name = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : databaseUrl
-  if (name.startsWith('//')) name = name.slice(2)
-  return name
-}
 
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)')
