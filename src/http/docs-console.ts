@@ -28,7 +28,7 @@ const EXACT_JSON_INTERCEPTOR = new Function(
   res.data = out;
   res.headers['content-type'] = 'text/plain; charset=utf-8';
   return res;`,
-)
+) as (res: Response) => Response
 
 const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="220" height="40" viewBox="0 0 220 40"><text x="0" y="28" font-family="sans-serif" font-size="24" font-weight="700" fill="#ffffff">Animal Store API</text></svg>`
 
@@ -47,7 +47,7 @@ export async function registerDocsConsole(app: FastifyInstance, { documentPath }
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { deepLinking: true, docExpansion: 'list', persistAuthorization: false, responseInterceptor: EXACT_JSON_INTERCEPTOR as never },
+    uiConfig: { deepLinking: true, docExpansion: 'list', persistAuthorization: false, responseInterceptor: EXACT_JSON_INTERCEPTOR },
     theme: { title: 'Animal Store API — reference and console' },
     logo: { type: 'image/svg+xml', content: LOGO, href: '/docs', target: '_self' },
     staticCSP: false,

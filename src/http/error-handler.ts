@@ -31,9 +31,9 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof LimiterUnavailableError) {
     return new ApiError('service_unavailable', 'The rate-limit store is unavailable; retry shortly', { 'retry-after': 1 })
   }
-  const e = error as FastifyError & { validation?: unknown[]; validationContext?: string }
+  const e = error as FastifyError
   if (Array.isArray(e.validation) && e.validation.length > 0) {
-    return new ApiError('invalid_request', describeValidationErrors(e.validation as never, e.validationContext ?? 'body'))
+    return new ApiError('invalid_request', describeValidationErrors(e.validation, e.validationContext ?? 'body'))
   }
   const known = e.code ? BY_FASTIFY_CODE[e.code] : undefined
   if (known) return new ApiError(known[0], known[1])

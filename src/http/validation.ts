@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type SchemaObject } from 'ajv'
+import { Ajv, type SchemaObject, type SchemaValidateFunction } from 'ajv'
 import type { FastifyServerOptions } from 'fastify'
 import { INT64_MAX, INT64_MIN, toInt64 } from '../int64.js'
 import { PLAIN_INTEGER } from './json-body.js'
@@ -57,51 +57,36 @@ function transform(schema: unknown, part: HttpPart): unknown {
   return out
 }
 
+/** The int64 keyword (bodies): a safe-integer number or a bigint within the range. */
+const int64: SchemaValidateFunction = (range: IntRange, data: unknown): boolean => {
+  const v = typeof data === 'bigint' ? data : typeof data === 'number' && Number.isSafeInteger(data) ? BigInt(data) : undefined
+  const { min, max } = rangeOf(range)
+  if (v !== undefined && v >= min && v <= max) return true
+  int64.errors = [{ keyword: 'int64', message: rangeMessage(range), params: {} }]
+  return false
+}
+
+/** The integerString keyword (query and path): a plain decimal string within the range, converted in place. */
+const integerString: SchemaValidateFunction = (range: IntRange, data: unknown, _parent, cxt): boolean => {
+  const fail = (message: string) => {
+    integerString.errors = [{ keyword: 'integerString', message, params: {} }]
+    return false
+  }
+  if (typeof data === 'number') return true // a default the schema itself supplied
+  if (Array.isArray(data)) return fail('must be given once') // query strings repeat keys into arrays
+  if (typeof data !== 'string' || data.length > 20 || !PLAIN_INTEGER.test(data)) return fail(rangeMessage(range))
+  const v = BigInt(data)
+  const { min, max } = rangeOf(range)
+  if (v < min || v > max) return fail(rangeMessage(range))
+  if (cxt?.parentData !== undefined && cxt.parentDataProperty !== undefined) {
+    ;(cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = toInt64(v)
+  }
+  return true
+}
+
 function addKeywords(ajv: Ajv): void {
-  ajv.addKeyword({
-    keyword: 'int64',
-    schemaType: 'object',
-    errors: true,
-    validate: function int64(range: IntRange, data: unknown): boolean {
-      const self = int64 as unknown as { errors: Partial<ErrorObject>[] }
-      let v: bigint
-      if (typeof data === 'bigint') v = data
-      else if (typeof data === 'number' && Number.isSafeInteger(data)) v = BigInt(data)
-      else {
-        self.errors = [{ keyword: 'int64', message: rangeMessage(range), params: {} }]
-        return false
-      }
-      const { min, max } = rangeOf(range)
-      if (v < min || v > max) {
-        self.errors = [{ keyword: 'int64', message: rangeMessage(range), params: {} }]
-        return false
-      }
-      return true
-    },
-  })
-  ajv.addKeyword({
-    keyword: 'integerString',
-    schemaType: 'object',
-    modifying: true,
-    errors: true,
-    validate: function integerString(range: IntRange, data: unknown, _parent, cxt): boolean {
-      const self = integerString as unknown as { errors: Partial<ErrorObject>[] }
-      const fail = (message: string) => {
-        self.errors = [{ keyword: 'integerString', message, params: {} }]
-        return false
-      }
-      if (typeof data === 'number') return true // a default the schema itself supplied
-      if (Array.isArray(data)) return fail('must be given once')
-      if (typeof data !== 'string' || data.length > 20 || !PLAIN_INTEGER.test(data)) return fail(rangeMessage(range))
-      const v = BigInt(data)
-      const { min, max } = rangeOf(range)
-      if (v < min || v > max) return fail(rangeMessage(range))
-      if (cxt?.parentData !== undefined && cxt.parentDataProperty !== undefined) {
-        ;(cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = toInt64(v)
-      }
-      return true
-    },
-  })
+  ajv.addKeyword({ keyword: 'int64', schemaType: 'object', errors: true, validate: int64 })
+  ajv.addKeyword({ keyword: 'integerString', schemaType: 'object', modifying: true, errors: true, validate: integerString })
 }
 
 function makeAjv(): Ajv {
@@ -127,18 +112,27 @@ export const strictSchemaController = {
       }
       return ({ schema, httpPart }: { schema: unknown; httpPart?: string }) => {
         const part = (httpPart ?? 'body') as HttpPart
-        // Query strings repeat keys into arrays; every parameter here takes one value.
         return ajv.compile(transform(schema, part) as SchemaObject)
       }
     },
   },
+  // Fastify's type declares buildValidator's result as Ajv's compile(schema); at run time Fastify
+  // calls it with the route definition ({ schema, httpPart, ... }), as written above.
 } as unknown as NonNullable<FastifyServerOptions['schemaController']>
 
 /**
  * Validation failures in plain words, each naming the field: "name is required; categoryId must be
  * an int64 integer". One sentence per field (the first problem Ajv found with it), joined with "; ".
  */
-export function describeValidationErrors(errors: readonly ErrorObject[], part: string): string {
+/** What Ajv reports of one problem (Fastify's FastifySchemaValidationError is the same shape). */
+interface ValidationProblem {
+  keyword: string
+  instancePath: string
+  params: Record<string, unknown>
+  message?: string
+}
+
+export function describeValidationErrors(errors: readonly ValidationProblem[], part: string): string {
   const byField = new Map<string, string>()
   for (const e of errors) {
     const field = `${e.instancePath}/${String(e.params.missingProperty ?? e.params.additionalProperty ?? '')}`
@@ -148,7 +142,7 @@ export function describeValidationErrors(errors: readonly ErrorObject[], part: s
   return problems.length === 1 ? problems[0]! : `${problems.length} problems: ${problems.join('; ')}`
 }
 
-function describeValidationError(error: ErrorObject, part: string): string {
+function describeValidationError(error: ValidationProblem, part: string): string {
   const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.')
   const where = part === 'body' ? 'body' : part === 'querystring' ? 'query parameter' : 'path parameter'
   const field = label(path, part)
