@@ -1,4 +1,4 @@
-import swaggerUi from '@fastify/swagger-ui'
+import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 
 /**
@@ -28,7 +28,7 @@ const EXACT_JSON_INTERCEPTOR = new Function(
   res.data = out;
   res.headers['content-type'] = 'text/plain; charset=utf-8';
   return res;`,
-) as (res: Response) => Response
+) as NonNullable<FastifySwaggerUiOptions['uiConfig']>['responseInterceptor']
 
 const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="220" height="40" viewBox="0 0 220 40"><text x="0" y="28" font-family="sans-serif" font-size="24" font-weight="700" fill="#ffffff">Animal Store API</text></svg>`
 
