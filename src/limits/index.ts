@@ -9,7 +9,11 @@ export function banPolicy(config: Pick<Config, 'banThreshold' | 'banBaseSeconds'
   return { threshold: config.banThreshold, baseSeconds: config.banBaseSeconds, maxSeconds: config.banMaxSeconds }
 }
 
-/** In-memory limiter by default; Redis (shared by all instances) when REDIS_URL is set. */
+/**
+ * In-memory limiter by default; Redis (shared by all instances) when REDIS_URL is set. Redis is
+ * tried once before the server starts, so an unreachable one is an error line at start, not a
+ * surprise at the first request; it does not stop the start (the failure policy applies).
+ */
 export async function createLimiter(
   config: Config,
   clock: Clock,
@@ -19,7 +23,7 @@ export async function createLimiter(
   const policy = banPolicy(config)
   if (config.redisUrl === undefined) return new MemoryLimiter(clock, policy)
   const { RedisLimiter } = await import('./redis/redis-limiter.js')
-  return new RedisLimiter({
+  const limiter = new RedisLimiter({
     url: config.redisUrl,
     policy,
     failurePolicy: config.redisFailurePolicy,
@@ -27,4 +31,6 @@ export async function createLimiter(
     metrics,
     log,
   })
+  await limiter.firstConnection()
+  return limiter
 }

@@ -394,7 +394,7 @@ test(
       const stopped = performance.now()
       const openDown = await waitForReadiness(open, (r) => r.body.checks?.rateLimiter?.status === 'down', 10_000)
       assert.equal(openDown.status, 200, 'fail-open: /readyz stays 200 while Redis is down')
-      assert.equal(openDown.body.status, 'ready')
+      assert.equal(openDown.body.status, 'degraded', 'fail-open: ready, but degraded')
       assert.equal(openDown.body.checks?.database?.status, 'up')
       const closedDown = await waitForReadiness(closed, (r) => r.status === 503, 10_000)
       const noticedAt = performance.now()
