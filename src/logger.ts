@@ -28,16 +28,17 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logFile'>): Logg
  * asynchronously and crash the process with a stack on an unusable path.
  */
 function openableLogFile(logFile: string): string {
+  const unusable = (cause: string) => new StartupError({ LOG_FILE: logFile }, cause)
+  let file: string
   try {
-    const file = prepareFileLocation(logFile, 'a log file')
-    try {
-      closeSync(openSync(file, 'a'))
-    } catch (error) {
-      throw new UnusableFileError(`${file} cannot be opened for appending: ${errnoText(error)}`)
-    }
-    return file
+    file = prepareFileLocation(logFile, 'a log file')
   } catch (error) {
-    if (error instanceof UnusableFileError) throw new StartupError({ LOG_FILE: logFile }, error.message)
-    throw error
+    throw error instanceof UnusableFileError ? unusable(error.message) : error
   }
+  try {
+    closeSync(openSync(file, 'a'))
+  } catch (error) {
+    throw unusable(`${file} cannot be opened for appending: ${errnoText(error)}`)
+  }
+  return file
 }

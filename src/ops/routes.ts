@@ -27,10 +27,10 @@ const ServiceIndex = Type.Object(
 
 /** Health, readiness and metrics, outside /v1, with no key and no rate limit. */
 export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, { storage, limiter, metrics, limiterRequired }) => {
-  let index: { name: string; version: string; docs: string; openapi: string } | undefined
+  let serviceIndex: { name: string; version: string; docs: string; openapi: string } | undefined
   app.get('/', { config: { public: true }, schema: { ...hidden, response: { 200: ServiceIndex } } }, async () => {
-    index ??= { name: 'Animal Store API', version: app.swagger().info.version, docs: '/docs', openapi: '/v1/openapi.json' }
-    return index
+    serviceIndex ??= { name: 'Animal Store API', version: app.swagger().info.version, docs: '/docs', openapi: '/v1/openapi.json' }
+    return serviceIndex
   })
 
   app.get('/healthz', { config: { public: true }, schema: hidden }, async () => ({ status: 'ok' }))
