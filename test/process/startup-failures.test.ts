@@ -181,3 +181,15 @@ test('PORT already in use: names PORT and HOST', { timeout: 30_000 }, async (t) 
   const result = await failedStart(dir, { PORT: String(port), HOST: '127.0.0.1' })
   assertOneLine(result, `PORT=${port} HOST=127.0.0.1:`, new RegExp(`address already in use: another process listens on 127.0.0.1:${port} \\(EADDRINUSE\\)`))
 })
+
+test('HOST that is not an address of this machine, or a name that does not resolve: names PORT and HOST', { timeout: 30_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const cases: Array<[string, RegExp]> = [
+    ['203.0.113.7', /203\.0\.113\.7 is not an address of this machine \(EADDRNOTAVAIL\)/], // TEST-NET-3: never local
+    ['no-such-host.invalid', /the host name no-such-host\.invalid cannot be resolved \((ENOTFOUND|EAI_AGAIN)\)/],
+  ]
+  for (const [host, cause] of cases) {
+    const result = await failedStart(dir, { PORT: '8080', HOST: host })
+    assertOneLine(result, `PORT=8080 HOST=${host}:`, cause)
+  }
+})
