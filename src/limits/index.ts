@@ -13,7 +13,9 @@ export function banPolicy(config: Pick<Config, 'banThreshold' | 'banBaseSeconds'
 /**
  * In-memory limiter by default, kept across restarts in LIMITER_STATE_FILE when there is one;
  * Redis (shared by all instances) when REDIS_URL is set. Redis' fallback for outages is never
- * persisted: its counts cover only the outage, and Redis has the real ones.
+ * persisted: its counts cover only the outage, and Redis has the real ones. Redis is tried once
+ * before the server starts, so an unreachable one is an error line at start, not a surprise at the
+ * first request; it does not stop the start (the failure policy applies).
  */
 export async function createLimiter(
   config: Config,
@@ -29,7 +31,7 @@ export async function createLimiter(
     })
   }
   const { RedisLimiter } = await import('./redis/redis-limiter.js')
-  return new RedisLimiter({
+  const limiter = new RedisLimiter({
     url: config.redisUrl,
     policy,
     failurePolicy: config.redisFailurePolicy,
@@ -37,4 +39,6 @@ export async function createLimiter(
     metrics,
     log,
   })
+  await limiter.firstConnection()
+  return limiter
 }

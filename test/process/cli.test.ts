@@ -63,16 +63,24 @@ test('keys create/list/revoke against a running server', { timeout: 45_000 }, as
     }
   }
 
-  // revoke: 0, then 2 for the same id; the key is refused.
+  // revoke: 0; again: still 0 (idempotent), saying when it was revoked; an unknown id: 2, one line.
   const revoked = await runCli(['keys', 'revoke', id], { db })
   assert.equal(revoked.code, 0, revoked.stderr)
+  const listAfter = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as Array<Record<string, unknown>>
+  const revokedAt = listAfter.find((r) => r.id === id)?.revokedAt
+  assert.equal(typeof revokedAt, 'string', 'list shows the revocation')
   const again = await runCli(['keys', 'revoke', id], { db })
-  assert.equal(again.code, 2, 'a second revoke of the same id exits 2')
-  assert.match(again.stderr, new RegExp(id))
+  assert.equal(again.code, 0, `a second revoke of the same id succeeds: ${again.stderr}`)
+  assert.equal(again.stdout, `Key ${id} was already revoked (at ${String(revokedAt)}).\n`)
+  assert.equal(again.stderr, '')
+  const againJson = await runCli(['keys', 'revoke', id, '--json'], { db })
+  assert.equal(againJson.code, 0, againJson.stderr)
+  assert.deepEqual(JSON.parse(againJson.stdout), { id, revoked: true, alreadyRevokedAt: revokedAt })
+  const listAgain = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as Array<Record<string, unknown>>
+  assert.equal(listAgain.find((r) => r.id === id)?.revokedAt, revokedAt, 'the first revocation time is kept')
   const unknown = await runCli(['keys', 'revoke', 'key_doesnotexist000'], { db })
   assert.equal(unknown.code, 2)
-  const listAfter = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as Array<Record<string, unknown>>
-  assert.notEqual(listAfter.find((r) => r.id === id)?.revokedAt, null, 'list shows the revocation')
+  assert.deepEqual(unknown.stderr.split('\n').filter(Boolean), ['animal-store: no key with id key_doesnotexist000 (node dist/cli.js keys list shows the ids)'])
 
   const deadline = Date.now() + 5_000
   let status = 0
