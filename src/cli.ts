@@ -88,7 +88,7 @@ async function keys(config: Config, args: string[]): Promise<void> {
       const [id, extra] = positionals
       if (id === undefined || extra !== undefined) throw new UsageError('keys revoke takes exactly one KEY_ID')
       if (await storage.keys.revokeKey(id, Date.now())) {
-        process.stdout.write(values.json ? JSON.stringify({ id, revoked: true }) + '\n' : `Revoked ${id}; running servers refuse it within 2 seconds.\n`)
+        process.stdout.write(values.json ? JSON.stringify({ id, revoked: true }) + '\n' : `Revoked ${id}; running servers refuse it at their next revocation poll (every KEY_REFRESH_MS, 1 s by default; at once on PostgreSQL).\n`)
         return
       }
       // Revoking is idempotent: a key revoked before (by anyone) is the outcome asked for.
