@@ -8,11 +8,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { serviceEnv } from '../../bench/lib/env.mjs'
+import { freePort, waitHealthy } from '../../bench/lib/http.mjs'
+
+// One implementation each, shared with the benchmark and the soak (plain JavaScript in bench/lib/).
+export { bearer, freePort } from '../../bench/lib/http.mjs'
 
 /** The repository root (cwd of every child). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -23,46 +27,10 @@ function entryArgs(entry: 'server' | 'cli'): string[] {
   return USE_DIST ? [join(ROOT, 'dist', `${entry}.js`)] : ['--import', 'tsx', join(ROOT, 'src', `${entry}.ts`)]
 }
 
-/** Variables the service reads (src/config.ts): never inherited from the developer's shell. */
-const CONFIG_VARS = [
-  'ANIMAL_STORE_ENV',
-  'PORT',
-  'HOST',
-  'PUBLIC_BASE_URL',
-  'PRODUCTION_BASE_URL',
-  'STAGING_BASE_URL',
-  'DATABASE_URL',
-  'DURABILITY',
-  'REDIS_URL',
-  'REDIS_FAILURE_POLICY',
-  'TRUST_PROXY',
-  'LOG_LEVEL',
-  'LOG_FILE',
-  'KEY_REFRESH_MS',
-  'BOOTSTRAP_KEY',
-  'BAN_THRESHOLD',
-  'BAN_BASE_SECONDS',
-  'BAN_MAX_SECONDS',
-  'REQUEST_TIMEOUT_MS',
-  'HEADERS_TIMEOUT_MS',
-  'KEEP_ALIVE_TIMEOUT_MS',
-  'MAX_HEADER_BYTES',
-  'MAX_CONNECTIONS',
-]
-
 export type EnvOverrides = Record<string, string | undefined>
 
 /** The parent's environment without service configuration and test-runner internals, plus `overrides` (undefined deletes). */
-export function childEnv(overrides: EnvOverrides = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of CONFIG_VARS) delete env[name]
-  delete env.NODE_TEST_CONTEXT // set by `node --test` for its own children; not ours to pass on
-  for (const [name, value] of Object.entries(overrides)) {
-    if (value === undefined) delete env[name]
-    else env[name] = value
-  }
-  return env
-}
+export const childEnv = (overrides: EnvOverrides = {}): NodeJS.ProcessEnv => serviceEnv(overrides)
 
 // ---------------------------------------------------------------------------------------------
 // Child tracking: nothing outlives the test process.
@@ -92,20 +60,6 @@ process.once('exit', killAllChildren)
 // Small utilities.
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-/** A port that was free a moment ago: listen on port 0, read the port, close. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.once('error', reject)
-    server.listen({ port: 0, host, exclusive: true }, () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => (port ? resolve(port) : reject(new Error('no port from listen(0)'))))
-    })
-  })
-}
 
 /** A fresh temp dir, removed (recursively) after the test. */
 export async function useTempDir(t: TestContext, prefix = 'animal-store-test-'): Promise<string> {
@@ -270,28 +224,15 @@ function spawnServerOnce(options: ServerOptions, port: number): ServerProcess {
   }
 }
 
-async function waitHealthy(server: ServerProcess, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs
-  let exitedEarly: ExitStatus | undefined
-  void server.exited.then((s) => (exitedEarly = s))
-  while (performance.now() < deadline) {
-    if (exitedEarly) {
-      throw new Error(
-        `server exited before it was healthy (code ${exitedEarly.code}, signal ${exitedEarly.signal})\n` +
-          `--- stderr ---\n${server.stderr()}\n--- stdout ---\n${server.stdout()}`,
-      )
-    }
-    try {
-      const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(1000) })
-      await res.arrayBuffer()
-      if (res.status === 200) return
-    } catch {
-      // not listening yet
-    }
-    await sleep(50)
+/** Waits for GET /healthz 200; on failure the server is killed and the error carries its whole output. */
+async function waitServerHealthy(server: ServerProcess, timeoutMs: number): Promise<void> {
+  const output = { exited: server.exited, get err() { return server.stderr() }, get out() { return server.stdout() } }
+  try {
+    await waitHealthy(server.port, output, { timeoutMs, outputLines: Infinity })
+  } catch (error) {
+    await server.kill()
+    throw new Error(`server ${(error as Error).message}\n--- stdout ---\n${server.stdout()}`)
   }
-  await server.kill()
-  throw new Error(`server not healthy within ${timeoutMs} ms\n--- stderr ---\n${server.stderr()}\n--- stdout ---\n${server.stdout()}`)
 }
 
 /**
@@ -303,7 +244,7 @@ export async function startServer(t: TestContext, options: ServerOptions): Promi
     const server = spawnServerOnce(options, await freePort())
     t.after(() => server.kill())
     try {
-      await waitHealthy(server, options.readyTimeoutMs ?? 20_000)
+      await waitServerHealthy(server, options.readyTimeoutMs ?? 20_000)
       return server
     } catch (error) {
       // Another process took the port between freePort() and listen(): try another one.
@@ -332,8 +273,6 @@ export async function runServerToExit(
 
 // ---------------------------------------------------------------------------------------------
 // HTTP helpers.
-
-export const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` })
 
 /** fetch with a timeout (default 10 s), returning status, headers and the parsed (or raw) body. */
 export async function request(
