@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { CONFIG_VARS } from '../bench/lib/env.mjs'
 import { ConfigError, loadConfig } from '../src/config.js'
 
 test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', () => {
@@ -40,4 +41,17 @@ test('accepted forms of DATABASE_URL and TRUST_PROXY', () => {
   assert.throws(() => loadConfig({ TRUST_PROXY: '2' }), /hop counts are not supported/)
   assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8,127.0.0.1')
   assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl, 'https://api.example.com')
+})
+
+test('the variables a child service must not inherit are exactly the ones loadConfig reads', () => {
+  // The process tests, the soak and the benchmark strip CONFIG_VARS from a child's environment, so
+  // that a developer's shell cannot change what a test runs; a variable missing from it would leak.
+  const read = new Set<string>()
+  const recording = (env: Record<string, string>) =>
+    new Proxy(env as Record<string, string | undefined>, {
+      get: (target, name) => (typeof name === 'string' ? (read.add(name), target[name]) : undefined),
+    })
+  loadConfig(recording({}))
+  loadConfig(recording({ ANIMAL_STORE_ENV: 'staging', DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h', TRUST_PROXY: '10.0.0.0/8' }))
+  assert.deepEqual([...read].sort(), [...CONFIG_VARS].sort())
 })
