@@ -15,6 +15,8 @@ import pg from 'pg'
 import { ROOT, childEnv, freePort, sleep, type EnvOverrides, type ExitStatus } from './process.js'
 import { PG_URL } from './services.js'
 
+export { waitFor } from './process.js'
+
 // ---------------------------------------------------------------------------------------------
 // A scratch PostgreSQL database.
 
@@ -112,16 +114,6 @@ export function tally(outcomes: Outcome[]): Record<string, number> {
 export async function ensureMinuteRoom(seconds: number): Promise<void> {
   const intoMinute = Date.now() % 60_000
   if (60_000 - intoMinute < seconds * 1000) await sleep(60_000 - intoMinute + 250)
-}
-
-/** Polls `check` every `everyMs` until it returns true or `timeoutMs` passes; returns whether it did. */
-export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 50): Promise<boolean> {
-  const deadline = performance.now() + timeoutMs
-  while (performance.now() < deadline) {
-    if (await check()) return true
-    await sleep(everyMs)
-  }
-  return false
 }
 
 // ---------------------------------------------------------------------------------------------
