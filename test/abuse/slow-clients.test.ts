@@ -190,7 +190,7 @@ async function loadLoop(agent: http.Agent, port: number, key: string, concurrenc
         resolve()
       }
       const req = http.request(
-        { host: '127.0.0.1', port, path: '/v1/pets?limit=20', agent, headers: { authorization: `Bearer ${key}` } },
+        { host: '127.0.0.1', port, path: '/v1/pets?limit=20', agent, headers: bearer(key) },
         (res) => {
           if (res.statusCode !== 200) non200++
           res.on('data', () => {})

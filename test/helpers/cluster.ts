@@ -12,7 +12,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import pg from 'pg'
-import { ROOT, childEnv, freePort, sleep, type EnvOverrides, type ExitStatus } from './process.js'
+import { ROOT, bearer, childEnv, freePort, sleep, type EnvOverrides, type ExitStatus } from './process.js'
 import { PG_URL } from './services.js'
 
 export { waitFor } from './process.js'
@@ -248,7 +248,7 @@ export function slowPost(base: string, key: string): { sent: Promise<void>; fini
     path: url.pathname,
     method: 'POST',
     agent: false,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    headers: { ...bearer(key), 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
   })
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req.once('error', reject)
