@@ -15,7 +15,7 @@ import net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, test, type TestContext } from 'node:test'
 import { freePort } from '../helpers/process.js'
-import { REQUIRE_SERVICES } from '../helpers/services.js'
+import { missingPrerequisite } from '../helpers/services.js'
 import { FREE, fallbackCount, redisLimiter, redisUpGauge, timed, uniqueIdentity, type RedisHarness } from '../limits/redis-harness.js'
 
 const COMMAND_TIMEOUT_MS = 500
@@ -68,14 +68,9 @@ function portOpen(port: number): Promise<boolean> {
   })
 }
 
-/** Throwaway servers need the redis-server binary: skip loudly without it, fail under REQUIRE_SERVICES. */
-function redisServerBinary(t: TestContext): boolean {
-  if (spawnSync('redis-server', ['--version']).status === 0) return true
-  if (REQUIRE_SERVICES) throw new Error('redis-server is required (REQUIRE_SERVICES=1) but not on PATH')
-  process.stderr.write(`\n!!! SKIPPED: redis-server not on PATH — "${t.name}" did not run !!!\n\n`)
-  t.skip('redis-server not on PATH')
-  return false
-}
+/** Throwaway servers need the redis-server binary. */
+const redisServerBinary = (t: TestContext): boolean =>
+  spawnSync('redis-server', ['--version']).status === 0 || missingPrerequisite(t, 'redis-server not on PATH')
 
 /** Consumes every `everyMs` until `done(decidedByRedis)`; returns the elapsed ms and the slowest decision. */
 async function pollUntil(
