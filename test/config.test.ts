@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { CONFIG_VARS } from '../bench/lib/env.mjs'
 import { ConfigError, loadConfig } from '../src/config.js'
 
 test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', () => {
@@ -60,4 +61,17 @@ test('the limiter state file: beside a SQLite file by default, nowhere without o
   for (const bad of ['0', '99', '600001', '2s', '-1']) {
     assert.throws(() => loadConfig({ LIMITER_SNAPSHOT_MS: bad }), /LIMITER_SNAPSHOT_MS must be an integer from 100 to 600000/, bad)
   }
+})
+
+test('the variables a child service must not inherit are exactly the ones loadConfig reads', () => {
+  // The process tests, the soak and the benchmark strip CONFIG_VARS from a child's environment, so
+  // that a developer's shell cannot change what a test runs; a variable missing from it would leak.
+  const read = new Set<string>()
+  const recording = (env: Record<string, string>) =>
+    new Proxy(env as Record<string, string | undefined>, {
+      get: (target, name) => (typeof name === 'string' ? (read.add(name), target[name]) : undefined),
+    })
+  loadConfig(recording({}))
+  loadConfig(recording({ ANIMAL_STORE_ENV: 'staging', DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h', TRUST_PROXY: '10.0.0.0/8' }))
+  assert.deepEqual([...read].sort(), [...CONFIG_VARS].sort())
 })

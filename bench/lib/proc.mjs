@@ -1,5 +1,5 @@
-// /proc readers: CPU accounting (to void rounds disturbed by other processes) and memory sampling.
-import { readFileSync, readdirSync } from 'node:fs'
+// /proc readers: CPU accounting (to void rounds disturbed by other processes), memory sampling, open files.
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 
 /** Clock ticks per second of /proc/stat and /proc/<pid>/stat (USER_HZ; 100 on Linux). */
 export const CLK_TCK = 100
@@ -31,6 +31,21 @@ export function readMemory(pid) {
   } catch {
     return null
   }
+}
+
+/** Open file descriptors of a process, and how many of them are sockets. */
+export function countFds(pid) {
+  let fds = 0
+  let sockets = 0
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    fds++
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) sockets++
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return { fds, sockets }
 }
 
 /** Pids whose /proc/<pid>/cmdline (NUL -> space) satisfies a test. */

@@ -6,15 +6,11 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
-import { test, type TestContext } from 'node:test'
+import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { missingPrerequisite } from '../helpers/services.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-
-function skipLoudly(t: TestContext, why: string): void {
-  process.stderr.write(`\n!!! SKIPPED: ${why} — "${t.name}" did not run !!!\n\n`)
-  t.skip(why)
-}
 
 interface Round {
   ceiling: { rps: number; p50Ms: number; p99Ms: number }
@@ -45,9 +41,9 @@ function runBench(args: string[], timeoutMs: number): Promise<{ code: number | n
 }
 
 test('bench/run.mjs --quick measures the service and the ceiling and writes a JSON report', { timeout: 150_000 }, async (t) => {
-  if (spawnSync('wrk', ['-v']).error) return skipLoudly(t, 'wrk is not installed (apt-get install -y wrk)')
-  if (spawnSync('taskset', ['-V']).error) return skipLoudly(t, 'taskset is not installed (util-linux)')
-  if (os.cpus().length < 2) return skipLoudly(t, 'the benchmark needs 2 CPUs')
+  if (spawnSync('wrk', ['-v']).error) return void missingPrerequisite(t, 'wrk is not installed (apt-get install -y wrk)')
+  if (spawnSync('taskset', ['-V']).error) return void missingPrerequisite(t, 'taskset is not installed (util-linux)')
+  if (os.cpus().length < 2) return void missingPrerequisite(t, 'the benchmark needs 2 CPUs', false)
   assert.ok(existsSync(join(ROOT, 'dist/server.js')), 'dist/server.js is missing: run `npm run build` first')
 
   const out = mkdtempSync(join(os.tmpdir(), 'bench-smoke-'))

@@ -1,12 +1,15 @@
 /**
- * Crash durability under load (fault injection): 24 concurrent writers keep creating animals while
- * the server is SIGKILLed at random moments (5 times, 200-1500 ms into each round), and restarted
- * on the same data each time. After every crash:
+ * A 201 means the animal is durable against a crash of the process (fault injection): 24
+ * concurrent writers keep creating animals while the server is SIGKILLed, and restarted on the
+ * same data each time. The kill lands at a random moment (200-1500 ms into a round), or (first
+ * round on SQLite) right after the last 201 of a burst of 200 concurrent creates, with the
+ * writers' creates still in flight. After every crash:
  *
  * - the store as the crash left it (SQLite: the file opened read-only with `PRAGMA integrity_check`;
  *   PostgreSQL: the table read directly, indexes verified with amcheck when available) holds every
  *   animal that got a 201, unchanged, and nothing that was not sent;
- * - through the restarted server, paging lists every acknowledged animal unchanged, each id once.
+ * - through the restarted server, paging lists exactly the rows of the store, each id once, and
+ *   every acknowledged animal unchanged; a new create gets an id no row had.
  *
  * Run on SQLite (DURABILITY=process, the default), SQLite with DURABILITY=power, and PostgreSQL
  * (a scratch database).
@@ -29,6 +32,8 @@ interface Pet {
 type NewPet = Omit<Pet, 'id'>
 
 const WRITERS = 24
+/** Creates sent at once in a burst round; the kill follows the last of their 201s. */
+const BURST = 200
 const STATUSES = ['available', 'pending', 'sold', undefined] as const
 /** Kill moments: uniformly random in [KILL_MIN_MS, KILL_MAX_MS) after the writers start. */
 const KILL_MIN_MS = 200
@@ -143,67 +148,85 @@ function verifyAgainst(ledger: Ledger, rows: Map<number, Pet>, where: string): v
   }
 }
 
+type KillMoment = 'random' | 'after-burst'
+
 interface RoundResult {
   acknowledged: number
-  killAfterMs: number
-  walLeft?: boolean
+  /** When the kill came, for the report. */
+  kill: string
 }
 
 /**
- * One round: WRITERS loops creating animals until the server is SIGKILLed at a random moment.
- * Any failure before the kill (a non-201, a network error) fails the test.
+ * One round: WRITERS loops creating animals until the server is SIGKILLed, at a random moment or
+ * right after the last 201 of a burst of BURST concurrent creates. Any failure before the kill (a
+ * non-201, a network error) fails the test.
  */
-async function loadAndKill(server: ServerProcess, key: string, ledger: Ledger, round: number): Promise<RoundResult> {
+async function loadAndKill(server: ServerProcess, key: string, ledger: Ledger, round: number, moment: KillMoment): Promise<RoundResult> {
   let killedAt: number | undefined
   const failures: string[] = []
   let seq = 0
   let acknowledged = 0
-  const writer = async (w: number) => {
-    while (killedAt === undefined) {
-      const n = seq++
-      const petStatus = STATUSES[n % STATUSES.length]
-      // Unique name (the ledger's key), some non-ASCII and JSON-escaped characters, varied categories.
-      const body: NewPet = {
-        name: `r${round}-w${w}-${n} "kill" 🐾 ñ\\`,
-        categoryId: (n * 7919) % 1_000_003,
-        ...(petStatus ? { status: petStatus } : {}),
-      }
-      ledger.sent.set(body.name, body)
-      let status: number
-      let text: string
-      try {
-        const res = await fetch(`${server.url}/v1/pets`, {
-          method: 'POST',
-          headers: { ...bearer(key), 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(8_000),
-        })
-        status = res.status
-        text = await res.text()
-      } catch (error) {
-        // After the kill, connections reset or are refused: expected. Before it: a failure.
-        if (killedAt === undefined) failures.push(String(error))
-        return
-      }
-      if (status !== 201) {
-        if (killedAt === undefined) failures.push(`${status} ${text}`)
-        return
-      }
-      // A 201 that made it out is a promise, even one read after the kill.
-      const pet = JSON.parse(text) as Pet
-      assert.ok(!ledger.acknowledged.has(pet.id), `id ${pet.id} acknowledged twice`)
-      assert.deepEqual(pet, { id: pet.id, ...body }, 'the 201 body is what was sent')
-      ledger.acknowledged.set(pet.id, pet)
-      acknowledged++
+  /** One create; false when it failed (recorded as a failure unless the server was killed). */
+  const create = async (who: string): Promise<boolean> => {
+    const n = seq++
+    const petStatus = STATUSES[n % STATUSES.length]
+    // Unique name (the ledger's key), some non-ASCII and JSON-escaped characters, varied categories.
+    const body: NewPet = {
+      name: `r${round}-${who}-${n} "kill" 🐾 ñ\\`,
+      categoryId: (n * 7919) % 1_000_003,
+      ...(petStatus ? { status: petStatus } : {}),
     }
+    ledger.sent.set(body.name, body)
+    let status: number
+    let text: string
+    try {
+      const res = await fetch(`${server.url}/v1/pets`, {
+        method: 'POST',
+        headers: { ...bearer(key), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(8_000),
+      })
+      status = res.status
+      text = await res.text()
+    } catch (error) {
+      // After the kill, connections reset or are refused: expected. Before it: a failure.
+      if (killedAt === undefined) failures.push(String(error))
+      return false
+    }
+    if (status !== 201) {
+      if (killedAt === undefined) failures.push(`${status} ${text}`)
+      return false
+    }
+    // A 201 that made it out is a promise, even one read after the kill.
+    const pet = JSON.parse(text) as Pet
+    assert.ok(!ledger.acknowledged.has(pet.id), `id ${pet.id} acknowledged twice`)
+    assert.deepEqual(pet, { id: pet.id, ...body }, 'the 201 body is what was sent')
+    ledger.acknowledged.set(pet.id, pet)
+    acknowledged++
+    return true
+  }
+  const writer = async (w: number) => {
+    while (killedAt === undefined && (await create(`w${w}`)));
   }
   // A broken promise (duplicate id, altered body) is reported after the kill, not left unhandled.
   const broken: unknown[] = []
   const writers = Array.from({ length: WRITERS }, (_, w) => writer(w).catch((error: unknown) => void broken.push(error)))
-  const killAfterMs = KILL_MIN_MS + Math.floor(Math.random() * (KILL_MAX_MS - KILL_MIN_MS))
-  await sleep(killAfterMs)
-  killedAt = performance.now()
-  server.child.kill('SIGKILL')
+  let kill: string
+  if (moment === 'after-burst') {
+    const started = performance.now()
+    const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => create(`b${i}`).catch((error: unknown) => (broken.push(error), false))))
+    // Right after the last 201 of the burst: no goodbye, no flush.
+    server.child.kill('SIGKILL')
+    killedAt = performance.now()
+    assert.equal(burst.filter((ok) => !ok).length, 0, `all ${BURST} creates of the burst got 201: ${failures.join('; ')}`)
+    kill = `right after the last 201 of a ${BURST}-create burst (${Math.round(killedAt - started)} ms)`
+  } else {
+    const killAfterMs = KILL_MIN_MS + Math.floor(Math.random() * (KILL_MAX_MS - KILL_MIN_MS))
+    await sleep(killAfterMs)
+    killedAt = performance.now()
+    server.child.kill('SIGKILL')
+    kill = `at ${killAfterMs} ms`
+  }
   const exit = await server.exited
   await Promise.all(writers)
   if (broken.length > 0) throw broken[0]
@@ -211,7 +234,7 @@ async function loadAndKill(server: ServerProcess, key: string, ledger: Ledger, r
   assert.deepEqual(failures, [], `round ${round}: no create failed before the kill`)
   assert.ok(acknowledged > 0, `round ${round}: some creates were acknowledged before the kill`)
   ledger.crashes++
-  return { acknowledged, killAfterMs }
+  return { acknowledged, kill }
 }
 
 interface Backend {
@@ -222,27 +245,35 @@ interface Backend {
   snapshot(): Promise<StoreSnapshot>
   key: string
   extra?: () => string
+  /** How each round's kill comes; random when the list runs out. */
+  moments?: KillMoment[]
+}
+
+/** Through a restarted server: exactly the rows of the store as the crash left it, and every acknowledged animal. */
+async function verifyRestarted(backend: Backend, server: ServerProcess, ledger: Ledger, store: StoreSnapshot, where: string): Promise<void> {
+  const listed = await listAll(server, backend.key)
+  assert.deepEqual([...listed.keys()], [...store.rows.keys()].sort((a, b) => a - b), `${where}: paging lists every row of the store once`)
+  verifyAgainst(ledger, listed, where)
 }
 
 async function crashRounds(backend: Backend, kills: number): Promise<void> {
   const ledger = newLedger()
   const started = performance.now()
   const perRound: string[] = []
+  let store: StoreSnapshot | undefined
   for (let round = 1; round <= kills; round++) {
     const server = await backend.start()
-    if (round > 1) {
-      // The restarted server sees everything acknowledged before every earlier crash.
-      verifyAgainst(ledger, await listAll(server, backend.key), `${backend.label}, API after restart ${round - 1}`)
-    }
-    const result = await loadAndKill(server, backend.key, ledger, round)
-    const snap = await backend.snapshot()
-    assert.equal(snap.integrity, 'ok', `${backend.label}: integrity check after crash ${round}`)
-    verifyAgainst(ledger, snap.rows, `${backend.label}, store after crash ${round}`)
-    perRound.push(`${result.acknowledged} acked, killed at ${result.killAfterMs} ms${backend.extra ? ', ' + backend.extra() : ''}`)
+    // The restarted server sees everything acknowledged before every earlier crash.
+    if (store) await verifyRestarted(backend, server, ledger, store, `${backend.label}, API after restart ${round - 1}`)
+    const result = await loadAndKill(server, backend.key, ledger, round, backend.moments?.[round - 1] ?? 'random')
+    store = await backend.snapshot()
+    assert.equal(store.integrity, 'ok', `${backend.label}: integrity check after crash ${round}`)
+    verifyAgainst(ledger, store.rows, `${backend.label}, store after crash ${round}`)
+    perRound.push(`${result.acknowledged} acked, killed ${result.kill}${backend.extra ? ', ' + backend.extra() : ''}`)
   }
   // Final restart: the API agrees, a new create works and gets a fresh id, and a clean stop is clean.
   const server = await backend.start()
-  verifyAgainst(ledger, await listAll(server, backend.key), `${backend.label}, API after the last restart`)
+  await verifyRestarted(backend, server, ledger, store!, `${backend.label}, API after the last restart`)
   const ids = [...ledger.acknowledged.keys()]
   assert.equal(new Set(ids).size, ids.length, 'ids unique')
   const sample = [...ids.slice(0, 3), ...ids.slice(-3)]
@@ -257,7 +288,7 @@ async function crashRounds(backend: Backend, kills: number): Promise<void> {
     body: { name: 'after the crashes', categoryId: 1 },
   })
   assert.equal(fresh.status, 201, fresh.text)
-  assert.ok(!ledger.acknowledged.has((fresh.body as Pet).id), 'a new id is never a reused one')
+  assert.ok(!store!.rows.has((fresh.body as Pet).id), 'a new id is none of the rows the crashes left, acknowledged or not')
   const stopped = await server.stop('SIGTERM')
   assert.equal(stopped.code, 0, 'clean stop after the crashes')
   const final = await backend.snapshot()
@@ -271,7 +302,7 @@ async function crashRounds(backend: Backend, kills: number): Promise<void> {
   )
 }
 
-async function sqliteBackend(t: TestContext, durability: 'process' | 'power'): Promise<Backend> {
+async function sqliteBackend(t: TestContext, durability: 'process' | 'power', moments: KillMoment[] = []): Promise<Backend> {
   const dir = await useTempDir(t, 'animal-store-faults-')
   const db = join(dir, 'store.db')
   const env = { DURABILITY: durability, LOG_LEVEL: 'warn' }
@@ -282,11 +313,12 @@ async function sqliteBackend(t: TestContext, durability: 'process' | 'power'): P
     start: () => startServer(t, { dir, db, env }),
     snapshot: async () => sqliteSnapshot(db),
     extra: () => `WAL left by the kill: ${existsSync(db + '-wal')}`,
+    moments,
   }
 }
 
-test('SQLite (DURABILITY=process): every 201 survives 5 kill -9s under concurrent writes', { timeout: 90_000 }, async (t) => {
-  await crashRounds(await sqliteBackend(t, 'process'), 5)
+test('SQLite (DURABILITY=process): every 201 survives 5 kill -9s under concurrent writes', { timeout: 120_000 }, async (t) => {
+  await crashRounds(await sqliteBackend(t, 'process', ['after-burst']), 5)
 })
 
 test('SQLite (DURABILITY=power): every 201 survives kill -9s under concurrent writes', { timeout: 60_000 }, async (t) => {

@@ -145,7 +145,7 @@ export class Oracle {
     if (viaApp) {
       if (res.headers['x-content-type-options'] !== 'nosniff') problems.push('missing X-Content-Type-Options: nosniff')
       if (exp.operation !== undefined) {
-        this.checkOperation(exp.operation, exp, res, body, lossless, problems)
+        this.checkOperation(exp.operation, exp.method, res, body, lossless, problems)
         const id = res.headers['x-request-id']!
         if (exp.requestId.sent && exp.requestId.value !== undefined && SAFE_REQUEST_ID.test(exp.requestId.value) && !KEY_LIKE.test(exp.requestId.value)) {
           if (id !== exp.requestId.value) problems.push(`X-Request-Id ${JSON.stringify(id)} is not the safe id sent (${JSON.stringify(exp.requestId.value)})`)
@@ -178,9 +178,30 @@ export class Oracle {
     if (ERROR_STATUS[e.code] !== status) problems.push(`code ${e.code} belongs to ${ERROR_STATUS[e.code]}, sent with ${status}`)
   }
 
+  /**
+   * Judges one answer of `operationId` against the document alone: a documented status, the body
+   * against that status's schema (int64 fields exact), and its documented headers present and typed.
+   */
+  conformance(operationId: OperationId, method: string, res: WireResponse): string[] {
+    const problems: string[] = []
+    const text = res.body.toString('utf8')
+    let body: unknown
+    let lossless: unknown
+    if (res.body.length > 0) {
+      try {
+        body = JSON.parse(text)
+        lossless = parseLossless(text)
+      } catch {
+        problems.push(`response body is not JSON: ${JSON.stringify(text.slice(0, 200))}`)
+      }
+    }
+    this.checkOperation(operationId, method, res, body, lossless, problems)
+    return problems
+  }
+
   private checkOperation(
     operationId: OperationId,
-    exp: Expectation,
+    method: string,
     res: WireResponse,
     body: unknown,
     lossless: unknown,
@@ -194,7 +215,7 @@ export class Oracle {
       return
     }
     // Body against the response schema.
-    if (exp.method !== 'HEAD') {
+    if (method !== 'HEAD') {
       if (documented.content?.['application/json']?.schema !== undefined) {
         const result = this.api.validator.validateResponse(body, operationId, status)
         if (!result.valid) problems.push(`${operationId} ${status} body does not match the OpenAPI schema: ${JSON.stringify(result.errors)}`)
@@ -219,7 +240,7 @@ export class Oracle {
     // README specifics the document cannot express.
     if (status === 401 && !/^Bearer\b/.test(res.headers['www-authenticate'] ?? '')) problems.push('401 without WWW-Authenticate: Bearer')
     if (status === 429 && !/^[1-9]\d*$/.test(res.headers['retry-after'] ?? '')) problems.push(`429 with Retry-After ${JSON.stringify(res.headers['retry-after'])}`)
-    if (status === 201 && exp.method !== 'HEAD') {
+    if (status === 201 && method !== 'HEAD') {
       const id = isLosslessNumber((lossless as Record<string, unknown> | undefined)?.id) ? String((lossless as { id: unknown }).id) : undefined
       if (res.headers['location'] !== `/v1/pets/${id}`) problems.push(`Location ${JSON.stringify(res.headers['location'])} is not /v1/pets/${id}`)
     }

@@ -9,6 +9,9 @@ import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 
+// One implementation, shared with the process tests, the benchmark and the soak.
+export { bearer } from '../../bench/lib/http.mjs'
+
 export interface TestApp {
   app: FastifyInstance
   storage: Storage
@@ -51,5 +54,3 @@ export async function buildTestApp(
     },
   }
 }
-
-export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })

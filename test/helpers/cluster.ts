@@ -12,8 +12,10 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import pg from 'pg'
-import { ROOT, childEnv, freePort, sleep, type EnvOverrides, type ExitStatus } from './process.js'
+import { ROOT, bearer, childEnv, freePort, sleep, type EnvOverrides, type ExitStatus } from './process.js'
 import { PG_URL } from './services.js'
+
+export { waitFor } from './process.js'
 
 // ---------------------------------------------------------------------------------------------
 // A scratch PostgreSQL database.
@@ -112,16 +114,6 @@ export function tally(outcomes: Outcome[]): Record<string, number> {
 export async function ensureMinuteRoom(seconds: number): Promise<void> {
   const intoMinute = Date.now() % 60_000
   if (60_000 - intoMinute < seconds * 1000) await sleep(60_000 - intoMinute + 250)
-}
-
-/** Polls `check` every `everyMs` until it returns true or `timeoutMs` passes; returns whether it did. */
-export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 50): Promise<boolean> {
-  const deadline = performance.now() + timeoutMs
-  while (performance.now() < deadline) {
-    if (await check()) return true
-    await sleep(everyMs)
-  }
-  return false
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -256,7 +248,7 @@ export function slowPost(base: string, key: string): { sent: Promise<void>; fini
     path: url.pathname,
     method: 'POST',
     agent: false,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    headers: { ...bearer(key), 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
   })
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req.once('error', reject)

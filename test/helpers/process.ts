@@ -8,11 +8,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { serviceEnv } from '../../bench/lib/env.mjs'
+import { bearer, freePort, waitHealthy } from '../../bench/lib/http.mjs'
+
+// One implementation each, shared with the benchmark and the soak (plain JavaScript in bench/lib/).
+export { bearer, freePort }
 
 /** The repository root (cwd of every child). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -23,48 +27,10 @@ function entryArgs(entry: 'server' | 'cli'): string[] {
   return USE_DIST ? [join(ROOT, 'dist', `${entry}.js`)] : ['--import', 'tsx', join(ROOT, 'src', `${entry}.ts`)]
 }
 
-/** Variables the service reads (src/config.ts): never inherited from the developer's shell. */
-const CONFIG_VARS = [
-  'ANIMAL_STORE_ENV',
-  'PORT',
-  'HOST',
-  'PUBLIC_BASE_URL',
-  'PRODUCTION_BASE_URL',
-  'STAGING_BASE_URL',
-  'DATABASE_URL',
-  'DURABILITY',
-  'REDIS_URL',
-  'REDIS_FAILURE_POLICY',
-  'TRUST_PROXY',
-  'LOG_LEVEL',
-  'LOG_FILE',
-  'KEY_REFRESH_MS',
-  'BOOTSTRAP_KEY',
-  'BAN_THRESHOLD',
-  'BAN_BASE_SECONDS',
-  'BAN_MAX_SECONDS',
-  'LIMITER_STATE_FILE',
-  'LIMITER_SNAPSHOT_MS',
-  'REQUEST_TIMEOUT_MS',
-  'HEADERS_TIMEOUT_MS',
-  'KEEP_ALIVE_TIMEOUT_MS',
-  'MAX_HEADER_BYTES',
-  'MAX_CONNECTIONS',
-]
-
 export type EnvOverrides = Record<string, string | undefined>
 
 /** The parent's environment without service configuration and test-runner internals, plus `overrides` (undefined deletes). */
-export function childEnv(overrides: EnvOverrides = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of CONFIG_VARS) delete env[name]
-  delete env.NODE_TEST_CONTEXT // set by `node --test` for its own children; not ours to pass on
-  for (const [name, value] of Object.entries(overrides)) {
-    if (value === undefined) delete env[name]
-    else env[name] = value
-  }
-  return env
-}
+export const childEnv = (overrides: EnvOverrides = {}): NodeJS.ProcessEnv => serviceEnv(overrides)
 
 // ---------------------------------------------------------------------------------------------
 // Child tracking: nothing outlives the test process.
@@ -93,20 +59,31 @@ process.once('exit', killAllChildren)
 // ---------------------------------------------------------------------------------------------
 // Small utilities.
 
+/**
+ * How long a test waits for a running server to refuse a key revoked elsewhere. README promises
+ * 2 s (the revocation log is polled every KEY_REFRESH_MS, default 1 s); the delay is printed, not
+ * asserted: 5x the promise catches a server that never sees the revocation (a cached key would stay
+ * valid until a restart) without failing on a busy machine.
+ */
+export const REVOCATION_DEADLINE_MS = 10_000
+
+/**
+ * How long a child may take to start, answer or exit before a helper gives up on it: a guard
+ * against hangs, not a measure, so generous (Node and tsx start in about a second on a quiet
+ * machine; a busy one, or a test starting a dozen at once, slows that many times over).
+ */
+export const HANG_MS = 60_000
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-/** A port that was free a moment ago: listen on port 0, read the port, close. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.once('error', reject)
-    server.listen({ port: 0, host, exclusive: true }, () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => (port ? resolve(port) : reject(new Error('no port from listen(0)'))))
-    })
-  })
+/** Polls `check` every `everyMs` until it returns true or `timeoutMs` passes; returns whether it did. */
+export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 50): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs
+  while (performance.now() < deadline) {
+    if (await check()) return true
+    await sleep(everyMs)
+  }
+  return false
 }
 
 /** A fresh temp dir, removed (recursively) after the test. */
@@ -142,12 +119,12 @@ export interface CliOptions {
   /** SQLite file (DATABASE_URL). */
   db: string
   env?: EnvOverrides
-  /** Killed with SIGKILL after this long (default 20 s); the result then has signal SIGKILL. */
+  /** Killed with SIGKILL after this long (default HANG_MS); the result then has signal SIGKILL. */
   timeoutMs?: number
 }
 
 /** Runs `animal-store ARGS` to completion and returns its status and output. */
-export function runCli(args: string[], { db, env = {}, timeoutMs = 20_000 }: CliOptions): Promise<CliResult> {
+export function runCli(args: string[], { db, env = {}, timeoutMs = HANG_MS }: CliOptions): Promise<CliResult> {
   const started = performance.now()
   const child = spawn(process.execPath, [...entryArgs('cli'), ...args], {
     cwd: ROOT,
@@ -198,7 +175,7 @@ export interface ServerOptions {
   logFile?: string
   /** Extra environment (BOOTSTRAP_KEY defaults to false here; pass 'true' or undefined to test the bootstrap). */
   env?: EnvOverrides
-  /** How long to wait for GET /healthz 200 (default 20 s). */
+  /** How long to wait for GET /healthz 200 (default HANG_MS). */
   readyTimeoutMs?: number
 }
 
@@ -272,28 +249,15 @@ function spawnServerOnce(options: ServerOptions, port: number): ServerProcess {
   }
 }
 
-async function waitHealthy(server: ServerProcess, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs
-  let exitedEarly: ExitStatus | undefined
-  void server.exited.then((s) => (exitedEarly = s))
-  while (performance.now() < deadline) {
-    if (exitedEarly) {
-      throw new Error(
-        `server exited before it was healthy (code ${exitedEarly.code}, signal ${exitedEarly.signal})\n` +
-          `--- stderr ---\n${server.stderr()}\n--- stdout ---\n${server.stdout()}`,
-      )
-    }
-    try {
-      const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(1000) })
-      await res.arrayBuffer()
-      if (res.status === 200) return
-    } catch {
-      // not listening yet
-    }
-    await sleep(50)
+/** Waits for GET /healthz 200; on failure the server is killed and the error carries its whole output. */
+async function waitServerHealthy(server: ServerProcess, timeoutMs: number): Promise<void> {
+  const output = { exited: server.exited, get err() { return server.stderr() }, get out() { return server.stdout() } }
+  try {
+    await waitHealthy(server.port, output, { timeoutMs, outputLines: Infinity })
+  } catch (error) {
+    await server.kill()
+    throw new Error(`server ${(error as Error).message}\n--- stdout ---\n${server.stdout()}`)
   }
-  await server.kill()
-  throw new Error(`server not healthy within ${timeoutMs} ms\n--- stderr ---\n${server.stderr()}\n--- stdout ---\n${server.stdout()}`)
 }
 
 /**
@@ -305,7 +269,7 @@ export async function startServer(t: TestContext, options: ServerOptions): Promi
     const server = spawnServerOnce(options, await freePort())
     t.after(() => server.kill())
     try {
-      await waitHealthy(server, options.readyTimeoutMs ?? 20_000)
+      await waitServerHealthy(server, options.readyTimeoutMs ?? HANG_MS)
       return server
     } catch (error) {
       // Another process took the port between freePort() and listen(): try another one.
@@ -318,7 +282,7 @@ export async function startServer(t: TestContext, options: ServerOptions): Promi
 /** Spawns the server without waiting for health (for start-up failures); resolves with its exit and output. */
 export async function runServerToExit(
   options: ServerOptions,
-  timeoutMs = 20_000,
+  timeoutMs = HANG_MS,
 ): Promise<ExitStatus & { stdout: string; stderr: string }> {
   const server = spawnServerOnce(options, await freePort())
   let timer: NodeJS.Timeout | undefined
@@ -334,8 +298,6 @@ export async function runServerToExit(
 
 // ---------------------------------------------------------------------------------------------
 // HTTP helpers.
-
-export const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` })
 
 /** fetch with a timeout (default 10 s), returning status, headers and the parsed (or raw) body. */
 export async function request(
@@ -362,4 +324,24 @@ export async function request(
     // not JSON
   }
   return { status: res.status, headers: res.headers, body: parsed, text }
+}
+
+/**
+ * Waits until the server has read the headers of `count` requests sent with `key` that are still
+ * in flight (their bodies held back): until its rate limiter has counted them, as probes with the
+ * same key show in X-RateLimit-Remaining. So a test can signal a server that has really taken the
+ * requests in, however busy the machine. `key` must serve nothing else meanwhile and have equal
+ * per-minute and per-day quotas (`quota`), so that the header is the day's count, which no minute
+ * boundary resets. Each probe counts one more.
+ */
+export async function waitUntilCounted(url: string, key: string, quota: number, count: number, timeoutMs = 30_000): Promise<void> {
+  let probes = 0
+  let counted = 0
+  const seen = await waitFor(async () => {
+    const res = await request(`${url}/v1/pets?limit=1`, { headers: bearer(key) })
+    probes++
+    counted = quota - Number(res.headers.get('x-ratelimit-remaining')) - probes
+    return res.status === 200 && counted >= count
+  }, timeoutMs)
+  if (!seen) throw new Error(`the server counted ${counted} of the ${count} requests in flight within ${timeoutMs} ms`)
 }

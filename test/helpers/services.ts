@@ -24,15 +24,21 @@ export const pgReachable = () => reachable(PG_URL, 5432)
 export const redisReachable = () => reachable(REDIS_URL, 6379)
 
 /**
+ * A prerequisite of the test is missing: fails when `required` (REQUIRE_SERVICES=1, as CI sets),
+ * otherwise skips the test with a loud message on stderr. Returns false, for `if (!...) return`.
+ */
+export function missingPrerequisite(t: TestContext, why: string, required = REQUIRE_SERVICES): false {
+  if (required) throw new Error(`required but missing: ${why}`)
+  process.stderr.write(`\n!!! SKIPPED: ${why} — "${t.name}" did not run !!!\n\n`)
+  t.skip(why)
+  return false
+}
+
+/**
  * Call at the top of a test that needs a service. Unreachable: fails under REQUIRE_SERVICES=1,
  * otherwise skips with a loud message on stderr. Returns true when the test may go on.
  */
 export async function requireService(t: TestContext, name: 'PostgreSQL' | 'Redis'): Promise<boolean> {
   const ok = name === 'PostgreSQL' ? await pgReachable() : await redisReachable()
-  if (ok) return true
-  const where = name === 'PostgreSQL' ? PG_URL : REDIS_URL
-  if (REQUIRE_SERVICES) throw new Error(`${name} is required (REQUIRE_SERVICES=1) but unreachable at ${where}`)
-  process.stderr.write(`\n!!! SKIPPED: ${name} unreachable at ${where} — "${t.name}" did not run !!!\n\n`)
-  t.skip(`${name} unreachable at ${where}`)
-  return false
+  return ok || missingPrerequisite(t, `${name} unreachable at ${name === 'PostgreSQL' ? PG_URL : REDIS_URL}`)
 }

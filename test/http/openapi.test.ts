@@ -1,8 +1,52 @@
+/**
+ * The OpenAPI document (GET /v1/openapi.json) against things it is not generated from: the OpenAPI
+ * 3.1 schema, the spec's shapes, the README's closed list of error codes, and what the routes
+ * really answer — a table of requests, one or more per status of each operation, whose answers
+ * must be documented (status, body schema, headers), while every documented status is answered.
+ */
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
 import { Validator } from '@seriousme/openapi-schema-validator'
+import type { LightMyRequestResponse } from 'fastify'
+import { ManualClock } from '../../src/clock.js'
 import { ERROR_STATUS } from '../../src/http/errors.js'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { SUNSET_AT } from '../../src/http/deprecation.js'
+import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
+import { StorageUnavailableError } from '../../src/storage/storage.js'
+import { Oracle, type OperationId } from '../fuzz/oracle.js'
+import type { WireResponse } from '../fuzz/transport.js'
+import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+
+/** README's "Errors" table: code -> status, the list users read. */
+function readmeErrorCodes(): Map<string, number> {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  const section = readme.slice(readme.indexOf('\n## Errors'), readme.indexOf('\n## ', readme.indexOf('\n## Errors') + 1))
+  return new Map([...section.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]))
+}
+
+/** An app.inject answer in the fuzz transport's shape, for the oracle. */
+function wire(res: LightMyRequestResponse): WireResponse {
+  const headers: Record<string, string> = {}
+  const rawHeaders: Array<[string, string]> = []
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue
+    const values = Array.isArray(value) ? value.map(String) : [String(value)]
+    headers[name.toLowerCase()] = values.join(', ')
+    for (const v of values) rawHeaders.push([name.toLowerCase(), v])
+  }
+  return { status: res.statusCode, headers, rawHeaders, body: res.rawPayload }
+}
+
+/** A SQLite store whose pets fail the way `failure` says; keys still work, so requests pass the guard. */
+function failingStorage(failure: () => Error): SqliteStorage {
+  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
+  const fail = async (): Promise<never> => {
+    throw failure()
+  }
+  Object.assign(storage.pets, { listPets: fail, createPet: fail, getPet: fail })
+  return storage
+}
 
 describe('OpenAPI document', () => {
   let t: TestApp
@@ -43,30 +87,93 @@ describe('OpenAPI document', () => {
   })
 
   test('schemas are the spec shapes; int64 fields are documented as such', () => {
-    const { Pet, NewPet, PetStatus, Error: ErrorSchema } = doc.components.schemas
+    const { Pet, NewPet, PetStatus } = doc.components.schemas
     assert.deepEqual(PetStatus.enum, ['available', 'pending', 'sold'])
     assert.deepEqual(NewPet.required.sort(), ['categoryId', 'name'])
     assert.equal(NewPet.additionalProperties, false)
     assert.equal(Pet.properties.id.format, 'int64')
     assert.equal(Pet.properties.categoryId.format, 'int64')
-    assert.deepEqual(ErrorSchema.required.sort(), ['code', 'message', 'status'])
-    assert.deepEqual(ErrorSchema.properties.code.enum.sort(), Object.keys(ERROR_STATUS).sort())
+    const limit = doc.paths['/pets'].get.parameters.find((p: { name: string }) => p.name === 'limit')
+    assert.deepEqual([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 100, 20])
   })
 
-  test('documents limits, statuses and rate-limit headers', () => {
-    const list = doc.paths['/pets'].get
-    const limit = list.parameters.find((p: { name: string }) => p.name === 'limit')
-    assert.deepEqual([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 100, 20])
-    assert.ok(list.parameters.find((p: { name: string }) => p.name === 'after'))
-    for (const s of ['200', '400', '401', '429']) assert.ok(list.responses[s], s)
-    assert.ok(list.responses['200'].headers['X-RateLimit-Remaining'])
-    assert.ok(list.responses['429'].headers['Retry-After'])
-    const create = doc.paths['/pets'].post
-    for (const s of ['201', '400', '401', '413', '415', '429']) assert.ok(create.responses[s], s)
-    assert.ok(create.responses['201'].headers.Location)
-    const get = doc.paths['/pets/{petId}'].get
-    for (const s of ['200', '401', '404', '410']) assert.ok(get.responses[s], s)
-    for (const s of ['200', '401', '404', '410', '429']) assert.ok(get.responses[s].headers.Sunset, `getPet ${s} documents Sunset`)
-    for (const code of Object.keys(ERROR_STATUS)) assert.match(doc.info.description, new RegExp(`\`${code}\``))
+  test("the Error schema's codes are the README's closed list, which the service's table agrees with", () => {
+    const readme = readmeErrorCodes()
+    assert.ok(readme.size >= 10, `README's Errors table parsed (${readme.size} codes)`)
+    const { Error: ErrorSchema } = doc.components.schemas
+    assert.deepEqual(ErrorSchema.required.sort(), ['code', 'message', 'status'])
+    assert.deepEqual([...ErrorSchema.properties.code.enum].sort(), [...readme.keys()].sort())
+    assert.deepEqual(Object.entries(ERROR_STATUS).sort(), [...readme.entries()].sort(), 'src/http/errors.ts and README: same codes, same statuses')
+    for (const code of readme.keys()) assert.match(doc.info.description, new RegExp(`\`${code}\``), `the description explains ${code}`)
+  })
+
+  describe('every answer of an operation is documented, and every documented status is answered', () => {
+    let failing: TestApp
+    let unavailable: TestApp
+    let sunset: TestApp
+    let oracle: Oracle
+    before(async () => {
+      failing = await buildTestApp({ storage: failingStorage(() => new Error('disk on fire')) })
+      unavailable = await buildTestApp({ storage: failingStorage(() => new StorageUnavailableError(new Error('ECONNREFUSED'))) })
+      sunset = await buildTestApp({ clock: new ManualClock(SUNSET_AT + 1000) })
+      oracle = await Oracle.create(doc)
+    })
+    after(async () => {
+      await Promise.all([failing, unavailable, sunset].map((app) => app?.close()))
+    })
+
+    test('the table of cases', async () => {
+      const key = bearer(await t.key({ plan: 'pro' }))
+      const json = { 'content-type': 'application/json' }
+      const pet = (await t.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...key, ...json }, payload: '{"name":"Rex","categoryId":1}' })).json()
+      /** A key whose quota is one request: the second one is 429. */
+      const spent = async (app: TestApp, first: { method: 'GET' | 'POST'; url: string; payload?: string }) => {
+        const headers = { ...bearer(await app.key({ plan: 'enterprise', perMinute: 1, perDay: 1 })), ...json }
+        await app.app.inject({ ...first, headers })
+        return headers
+      }
+      const list = (app: TestApp, url: string, headers: Record<string, string> = key) => () => app.app.inject({ url, headers })
+      const create = (app: TestApp, payload: string, headers: Record<string, string> = { ...key, ...json }) => () =>
+        app.app.inject({ method: 'POST', url: '/v1/pets', headers, payload })
+      const getPet = (app: TestApp, url: string, headers: Record<string, string> = key) => () => app.app.inject({ url, headers })
+      const keyFor = async (app: TestApp) => bearer(await app.key({ plan: 'pro' }))
+
+      const cases: Array<[OperationId, string, number, () => Promise<LightMyRequestResponse>]> = [
+        ['listPets', 'a page', 200, list(t, '/v1/pets?limit=1')],
+        ['listPets', 'a bad limit', 400, list(t, '/v1/pets?limit=0')],
+        ['listPets', 'no key', 401, list(t, '/v1/pets', {})],
+        ['listPets', 'a spent key', 429, list(t, '/v1/pets', await spent(t, { method: 'GET', url: '/v1/pets' }))],
+        ['listPets', 'a failing store', 500, list(failing, '/v1/pets', await keyFor(failing))],
+        ['listPets', 'an unavailable store', 503, list(unavailable, '/v1/pets', await keyFor(unavailable))],
+        ['createPet', 'a new animal', 201, create(t, '{"name":"Tom","categoryId":2,"status":"sold"}')],
+        ['createPet', 'a missing name', 400, create(t, '{"categoryId":2}')],
+        ['createPet', 'no key', 401, create(t, '{"name":"Tom","categoryId":2}', json)],
+        ['createPet', 'a body over 16 KiB', 413, create(t, JSON.stringify({ name: 'x'.repeat(17 * 1024), categoryId: 1 }))],
+        ['createPet', 'text/plain', 415, create(t, 'name=Tom', { ...key, 'content-type': 'text/plain' })],
+        ['createPet', 'a spent key', 429, create(t, '{"name":"Tom","categoryId":2}', await spent(t, { method: 'POST', url: '/v1/pets', payload: '{"name":"Tom","categoryId":2}' }))],
+        ['createPet', 'a failing store', 500, create(failing, '{"name":"Tom","categoryId":2}', { ...(await keyFor(failing)), ...json })],
+        ['createPet', 'an unavailable store', 503, create(unavailable, '{"name":"Tom","categoryId":2}', { ...(await keyFor(unavailable)), ...json })],
+        ['getPet', 'an animal', 200, getPet(t, `/v1/pets/${pet.id}`)],
+        ['getPet', 'a petId that is no integer', 400, getPet(t, '/v1/pets/abc')],
+        ['getPet', 'no key', 401, getPet(t, `/v1/pets/${pet.id}`, {})],
+        ['getPet', 'no such animal', 404, getPet(t, '/v1/pets/999999')],
+        ['getPet', 'after the sunset', 410, getPet(sunset, '/v1/pets/1', await keyFor(sunset))],
+        ['getPet', 'a spent key', 429, getPet(t, `/v1/pets/${pet.id}`, await spent(t, { method: 'GET', url: `/v1/pets/${pet.id}` }))],
+        ['getPet', 'a failing store', 500, getPet(failing, '/v1/pets/1', await keyFor(failing))],
+        ['getPet', 'an unavailable store', 503, getPet(unavailable, '/v1/pets/1', await keyFor(unavailable))],
+      ]
+      const answered = new Map<OperationId, Set<string>>()
+      for (const [operation, why, status, ask] of cases) {
+        const res = await ask()
+        assert.equal(res.statusCode, status, `${operation}, ${why}: ${res.body}`)
+        const method = operation === 'createPet' ? 'POST' : 'GET'
+        assert.deepEqual(oracle.conformance(operation, method, wire(res)), [], `${operation}, ${why}: the ${status} answer as documented`)
+        answered.set(operation, (answered.get(operation) ?? new Set()).add(String(status)))
+      }
+      for (const [path, method, operation] of [['/pets', 'get', 'listPets'], ['/pets', 'post', 'createPet'], ['/pets/{petId}', 'get', 'getPet']] as const) {
+        const documented = Object.keys(doc.paths[path][method].responses).sort()
+        assert.deepEqual([...answered.get(operation)!].sort(), documented, `${operation}: the statuses answered are the documented ones`)
+      }
+    })
   })
 })

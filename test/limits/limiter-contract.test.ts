@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict'
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
-import net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, describe, test, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
@@ -10,55 +7,12 @@ import type { Quota } from '../../src/keys/plans.js'
 import { LimiterUnavailableError, type BanPolicy, type LimitDecision, type RateLimiter } from '../../src/limits/limiter.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { consumeOne, DAY_MS, freshState, MINUTE_MS } from '../../src/limits/policy.js'
-import { RedisLimiter, type RedisLimiterOptions } from '../../src/limits/redis/redis-limiter.js'
-import { Metrics } from '../../src/ops/metrics.js'
-import { REDIS_URL, REQUIRE_SERVICES, redisReachable, requireService } from '../helpers/services.js'
+import { REDIS_URL, redisReachable, requireService } from '../helpers/services.js'
+import { DEFAULT_POLICY, FREE, RUN_PREFIX, fallbackCount, redisLimiter, redisUpGauge, timed, uniqueIdentity } from './redis-harness.js'
 
-// One run's keys live under their own prefix: parallel runs never collide, and cleanup is exact.
-const RUN_PREFIX = `as:test:${randomUUID()}:`
-const DEFAULT_POLICY: BanPolicy = { threshold: 0, baseSeconds: 60, maxSeconds: 3600 }
 const SHORT_BANS: BanPolicy = { threshold: 3, baseSeconds: 1, maxSeconds: 3 }
-const FREE: Quota = { perMinute: 60, perDay: 1000 }
-
-let seq = 0
-const uniqueIdentity = () => `k:${process.pid}-${++seq}-${randomUUID().slice(0, 8)}`
 
 // ---------- helpers ----------
-
-class RecordingLog {
-  readonly errors: unknown[][] = []
-  readonly warns: unknown[][] = []
-  readonly infos: unknown[][] = []
-  error = (...args: unknown[]) => void this.errors.push(args)
-  warn = (...args: unknown[]) => void this.warns.push(args)
-  info = (...args: unknown[]) => void this.infos.push(args)
-}
-
-interface RedisHarness {
-  limiter: RedisLimiter
-  fallback: MemoryLimiter
-  metrics: Metrics
-  log: RecordingLog
-}
-
-function redisLimiter(options: Partial<RedisLimiterOptions> & { policy?: BanPolicy } = {}): RedisHarness {
-  const policy = options.policy ?? DEFAULT_POLICY
-  const fallback = new MemoryLimiter(systemClock, policy)
-  const metrics = new Metrics({ defaultMetrics: false })
-  const log = new RecordingLog()
-  const limiter = new RedisLimiter({ url: REDIS_URL, keyPrefix: RUN_PREFIX, fallback, metrics, log, ...options, policy })
-  return { limiter, fallback, metrics, log }
-}
-
-async function fallbackCount(metrics: Metrics, policy: 'open' | 'closed'): Promise<number> {
-  const { values } = await metrics.limiterFallback.get()
-  return values.find((v) => v.labels.policy === policy)?.value ?? 0
-}
-
-async function redisUpGauge(metrics: Metrics): Promise<number | undefined> {
-  const { values } = await metrics.dependencyUp.get()
-  return values.find((v) => v.labels.dependency === 'redis')?.value
-}
 
 /**
  * Tests on a real clock must not straddle a window boundary: waits until at least `needMs`
@@ -76,12 +30,6 @@ const burst = (limiters: RateLimiter[], n: number, identity: string, quota: Quot
   Promise.all(Array.from({ length: n }, (_, i) => limiters[i % limiters.length]!.consume(identity, quota)))
 
 const countAllowed = (ds: LimitDecision[]) => ds.filter((d) => d.allowed).length
-
-async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
-  const start = performance.now()
-  const value = await fn()
-  return [value, performance.now() - start]
-}
 
 // ---------- the contract, run against every implementation ----------
 
@@ -340,161 +288,5 @@ describe('RedisLimiter: when Redis is unreachable', () => {
     assert.equal(h.fallback.size, 0)
     assert.equal(await fallbackCount(h.metrics, 'closed'), 3)
     assert.equal(h.log.errors.length, 1)
-  })
-})
-
-// ---------- outage and recovery, on a throwaway redis-server ----------
-
-class ThrowawayRedis {
-  private child: ChildProcess | undefined
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`
-  }
-
-  async start(): Promise<void> {
-    const child = spawn(
-      'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
-      { stdio: 'ignore' },
-    )
-    this.child = child
-    const deadline = Date.now() + 5000
-    while (!(await portOpen(this.port))) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on ${this.port}`)
-      await sleep(20)
-    }
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    this.child?.kill(signal)
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child
-    this.child = undefined
-    if (!child || child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGKILL')
-    await exited
-  }
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port })
-    socket.once('connect', () => (socket.destroy(), resolve(true)))
-    socket.once('error', () => (socket.destroy(), resolve(false)))
-  })
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-/** Throwaway servers need the redis-server binary: skip loudly without it, fail under REQUIRE_SERVICES. */
-function redisServerBinary(t: TestContext): boolean {
-  if (spawnSync('redis-server', ['--version']).status === 0) return true
-  if (REQUIRE_SERVICES) throw new Error('redis-server is required (REQUIRE_SERVICES=1) but not on PATH')
-  process.stderr.write(`\n!!! SKIPPED: redis-server not on PATH — "${t.name}" did not run !!!\n\n`)
-  t.skip('redis-server not on PATH')
-  return false
-}
-
-/** Consumes every `everyMs` until `done(decidedByRedis)`; returns the elapsed ms and the slowest decision. */
-async function pollUntil(
-  h: RedisHarness,
-  done: (fromRedis: boolean) => boolean,
-  limitMs: number,
-  everyMs = 25,
-): Promise<{ elapsed: number; slowest: number }> {
-  const start = performance.now()
-  let slowest = 0
-  for (;;) {
-    const before = await fallbackCount(h.metrics, 'open')
-    const [, ms] = await timed(() => h.limiter.consume(uniqueIdentity(), FREE))
-    slowest = Math.max(slowest, ms)
-    const fromRedis = (await fallbackCount(h.metrics, 'open')) === before
-    if (done(fromRedis)) return { elapsed: performance.now() - start, slowest }
-    if (performance.now() - start > limitMs) throw new Error(`condition not reached within ${limitMs} ms`)
-    await sleep(everyMs)
-  }
-}
-
-describe('RedisLimiter: outage and recovery (throwaway redis-server)', () => {
-  test('falls back when Redis dies and decides with Redis again once it is back, without a restart', async (t) => {
-    if (!redisServerBinary(t)) return
-    const server = new ThrowawayRedis(await freePort())
-    t.after(() => server.stop())
-    await server.start()
-    const h = redisLimiter({ url: server.url, failurePolicy: 'open' })
-    t.after(() => h.limiter.close())
-
-    const id = uniqueIdentity()
-    assert.equal((await h.limiter.consume(id, FREE)).allowed, true)
-    assert.equal(await fallbackCount(h.metrics, 'open'), 0, 'decided by Redis')
-    assert.equal(await redisUpGauge(h.metrics), 1)
-
-    await server.stop()
-    const down = await pollUntil(h, (fromRedis) => !fromRedis, 3000)
-    t.diagnostic(`outage: first fallback decision ${down.elapsed.toFixed(0)} ms after the kill; slowest decision ${down.slowest.toFixed(1)} ms`)
-    assert.ok(down.slowest < 1000)
-    await assert.rejects(h.limiter.ping())
-    assert.equal(await redisUpGauge(h.metrics), 0)
-    // Let the reconnection backoff reach its cap (1 s), as in a real outage of a few seconds.
-    await sleep(2600)
-
-    await server.start()
-    const up = await pollUntil(h, (fromRedis) => fromRedis, 5000)
-    t.diagnostic(`recovery: decisions from Redis again ${up.elapsed.toFixed(0)} ms after it accepted connections`)
-    assert.ok(up.elapsed < 3000, `recovered in ${up.elapsed} ms`)
-    await h.limiter.ping()
-    assert.equal(await redisUpGauge(h.metrics), 1)
-    assert.equal(h.log.warns.length, 1, 'one warning for the outage')
-    assert.equal(h.log.infos.length, 1, 'one notice for the recovery')
-  })
-
-  test('a hung Redis costs at most the command timeout before falling back, and heals when it resumes', async (t) => {
-    if (!redisServerBinary(t)) return
-    const server = new ThrowawayRedis(await freePort())
-    t.after(async () => {
-      server.signal('SIGCONT')
-      await server.stop()
-    })
-    await server.start()
-    const h = redisLimiter({ url: server.url, failurePolicy: 'open' })
-    t.after(() => h.limiter.close())
-    assert.equal((await h.limiter.consume(uniqueIdentity(), FREE)).allowed, true)
-
-    server.signal('SIGSTOP')
-    const batch = () =>
-      Promise.all(Array.from({ length: 20 }, () => timed(() => h.limiter.consume(uniqueIdentity(), FREE)).then(([, ms]) => ms)))
-    // Requests already in flight when the server hangs each wait out the command timeout...
-    const first = await batch()
-    t.diagnostic(`hung Redis: requests in flight decided after ${Math.min(...first).toFixed(0)}-${Math.max(...first).toFixed(0)} ms`)
-    assert.ok(Math.max(...first) < 800)
-    assert.equal(await fallbackCount(h.metrics, 'open'), 20)
-    // ...then a single probe waits while the others decide at once...
-    const second = await batch()
-    assert.ok(second.filter((ms) => ms > 100).length <= 1, `only the probe waits: ${second.map((ms) => ms.toFixed(0))}`)
-    // ...and once the socket timeout drops the dead connection, nobody waits.
-    await sleep(2500)
-    const third = await batch()
-    t.diagnostic(`hung Redis: after the socket timeout, slowest decision ${Math.max(...third).toFixed(1)} ms`)
-    assert.ok(Math.max(...third) < 100)
-
-    server.signal('SIGCONT')
-    const up = await pollUntil(h, (fromRedis) => fromRedis, 6000)
-    t.diagnostic(`hung Redis: decisions from Redis again ${up.elapsed.toFixed(0)} ms after it resumed`)
-    assert.equal(h.log.warns.length, 1)
-    assert.equal(h.log.infos.length, 1)
   })
 })

@@ -2,18 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { ManualClock } from '../../src/clock.js'
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
-
-function assertError(res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string, mentions?: string | RegExp) {
-  assert.equal(res.statusCode, status, res.body)
-  assert.match(String(res.headers['content-type']), /^application\/json/)
-  const body = JSON.parse(res.body)
-  assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'status'])
-  assert.equal(body.code, code)
-  assert.equal(body.status, status)
-  assert.equal(typeof body.message, 'string')
-  if (mentions) assert.match(body.message, typeof mentions === 'string' ? new RegExp(mentions) : mentions)
-  return body
-}
+import { assertError } from '../helpers/errors.js'
 
 describe('pets routes', () => {
   let t: TestApp
@@ -216,7 +205,7 @@ describe('pets routes', () => {
       let url: string | undefined = '/v1/pets?limit=7'
       let pages = 0
       while (url) {
-        const res = await fresh.app.inject({ url, headers: key })
+        const res: Awaited<ReturnType<typeof fresh.app.inject>> = await fresh.app.inject({ url, headers: key })
         assert.equal(res.statusCode, 200)
         seen.push(...res.json().map((p: { id: number }) => p.id))
         const link = res.headers.link as string | undefined

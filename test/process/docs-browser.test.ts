@@ -9,17 +9,13 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { request, startServer, useTempDir } from '../helpers/process.js'
+import { missingPrerequisite } from '../helpers/services.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const MUST_RUN = Boolean(process.env.CI) || Boolean(process.env.REQUIRE_SERVICES)
 
 test('GET /docs renders listPets, createPet and getPet (deprecated) in Chromium', { timeout: 55_000 }, async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    if (MUST_RUN) throw new Error(`Chromium is required (CI or REQUIRE_SERVICES is set) but ${CHROMIUM} does not exist`)
-    process.stderr.write(`\n!!! SKIPPED: ${CHROMIUM} not found (apt-get install chromium) — "${t.name}" did not run !!!\n\n`)
-    t.skip(`${CHROMIUM} not found`)
-    return
-  }
+  if (!existsSync(CHROMIUM)) return void missingPrerequisite(t, `${CHROMIUM} not found (apt-get install chromium)`, MUST_RUN)
   const dir = await useTempDir(t)
   const server = await startServer(t, { dir })
 

@@ -17,6 +17,8 @@ import {
   sleep,
   startServer,
   useTempDir,
+  waitFor,
+  waitUntilCounted,
 } from '../helpers/process.js'
 
 const ANY_KEY = /as_(?:live|test)_[0-9A-Za-z]{38}/g
@@ -164,12 +166,15 @@ test('SIGTERM under load: in-flight requests complete, then a clean exit', { tim
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
   const { key } = await createKeyViaCli(db, { plan: 'enterprise', name: 'load', perMinute: 1_000_000, perDay: 10_000_000 })
+  // The in-flight requests have a key of their own, so that its count says when the server has them.
+  const IN_FLIGHT_QUOTA = 100_000
+  const inFlight = await createKeyViaCli(db, { plan: 'enterprise', name: 'in flight', perMinute: IN_FLIGHT_QUOTA, perDay: IN_FLIGHT_QUOTA })
   const server = await startServer(t, { dir, db })
 
   // Requests the server has accepted and is still reading: they must complete after SIGTERM.
-  const slow = Array.from({ length: 10 }, (_, i) => slowCreate(server.url, key, `slow-${i}`))
+  const slow = Array.from({ length: 10 }, (_, i) => slowCreate(server.url, inFlight.key, `slow-${i}`))
   for (const s of slow) s.response.catch(() => {}) // asserted below
-  const pipe = pipelined(server.port, key)
+  const pipe = pipelined(server.port, inFlight.key)
   pipe.done.catch(() => {})
   // Background load on keep-alive connections (GET) and on one connection per request (POST), each
   // request with its own X-Request-Id so the log tells which ones the server took in.
@@ -184,12 +189,12 @@ test('SIGTERM under load: in-flight requests complete, then a clean exit', { tim
       try {
         const res =
           worker % 2 === 0
-            ? await request(`${server.url}/v1/pets?limit=5`, { headers: { ...bearer(key), 'x-request-id': id }, timeoutMs: 5_000 })
+            ? await request(`${server.url}/v1/pets?limit=5`, { headers: { ...bearer(key), 'x-request-id': id }, timeoutMs: 15_000 })
             : await request(`${server.url}/v1/pets`, {
                 method: 'POST',
                 headers: { ...bearer(key), 'x-request-id': id, connection: 'close' },
                 body: { name: 'load', categoryId: 7 },
-                timeoutMs: 5_000,
+                timeoutMs: 15_000,
               })
         if (res.status === 200 || res.status === 201) {
           outcomes.ok++
@@ -210,12 +215,18 @@ test('SIGTERM under load: in-flight requests complete, then a clean exit', { tim
       }
     }
   })
-  await sleep(400) // the slow requests' headers and first half are in; the load is running
-  const okBefore = outcomes.ok
-  assert.ok(okBefore > 0, 'the load was being served')
+  // Waited for, not slept: on a busy machine a fixed pause may not be enough.
+  await waitUntilCounted(server.url, inFlight.key, IN_FLIGHT_QUOTA, slow.length + 1) // the slow POSTs and the pipelined one are in
+  assert.ok(await waitFor(() => outcomes.ok >= 50, 20_000), `the load was being served (${outcomes.ok} answered)`)
 
-  const stopped = server.stop('SIGTERM', 10_000)
-  await sleep(300) // shutting down now, while the slow requests wait for the rest of their bodies
+  // The server's own deadline (close-with-grace, 10 s, then exit 1) decides, not this helper's.
+  const stopped = server.stop('SIGTERM', 30_000)
+  // Shutting down now (new requests get 503 or are refused), while the slow requests wait for the rest of their bodies.
+  const closing = await waitFor(async () => {
+    const probe = await request(`${server.url}/healthz`).catch(() => undefined)
+    return probe === undefined || probe.status === 503
+  }, 20_000)
+  assert.ok(closing, 'the server started closing after SIGTERM')
   for (const s of slow) s.finish()
   pipe.finish()
   const results = await Promise.allSettled(slow.map((s) => s.response))
@@ -240,8 +251,8 @@ test('SIGTERM under load: in-flight requests complete, then a clean exit', { tim
     assert.equal(r.status, 'fulfilled', `in-flight request ${i} completed: ${r.status === 'rejected' ? String(r.reason) : ''}`)
     if (r.status === 'fulfilled') assert.equal(r.value.status, 201, `in-flight request ${i}: ${r.value.body}`)
   })
+  // Exit 0 also says it drained before its 10 s deadline (which exits 1); how long it took is printed above.
   assert.equal(code, 0, `exit status 0 (signal ${signal}); stderr:\n${server.stderr()}`)
-  assert.ok(ms < 5_000, `exited ${ms.toFixed(0)} ms after SIGTERM`)
   assert.deepEqual(outcomes.other, [], 'every answer was 200/201 or 503')
   // A request the server answered (its access line is in the log) must not be cut on the client. Those
   // cut without a log line raced the close (sent on a connection the server was closing as idle, or
@@ -283,7 +294,7 @@ test('SIGTERM under load: in-flight requests complete, then a clean exit', { tim
   assert.equal((await again.stop()).code, 0)
 })
 
-test('a bad configuration stops the start with status 2 and names the variable', { timeout: 30_000 }, async (t) => {
+test('a bad configuration stops the start with status 2 and names the variable', { timeout: 120_000 }, async (t) => {
   const dir = await useTempDir(t)
   const cases: Array<[string, string]> = [
     ['PORT', 'abc'],

@@ -21,7 +21,7 @@ import {
   waitFor,
   type CliServer,
 } from '../helpers/cluster.js'
-import { bearer, createKeyViaCli, freePort, runCli, sleep, useTempDir } from '../helpers/process.js'
+import { bearer, createKeyViaCli, freePort, runCli, sleep, useTempDir, waitUntilCounted } from '../helpers/process.js'
 import { REDIS_URL, requireService } from '../helpers/services.js'
 
 interface LogLine {
@@ -61,30 +61,34 @@ async function startWorkers(t: TestContext, db: string, log: string, ownProcessG
   return primary
 }
 
+/** Quota of the key the in-flight requests use (per minute = per day: see waitUntilCounted). */
+const IN_FLIGHT_QUOTA = 100_000
+
 /**
  * Sends `signal` (to the primary, or to its whole process group) while 6 requests are in flight
  * (2 per worker: each opens a new connection, handed out round-robin), then completes them: all
  * must be answered 201 (drained, not cut), every worker must log its graceful shutdown, the
- * workers must be gone and the primary must exit 0.
+ * workers must be gone and the primary must exit 0. `key` serves only these requests.
  */
 async function stopWhileBusy(primary: CliServer, log: string, key: string, target: 'primary' | 'group'): Promise<void> {
   const workers = nodeChildPids(primary.pid)
   const inFlight = Array.from({ length: 6 }, () => slowPost(primary.url, key))
   await Promise.all(inFlight.map((r) => r.sent))
-  await sleep(500) // headers read, authenticated and counted: the requests wait for their bodies
+  // Headers read, authenticated and counted (in Redis, which every worker shares): the requests wait for their bodies.
+  await waitUntilCounted(primary.url, key, IN_FLIGHT_QUOTA, inFlight.length)
   const termAt = performance.now()
   process.kill(target === 'group' ? -primary.pid : primary.pid, 'SIGTERM')
-  await sleep(300) // every worker is now closing
+  await sleep(300) // the workers are closing (if one is not yet, its request completes all the same)
   const answers = await Promise.allSettled(inFlight.map((r) => r.finish()))
   const statuses = answers.map((a) => (a.status === 'fulfilled' ? String(a.value.status) : `error: ${(a.reason as Error).message}`))
-  const exit = await Promise.race([primary.exited, sleep(20_000).then(() => undefined)])
+  const exit = await Promise.race([primary.exited, sleep(30_000).then(() => undefined)])
   const stopMs = performance.now() - termAt
   process.stdout.write(`SIGTERM to the ${target}: in-flight answers ${statuses.join(', ')}; primary exited ${exit ? exit.code ?? exit.signal : 'not'} after ${stopMs.toFixed(0)} ms\n`)
   assert.deepEqual(statuses, Array(6).fill('201'), 'requests in flight at SIGTERM are completed, not cut')
   assert.ok(exit, `the primary exited after SIGTERM (stderr: ${primary.stderr()})`)
+  // Exit 0 also says it was before the primary's own 15 s deadline (which exits 1); the time is printed above.
   assert.equal(exit.code, 0, `the primary exits 0 after its workers (stderr: ${primary.stderr()})`)
-  assert.ok(stopMs < 12_000, `stopped in ${stopMs.toFixed(0)} ms`)
-  assert.ok(await waitFor(() => workers.every((pid) => !isAlive(pid)), 2_000), `every worker is gone (${workers.filter(isAlive).join(', ')})`)
+  assert.ok(await waitFor(() => workers.every((pid) => !isAlive(pid)), 10_000), `every worker is gone (${workers.filter(isAlive).join(', ')})`)
   await sleep(200)
   const lines = logLines(log)
   const shutdowns = lines.filter((l) => /shutting down/.test(l.msg)).map((l) => l.pid)
@@ -111,8 +115,9 @@ test('serve --workers 3: one port, the Free limit exact across workers, SIGTERM 
   await ensureMinuteRoom(15)
   const outcomes = await burst([primary.url], '/v1/pets', 200, bearer(key))
   const counts = tally(outcomes)
-  await sleep(300) // access lines are written asynchronously
-  const access = logLines(log).filter((l) => l.msg === 'request' && l.url === '/v1/pets')
+  const accessLines = () => logLines(log).filter((l) => l.msg === 'request' && l.url === '/v1/pets')
+  await waitFor(() => accessLines().length >= 200, 10_000) // access lines are written asynchronously
+  const access = accessLines()
   const perWorker = workers.map((pid) => access.filter((l) => l.pid === pid).length)
   const allowedPerWorker = workers.map((pid) => access.filter((l) => l.pid === pid && l.status === 200).length)
   process.stdout.write(
@@ -138,7 +143,7 @@ test('serve --workers 3: one port, the Free limit exact across workers, SIGTERM 
   assert.equal((await probe(`${primary.url}/v1/pets`, bearer(key))).code, 'key_banned', 'the ban is in Redis, not in a worker')
 
   // SIGTERM to the primary (as Kubernetes or `kill PID` send it): workers drain, then the primary exits 0.
-  const { key: busyKey } = await createKeyViaCli(db, { plan: 'enterprise', name: 'in flight', perMinute: 100_000, perDay: 1_000_000 })
+  const { key: busyKey } = await createKeyViaCli(db, { plan: 'enterprise', name: 'in flight', perMinute: IN_FLIGHT_QUOTA, perDay: IN_FLIGHT_QUOTA })
   await stopWhileBusy(primary, log, busyKey, 'primary')
   assert.equal(primary.stderr().match(/starting a new one/g)?.length, 1, `only the killed worker was replaced, none during the stop:\n${primary.stderr()}`)
 })
@@ -149,7 +154,7 @@ test('serve --workers 3: SIGTERM to the whole process group (Ctrl-C, systemd) st
   const dir = await useTempDir(t, 'animal-store-workers-')
   const db = await useScratchDatabase(t)
   const log = join(dir, 'workers.log')
-  const { key } = await createKeyViaCli(db, { plan: 'enterprise', name: 'in flight', perMinute: 100_000, perDay: 1_000_000 })
+  const { key } = await createKeyViaCli(db, { plan: 'enterprise', name: 'in flight', perMinute: IN_FLIGHT_QUOTA, perDay: IN_FLIGHT_QUOTA })
   const primary = await startWorkers(t, db, log, true)
   // The workers get the signal from the kernel and (unless it knows better) again from the primary.
   await stopWhileBusy(primary, log, key, 'group')
