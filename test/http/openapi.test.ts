@@ -11,7 +11,7 @@ import { Validator } from '@seriousme/openapi-schema-validator'
 import type { LightMyRequestResponse } from 'fastify'
 import { ManualClock } from '../../src/clock.js'
 import { ERROR_STATUS } from '../../src/http/errors.js'
-import { SUNSET_AT } from '../../src/http/deprecation.js'
+import { GET_PET_DEPRECATION } from '../../src/pets/routes.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { StorageUnavailableError } from '../../src/storage/storage.js'
 import { Oracle, type OperationId } from '../fuzz/oracle.js'
@@ -115,7 +115,7 @@ describe('OpenAPI document', () => {
     before(async () => {
       failing = await buildTestApp({ storage: failingStorage(() => new Error('disk on fire')) })
       unavailable = await buildTestApp({ storage: failingStorage(() => new StorageUnavailableError(new Error('ECONNREFUSED'))) })
-      sunset = await buildTestApp({ clock: new ManualClock(SUNSET_AT + 1000) })
+      sunset = await buildTestApp({ clock: new ManualClock(GET_PET_DEPRECATION.sunset + 1000) })
       oracle = await Oracle.create(doc)
     })
     after(async () => {
