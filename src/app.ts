@@ -1,16 +1,21 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
-import { applyCommonHeaders, redactKeys } from './http/common-headers.js'
-import { deprecationHeaders } from './http/deprecation.js'
-import { clientErrorHandler, registerErrorHandling } from './http/error-handler.js'
-import { ApiError, ErrorBody } from './http/errors.js'
+import { trackResponses, clientErrorHandler } from './http/client-errors.js'
+import { commonHeaders, redactKeys } from './http/common-headers.js'
+import { registerDeprecation } from './http/deprecation.js'
+import { registerErrorHandling } from './http/error-handler.js'
+import { ErrorBody } from './http/errors.js'
 import { frameworkErrorHandler } from './http/framework-errors.js'
-import { registerGuard, type Guard } from './http/guard.js'
-import { parseJsonBody } from './http/json-body.js'
+import { createGuard } from './http/guard.js'
+import { registerJsonBody } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
+import { runSteps, type Step } from './http/pipeline.js'
 import { requestId } from './http/request-id.js'
-import { registerRouteFallback } from './http/route-fallback.js'
+import { answerUnrouted, requireHost, unroutedError } from './http/route-fallback.js'
+import { RouteTable, settingsOf } from './http/route-settings.js'
+import { refuseWhileClosing } from './http/shutdown.js'
 import { strictSchemaController } from './http/validation.js'
 import { KeyResolver } from './keys/key-resolver.js'
 import type { RateLimiter } from './limits/limiter.js'
@@ -31,14 +36,17 @@ export interface AppDependencies {
 }
 
 export const BODY_LIMIT = 16 * 1024
+const MAX_PARAM_LENGTH = 100
 
 /** How often Node sweeps for connections past headersTimeout/requestTimeout: 1 s, or half the headers timeout if shorter. */
 const connectionsCheckingInterval = (headersTimeoutMs: number) => Math.max(50, Math.min(1000, Math.floor(headersTimeoutMs / 2)))
 
-const PUBLIC_PREFIXES = ['/docs', '/v1/openapi.json', '/healthz', '/readyz', '/metrics']
-const isPublicPath = (url: string) => PUBLIC_PREFIXES.some((p) => url === p || url.startsWith(p + '/') || url.startsWith(p + '?'))
-
-/** Builds the whole HTTP service from injected dependencies; the caller owns storage and limiter. */
+/**
+ * Builds the whole HTTP service from injected dependencies; the caller owns storage and limiter.
+ * A request passes the admission steps (headers, shutdown, deprecation notice, authentication and
+ * limits), then the routing steps (Host, 404/405, sunset), all before its body is read; then
+ * Fastify's validation and the route's handler. Every error is answered by one function.
+ */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config, storage, limiter } = deps
   const clock = deps.clock ?? systemClock
@@ -47,9 +55,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     deps.logger && typeof (deps.logger as { info?: unknown }).info === 'function'
       ? { loggerInstance: deps.logger as FastifyServerOptions['loggerInstance'] }
       : { logger: (deps.logger as FastifyServerOptions['logger']) ?? false }
+  // '' makes every link the service builds relative (RFC 8288), right for a client on any address.
+  const linkBase = config.publicBaseUrl ?? ''
 
-  const deprecation = deprecationHeaders(config.publicBaseUrl)
-  let guard: Guard | undefined
+  const routes = new RouteTable()
+  const keys = new KeyResolver(storage.keys, {
+    env: config.env,
+    refreshMs: config.keyRefreshMs,
+    onError: (error) => app.log.warn({ err: error }, 'key revocation poll failed'),
+  })
+  const admission: Step[] = []
+
   const app = Fastify({
     ...loggerOptions,
     // One access-log line per request, written in onResponse below, instead of Fastify's two.
@@ -59,78 +75,47 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy, // false, or the proxies' addresses/CIDRs
     schemaController: strictSchemaController,
-    return503OnClosing: false, // our own 503 while closing, in the Error shape (onRequest below)
+    return503OnClosing: false, // our own 503 while closing, in the Error shape (http/shutdown.ts)
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     // server.timeout: a socket that moves no byte either way for a whole request timeout is dead
     // (a client that stopped reading its responses, or left a socket half-open after an error answer).
     connectionTimeout: config.requestTimeoutMs,
     clientErrorHandler,
-    frameworkErrors: frameworkErrorHandler(() => guard!, deprecation),
+    frameworkErrors: frameworkErrorHandler(routes, admission, MAX_PARAM_LENGTH),
     http: {
       maxHeaderSize: config.maxHeaderBytes,
-      requireHostHeader: false, // answered in the Error shape by registerRouteFallback
+      requireHostHeader: false, // answered in the Error shape by requireHost
       // Node checks headersTimeout/requestTimeout only this often (default 30 s): keep it well
       // under the timeouts so a slow client is cut off close to the configured bound (docs/limits.md).
       connectionsCheckingInterval: connectionsCheckingInterval(config.headersTimeoutMs),
-    } as never,
-    routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 100 },
-  }) as unknown as FastifyInstance
+    },
+    routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: MAX_PARAM_LENGTH },
+  }).withTypeProvider<TypeBoxTypeProvider>()
 
-  app.addSchema(PetStatusSchema)
-  app.addSchema(NewPetSchema)
-  app.addSchema(PetSchema)
-  app.addSchema(ErrorBody)
-
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers['content-type'] ?? '')?.[2]
-    if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
-      done(Object.assign(new Error('charset'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }), undefined)
-      return
-    }
-    try {
-      done(null, parseJsonBody(body as Buffer))
-    } catch (error) {
-      done(error as Error, undefined)
-    }
-  })
-
-  registerErrorHandling(app)
-
-  const keys = new KeyResolver(storage.keys, {
-    env: config.env,
-    refreshMs: config.keyRefreshMs,
-    onError: (error) => app.log.warn({ err: error }, 'key revocation poll failed'),
-  })
-  app.addHook('onReady', () => keys.start())
-  app.addHook('onClose', async () => keys.stop())
-  app.decorate('keyResolver', keys)
-
-  let closing = false
-  app.addHook('preClose', (done) => {
-    closing = true
-    done()
-  })
-  // Callback-style hooks: these run on every request, and skip a promise each.
-  app.addHook('onRequest', (request, reply, done) => {
-    applyCommonHeaders(request, reply)
-    // Every answer of getPet, its 401 and 429 included, says it is deprecated.
-    if (request.routeOptions.url === '/v1/pets/:petId') reply.headers(deprecation)
-    // Requests that arrive while draining get a 503 in the Error shape; Fastify already sets Connection: close.
-    if (closing) done(new ApiError('service_unavailable', 'The server is shutting down; retry', { 'retry-after': 1 }))
-    else done()
-  })
-  guard = registerGuard(app, { keys, limiter, metrics, isPublicPath })
-  registerRouteFallback(app)
+  routes.collect(app)
+  for (const schema of [PetStatusSchema, NewPetSchema, PetSchema, ErrorBody]) app.addSchema(schema)
+  registerJsonBody(app)
+  registerErrorHandling(app, (request) => unroutedError(routes, request))
+  trackResponses(app.server)
   // An unknown Expect value is ignored (RFC 9110 allows it) rather than Node's empty 417.
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res))
 
+  app.addHook('onReady', () => keys.start())
+  app.addHook('onClose', async () => keys.stop())
+  app.decorate('keyResolver', keys)
+  app.decorate('metrics', metrics)
+
+  const deprecation = registerDeprecation(app, clock, linkBase)
+  admission.push(commonHeaders, refuseWhileClosing(app), deprecation.announce, createGuard({ keys, limiter, metrics }))
+  const routing: Step[] = [requireHost, answerUnrouted(routes), deprecation.enforceSunset]
+  const steps = [...admission, ...routing]
+  app.addHook('onRequest', (request, reply, done) => runSteps(steps, request, reply, done))
+
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched'
     const status = reply.statusCode
     const ms = reply.elapsedTime
-    metrics.observeRequest(request.method, route, status, ms / 1000)
+    metrics.observeRequest(request.method, settingsOf(request).url ?? 'unmatched', status, ms / 1000)
     request.log.info(
       { method: request.method, url: redactKeys(request.url), status, ms: Math.round(ms * 100) / 100, keyId: request.apiKey?.id },
       'request',
@@ -139,18 +124,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   })
 
   await registerOpenApi(app, config)
-
-  await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, clock, publicBaseUrl: config.publicBaseUrl })
+  await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, linkBase })
   await app.register(opsRoutes, {
     storage,
     limiter,
     metrics,
     limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
   })
-
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
-
-  app.decorate('metrics', metrics)
   return app
 }
 

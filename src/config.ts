@@ -10,8 +10,11 @@ export interface Config {
   env: Environment
   host: string
   port: number
-  /** Origin this instance is reached at (no /v1); used for the OpenAPI "this instance" server and links. */
-  publicBaseUrl: string
+  /**
+   * Origin clients reach this instance at (no /v1), when set: links become absolute with it and
+   * the OpenAPI document lists it. Unset: links are relative, right for a client on any address.
+   */
+  publicBaseUrl: string | undefined
   productionBaseUrl: string
   stagingBaseUrl: string
   databaseUrl: string
@@ -124,7 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
     env: oneOf(env, 'ANIMAL_STORE_ENV', ['production', 'staging'] as const, 'production'),
     host: env.HOST || '0.0.0.0',
     port,
-    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:']),
+    publicBaseUrl: env.PUBLIC_BASE_URL ? url(env, 'PUBLIC_BASE_URL', '', ['http:', 'https:']) : undefined,
     productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.animal-store.example', ['http:', 'https:']),
     stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging.api.animal-store.example', ['http:', 'https:']),
     databaseUrl: databaseUrl(env),

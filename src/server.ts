@@ -23,7 +23,7 @@ export async function startServer(config: Config): Promise<void> {
       // Printed once, to the terminal only (never through the logger): it is a secret.
       process.stdout.write(
         `\nNo API key existed, so one Free key was created. It is shown only this once:\n\n  ${first.key}\n\n` +
-          `Try: curl -H "Authorization: Bearer ${first.key}" ${config.publicBaseUrl}/v1/pets\n\n`,
+          `Try: curl -H "Authorization: Bearer ${first.key}" ${config.publicBaseUrl ?? `http://localhost:${config.port}`}/v1/pets\n\n`,
       )
     }
   }

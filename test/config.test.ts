@@ -9,7 +9,7 @@ test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', 
   assert.equal(c.env, 'production')
   assert.equal(c.redisUrl, undefined)
   assert.equal(c.durability, 'process')
-  assert.equal(c.publicBaseUrl, 'http://localhost:8080')
+  assert.equal(c.publicBaseUrl, undefined) // links are relative unless PUBLIC_BASE_URL is set
   assert.equal(c.trustProxy, false)
 })
 

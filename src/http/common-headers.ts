@@ -1,13 +1,19 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Done } from './pipeline.js'
+import { settingsOf } from './route-settings.js'
 
-/** Headers on every response: the request id, and what suits a JSON API (see SECURITY.md). */
-export function applyCommonHeaders(request: FastifyRequest, reply: FastifyReply): void {
+/**
+ * Headers on every response: the request id, and what suits a JSON API (see SECURITY.md). An HTML
+ * page (route config `page`) sets its own caching and content-security policy.
+ */
+export function commonHeaders(request: FastifyRequest, reply: FastifyReply, done: Done): void {
   reply.header('x-request-id', request.id)
   reply.header('x-content-type-options', 'nosniff')
-  if (!request.url.startsWith('/docs')) {
+  if (settingsOf(request).page !== true) {
     reply.header('cache-control', 'no-store')
     reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
   }
+  done()
 }
 
 /** A key pasted into a URL (by mistake) must not reach a log or an answer: keep only its display prefix. */

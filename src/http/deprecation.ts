@@ -1,15 +1,90 @@
-/**
- * Deprecation of GET /v1/pets/{petId}: RFC 9745 `Deprecation` (the date it was deprecated, as
- * `@<unix seconds>`), RFC 8594 `Sunset`, and `Link` to the successor and to the documentation.
- * From the sunset on, the operation answers 410 Gone.
- */
-export const DEPRECATED_AT = Date.UTC(2026, 0, 1) // the 1.0.0 release deprecates getPet
-export const SUNSET_AT = Date.UTC(2030, 11, 5) // 5 December 2030, announced in the spec
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Clock } from '../clock.js'
+import { ApiError } from './errors.js'
+import { settingsOf } from './route-settings.js'
 
-export function deprecationHeaders(publicBaseUrl: string): Record<string, string> {
-  return {
-    deprecation: `@${DEPRECATED_AT / 1000}`,
-    sunset: new Date(SUNSET_AT).toUTCString(),
-    link: `<${publicBaseUrl}/v1/pets>; rel="successor-version", <${publicBaseUrl}/docs#/pets/getPet>; rel="deprecation"; type="text/html"`,
+/**
+ * A route's deprecation, set in its route config (`config.deprecation`). Every answer of such a
+ * route carries RFC 9745 `Deprecation` (the date it was deprecated, as `@<unix seconds>`),
+ * RFC 8594 `Sunset`, and `Link` to the successor and to the route's documentation; from the
+ * sunset on it answers 410 Gone. The OpenAPI document marks it deprecated and documents the headers.
+ */
+export interface Deprecation {
+  /** When the operation was deprecated (ms since the epoch). */
+  since: number
+  /** When it is removed (ms since the epoch): 410 from then on. */
+  sunset: number
+  /** Path of the operation that replaces it, e.g. /v1/pets. */
+  successor: string
+}
+
+interface Announcement {
+  headers: Record<string, string>
+  goneMessage: string
+}
+
+const HEADER_DOCS = {
+  Deprecation: { type: 'string', description: 'RFC 9745: @<unix seconds> of the deprecation.' },
+  Sunset: { type: 'string', description: 'RFC 8594: the HTTP date of the removal.' },
+  Link: { type: 'string', description: 'rel="successor-version" (the replacement) and rel="deprecation" (documentation).' },
+}
+
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+
+/**
+ * Reads `config.deprecation` of every route registered after it: documents it in the route's
+ * schema and prepares its headers. Returns the two request steps: `announce` (headers, before
+ * authentication so that 401 and 429 carry them too) and `enforceSunset` (410, after it).
+ * `linkBase` is '' for relative links (RFC 8288 allows them) or an absolute origin.
+ */
+export function registerDeprecation(app: FastifyInstance, clock: Clock, linkBase: string) {
+  const announcements = new WeakMap<Deprecation, Announcement>()
+
+  app.addHook('onRoute', (route) => {
+    const deprecation = route.config?.deprecation
+    // The HEAD twin of a GET route shares its config and schema: the GET route defined them.
+    if (deprecation === undefined || announcements.has(deprecation)) return
+    const schema = (route.schema ??= {}) as Record<string, unknown>
+    const docs = `${linkBase}/docs#/${(schema.tags as string[] | undefined)?.[0] ?? 'default'}/${String(schema.operationId)}`
+    const operation = `${route.method} ${route.url.replace(/:(\w+)/g, '{$1}')}`
+    announcements.set(deprecation, {
+      headers: {
+        deprecation: `@${Math.floor(deprecation.since / 1000)}`,
+        sunset: new Date(deprecation.sunset).toUTCString(),
+        link: `<${linkBase}${deprecation.successor}>; rel="successor-version", <${docs}>; rel="deprecation"; type="text/html"`,
+      },
+      goneMessage: `${operation} was removed on ${day(deprecation.sunset)}; use ${deprecation.successor}`,
+    })
+    schema.deprecated = true
+    schema.description =
+      `Deprecated since ${day(deprecation.since)}; removal on ${day(deprecation.sunset)}, after which it answers 410 Gone. ` +
+      `Use ${deprecation.successor} instead. Every answer carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers. ` +
+      String(schema.description ?? '')
+    const responses = (schema.response ?? {}) as Record<string, { headers?: object }>
+    for (const status of Object.keys(responses)) {
+      responses[status] = { ...responses[status], headers: { ...responses[status]!.headers, ...HEADER_DOCS } }
+    }
+  })
+
+  const announcementOf = (request: FastifyRequest) => {
+    const deprecation = settingsOf(request).deprecation
+    return deprecation === undefined ? undefined : announcements.get(deprecation)
   }
+
+  const announce = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const announcement = announcementOf(request)
+    if (announcement !== undefined) reply.headers(announcement.headers)
+    done()
+  }
+
+  const enforceSunset = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    const deprecation = settingsOf(request).deprecation
+    if (deprecation !== undefined && clock.now() >= deprecation.sunset) {
+      done(new ApiError('gone', announcementOf(request)!.goneMessage))
+      return
+    }
+    done()
+  }
+
+  return { announce, enforceSunset }
 }

@@ -1,9 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Socket } from 'node:net'
 import { LimiterUnavailableError } from '../limits/limiter.js'
 import { StorageUnavailableError } from '../storage/storage.js'
-import { redactKeys, requestPath } from './common-headers.js'
-import { ApiError, ERROR_STATUS, errorBody, type ErrorCode } from './errors.js'
+import { ApiError, type ErrorCode } from './errors.js'
 import { describeValidationError } from './validation.js'
 
 const BY_FASTIFY_CODE: Record<string, [ErrorCode, string]> = {
@@ -46,45 +44,20 @@ export function toApiError(error: unknown): ApiError {
   return new ApiError('internal_error', 'Internal error; quote the X-Request-Id when reporting it')
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const apiError = toApiError(error)
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed')
-    reply.code(apiError.status).headers(apiError.headers).send(apiError.toBody())
-  })
-
-  // Normally answered earlier by registerRouteFallback; kept so that nothing falls to Fastify's shape.
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${redactKeys(requestPath(request.url).slice(0, 200))}`))
-  })
+/**
+ * The one function that answers an error, whatever raised it (a hook, a handler, the parser, the
+ * router). Unexpected failures are logged with their stack; an unavailable dependency is not
+ * logged per request (its client logs the outage once and the recovery once).
+ */
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): void {
+  const apiError = toApiError(error)
+  if (apiError.code === 'internal_error') request.log.error({ err: error }, 'request failed')
+  reply.code(apiError.status).headers(apiError.headers).send(apiError.toBody())
 }
 
-/** Errors at the HTTP parser level (malformed request line, oversized headers) in the Error shape too. */
-export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
-  // A response to an earlier (pipelined) request on this connection is still being produced:
-  // answering now would put the 400 before it (and lose a 201), so answer once it is finished.
-  const pending = (socket as unknown as { _httpMessage?: import('node:http').ServerResponse | null })._httpMessage
-  // Only when that earlier request was complete: an error in the request being read itself (say, EOF
-  // before its body) must be answered now, as before.
-  if (pending && !pending.writableFinished && (pending as unknown as { req?: { complete: boolean } }).req?.complete) {
-    pending.once('finish', () => clientErrorHandler(error, socket))
-    pending.once('close', () => { if (!pending.writableFinished) socket.destroy() })
-    return
-  }
-  if (!socket.writable) {
-    socket.destroy()
-    return
-  }
-  const [code, message]: [ErrorCode, string] =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? ['headers_too_large', 'Request headers are too large']
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? ['request_timeout', 'The request was not received in time']
-        : ['invalid_request', 'Malformed HTTP request']
-  const status = ERROR_STATUS[code]
-  const body = JSON.stringify(errorBody(code, message))
-  const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  )
+/** Every error answer of the app goes through sendError; `notFound` names what no route serves. */
+export function registerErrorHandling(app: FastifyInstance, notFound: (request: FastifyRequest) => ApiError): void {
+  app.setErrorHandler((error: unknown, request, reply) => sendError(request, reply, error))
+  // Normally answered in onRequest (route-fallback.ts), before any body is read; a safety net.
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, notFound(request)))
 }

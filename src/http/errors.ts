@@ -2,8 +2,9 @@ import { Type, type Static } from 'typebox'
 
 /**
  * The closed list of error codes. Every error the service sends carries one of these, with the
- * HTTP status fixed here and nowhere else (the OpenAPI document and README are generated from /
- * checked against this table).
+ * HTTP status fixed here and nowhere else. The OpenAPI document's error table and Error enum are
+ * built from it; the README's table is kept in step by hand (test/http/openapi.test.ts checks the
+ * document).
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -68,8 +69,4 @@ export class ApiError extends Error {
   toBody(): ErrorBody {
     return { code: this.code, message: this.message, status: this.status }
   }
-}
-
-export function errorBody(code: ErrorCode, message: string): ErrorBody {
-  return { code, message, status: ERROR_STATUS[code] }
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
 import { ANONYMOUS_QUOTA } from '../keys/plans.js'
@@ -7,17 +7,13 @@ import type { Metrics } from '../ops/metrics.js'
 import { bearerChallenge, parseBearer } from './auth.js'
 import { addressIdentity } from './client-address.js'
 import { ApiError } from './errors.js'
+import type { Done, Step } from './pipeline.js'
 import { setRateLimitHeaders } from './rate-limit-headers.js'
+import { settingsOf } from './route-settings.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     apiKey: ApiKeyRecord | null
-  }
-  interface FastifyContextConfig {
-    /** The operation needs a valid API key. */
-    auth?: boolean
-    /** Public endpoint (health, metrics, docs): neither authenticated nor rate-limited. */
-    public?: boolean
   }
 }
 
@@ -25,27 +21,30 @@ export interface GuardOptions {
   keys: KeyResolver
   limiter: RateLimiter
   metrics: Metrics
-  isPublicPath: (url: string) => boolean
 }
 
 type Problem = 'missing' | 'malformed' | 'invalid'
 
+const UNAUTHORIZED: Record<Problem, string> = {
+  missing: 'Missing API key: send Authorization: Bearer <API key>',
+  malformed: 'Malformed Authorization header: expected Bearer <API key>',
+  invalid: 'Invalid or revoked API key',
+}
+
 /**
- * Authentication, then rate limiting, in one onRequest hook, so both run before the body is read
- * or validated: a keyless bad request is 401, and a flood is refused before it costs a parse.
+ * Authentication, then rate limiting, as one request step, so both run before the body is read or
+ * validated: a keyless bad request is 401, and a flood is refused before it costs a parse.
  * A valid key is limited by its plan; anything else (no key, a malformed, unknown or revoked key)
  * is limited per client address at the Free plan's rates, which also throttles key guessing.
+ * Routes with `public: true` skip both. Every route needs a key; a request no route serves is
+ * limited but not refused for want of a key (it gets its 404/405).
  *
- * The hook is callback-style with a synchronous fast path: a cached key and the in-memory limiter
- * need no promise at all (this runs on every request); storage lookups and Redis go async.
+ * A cached key and the in-memory limiter decide without a promise (this runs on every request);
+ * storage lookups and Redis go async.
  */
-export type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
-
-export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, isPublicPath }: GuardOptions): Guard {
-  app.decorateRequest('apiKey', null)
-
-  /** Applies a limiter decision and the authentication outcome; throws the ApiError to answer with. */
-  const conclude = (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, problem: Problem | undefined, decision: LimitDecision) => {
+export function createGuard({ keys, limiter, metrics }: GuardOptions): Step {
+  /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
+  const conclude = (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, problem: Problem | undefined, decision: LimitDecision): ApiError | undefined => {
     setRateLimitHeaders(reply, decision)
     if (!decision.allowed) {
       const banned = decision.reason === 'key_banned'
@@ -55,54 +54,35 @@ export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, is
         request.log.warn({ keyId: key?.id, ip: key ? undefined : request.ip, seconds: decision.retryAfter }, 'temporary ban started')
       }
       const who = key ? 'This API key' : 'This client address'
-      throw banned
+      return banned
         ? new ApiError('key_banned', `${who} is temporarily banned for sending while rate limited; retry after ${decision.retryAfter} s`)
         : new ApiError('rate_limited', `Rate limit exceeded; retry after ${decision.retryAfter} s`)
     }
-    if (key !== undefined) request.apiKey = key
-    else if (request.routeOptions.config?.auth) {
-      const message =
-        problem === 'missing'
-          ? 'Missing API key: send Authorization: Bearer <API key>'
-          : problem === 'malformed'
-            ? 'Malformed Authorization header: expected Bearer <API key>'
-            : 'Invalid or revoked API key'
-      throw new ApiError('unauthorized', message, {
-        'www-authenticate': bearerChallenge(problem === 'missing' ? 'invalid_request' : 'invalid_token'),
-      })
+    if (key !== undefined) {
+      request.apiKey = key
+      return undefined
     }
+    if (settingsOf(request).url === undefined) return undefined
+    return new ApiError('unauthorized', UNAUTHORIZED[problem!], {
+      'www-authenticate': bearerChallenge(problem === 'missing' ? 'invalid_request' : 'invalid_token'),
+    })
   }
 
-  const limit = (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, problem: Problem | undefined, done: (err?: Error) => void) => {
+  const limit = (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, problem: Problem | undefined, done: Done) => {
     const identity = key !== undefined ? 'k:' + key.id : addressIdentity(request.ip)
     const quota = key ?? ANONYMOUS_QUOTA
     if (limiter.consumeSync !== undefined) {
-      try {
-        conclude(request, reply, key, problem, limiter.consumeSync(identity, quota))
-      } catch (error) {
-        done(error as Error)
-        return
-      }
-      done()
+      done(conclude(request, reply, key, problem, limiter.consumeSync(identity, quota)))
       return
     }
     limiter.consume(identity, quota).then(
-      (decision) => {
-        try {
-          conclude(request, reply, key, problem, decision)
-        } catch (error) {
-          done(error as Error)
-          return
-        }
-        done()
-      },
+      (decision) => done(conclude(request, reply, key, problem, decision)),
       (error: Error) => done(error),
     )
   }
 
-  const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-    const config = request.routeOptions?.config ?? {}
-    if (config.public || isPublicPath(request.url)) {
+  return (request, reply, done) => {
+    if (settingsOf(request).public === true) {
       done()
       return
     }
@@ -117,6 +97,4 @@ export function registerGuard(app: FastifyInstance, { keys, limiter, metrics, is
       (error: Error) => done(error),
     )
   }
-  app.addHook('onRequest', hook)
-  return (request, reply) => new Promise<void>((resolve, reject) => hook(request, reply, (err) => (err ? reject(err) : resolve())))
 }

@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify'
 import { parse } from 'lossless-json'
 import { ApiError } from './errors.js'
 
@@ -46,4 +47,24 @@ export function parseJsonBody(body: Buffer): unknown {
     const detail = error instanceof Error ? error.message : 'parse error'
     throw new ApiError('invalid_request', `Request body is not valid JSON: ${detail}`)
   }
+}
+
+/**
+ * application/json is the only body type. JSON is UTF-8 (RFC 8259): a declared charset other than
+ * UTF-8 is refused with a message that names the charset, not the media type.
+ */
+export function registerJsonBody(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers['content-type'] ?? '')?.[2]
+    if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
+      done(new ApiError('unsupported_media_type', `charset ${JSON.stringify(charset)} is not supported: JSON bodies must be UTF-8 (charset=utf-8 or none)`), undefined)
+      return
+    }
+    try {
+      done(null, parseJsonBody(body as Buffer))
+    } catch (error) {
+      done(error as Error, undefined)
+    }
+  })
 }

@@ -2,19 +2,32 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
+import { PLAN_QUOTAS } from '../keys/plans.js'
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from './errors.js'
 
+const DOC_PATH = '/v1/openapi.json'
+
+const plans = () =>
+  Object.entries(PLAN_QUOTAS)
+    .map(([plan, q]) => `${plan[0]!.toUpperCase()}${plan.slice(1)} ${q.perMinute.toLocaleString('en')}/min and ${q.perDay.toLocaleString('en')}/day`)
+    .join(', ')
+
 /**
- * The OpenAPI 3.1 document is generated from the route schemas (one schema per shape). Servers
- * carry the /v1 prefix, as the spec's base addresses do, so paths read /pets.
+ * The OpenAPI 3.1 document, generated from the route schemas (one schema per shape), served at
+ * /v1/openapi.json, and the interactive console at /docs. Servers carry the /v1 prefix, as the
+ * spec's base addresses do, so paths read /pets. The first server is relative ("/v1": the origin
+ * the document was loaded from), so the console's "Try it out" works on whatever address it was
+ * opened at, with no cross-origin request.
  */
 export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
-  const servers = [
+  const servers = [{ url: '/v1', description: 'This server (the address this document was loaded from)' }]
+  if (config.publicBaseUrl !== undefined) servers.push({ url: `${config.publicBaseUrl}/v1`, description: `This instance's public address (${config.env})` })
+  for (const s of [
     { url: `${config.productionBaseUrl}/v1`, description: 'Production' },
     { url: `${config.stagingBaseUrl}/v1`, description: 'Staging' },
-  ]
-  const here = `${config.publicBaseUrl}/v1`
-  if (!servers.some((s) => s.url === here)) servers.unshift({ url: here, description: `This instance (${config.env})` })
+  ]) {
+    if (!servers.some((known) => known.url === s.url)) servers.push(s)
+  }
   const errorTable = (Object.keys(ERROR_STATUS) as ErrorCode[])
     .map((c) => `| \`${c}\` | ${ERROR_STATUS[c]} | ${ERROR_DESCRIPTIONS[c]} |`)
     .join('\n')
@@ -28,7 +41,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
         description: [
           'A catalogue of animals. Every operation needs `Authorization: Bearer <API key>`.',
           '',
-          '**Rate limits.** Each key has a per-minute window (aligned to the clock minute) and a per-day window (the UTC calendar day), from its plan: Free 60/min and 1,000/day, Pro 300 and 10,000, Business 1,000 and 100,000, Enterprise custom. A request counts in both windows or in neither. Requests without a valid key are limited per client address at the Free rates. Every response carries X-RateLimit-Limit/-Remaining/-Reset for the tightest window, and the IETF draft RateLimit-Policy and RateLimit fields. Over a limit: 429 `rate_limited` with Retry-After. Sending on while limited (as many refused requests in one minute as the per-minute limit, at least 10) starts a temporary ban: 429 `key_banned`, 60 s, doubling with each further ban within 24 h, up to one hour.',
+          `**Rate limits.** Each key has a per-minute window (aligned to the clock minute) and a per-day window (the UTC calendar day), from its plan: ${plans()}, Enterprise custom. A request counts in both windows or in neither. Requests without a valid key are limited per client address at the Free rates. Every response carries X-RateLimit-Limit/-Remaining/-Reset for the tightest window, and the IETF draft RateLimit-Policy and RateLimit fields. Over a limit: 429 \`rate_limited\` with Retry-After. Sending on while limited (as many refused requests in one minute as the per-minute limit, at least 10) starts a temporary ban: 429 \`key_banned\`, 60 s, doubling with each further ban within 24 h, up to one hour.`,
           '',
           '**Errors.** Every error is `{"code","message","status"}` with one of these codes:',
           '',
@@ -51,6 +64,22 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     transform: ({ schema, url }) => ({ schema: schema as never, url: url.replace(/^\/v1(?=\/)/, '') }),
   })
 
+  app.get(DOC_PATH, { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
+  await app.register(docsConsole)
+}
+
+/**
+ * The console's own routes are public HTML pages (their own CSP, no key). It would also serve the
+ * document at /docs/json (and /docs/yaml); one document has one address, so those redirect to it.
+ * An encapsulated plugin: its onRoute hook sees only the console's routes.
+ */
+async function docsConsole(app: FastifyInstance): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, public: true, page: true }
+    if (route.url === '/docs/json' || route.url === '/docs/yaml') {
+      route.handler = async (_request, reply) => reply.redirect(DOC_PATH, 308)
+    }
+  })
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { deepLinking: true, docExpansion: 'list' },

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type SchemaObject } from 'ajv'
 import type { FastifyServerOptions } from 'fastify'
-import { INT64_MAX, INT64_MIN, toInt64 } from '../pets/schemas.js'
+import { INT64_MAX, INT64_MIN, toInt64 } from '../int64.js'
 
 /**
  * Strict validation, replacing Fastify's default Ajv setup (which coerces "5" to 5 and silently

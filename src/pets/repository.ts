@@ -1,4 +1,5 @@
-import type { Int64, NewPet, Pet, PetStatus } from './schemas.js'
+import type { Int64 } from '../int64.js'
+import type { NewPet, Pet, PetStatus } from './schemas.js'
 
 export interface ListPetsOptions {
   limit: number

@@ -7,7 +7,7 @@ import net from 'node:net'
 import fc from 'fast-check'
 import { parse as parseLossless, isLosslessNumber } from 'lossless-json'
 import type { ManualClock } from '../../src/clock.js'
-import { SUNSET_AT } from '../../src/http/deprecation.js'
+import { GET_PET_DEPRECATION } from '../../src/pets/routes.js'
 import { createApiKey } from '../../src/keys/key-service.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import {
@@ -585,7 +585,7 @@ export const SUNSET_PROPERTY: PropertyRun = {
     }),
 }
 
-export const SUNSET_NOW = SUNSET_AT + 60_000
+export const SUNSET_NOW = GET_PET_DEPRECATION.sunset + 60_000
 
 export interface RunResult {
   name: string

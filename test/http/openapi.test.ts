@@ -22,9 +22,10 @@ describe('OpenAPI document', () => {
     assert.equal(doc.info.version, '1.0.0')
   })
 
-  test('lists this instance, production and staging, each with the /v1 prefix', () => {
+  test('lists the relative server first, then the public address, production and staging, each with /v1', () => {
     const urls = doc.servers.map((s: { url: string }) => s.url)
     assert.deepEqual(urls, [
+      '/v1',
       'http://127.0.0.1:9999/v1',
       'https://api.animal-store.example/v1',
       'https://staging.api.animal-store.example/v1',

@@ -65,8 +65,8 @@ async function walk(server: ServerProcess, key: string, status?: Exclude<Status,
     assert.equal(page.length, 100, 'only a full page has a next page')
     const match = /^<([^>]+)>; rel="next"$/.exec(link)
     assert.ok(match, `Link: ${link}`)
-    const next = new URL(match[1]!)
-    // PUBLIC_BASE_URL defaults to http://localhost:PORT; the path and query are what matter here.
+    // A relative reference unless PUBLIC_BASE_URL is set: resolved against the request URL, as a client does.
+    const next = new URL(match[1]!, `${server.url}${path}`)
     assert.equal(next.pathname, '/v1/pets')
     assert.equal(next.searchParams.get('limit'), '100')
     assert.equal(next.searchParams.get('status'), status ?? null, 'the filter is kept')

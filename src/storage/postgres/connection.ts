@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { toInt64, type Int64 } from '../../pets/schemas.js'
+import { toInt64, type Int64 } from '../../int64.js'
 import { StorageUnavailableError } from '../storage.js'
 
 /** Client-side limits: every call either answers or fails fast, so a dead server means 503s, not hangs. */

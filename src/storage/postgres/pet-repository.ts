@@ -1,24 +1,10 @@
 import type { ListPetsOptions, PetRepository } from '../../pets/repository.js'
-import { INT64_MAX, INT64_MIN, type Int64, type NewPet, type Pet, type PetStatus } from '../../pets/schemas.js'
+import { INT64_MAX, INT64_MIN, type Int64 } from '../../int64.js'
+import type { NewPet, Pet } from '../../pets/schemas.js'
+import { toPet, type PetRow } from '../pet-row.js'
 import { int8Param, type Db } from './connection.js'
 
-interface PetRow {
-  id: Int64
-  name: string
-  category_id: Int64
-  status: PetStatus | null
-}
-
 const COLUMNS = 'id, name, category_id, status'
-
-function toPet(row: PetRow): Pet {
-  // Pet.id is a number: an identity would need 2^53 inserts to leave the safe range, but rounding
-  // an id silently would be far worse than failing loudly.
-  if (typeof row.id !== 'number') throw new Error(`pet id ${row.id} is beyond 2^53`)
-  const pet: Pet = { id: row.id, name: row.name, categoryId: row.category_id }
-  if (row.status !== null) pet.status = row.status
-  return pet
-}
 
 const inInt64 = (v: Int64): boolean => typeof v === 'number' || (v >= INT64_MIN && v <= INT64_MAX)
 

@@ -7,7 +7,9 @@ import type { ApiKeyRecord } from '../../keys/api-key.js'
 import { toKeyRecord, type KeyRow } from '../key-row.js'
 import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
 import type { ListPetsOptions, PetRepository } from '../../pets/repository.js'
-import { toInt64, type Int64, type NewPet, type Pet, type PetStatus } from '../../pets/schemas.js'
+import type { Int64 } from '../../int64.js'
+import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
+import { toPet, type PetRow } from '../pet-row.js'
 import type { Storage } from '../storage.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
@@ -36,19 +38,6 @@ function migrate(db: Database.Database): void {
   }
 }
 
-interface PetRow {
-  id: bigint
-  name: string
-  category_id: bigint
-  status: PetStatus | null
-}
-
-
-function toPet(row: PetRow): Pet {
-  const pet: Pet = { id: Number(row.id), name: row.name, categoryId: toInt64(row.category_id) }
-  if (row.status !== null) pet.status = row.status
-  return pet
-}
 
 /** Bounds the page cache: at most this many pets held by each kind of page (full, tail). */
 const PAGE_CACHE_PETS = 10_000

@@ -1,0 +1,109 @@
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
+import type { Deprecation } from './deprecation.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Health, metrics, docs: no API key and no rate limit. Every other route needs a key. */
+    public?: boolean
+    /** An HTML page (the docs console): it gets its own CSP, not the API's. */
+    page?: boolean
+    /** Deprecated: every answer says so, and from the sunset on the route answers 410. */
+    deprecation?: Deprecation
+  }
+  interface FastifyRequest {
+    /** The settings of the route this request is for (see settingsOf). */
+    routeSettings: RouteSettings | null
+  }
+}
+
+/** A route's own settings (its `config`), plus where it is mounted. */
+export interface RouteSettings {
+  url?: string
+  method?: string
+  public?: boolean
+  page?: boolean
+  deprecation?: Deprecation
+}
+
+/**
+ * The route settings of a request, read once per request: Fastify's `routeOptions` getter builds
+ * a new object on every access. Requests that match no route have none of these settings.
+ */
+export function settingsOf(request: FastifyRequest): RouteSettings {
+  return (request.routeSettings ??= request.routeOptions.config as RouteSettings)
+}
+
+interface RouteEntry {
+  segments: string[]
+  /** Method -> the route registered for it (its config is read when needed: later onRoute hooks may still set it). */
+  methods: Map<string, RouteOptions>
+}
+
+/**
+ * Every registered route, collected by an onRoute hook, so that what the router cannot tell (the
+ * methods allowed on a path for 405 Allow, or the route a malformed path was meant for) is
+ * derived from the routes themselves and never written twice.
+ */
+export class RouteTable {
+  private readonly entries: RouteEntry[] = []
+
+  /** Collects the routes registered on `app` from now on. */
+  collect(app: FastifyInstance): void {
+    app.decorateRequest('routeSettings', null)
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method]
+      for (const method of methods) this.add(method, route)
+    })
+  }
+
+  private add(method: string, route: RouteOptions): void {
+    let entry = this.entries.find((e) => e.segments.join('/') === route.url)
+    if (entry === undefined) {
+      entry = { segments: route.url.split('/'), methods: new Map() }
+      this.entries.push(entry)
+    }
+    entry.methods.set(method, route)
+  }
+
+  /** The methods some route serves `path` with (sorted), or none when no route template fits it. */
+  allowedMethods(path: string): string[] {
+    const allowed = new Set<string>()
+    for (const entry of this.matching(path)) for (const method of entry.methods.keys()) allowed.add(method)
+    return [...allowed].sort()
+  }
+
+  /** How the documentation writes the route template `path` fits, e.g. /v1/pets/{petId}. */
+  templateOf(path: string): string | undefined {
+    return this.matching(path)[0]?.segments.map((s) => (s.startsWith(':') ? `{${s.slice(1)}}` : s)).join('/')
+  }
+
+  /** The path parameters of the first template `path` fits, as [name, raw segment] pairs. */
+  paramsOf(path: string): Array<[string, string]> {
+    const segments = path.split('/')
+    const template = this.matching(path)[0]?.segments ?? []
+    return template.flatMap((t, i) => (t.startsWith(':') ? [[t.slice(1), segments[i] ?? ''] as [string, string]] : []))
+  }
+
+  /** The settings of the route `method path` fits by shape, even when the path itself does not decode. */
+  settingsFor(method: string, path: string): RouteSettings | undefined {
+    for (const entry of this.matching(path)) {
+      const route = entry.methods.get(method)
+      if (route !== undefined) return { ...(route.config as RouteSettings), url: route.url, method }
+    }
+    return undefined
+  }
+
+  /** Templates that fit segment by segment: a `:param` fits any one segment, `*` the rest. */
+  private matching(path: string): RouteEntry[] {
+    const segments = path.split('/')
+    return this.entries.filter(({ segments: template }) => {
+      for (let i = 0; i < template.length; i++) {
+        const t = template[i]!
+        if (t === '*') return true
+        if (i >= segments.length) return false
+        if (!t.startsWith(':') && t !== segments[i]) return false
+      }
+      return template.length === segments.length
+    })
+  }
+}

@@ -1,0 +1,23 @@
+import { toInt64, type Int64 } from '../int64.js'
+import type { Pet, PetStatus } from '../pets/schemas.js'
+
+/** A pets row as both SQL stores return it (same column names in both migrations). */
+export interface PetRow {
+  id: Int64
+  name: string
+  category_id: Int64
+  status: PetStatus | null
+}
+
+/**
+ * Pet.id is a number: an id would need 2^53 inserts to leave the safe range, but rounding one
+ * silently would be far worse than failing loudly, so both stores refuse such a row the same way.
+ */
+export function toPet(row: PetRow): Pet {
+  const id = typeof row.id === 'bigint' ? toInt64(row.id) : row.id
+  if (typeof id !== 'number') throw new Error(`pet id ${row.id} is beyond 2^53`)
+  const categoryId = typeof row.category_id === 'bigint' ? toInt64(row.category_id) : row.category_id
+  const pet: Pet = { id, name: row.name, categoryId }
+  if (row.status !== null) pet.status = row.status
+  return pet
+}
