@@ -15,7 +15,7 @@ import ts from 'typescript'
 export const OPENAPI_JSON = fileURLToPath(new URL('../client/openapi.json', import.meta.url))
 export const SCHEMA_TS = fileURLToPath(new URL('../client/src/schema.ts', import.meta.url))
 
-/** The document as the production server publishes it (servers: production and staging only). */
+/** The document as a server with the default configuration publishes it. */
 export async function buildOpenApiDocument() {
   const { buildApp } = await import('../src/app.ts')
   const { loadConfig } = await import('../src/config.ts')
@@ -23,9 +23,8 @@ export async function buildOpenApiDocument() {
   const { MemoryLimiter } = await import('../src/limits/memory/memory-limiter.ts')
   const { SqliteStorage } = await import('../src/storage/sqlite/sqlite-storage.ts')
   const { systemClock } = await import('../src/clock.ts')
-  // PUBLIC_BASE_URL equal to the production server: no "this instance" entry, so the document is
-  // the same on every machine.
-  const config = loadConfig({ BOOTSTRAP_KEY: 'false', PUBLIC_BASE_URL: 'https://api.animal-store.example' })
+  // The default configuration (no PUBLIC_BASE_URL): the same document on every machine.
+  const config = loadConfig({ BOOTSTRAP_KEY: 'false' })
   const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
   const limiter = new MemoryLimiter(systemClock, banPolicy(config))
   const app = await buildApp({ config, storage, limiter })

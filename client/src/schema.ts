@@ -34,7 +34,7 @@ export interface paths {
         /**
          * Get an animal (deprecated)
          * @deprecated
-         * @description Deprecated since 2026-01-01; removal on 5 December 2030, after which it answers 410. Use GET /pets with the status filter instead. Responses carry Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers.
+         * @description Deprecated since 2026-01-01; removal on 2030-12-05, after which it answers 410 Gone. Use /v1/pets instead. Every answer carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers. Use GET /pets with the status filter instead.
          */
         get: operations["getPet"];
         put?: never;
@@ -474,9 +474,9 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
-                    /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT. */
+                    /** @description RFC 8594: the HTTP date of the removal. */
                     Sunset?: string;
-                    /** @description rel="successor-version" (/v1/pets) and rel="deprecation" (documentation). */
+                    /** @description rel="successor-version" (the replacement) and rel="deprecation" (documentation). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -501,9 +501,9 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
-                    /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT. */
+                    /** @description RFC 8594: the HTTP date of the removal. */
                     Sunset?: string;
-                    /** @description rel="successor-version" (/v1/pets) and rel="deprecation" (documentation). */
+                    /** @description rel="successor-version" (the replacement) and rel="deprecation" (documentation). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -530,9 +530,9 @@ export interface operations {
                     "WWW-Authenticate"?: string;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
-                    /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT. */
+                    /** @description RFC 8594: the HTTP date of the removal. */
                     Sunset?: string;
-                    /** @description rel="successor-version" (/v1/pets) and rel="deprecation" (documentation). */
+                    /** @description rel="successor-version" (the replacement) and rel="deprecation" (documentation). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -557,9 +557,9 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
-                    /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT. */
+                    /** @description RFC 8594: the HTTP date of the removal. */
                     Sunset?: string;
-                    /** @description rel="successor-version" (/v1/pets) and rel="deprecation" (documentation). */
+                    /** @description rel="successor-version" (the replacement) and rel="deprecation" (documentation). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -584,9 +584,9 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
-                    /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT. */
+                    /** @description RFC 8594: the HTTP date of the removal. */
                     Sunset?: string;
-                    /** @description rel="successor-version" (/v1/pets) and rel="deprecation" (documentation). */
+                    /** @description rel="successor-version" (the replacement) and rel="deprecation" (documentation). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -613,9 +613,9 @@ export interface operations {
                     "Retry-After"?: number;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
-                    /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT. */
+                    /** @description RFC 8594: the HTTP date of the removal. */
                     Sunset?: string;
-                    /** @description rel="successor-version" (/v1/pets) and rel="deprecation" (documentation). */
+                    /** @description rel="successor-version" (the replacement) and rel="deprecation" (documentation). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -640,9 +640,9 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
-                    /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT. */
+                    /** @description RFC 8594: the HTTP date of the removal. */
                     Sunset?: string;
-                    /** @description rel="successor-version" (/v1/pets) and rel="deprecation" (documentation). */
+                    /** @description rel="successor-version" (the replacement) and rel="deprecation" (documentation). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -667,9 +667,9 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
-                    /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT. */
+                    /** @description RFC 8594: the HTTP date of the removal. */
                     Sunset?: string;
-                    /** @description rel="successor-version" (/v1/pets) and rel="deprecation" (documentation). */
+                    /** @description rel="successor-version" (the replacement) and rel="deprecation" (documentation). */
                     Link?: string;
                     [name: string]: unknown;
                 };

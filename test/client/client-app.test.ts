@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { AnimalStoreClient, ApiError, UnexpectedResponseError, type AttemptEvent, type Pet } from '../../client/src/index.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
-import { freePort } from '../helpers/process.js'
 import { startFlakyServer } from './flaky-server.js'
 
 /** The client against the real app on a loopback port (in-process; the manual clock holds time still). */
@@ -14,10 +14,10 @@ describe('client against the app', () => {
   const events: AttemptEvent[] = []
 
   before(async () => {
-    const port = await freePort()
-    t = await buildTestApp({ env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } })
-    await t.app.listen({ port, host: '127.0.0.1' })
-    baseUrl = `http://127.0.0.1:${port}/v1`
+    // The default configuration: relative Link headers.
+    t = await buildTestApp()
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/v1`
     key = await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 })
     client = new AnimalStoreClient({ baseUrl, apiKey: key, onAttempt: (e) => events.push(e) })
   })
