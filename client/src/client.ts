@@ -89,7 +89,13 @@ export class AnimalStoreClient {
     // The draft's form: a Structured Field string (quoted, with \ and " escaped).
     const idempotencyKey = `"${key.replace(/[\\"]/g, '\\$&')}"`
     const via = this.#via(options)
-    await this.#api.POST('/pets', { body: pet, headers: { ...this.#headers(), 'idempotency-key': idempotencyKey }, parseAs: 'text', fetch: via.fetch })
+    await this.#api.POST('/pets', {
+      params: { header: { 'Idempotency-Key': idempotencyKey } },
+      body: pet,
+      headers: this.#headers(),
+      parseAs: 'text',
+      fetch: via.fetch,
+    })
     return this.#json<CreatePetAnswer>(via.answer(), 'object')
   }
 

@@ -31,7 +31,7 @@ export class ApiError extends AnimalStoreError {
   override readonly name = 'ApiError'
   readonly status: number
   readonly code: ErrorCode
-  /** For 429 (and 503 with Retry-After): when a retry may pass, as the server said. */
+  /** When a retry may pass, as the server said: Retry-After (429, 503, 409), or X-RateLimit-Reset for a 429 without it. */
   readonly retryAt: Date | undefined
 
   constructor(body: { code: ErrorCode; message: string; status: number }, details: FailureDetails & { retryAt?: Date | undefined }) {

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Add an animal
-         * @description Creates an animal and answers 201 with it, including the assigned id, once it is durable. The body is validated strictly: no type coercion, no unknown fields, no client-sent id; categoryId is int64 and exact.
+         * @description Creates an animal and answers 201 with it, including the assigned id, once it is durable. The body is validated strictly: no type coercion, no unknown fields, no client-sent id; categoryId is int64 and exact. With an `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header), the animal is created once per API key and key: a retry with the same key and body answers 201 with the same animal and `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`; while the first request is still processed, 409 `idempotency_conflict`. Keys are kept 24 hours.
          */
         post: operations["createPet"];
         delete?: never;
@@ -88,7 +88,7 @@ export interface components {
              * @description Machine-readable error code from a closed list.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "gone" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /** @description The HTTP status code, repeated. */
@@ -259,7 +259,10 @@ export interface operations {
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the create safe to retry: 1 to 255 visible ASCII characters, as the draft's quoted string ("8e03978e-...") or bare; both forms name the same key. Scoped to the API key, kept 24 hours. A new UUID per animal is a good key. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -286,6 +289,8 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Path of the new animal, /v1/pets/{id}. */
                     Location?: string;
+                    /** @description Present on a replay: an earlier request with this Idempotency-Key created the animal. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -336,6 +341,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A request with the same Idempotency-Key is still in flight. Codes: `idempotency_conflict` (A request with the same Idempotency-Key is still being processed; retry after Retry-After seconds.) */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body larger than 16 KiB. Codes: `payload_too_large` (The request body is larger than 16 KiB.) */
             413: {
                 headers: {
@@ -359,6 +387,27 @@ export interface operations {
             };
             /** @description Request body is not application/json. Codes: `unsupported_media_type` (The request body is not application/json.) */
             415: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with another body. Codes: `idempotency_key_reused` (The Idempotency-Key was already used with a different request body.) */
+            422: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day). */
                     "X-RateLimit-Limit"?: number;
@@ -688,5 +737,6 @@ type ReadonlyArray<T> = [
 ] extends [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const pathsPetsPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/pets"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
 export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
-export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "not_found", "method_not_allowed", "request_timeout", "gone", "payload_too_large", "unsupported_media_type", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "not_found", "method_not_allowed", "request_timeout", "idempotency_conflict", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];

@@ -1,4 +1,4 @@
-import { AnimalStoreError, ApiError, NetworkError, UnexpectedResponseError, isErrorCode } from './errors.js'
+import { AnimalStoreError, ApiError, NetworkError, UnexpectedResponseError, isErrorCode, type ErrorCode } from './errors.js'
 import { parseJson } from './json.js'
 import { MAX_TIMER_MS, fullJitter, serverRetryAt, type RetryPolicy } from './retry.js'
 
@@ -58,7 +58,7 @@ export interface TransportOptions {
 const DEFAULT_BAN_MS = 60_000
 
 /** Codes whose answer says the request was not processed, or may be retried with the same Idempotency-Key. */
-const RETRYABLE_CODES = new Set(['rate_limited', 'service_unavailable', 'idempotency_conflict'])
+const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['rate_limited', 'service_unavailable', 'idempotency_conflict'])
 
 /**
  * Sends one logical request, with retries: 429 rate_limited waits for Retry-After (else
@@ -176,7 +176,7 @@ export class Transport {
       const snippet = text.length > 200 ? `${text.slice(0, 200)}…` : text
       return new UnexpectedResponseError(`Unexpected ${response.status} answer: ${snippet}`, response.status, { requestId, attempts })
     }
-    const retryAt = status === 429 || status === 503 ? serverRetryAt(response.headers, this.options.clock.now(), status === 429) : undefined
+    const retryAt = serverRetryAt(response.headers, this.options.clock.now(), status === 429)
     return new ApiError({ code, message, status }, { requestId, attempts, retryAt: retryAt === undefined ? undefined : new Date(retryAt) })
   }
 }

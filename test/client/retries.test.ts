@@ -76,6 +76,18 @@ describe('client retries against a scripted flaky server', () => {
     assert.equal(server.received.length, 2)
   })
 
+  test('409 idempotency_conflict (the first attempt still in flight) is retried with the same key; 422 idempotency_key_reused is not', async (t) => {
+    const { server, client, clock } = await setup(t)
+    server.script(['drop', apiError(409, 'idempotency_conflict', { 'retry-after': '1' }), pet(3)])
+    assert.equal((await client.createPet({ name: 'Rex', categoryId: 1 })).id, 3)
+    assertOneKey(server)
+    assert.ok(clock.sleeps[1]!.ms >= 1000, `waited ${clock.sleeps[1]!.ms} ms after the 409`)
+    server.script([apiError(422, 'idempotency_key_reused')])
+    const error = await client.createPet({ name: 'Rex', categoryId: 1 }).catch((e: unknown) => e)
+    assert.ok(error instanceof ApiError && error.code === 'idempotency_key_reused' && error.status === 422)
+    assert.equal(server.received.length, 1)
+  })
+
   test('Retry-After: 0 forever: a bounded number of attempts (maxRetries + 1), never a spin', async (t) => {
     const { server, client, clock } = await setup(t)
     server.script([apiError(429, 'rate_limited', { 'retry-after': '0' })])
