@@ -81,7 +81,7 @@ test('20 loops sharing a Free key for 2 minutes: exactly the quota, no ban, noth
   }
   const byWindow = [...windows].sort(([a], [b]) => a - b)
   process.stdout.write(
-    `free-key proof: ${LOOPS} loops, ${Math.round(elapsed / 1000)} s, ${iterations} iterations: ${created.size} created, ` +
+    `free-key proof: ${LOOPS} loops over a ${RUN_MS / 1000} s run (done after ${Math.round(elapsed / 1000)} s: no window opens before its end), ${iterations} iterations: ${created.size} created, ` +
       `${surfaced.length} surfaced rate_limited at the end, ${failures.length} failures; attempts ${JSON.stringify(Object.fromEntries(codes))}; ` +
       `per window (end: created/refused) ${byWindow.map(([reset, w]) => `${new Date(reset * 1000).toISOString().slice(11, 19)}: ${w.created}/${w.refused}`).join(', ')}\n`,
   )
