@@ -4,6 +4,7 @@ import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import { trackResponses, clientErrorHandler } from './http/client-errors.js'
 import { commonHeaders, redactKeys } from './http/common-headers.js'
+import { registerCors } from './http/cors.js'
 import { registerDeprecation } from './http/deprecation.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { ErrorBody } from './http/errors.js'
@@ -106,6 +107,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.decorate('keyResolver', keys)
   app.decorate('metrics', metrics)
 
+  if (config.corsOrigins !== undefined) await registerCors(app, config.corsOrigins)
   const deprecation = registerDeprecation(app, clock, linkBase)
   admission.push(commonHeaders, refuseWhileClosing(app), deprecation.announce, createGuard({ keys, limiter, metrics }))
   const routing: Step[] = [requireHost, answerUnrouted(routes), deprecation.enforceSunset]

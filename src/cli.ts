@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
+import { CLI } from './banner.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { KeyInputError, createApiKey } from './keys/key-service.js'
+import { StartupError, startFailureLine } from './startup-error.js'
 import { openStorage } from './storage/index.js'
 
 const USAGE = `Usage:
@@ -10,10 +12,15 @@ const USAGE = `Usage:
   animal-store keys list [--json]
   animal-store keys revoke KEY_ID
 
-The database is DATABASE_URL (default data/animal-store.db); the key prefix follows ANIMAL_STORE_ENV.`
+The database is DATABASE_URL (default data/animal-store.db); the key prefix follows ANIMAL_STORE_ENV.
+In the project directory, run it as \`${CLI} ...\` or \`npm run keys -- ...\` (\`npx animal-store\` may
+fetch a different package of that name from the npm registry).`
 
-/** A usage or input error: message on stderr, exit status 2. */
+/** A usage or input error: message and usage on stderr, exit status 2. */
 class UsageError extends Error {}
+
+/** A well-formed command that cannot be done (an unknown key id): one line on stderr, exit status 2. */
+class CommandError extends Error {}
 
 function positiveInt(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined
@@ -80,9 +87,17 @@ async function keys(config: Config, args: string[]): Promise<void> {
     } else if (sub === 'revoke') {
       const [id, extra] = positionals
       if (id === undefined || extra !== undefined) throw new UsageError('keys revoke takes exactly one KEY_ID')
-      const revoked = await storage.keys.revokeKey(id, Date.now())
-      if (!revoked) throw new UsageError(`no active key with id ${id}`)
-      process.stdout.write(values.json ? JSON.stringify({ id, revoked: true }) + '\n' : `Revoked ${id}; running servers refuse it within 2 seconds.\n`)
+      if (await storage.keys.revokeKey(id, Date.now())) {
+        process.stdout.write(values.json ? JSON.stringify({ id, revoked: true }) + '\n' : `Revoked ${id}; running servers refuse it at their next revocation poll (every KEY_REFRESH_MS, 1 s by default; at once on PostgreSQL).\n`)
+        return
+      }
+      // Revoking is idempotent: a key revoked before (by anyone) is the outcome asked for.
+      const earlier = (await storage.keys.listKeys()).find((k) => k.id === id)?.revokedAt
+      if (earlier === undefined || earlier === null) throw new CommandError(`no key with id ${id} (${CLI} keys list shows the ids)`)
+      const at = new Date(earlier).toISOString()
+      process.stdout.write(
+        values.json ? JSON.stringify({ id, revoked: true, alreadyRevokedAt: at }) + '\n' : `Key ${id} was already revoked (at ${at}).\n`,
+      )
     } else {
       throw new UsageError(sub ? `unknown keys command ${JSON.stringify(sub)}` : 'keys needs a command: create, list or revoke')
     }
@@ -117,14 +132,21 @@ export async function main(argv: string[]): Promise<number> {
     else throw new UsageError(`unknown command ${JSON.stringify(command)}`)
     return 0
   } catch (error) {
-    const known =
-      error instanceof UsageError ||
-      error instanceof KeyInputError ||
-      error instanceof ConfigError ||
-      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-    if (!known) throw error
-    process.stderr.write(`animal-store: ${(error as Error).message}\n\n${USAGE}\n`)
-    return 2
+    const usage =
+      error instanceof UsageError || error instanceof KeyInputError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    if (usage) {
+      process.stderr.write(`animal-store: ${(error as Error).message}\n\n${USAGE}\n`)
+      return 2
+    }
+    if (command === 'serve' || error instanceof ConfigError) {
+      process.stderr.write(startFailureLine(error) + '\n')
+      return 2
+    }
+    if (error instanceof CommandError || error instanceof StartupError) {
+      process.stderr.write(`animal-store: ${error.message}\n`)
+      return 2
+    }
+    throw error
   }
 }
 

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster'
+import { firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { ConfigError, type Config } from './config.js'
 
 /**
@@ -39,7 +40,7 @@ export async function startCluster(config: Config, workers: number): Promise<voi
     const storage = await openStorage(config)
     try {
       const first = await createFirstKey(storage.keys, config.env)
-      if (first) process.stdout.write(`\nNo API key existed, so one Free key was created. It is shown only this once:\n\n  ${first.key}\n\n`)
+      if (first) process.stdout.write(firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port)))
     } finally {
       await storage.close()
     }
@@ -51,6 +52,9 @@ export async function startCluster(config: Config, workers: number): Promise<voi
     if (!stopping) startedAt.set(cluster.fork().id, Date.now())
   }
   for (let i = 0; i < workers; i++) fork()
+  cluster.once('listening', (_worker, address) => {
+    process.stdout.write(listeningBanner(address.address ?? '', address.port, config.host, [`Workers:     ${workers}`]))
+  })
   // Workers that die soon after starting (database unreachable, ...) are replaced with exponential
   // backoff rather than every 0.5 s; one that ran for a while resets it.
   let quickExits = 0

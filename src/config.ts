@@ -22,6 +22,8 @@ export interface Config {
   durability: Durability
   redisUrl: string | undefined
   redisFailurePolicy: RedisFailurePolicy
+  /** Origins allowed to call the API from a browser (CORS): none (undefined), a list, or any ('*'). */
+  corsOrigins: string[] | '*' | undefined
   /** Proxies trusted to set X-Forwarded-For: false, or a comma list of addresses/CIDRs. */
   trustProxy: false | string
   logLevel: string
@@ -35,6 +37,10 @@ export interface Config {
   banThreshold: number
   banBaseSeconds: number
   banMaxSeconds: number
+  /** Where the in-memory limiter keeps its windows and bans across restarts; undefined: nowhere. */
+  limiterStateFile: string | undefined
+  /** How often the in-memory limiter writes its state file when something changed (ms). */
+  limiterSnapshotMs: number
   /** Node HTTP server limits against slow or hostile clients. */
   requestTimeoutMs: number
   headersTimeoutMs: number
@@ -109,10 +115,38 @@ function trustProxy(env: Env): Config['trustProxy'] {
   return parts.join(',')
 }
 
+function corsOrigins(env: Env): Config['corsOrigins'] {
+  const raw = env.CORS_ORIGINS?.trim()
+  if (raw === undefined || raw === '') return undefined
+  if (raw === '*') return '*'
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim()
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      parsed = undefined
+    }
+    if (parsed === undefined || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS must be * or a comma list of origins such as https://app.example.com (bad entry ${JSON.stringify(origin)})`)
+    }
+    return origin
+  })
+}
+
+/** `data/x.db`, `/abs/x.db`, `sqlite:data/x.db`, `sqlite:///abs/x.db`, `sqlite::memory:` -> a file name for SQLite. */
+export function sqliteFilename(databaseUrl: string): string {
+  let name = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : databaseUrl
+  if (name.startsWith('//')) name = name.slice(2)
+  return name
+}
+
+const isPostgresUrl = (databaseUrl: string) => /^postgres(ql)?:\/\//.test(databaseUrl)
+
 function databaseUrl(env: Env): string {
   const raw = env.DATABASE_URL
   if (raw === undefined || raw === '') return 'data/animal-store.db'
-  if (/^postgres(ql)?:\/\//.test(raw) || raw.startsWith('sqlite:') || !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+  if (isPostgresUrl(raw) || raw.startsWith('sqlite:') || !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
     return raw
   }
   throw new ConfigError(
@@ -120,9 +154,30 @@ function databaseUrl(env: Env): string {
   )
 }
 
+/**
+ * The in-memory limiter's state file: LIMITER_STATE_FILE (`off` disables it), by default beside a
+ * SQLite database file. Nowhere by default on PostgreSQL or an in-memory SQLite database: there is
+ * no data directory of the service's own to put it in. Redis keeps its own state, so a state file
+ * there would only be the fallback's, which must not outlive an outage.
+ */
+function limiterStateFile(env: Env, databaseUrl: string, redisUrl: string | undefined): string | undefined {
+  const raw = env.LIMITER_STATE_FILE
+  if (raw === 'off') return undefined
+  if (raw !== undefined && raw !== '') {
+    if (redisUrl !== undefined) {
+      throw new ConfigError('LIMITER_STATE_FILE applies to the in-memory limiter only; with REDIS_URL the state is in Redis (unset one of them)')
+    }
+    return raw
+  }
+  if (redisUrl !== undefined || isPostgresUrl(databaseUrl)) return undefined
+  const sqliteFile = sqliteFilename(databaseUrl)
+  return sqliteFile === ':memory:' || sqliteFile === '' ? undefined : `${sqliteFile}.limits.json`
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 8080, 0, 65535)
   const redisUrl = env.REDIS_URL ? url(env, 'REDIS_URL', '', ['redis:', 'rediss:']) : undefined
+  const database = databaseUrl(env)
   const config: Config = {
     env: oneOf(env, 'ANIMAL_STORE_ENV', ['production', 'staging'] as const, 'production'),
     host: env.HOST || '0.0.0.0',
@@ -130,10 +185,11 @@ export function loadConfig(env: Env = process.env): Config {
     publicBaseUrl: env.PUBLIC_BASE_URL ? url(env, 'PUBLIC_BASE_URL', '', ['http:', 'https:']) : undefined,
     productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.animal-store.example', ['http:', 'https:']),
     stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging.api.animal-store.example', ['http:', 'https:']),
-    databaseUrl: databaseUrl(env),
+    databaseUrl: database,
     durability: oneOf(env, 'DURABILITY', ['process', 'power'] as const, 'process'),
     redisUrl,
     redisFailurePolicy: oneOf(env, 'REDIS_FAILURE_POLICY', ['open', 'closed'] as const, 'open'),
+    corsOrigins: corsOrigins(env),
     trustProxy: trustProxy(env),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     logFile: env.LOG_FILE || undefined,
@@ -142,6 +198,8 @@ export function loadConfig(env: Env = process.env): Config {
     banThreshold: int(env, 'BAN_THRESHOLD', 0, 0, 1_000_000),
     banBaseSeconds: int(env, 'BAN_BASE_SECONDS', 60, 1, 86_400),
     banMaxSeconds: int(env, 'BAN_MAX_SECONDS', 3600, 1, 7 * 86_400),
+    limiterStateFile: limiterStateFile(env, database, redisUrl),
+    limiterSnapshotMs: int(env, 'LIMITER_SNAPSHOT_MS', 2000, 100, 600_000),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
     headersTimeoutMs: int(env, 'HEADERS_TIMEOUT_MS', 5_000, 100, 600_000),
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),

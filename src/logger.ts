@@ -1,5 +1,8 @@
+import { closeSync, openSync } from 'node:fs'
 import { pino, type Logger } from 'pino'
 import type { Config } from './config.js'
+import { UnusableFileError, errnoText, prepareFileLocation } from './file-location.js'
+import { StartupError } from './startup-error.js'
 
 /**
  * The process logger. Keys never reach a log line: requests are logged by our own access-log
@@ -9,7 +12,7 @@ import type { Config } from './config.js'
 export function createLogger(config: Pick<Config, 'logLevel' | 'logFile'>): Logger {
   // Asynchronous writes (sonic-boom), a write per line so that log followers see every line at
   // once; flushed on shutdown. (Buffering to 4 KiB was tried: it delayed lines on quiet servers.)
-  const destination = pino.destination({ dest: config.logFile ?? 1, sync: false, mkdir: true })
+  const destination = pino.destination({ dest: config.logFile === undefined ? 1 : openableLogFile(config.logFile), sync: false })
   return pino(
     {
       level: config.logLevel,
@@ -18,4 +21,24 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logFile'>): Logg
     },
     destination,
   )
+}
+
+/**
+ * LOG_FILE checked (and its directory created) before pino opens it: pino would open it
+ * asynchronously and crash the process with a stack on an unusable path.
+ */
+function openableLogFile(logFile: string): string {
+  const unusable = (cause: string) => new StartupError({ LOG_FILE: logFile }, cause)
+  let file: string
+  try {
+    file = prepareFileLocation(logFile, 'a log file')
+  } catch (error) {
+    throw error instanceof UnusableFileError ? unusable(error.message) : error
+  }
+  try {
+    closeSync(openSync(file, 'a'))
+  } catch (error) {
+    throw unusable(`${file} cannot be opened for appending: ${errnoText(error)}`)
+  }
+  return file
 }

@@ -1,48 +1,129 @@
 import closeWithGrace from 'close-with-grace'
+import cluster from 'node:cluster'
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
+import { firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { systemClock } from './clock.js'
-import { ConfigError, loadConfig, type Config } from './config.js'
+import { loadConfig, type Config } from './config.js'
 import { createFirstKey } from './keys/key-service.js'
 import { createLimiter } from './limits/index.js'
+import type { RateLimiter } from './limits/limiter.js'
 import { createLogger } from './logger.js'
 import { Metrics } from './ops/metrics.js'
+import { StartupError, redactUrl, startFailureLine } from './startup-error.js'
 import { openStorage } from './storage/index.js'
 
-/** Starts one server process: storage (migrated), limiter, app, listen; closes all on SIGTERM/SIGINT. */
+/**
+ * The longest a start may take before the process gives up with one line and status 2. Above the
+ * slowest legitimate wait (another instance holding the PostgreSQL migration lock: up to 60 s);
+ * every step also has its own, shorter, timeout: this is the safety net behind them.
+ */
+const STARTUP_DEADLINE_MS = 90_000
+
+/**
+ * Starts one server process: storage (migrated), limiter, app, listen; closes all on SIGTERM/SIGINT.
+ * A start that fails rejects with a StartupError (or ConfigError) after closing what it opened.
+ */
 export async function startServer(config: Config): Promise<void> {
   const log = createLogger(config)
-  const metrics = new Metrics()
-  const storage = await openStorage(config)
-  const limiter = await createLimiter(config, systemClock, metrics, log)
+  let phase = `opening the database (DATABASE_URL=${redactUrl(config.databaseUrl)})`
+  const deadline = setTimeout(() => {
+    // A stuck step holds the event loop's attention forever: there is nothing left to close cleanly.
+    process.stderr.write(`animal-store: cannot start: start-up did not finish within ${STARTUP_DEADLINE_MS / 1000} s, stuck ${phase}\n`)
+    process.exit(2)
+  }, STARTUP_DEADLINE_MS)
+  const opened: Array<{ close(): Promise<unknown> }> = []
+  let graceful: { uninstall(): void } | undefined
+  try {
+    const storage = await openStorage(config)
+    opened.push(storage)
+    phase = config.redisUrl === undefined ? 'creating the rate limiter' : `connecting to Redis (REDIS_URL=${redactUrl(config.redisUrl)})`
+    const metrics = new Metrics()
+    const limiter = await createLimiter(config, systemClock, metrics, log)
+    opened.push(limiter)
 
-  if (config.bootstrapKey) {
-    const first = await createFirstKey(storage.keys, config.env)
-    if (first) {
-      // Printed once, to the terminal only (never through the logger): it is a secret.
-      process.stdout.write(
-        `\nNo API key existed, so one Free key was created. It is shown only this once:\n\n  ${first.key}\n\n` +
-          `Try: curl -H "Authorization: Bearer ${first.key}" ${config.publicBaseUrl ?? `http://localhost:${config.port}`}/v1/pets\n\n`,
-      )
+    phase = 'creating the first key'
+    const first = config.bootstrapKey ? await createFirstKey(storage.keys, config.env) : undefined
+    // Printed once, to the terminal only (never through the logger): it is a secret. Before
+    // listening, so that a start that fails later has still shown the key it created.
+    if (first) process.stdout.write(firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port)))
+
+    phase = 'building the app'
+    const app = await buildApp({ config, storage, limiter, metrics, logger: log })
+    opened.push(app)
+    app.server.headersTimeout = config.headersTimeoutMs
+    app.server.maxHeadersCount = 100
+    app.server.maxConnections = config.maxConnections
+
+    graceful = closeWithGrace({ delay: 10_000, logger: log }, async ({ signal, err }) => {
+      if (err) log.error({ err }, 'closing after an error')
+      else log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests')
+      await app.close()
+      await limiter.close()
+      await storage.close()
+      await new Promise<void>((resolve) => log.flush(() => resolve()))
+    })
+
+    phase = `listening (PORT=${config.port} HOST=${config.host})`
+    await listen(app, config)
+    // In a cluster the primary prints the banner once, for all workers (cluster.ts).
+    if (!cluster.isWorker) {
+      const { address, port } = bound(app)
+      process.stdout.write(listeningBanner(address, port, config.host, await degradedNotes(config, limiter)))
     }
+  } catch (error) {
+    graceful?.uninstall()
+    for (const resource of opened.reverse()) await resource.close().catch(() => {})
+    await new Promise<void>((resolve) => {
+      setTimeout(resolve, 1000).unref()
+      try {
+        log.flush(() => resolve())
+      } catch {
+        resolve() // the log file is not even open yet: nothing was written to it
+      }
+    })
+    throw error
+  } finally {
+    clearTimeout(deadline)
   }
+}
 
-  const app = await buildApp({ config, storage, limiter, metrics, logger: log })
-  app.server.headersTimeout = config.headersTimeoutMs
-  app.server.maxHeadersCount = 100
-  app.server.maxConnections = config.maxConnections
+async function listen(app: FastifyInstance, config: Config): Promise<void> {
+  try {
+    await app.listen({ port: config.port, host: config.host })
+  } catch (error) {
+    const code = String((error as { code?: unknown }).code)
+    const where = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
+    const causes: Record<string, string> = {
+      EADDRINUSE: `address already in use: another process listens on ${where}`,
+      EACCES: `permission denied to listen on ${where}: ports below 1024 need privileges`,
+      EADDRNOTAVAIL: `${config.host} is not an address of this machine`,
+      ENOTFOUND: `the host name ${config.host} cannot be resolved`,
+      EAI_AGAIN: `the host name ${config.host} cannot be resolved`,
+    }
+    const cause = causes[code] === undefined ? `cannot listen on ${where}: ${(error as Error).message}` : `${causes[code]} (${code})`
+    throw new StartupError({ PORT: config.port, HOST: config.host }, cause)
+  }
+}
 
-  closeWithGrace({ delay: 10_000, logger: log }, async ({ signal, err }) => {
-    if (err) log.error({ err }, 'closing after an error')
-    else log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests')
-    await app.close()
-    await limiter.close()
-    await storage.close()
-    await new Promise<void>((resolve) => log.flush(() => resolve()))
-  })
+/** The address and port the server is bound to (the port differs from PORT when PORT is 0). */
+function bound(app: FastifyInstance): { address: string; port: number } {
+  const address = app.server.address()
+  return typeof address === 'object' && address !== null ? address : { address: '', port: 0 }
+}
 
-  await app.listen({ port: config.port, host: config.host })
+/** A dependency that is down at start is said on the terminal too, not only in the log. */
+async function degradedNotes(config: Config, limiter: RateLimiter): Promise<string[]> {
+  if (config.redisUrl === undefined) return []
+  const up = await limiter.ping().then(
+    () => true,
+    () => false,
+  )
+  if (up) return []
+  const effect = config.redisFailurePolicy === 'open' ? 'rate limits are per instance until it returns' : 'answering 503 until it returns'
+  return [`Degraded:    Redis unreachable at ${redactUrl(config.redisUrl)}; ${effect} (REDIS_FAILURE_POLICY=${config.redisFailurePolicy})`]
 }
 
 /** Run as the entry script (node dist/server.js), also through a symlink or from a path with spaces. */
@@ -56,20 +137,11 @@ function isEntryScript(): boolean {
   }
 }
 
-const isEntry = isEntryScript()
-if (isEntry) {
-  let config: Config
+if (isEntryScript()) {
   try {
-    config = loadConfig()
+    await startServer(loadConfig())
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`animal-store: configuration error: ${error.message}\n`)
-      process.exit(2)
-    }
-    throw error
+    process.stderr.write(startFailureLine(error) + '\n')
+    process.exit(2)
   }
-  startServer(config).catch((error: unknown) => {
-    process.stderr.write(`animal-store: failed to start: ${error instanceof Error ? error.message : String(error)}\n`)
-    process.exit(1)
-  })
 }

@@ -41,3 +41,23 @@ test('accepted forms of DATABASE_URL and TRUST_PROXY', () => {
   assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8,127.0.0.1')
   assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl, 'https://api.example.com')
 })
+
+test('the limiter state file: beside a SQLite file by default, nowhere without one, off on request', () => {
+  assert.equal(loadConfig({}).limiterStateFile, 'data/animal-store.db.limits.json')
+  assert.equal(loadConfig({ DATABASE_URL: 'sqlite:///srv/as/x.db' }).limiterStateFile, '/srv/as/x.db.limits.json')
+  assert.equal(loadConfig({ DATABASE_URL: ':memory:' }).limiterStateFile, undefined)
+  assert.equal(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).limiterStateFile, undefined)
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).limiterStateFile, undefined)
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db', LIMITER_STATE_FILE: '/var/lib/as/limits.json' }).limiterStateFile, '/var/lib/as/limits.json')
+  assert.equal(loadConfig({ LIMITER_STATE_FILE: 'off' }).limiterStateFile, undefined)
+  assert.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).limiterStateFile, undefined, 'Redis keeps the state')
+  assert.throws(
+    () => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', LIMITER_STATE_FILE: '/tmp/x.json' }),
+    (e: unknown) => e instanceof ConfigError && /^LIMITER_STATE_FILE applies to the in-memory limiter only/.test(e.message),
+  )
+  assert.equal(loadConfig({}).limiterSnapshotMs, 2000)
+  assert.equal(loadConfig({ LIMITER_SNAPSHOT_MS: '500' }).limiterSnapshotMs, 500)
+  for (const bad of ['0', '99', '600001', '2s', '-1']) {
+    assert.throws(() => loadConfig({ LIMITER_SNAPSHOT_MS: bad }), /LIMITER_SNAPSHOT_MS must be an integer from 100 to 600000/, bad)
+  }
+})

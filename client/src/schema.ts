@@ -57,7 +57,7 @@ export interface components {
         PetStatus: "available" | "pending" | "sold";
         /** NewPet */
         NewPet: {
-            /** @description The animal's name (1 to 200 characters). */
+            /** @description The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed). */
             name: string;
             /**
              * Format: int64
@@ -73,7 +73,7 @@ export interface components {
              * @description Unique identifier assigned by the service on creation.
              */
             id: number | bigint;
-            /** @description The animal's name (1 to 200 characters). */
+            /** @description The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed). */
             name: string;
             /**
              * Format: int64
@@ -125,15 +125,15 @@ export interface operations {
             /** @description Success: an array of animals. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -148,15 +148,15 @@ export interface operations {
             /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -169,15 +169,15 @@ export interface operations {
             /** @description Missing or invalid API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -192,19 +192,19 @@ export interface operations {
             /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Seconds to wait before retrying. */
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -215,15 +215,15 @@ export interface operations {
             /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -236,15 +236,15 @@ export interface operations {
             /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
             503: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -275,15 +275,15 @@ export interface operations {
             /** @description Animal added. */
             201: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -300,15 +300,15 @@ export interface operations {
             /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -321,15 +321,15 @@ export interface operations {
             /** @description Missing or invalid API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -344,19 +344,19 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in flight. Codes: `idempotency_conflict` (A request with the same Idempotency-Key is still being processed; retry after Retry-After seconds.) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Seconds to wait before retrying. */
+                    /** @description Seconds to wait before retrying (1). */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -367,15 +367,15 @@ export interface operations {
             /** @description Request body larger than 16 KiB. Codes: `payload_too_large` (The request body is larger than 16 KiB.) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -388,15 +388,15 @@ export interface operations {
             /** @description Request body is not application/json. Codes: `unsupported_media_type` (The request body is not application/json.) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -409,15 +409,15 @@ export interface operations {
             /** @description The Idempotency-Key was already used with another body. Codes: `idempotency_key_reused` (The Idempotency-Key was already used with a different request body.) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -430,19 +430,19 @@ export interface operations {
             /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Seconds to wait before retrying. */
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -453,15 +453,15 @@ export interface operations {
             /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -474,15 +474,15 @@ export interface operations {
             /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
             503: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -509,15 +509,15 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -536,15 +536,15 @@ export interface operations {
             /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -563,15 +563,15 @@ export interface operations {
             /** @description Missing or invalid API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -592,15 +592,15 @@ export interface operations {
             /** @description The requested animal could not be found. Codes: `not_found` (The route or the requested animal does not exist.) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -619,15 +619,15 @@ export interface operations {
             /** @description The operation is past its sunset date. Codes: `gone` (The operation has passed its sunset date and was removed.) */
             410: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -646,19 +646,19 @@ export interface operations {
             /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Seconds to wait before retrying. */
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
                     "Retry-After"?: number;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
@@ -675,15 +675,15 @@ export interface operations {
             /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -702,15 +702,15 @@ export interface operations {
             /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
             503: {
                 headers: {
-                    /** @description Requests allowed in the tightest window (minute or UTC day). */
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Unix seconds when that window resets (or the ban ends). */
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400. */
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: remaining (r) and seconds to reset (t) of each window. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { LimiterUnavailableError } from '../limits/limiter.js'
 import { StorageUnavailableError } from '../storage/storage.js'
 import { ApiError, type ErrorCode } from './errors.js'
-import { describeValidationError } from './validation.js'
+import { describeValidationErrors } from './validation.js'
 
 const BY_FASTIFY_CODE: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'Request body exceeds the 16 KiB limit'],
@@ -31,9 +31,9 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof LimiterUnavailableError) {
     return new ApiError('service_unavailable', 'The rate-limit store is unavailable; retry shortly', { 'retry-after': 1 })
   }
-  const e = error as FastifyError & { validation?: unknown[]; validationContext?: string }
+  const e = error as FastifyError
   if (Array.isArray(e.validation) && e.validation.length > 0) {
-    return new ApiError('invalid_request', describeValidationError(e.validation[0] as never, e.validationContext ?? 'body'))
+    return new ApiError('invalid_request', describeValidationErrors(e.validation, e.validationContext ?? 'body'))
   }
   const known = e.code ? BY_FASTIFY_CODE[e.code] : undefined
   if (known) return new ApiError(known[0], known[1])

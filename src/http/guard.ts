@@ -8,7 +8,7 @@ import { bearerChallenge, parseBearer } from './auth.js'
 import { addressIdentity } from './client-address.js'
 import { ApiError } from './errors.js'
 import type { Done, Step } from './pipeline.js'
-import { setRateLimitHeaders } from './rate-limit-headers.js'
+import { secondsUntilRetry, setRateLimitHeaders } from './rate-limit-headers.js'
 import { settingsOf } from './route-settings.js'
 
 declare module 'fastify' {
@@ -54,9 +54,10 @@ export function createGuard({ keys, limiter, metrics }: GuardOptions): Step {
         request.log.warn({ keyId: key?.id, ip: key ? undefined : request.ip, seconds: decision.retryAfter }, 'temporary ban started')
       }
       const who = key ? 'This API key' : 'This client address'
+      const wait = secondsUntilRetry(decision)
       return banned
-        ? new ApiError('key_banned', `${who} is temporarily banned for sending while rate limited; retry after ${decision.retryAfter} s`)
-        : new ApiError('rate_limited', `Rate limit exceeded; retry after ${decision.retryAfter} s`)
+        ? new ApiError('key_banned', `${who} is temporarily banned for sending while rate limited; retry after ${wait} s`)
+        : new ApiError('rate_limited', `Rate limit exceeded; retry after ${wait} s`)
     }
     if (key !== undefined) {
       request.apiKey = key

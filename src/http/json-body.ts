@@ -4,20 +4,23 @@ import { ApiError } from './errors.js'
 
 /**
  * The JSON body parser. JSON.parse would round integers above 2^53 before any validation could
- * see them, so numbers are parsed from their source text: safe integers become numbers, larger
- * integers become bigint (exact), and a fraction or exponent that denotes an integer beyond 2^53
- * becomes NaN, which no integer field accepts. lossless-json also rejects duplicate keys (no
+ * see them, so numbers are parsed from their source text (parseNumber below). lossless-json also rejects duplicate keys (no
  * "last one wins" ambiguity) and stores a "__proto__" key as a plain field, which the schema
  * then rejects as unknown. Invalid UTF-8 is rejected rather than replaced.
  */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
-const INTEGER = /^-?\d+$/
+/** The one way to write an integer, in a body as in a query or path (see http/validation.ts). */
+export const PLAIN_INTEGER = /^-?(0|[1-9]\d*)$/
 
+/**
+ * A plain integer literal becomes a number (safe) or bigint (exact). A fraction or exponent that
+ * denotes an integer (1.0, 1e3) becomes NaN, which no integer field accepts: integers are written
+ * one way everywhere. Other numbers (1.5) stay numbers.
+ */
 function parseNumber(text: string): number | bigint {
   const n = Number(text)
-  if (INTEGER.test(text)) return Number.isSafeInteger(n) ? n : BigInt(text)
-  if (Number.isInteger(n) && !Number.isSafeInteger(n)) return Number.NaN
-  return n
+  if (PLAIN_INTEGER.test(text)) return Number.isSafeInteger(n) ? n : BigInt(text)
+  return Number.isInteger(n) ? Number.NaN : n
 }
 
 type WellFormed = string & { isWellFormed(): boolean }

@@ -2,11 +2,18 @@ import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from './errors.js'
 
 /** OpenAPI fragments shared by the route schemas: the headers every response carries, and errors. */
 export const rateLimitHeaderDocs = {
-  'X-RateLimit-Limit': { type: 'integer', description: 'Requests allowed in the tightest window (minute or UTC day).' },
-  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in that window.' },
-  'X-RateLimit-Reset': { type: 'integer', description: 'Unix seconds when that window resets (or the ban ends).' },
-  'RateLimit-Policy': { type: 'string', description: 'IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400.' },
-  RateLimit: { type: 'string', description: 'IETF draft: remaining (r) and seconds to reset (t) of each window.' },
+  'X-RateLimit-Limit': { type: 'integer', description: 'Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left).' },
+  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in that window; 0 on a 429 (also during a ban).' },
+  'X-RateLimit-Reset': {
+    type: 'integer',
+    description: 'Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban\'s end and the reset of every exhausted window).',
+  },
+  'RateLimit-Policy': { type: 'string', description: 'IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response).' },
+  RateLimit: {
+    type: 'string',
+    description:
+      'IETF draft: each window\'s real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>.',
+  },
   'X-Request-Id': { type: 'string', description: 'Request id (echoed when the client sent a safe one); quote it in support requests.' },
 } as const
 
@@ -33,7 +40,13 @@ export function errorResponses(...statuses: number[]): Record<number, object> {
   for (const status of statuses) {
     const codes = codesFor(status)
     const headers: Record<string, object> = { ...rateLimitHeaderDocs }
-    if (status === 429 || status === 409) headers['Retry-After'] = { type: 'integer', description: 'Seconds to wait before retrying.' }
+    if (status === 429) {
+      headers['Retry-After'] = {
+        type: 'integer',
+        description: 'Seconds until a request can pass: the exhausted window\'s reset, or the ban\'s end (later when a window is still exhausted then).',
+      }
+    }
+    if (status === 409) headers['Retry-After'] = { type: 'integer', description: 'Seconds to wait before retrying (1).' }
     if (status === 401) headers['WWW-Authenticate'] = { type: 'string', description: 'Bearer challenge (RFC 6750).' }
     out[status] = {
       description: `${STATUS_TEXT[status] ?? ''} Codes: ${codes.map((c) => `\`${c}\` (${ERROR_DESCRIPTIONS[c]})`).join('; ')}`,

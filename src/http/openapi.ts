@@ -1,8 +1,8 @@
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 import { PLAN_QUOTAS } from '../keys/plans.js'
+import { registerDocsConsole } from './docs-console.js'
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from './errors.js'
 
 const DOC_PATH = '/v1/openapi.json'
@@ -65,24 +65,5 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
   })
 
   app.get(DOC_PATH, { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
-  await app.register(docsConsole)
-}
-
-/**
- * The console's own routes are public HTML pages (their own CSP, no key). It would also serve the
- * document at /docs/json (and /docs/yaml); one document has one address, so those redirect to it.
- * An encapsulated plugin: its onRoute hook sees only the console's routes.
- */
-async function docsConsole(app: FastifyInstance): Promise<void> {
-  app.addHook('onRoute', (route) => {
-    route.config = { ...route.config, public: true, page: true }
-    if (route.url === '/docs/json' || route.url === '/docs/yaml') {
-      route.handler = async (_request, reply) => reply.redirect(DOC_PATH, 308)
-    }
-  })
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { deepLinking: true, docExpansion: 'list' },
-    staticCSP: false,
-  })
+  await app.register(registerDocsConsole, { documentPath: DOC_PATH })
 }

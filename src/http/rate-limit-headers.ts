@@ -12,26 +12,49 @@ export function tightestWindow(d: LimitDecision): WindowState {
 }
 
 /**
+ * Unix seconds at which a refused request could pass: the later of the ban's end and the reset of
+ * every exhausted window (a ban can end before an exhausted day does).
+ */
+function retryAt(d: LimitDecision, nowSeconds: number): number {
+  let at = nowSeconds + d.retryAfter
+  if (d.minute.remaining === 0) at = Math.max(at, d.minute.resetAt)
+  if (d.day.remaining === 0) at = Math.max(at, d.day.resetAt)
+  return at
+}
+
+/** Seconds a refused client must wait before a request can pass (Retry-After and the error message). */
+export function secondsUntilRetry(d: LimitDecision): number {
+  const nowSeconds = Math.floor(d.now / 1000)
+  return retryAt(d, nowSeconds) - nowSeconds
+}
+
+/**
  * X-RateLimit-Limit / -Remaining / -Reset (Unix seconds) for the tightest window, plus the IETF
  * draft fields (draft-ietf-httpapi-ratelimit-headers-10): RateLimit-Policy lists both windows,
- * RateLimit gives each window's remaining quota (r) and seconds to reset (t). While refused, the
- * remaining count is 0 and the reset is when a retry can pass (the ban's end while banned).
+ * RateLimit gives each window's real remaining quota (r) and seconds to its reset (t). While
+ * refused, X-RateLimit-Remaining is 0 and X-RateLimit-Reset and Retry-After are when a request can
+ * pass again.
+ *
+ * A ban is not a window, so during one the windows keep their true counts (the draft's appendix
+ * B.3 refuses with Retry-After while RateLimit shows the policy's real r) and RateLimit gets one
+ * more item, "ban";r=0;t=<seconds to the ban's end>. The draft lets RateLimit report a limit that
+ * RateLimit-Policy does not list (appendix B.1), so RateLimit-Policy stays the same on every
+ * response (section 3: it SHOULD remain consistent), and a client that reads only RateLimit
+ * still sees that nothing passes until the ban ends.
  */
 export function setRateLimitHeaders(reply: FastifyReply, d: LimitDecision): void {
   const nowSeconds = Math.floor(d.now / 1000)
   const w = tightestWindow(d)
-  const refused = !d.allowed
-  const reset = refused ? nowSeconds + d.retryAfter : w.resetAt
-  const minuteLeft = refused && d.reason === 'key_banned' ? 0 : d.minute.remaining
-  const dayLeft = refused && d.reason === 'key_banned' ? 0 : d.day.remaining
-  const minuteT = Math.max(0, (refused && d.reason === 'key_banned' ? reset : d.minute.resetAt) - nowSeconds)
-  const dayT = Math.max(0, (refused && d.reason === 'key_banned' ? reset : d.day.resetAt) - nowSeconds)
+  const windows =
+    `"minute";r=${d.minute.remaining};t=${Math.max(0, d.minute.resetAt - nowSeconds)}, ` +
+    `"day";r=${d.day.remaining};t=${Math.max(0, d.day.resetAt - nowSeconds)}`
+  const banned = d.reason === 'key_banned'
   reply.headers({
     'x-ratelimit-limit': w.limit,
-    'x-ratelimit-remaining': refused ? 0 : w.remaining,
-    'x-ratelimit-reset': reset,
+    'x-ratelimit-remaining': d.allowed ? w.remaining : 0,
+    'x-ratelimit-reset': d.allowed ? w.resetAt : retryAt(d, nowSeconds),
     'ratelimit-policy': `"minute";q=${d.minute.limit};w=60, "day";q=${d.day.limit};w=86400`,
-    ratelimit: `"minute";r=${minuteLeft};t=${minuteT}, "day";r=${dayLeft};t=${dayT}`,
+    ratelimit: banned ? `${windows}, "ban";r=0;t=${d.retryAfter}` : windows,
   })
-  if (refused) reply.header('retry-after', d.retryAfter)
+  if (!d.allowed) reply.header('retry-after', secondsUntilRetry(d))
 }

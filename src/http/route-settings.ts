@@ -51,6 +51,8 @@ export class RouteTable {
   collect(app: FastifyInstance): void {
     app.decorateRequest('routeSettings', null)
     app.addHook('onRoute', (route) => {
+      // The preflight catch-all of CORS (OPTIONS *) serves no resource: it must not make every path exist.
+      if (route.url === '*') return
       const methods = Array.isArray(route.method) ? route.method : [route.method]
       for (const method of methods) this.add(method, route)
     })

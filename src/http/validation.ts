@@ -1,6 +1,7 @@
-import { Ajv, type ErrorObject, type SchemaObject } from 'ajv'
+import { Ajv, type SchemaObject, type SchemaValidateFunction } from 'ajv'
 import type { FastifyServerOptions } from 'fastify'
 import { INT64_MAX, INT64_MIN, toInt64 } from '../int64.js'
+import { PLAIN_INTEGER } from './json-body.js'
 
 /**
  * Strict validation, replacing Fastify's default Ajv setup (which coerces "5" to 5 and silently
@@ -9,8 +10,10 @@ import { INT64_MAX, INT64_MIN, toInt64 } from '../int64.js'
  * - Bodies: no coercion, unknown fields rejected. int64 fields go through the `int64` keyword,
  *   because Ajv's own `integer` type cannot accept the bigint the JSON parser produces above 2^53.
  * - Query strings and path parameters arrive as strings: integers go through the
- *   `integerString` keyword, which accepts only plain decimal digits (no "1e3", " 5", "0x10", "5.0"),
- *   checks the range exactly (in bigint) and converts the value in place.
+ *   `integerString` keyword, which checks the range exactly (in bigint) and converts in place.
+ * - One rule for integers everywhere: plain decimal, no leading zeros, no sign but '-', no fraction
+ *   or exponent ("007", "1e3", "5.0", " 5", "0x10" are refused in a query, a path and a body alike).
+ * - Every problem of a request part is reported, each in plain words (describeValidationErrors).
  * Each route schema is transformed for the validator only; the OpenAPI document and the
  * serializer keep the plain `type: integer, format: int64` form.
  */
@@ -23,8 +26,6 @@ interface IntRange {
   int64?: boolean
 }
 
-const DECIMAL = /^-?\d{1,20}$/
-
 
 function rangeOf(range: IntRange): { min: bigint; max: bigint } {
   return {
@@ -35,8 +36,9 @@ function rangeOf(range: IntRange): { min: bigint; max: bigint } {
 
 function rangeMessage(range: IntRange): string {
   const { min, max } = rangeOf(range)
-  if (range.int64 && range.min === undefined && range.max === undefined) return 'must be an int64 integer (-2^63 to 2^63-1)'
-  return `must be an integer from ${min} to ${max}`
+  const plain = 'written in plain decimal'
+  if (range.int64 && range.min === undefined && range.max === undefined) return `must be an int64 integer (-2^63 to 2^63-1) ${plain}`
+  return `must be an integer from ${min} to ${max} ${plain}`
 }
 
 function transform(schema: unknown, part: HttpPart): unknown {
@@ -55,51 +57,36 @@ function transform(schema: unknown, part: HttpPart): unknown {
   return out
 }
 
+/** The int64 keyword (bodies): a safe-integer number or a bigint within the range. */
+const int64: SchemaValidateFunction = (range: IntRange, data: unknown): boolean => {
+  const v = typeof data === 'bigint' ? data : typeof data === 'number' && Number.isSafeInteger(data) ? BigInt(data) : undefined
+  const { min, max } = rangeOf(range)
+  if (v !== undefined && v >= min && v <= max) return true
+  int64.errors = [{ keyword: 'int64', message: rangeMessage(range), params: {} }]
+  return false
+}
+
+/** The integerString keyword (query and path): a plain decimal string within the range, converted in place. */
+const integerString: SchemaValidateFunction = (range: IntRange, data: unknown, _parent, cxt): boolean => {
+  const fail = (message: string) => {
+    integerString.errors = [{ keyword: 'integerString', message, params: {} }]
+    return false
+  }
+  if (typeof data === 'number') return true // a default the schema itself supplied
+  if (Array.isArray(data)) return fail('must be given once') // query strings repeat keys into arrays
+  if (typeof data !== 'string' || data.length > 20 || !PLAIN_INTEGER.test(data)) return fail(rangeMessage(range))
+  const v = BigInt(data)
+  const { min, max } = rangeOf(range)
+  if (v < min || v > max) return fail(rangeMessage(range))
+  if (cxt?.parentData !== undefined && cxt.parentDataProperty !== undefined) {
+    ;(cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = toInt64(v)
+  }
+  return true
+}
+
 function addKeywords(ajv: Ajv): void {
-  ajv.addKeyword({
-    keyword: 'int64',
-    schemaType: 'object',
-    errors: true,
-    validate: function int64(range: IntRange, data: unknown): boolean {
-      const self = int64 as unknown as { errors: Partial<ErrorObject>[] }
-      let v: bigint
-      if (typeof data === 'bigint') v = data
-      else if (typeof data === 'number' && Number.isSafeInteger(data)) v = BigInt(data)
-      else {
-        self.errors = [{ keyword: 'int64', message: rangeMessage(range), params: {} }]
-        return false
-      }
-      const { min, max } = rangeOf(range)
-      if (v < min || v > max) {
-        self.errors = [{ keyword: 'int64', message: rangeMessage(range), params: {} }]
-        return false
-      }
-      return true
-    },
-  })
-  ajv.addKeyword({
-    keyword: 'integerString',
-    schemaType: 'object',
-    modifying: true,
-    errors: true,
-    validate: function integerString(range: IntRange, data: unknown, _parent, cxt): boolean {
-      const self = integerString as unknown as { errors: Partial<ErrorObject>[] }
-      const fail = (message: string) => {
-        self.errors = [{ keyword: 'integerString', message, params: {} }]
-        return false
-      }
-      if (typeof data === 'number') return true // a default the schema itself supplied
-      if (Array.isArray(data)) return fail('must be given once')
-      if (typeof data !== 'string' || !DECIMAL.test(data)) return fail(rangeMessage(range))
-      const v = BigInt(data)
-      const { min, max } = rangeOf(range)
-      if (v < min || v > max) return fail(rangeMessage(range))
-      if (cxt?.parentData !== undefined && cxt.parentDataProperty !== undefined) {
-        ;(cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = toInt64(v)
-      }
-      return true
-    },
-  })
+  ajv.addKeyword({ keyword: 'int64', schemaType: 'object', errors: true, validate: int64 })
+  ajv.addKeyword({ keyword: 'integerString', schemaType: 'object', modifying: true, errors: true, validate: integerString })
 }
 
 function makeAjv(): Ajv {
@@ -107,7 +94,7 @@ function makeAjv(): Ajv {
     coerceTypes: false,
     useDefaults: true,
     removeAdditional: false,
-    allErrors: false,
+    allErrors: true, // every problem in one answer
     strict: false,
     code: { esm: true },
   })
@@ -125,34 +112,66 @@ export const strictSchemaController = {
       }
       return ({ schema, httpPart }: { schema: unknown; httpPart?: string }) => {
         const part = (httpPart ?? 'body') as HttpPart
-        // Query strings repeat keys into arrays; every parameter here takes one value.
         return ajv.compile(transform(schema, part) as SchemaObject)
       }
     },
   },
+  // Fastify's type declares buildValidator's result as Ajv's compile(schema); at run time Fastify
+  // calls it with the route definition ({ schema, httpPart, ... }), as written above.
 } as unknown as NonNullable<FastifyServerOptions['schemaController']>
 
-/** A validation failure as one sentence naming the field, e.g. "categoryId must be an int64 integer". */
-export function describeValidationError(error: ErrorObject, part: string): string {
+/**
+ * Validation failures in plain words, each naming the field: "name is required; categoryId must be
+ * an int64 integer". One sentence per field (the first problem Ajv found with it), joined with "; ".
+ */
+/** What Ajv reports of one problem (Fastify's FastifySchemaValidationError is the same shape). */
+interface ValidationProblem {
+  keyword: string
+  instancePath: string
+  params: Record<string, unknown>
+  message?: string
+}
+
+export function describeValidationErrors(errors: readonly ValidationProblem[], part: string): string {
+  const byField = new Map<string, string>()
+  for (const e of errors) {
+    const field = `${e.instancePath}/${String(e.params.missingProperty ?? e.params.additionalProperty ?? '')}`
+    if (!byField.has(field)) byField.set(field, describeValidationError(e, part))
+  }
+  const problems = [...byField.values()]
+  return problems.length === 1 ? problems[0]! : `${problems.length} problems: ${problems.join('; ')}`
+}
+
+function describeValidationError(error: ValidationProblem, part: string): string {
   const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.')
   const where = part === 'body' ? 'body' : part === 'querystring' ? 'query parameter' : 'path parameter'
+  const field = label(path, part)
   switch (error.keyword) {
     case 'required':
       return `${where === 'body' ? '' : where + ' '}${joinPath(path, String(error.params.missingProperty))} is required`
     case 'additionalProperties': {
-      const field = joinPath(path, String(error.params.additionalProperty))
-      if (part === 'body' && field === 'id') return 'id is assigned by the service and must not be sent'
-      return `unknown ${where === 'body' ? 'field' : where} '${field}'`
+      const extra = joinPath(path, String(error.params.additionalProperty))
+      if (part === 'body' && extra === 'id') return 'id is assigned by the service and must not be sent'
+      return `unknown ${where === 'body' ? 'field' : where} '${extra}'`
     }
     case 'enum':
-      return `${label(path, part)} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`
+      return `${field} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`
     case 'type':
       if (path === '' && part === 'body') return `body must be a JSON ${error.params.type}`
-      return `${label(path, part)} must be a ${error.params.type === 'integer' ? 'integer' : error.params.type}`
+      return `${field} must be ${error.params.type === 'integer' ? 'an integer' : `a ${error.params.type}`}`
+    case 'minLength':
+      return error.params.limit === 1 ? `${field} must not be empty` : `${field} must be at least ${error.params.limit} characters long`
+    case 'maxLength':
+      return `${field} must be at most ${error.params.limit} characters long`
+    case 'pattern':
+      return error.params.pattern === NOT_BLANK ? `${field} must not be only white space` : `${field} must match ${error.params.pattern}`
     default:
-      return `${label(path, part)} ${error.message ?? 'is invalid'}`
+      return `${field} ${error.message ?? 'is invalid'}`
   }
 }
+
+/** The pattern of a text that must contain something other than white space. */
+export const NOT_BLANK = '\\S'
 
 function joinPath(path: string, field: string): string {
   return path ? `${path}.${field}` : field

@@ -95,7 +95,7 @@ export class KeyResolver {
     return record
   }
 
-  /** Drops revoked keys from the cache; also called directly when this process revokes. */
+  /** Drops keys revoked since the last poll from the cache (on the timer; tests call it rather than wait). */
   async refresh(): Promise<void> {
     if (this.polling) return
     this.polling = true

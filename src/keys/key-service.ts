@@ -24,7 +24,11 @@ export interface NewKeySpec {
   perDay: number
 }
 
-/** Checks a key request: a known plan, a name, and custom limits on Enterprise only (and required there). */
+/**
+ * Checks a key request: a known plan, a name, and custom limits on Enterprise only (and required
+ * there). Any two positive limits make a plan, also a day limit below the minute limit (a trial
+ * key: 5 a day, no burst limit): the tightest window answers, as for every key.
+ */
 export function validateKeyInput(input: CreateKeyInput): NewKeySpec {
   if (!isPlanName(input.plan)) throw new KeyInputError(`--plan must be one of free, pro, business, enterprise (got ${JSON.stringify(input.plan)})`)
   const name = input.name.trim()
@@ -41,7 +45,6 @@ export function validateKeyInput(input: CreateKeyInput): NewKeySpec {
       throw new KeyInputError(`${flag} must be an integer from 1 to ${MAX_CUSTOM_LIMIT}`)
     }
   }
-  if (perDay < perMinute) throw new KeyInputError('--per-day must be at least --per-minute')
   return { plan: 'enterprise', name, perMinute, perDay }
 }
 

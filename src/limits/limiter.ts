@@ -15,7 +15,10 @@ export interface LimitDecision {
   reason?: 'rate_limited' | 'key_banned'
   minute: WindowState
   day: WindowState
-  /** Seconds until a retry can succeed (0 when allowed). */
+  /**
+   * Seconds until what refused the request lifts (0 when allowed): the exhausted windows' reset,
+   * or the ban's end (a window may stay exhausted after it: see secondsUntilRetry in the HTTP layer).
+   */
   retryAfter: number
   /** True when this very request started a ban (for metrics and logs). */
   banStarted?: boolean

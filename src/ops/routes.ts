@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { Type } from 'typebox'
 import type { RateLimiter } from '../limits/limiter.js'
 import type { Storage } from '../storage/storage.js'
 import type { Metrics } from './metrics.js'
@@ -13,8 +14,25 @@ export interface OpsRoutesOptions {
 
 const hidden = { hide: true }
 
+/** What `GET /` answers: where a newcomer finds the reference. Outside /v1, so not in the OpenAPI document. */
+const ServiceIndex = Type.Object(
+  {
+    name: Type.String(),
+    version: Type.String({ description: 'The API version (the OpenAPI document\'s info.version).' }),
+    docs: Type.String({ description: 'Path of the interactive API reference (Swagger UI).' }),
+    openapi: Type.String({ description: 'Path of the OpenAPI 3.1 document.' }),
+  },
+  { additionalProperties: false },
+)
+
 /** Health, readiness and metrics, outside /v1, with no key and no rate limit. */
 export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, { storage, limiter, metrics, limiterRequired }) => {
+  let serviceIndex: { name: string; version: string; docs: string; openapi: string } | undefined
+  app.get('/', { config: { public: true }, schema: { ...hidden, response: { 200: ServiceIndex } } }, async () => {
+    serviceIndex ??= { name: 'Animal Store API', version: app.swagger().info.version, docs: '/docs', openapi: '/v1/openapi.json' }
+    return serviceIndex
+  })
+
   app.get('/healthz', { config: { public: true }, schema: hidden }, async () => ({ status: 'ok' }))
 
   app.get('/readyz', { config: { public: true }, schema: hidden }, async (_request, reply) => {
@@ -32,10 +50,12 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, { sto
       check(storage.kind, () => storage.ping()),
       check(limiter.kind, () => limiter.ping()),
     ])
-    // A limiter that fails open still serves (on a local fallback): reported, but still ready.
+    // A limiter that fails open still serves (on a local fallback, limits per instance): still
+    // ready (200, so that a load balancer does not pull every instance when Redis dies), but
+    // "degraded". Fail-closed, requests are refused without it: not ready.
     const ready = database === 'up' && (rateLimiter === 'up' || !limiterRequired)
     return reply.code(ready ? 200 : 503).send({
-      status: ready ? 'ready' : 'unavailable',
+      status: !ready ? 'unavailable' : rateLimiter === 'up' ? 'ready' : 'degraded',
       checks: { database: { engine: storage.kind, status: database }, rateLimiter: { store: limiter.kind, status: rateLimiter } },
     })
   })

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { NOT_BLANK } from '../http/validation.js'
 import type { Int64 } from '../int64.js'
 
 /** One TypeBox schema per shape: validation, serialization, the OpenAPI document and these types. */
@@ -18,7 +19,12 @@ export const PetStatusSchema = Type.Unsafe<PetStatus>({
 const int64 = (description: string, extra: Record<string, unknown> = {}) =>
   Type.Unsafe<Int64>({ type: 'integer', format: 'int64', description, ...extra })
 
-const name = Type.String({ minLength: 1, maxLength: 200, description: "The animal's name (1 to 200 characters)." })
+const name = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: NOT_BLANK,
+  description: "The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed).",
+})
 const status = Type.Unsafe<PetStatus>({ $ref: 'PetStatus' })
 
 export const NewPetSchema = Type.Object(

@@ -1,12 +1,27 @@
 import type { Config } from '../config.js'
+import { StartupError, redactUrl } from '../startup-error.js'
+import { UnusableFileError } from '../file-location.js'
 import type { Storage } from './storage.js'
 
-/** Opens the engine DATABASE_URL names: postgres:// for PostgreSQL, anything else is a SQLite file. */
+/**
+ * Opens the engine DATABASE_URL names: postgres:// for PostgreSQL, anything else is a SQLite file.
+ * A database that cannot be opened or reached is a StartupError naming DATABASE_URL and the cause.
+ */
 export async function openStorage(config: Pick<Config, 'databaseUrl' | 'durability'>): Promise<Storage> {
   if (/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     const { PostgresStorage } = await import('./postgres/postgres-storage.js')
-    return PostgresStorage.open({ databaseUrl: config.databaseUrl })
+    const { describeConnectFailure } = await import('./postgres/connection.js')
+    try {
+      return await PostgresStorage.open({ databaseUrl: config.databaseUrl })
+    } catch (error) {
+      throw new StartupError({ DATABASE_URL: redactUrl(config.databaseUrl) }, describeConnectFailure(error, config.databaseUrl))
+    }
   }
   const { SqliteStorage } = await import('./sqlite/sqlite-storage.js')
-  return new SqliteStorage(config)
+  try {
+    return new SqliteStorage(config)
+  } catch (error) {
+    if (error instanceof UnusableFileError) throw new StartupError({ DATABASE_URL: config.databaseUrl }, error.message)
+    throw error
+  }
 }

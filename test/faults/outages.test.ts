@@ -1,49 +1,43 @@
 /**
- * Dependency outages under load (fault injection with the machine's real PostgreSQL and Redis).
+ * Dependency outages under load (fault injection), against throwaway PostgreSQL and Redis servers
+ * each test starts for itself (test/helpers/faults.ts): the machine's shared servers are never
+ * stopped, restarted or even used here.
  *
- * PostgreSQL stopped while a steady load (list/create/get loops) runs against a server on
- * PostgreSQL + Redis: every request is answered within the timeout with a 2xx or a clear 503
- * `service_unavailable` Error body (never a 500, never a hang), /readyz is 503 naming the database
- * as down, the process stays up; PostgreSQL started again: requests succeed again without a
- * restart. Recovery time = from `pg_isready` OK to the first 201.
+ * PostgreSQL down while a steady load (create/list/get loops) runs against a server on PostgreSQL +
+ * Redis, twice on the same server: first a clean stop (fast shutdown: sessions are terminated),
+ * then a crash (SIGKILL to the postmaster and every backend; the restart runs crash recovery).
+ * Each time every request is answered in time with a 2xx or a clear 503 `service_unavailable`
+ * Error body (never a 500, never a hang), /readyz is 503 naming the database as down while the rate
+ * limiter stays up, the process stays up; PostgreSQL started again: creates succeed again without a
+ * restart of the service, and everything after the first success succeeds.
  *
  * Redis stopped (same kind of load, two servers): with the default REDIS_FAILURE_POLICY=open every
  * request still succeeds on the local limiter, /readyz stays 200 showing the limiter down, and
  * animal_store_limiter_fallback_total grows; with REDIS_FAILURE_POLICY=closed /v1 gets 503
  * `service_unavailable` and /readyz 503. Redis started again: the open server decides in Redis again
  * (its hash reappears and counts every request, the fallback counter stops) and the closed one
- * serves again, both without a restart. Recovery time = from `redis-cli ping` PONG to that.
+ * serves again, both without a restart.
  *
- * Before each stop the test waits until no benchmark or other service test is running
- * (helpers/faults.ts); both services are started again in a finally block, in t.after and on exit.
+ * Nothing here asserts a duration beyond "no hang" (REQUEST_TIMEOUT_MS) and generous recovery
+ * bounds (RECOVERY_MS); the measured times are printed for information.
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { test, type TestContext } from 'node:test'
+import { test } from 'node:test'
 import { Redis } from 'ioredis'
-import { useScratchDatabase, waitFor } from '../helpers/cluster.js'
-import {
-  ensureServicesRunning,
-  idleWaitBudgetMs,
-  installServiceGuard,
-  mayStopSharedServices,
-  pgReady,
-  redisPong,
-  startPostgres,
-  startRedis,
-  stopPostgres,
-  stopRedis,
-  waitForSharedServicesIdle,
-} from '../helpers/faults.js'
+import { waitFor } from '../helpers/cluster.js'
+import { requireThrowaway, startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from '../helpers/faults.js'
 import { bearer, createKeyViaCli, sleep, startServer, useTempDir, type ServerProcess } from '../helpers/process.js'
-import { REDIS_URL, requireService } from '../helpers/services.js'
 
-/** No request may take longer than this, outage or not. */
-const REQUEST_TIMEOUT_MS = 8_000
+/** No request may take longer than this, outage or not: the "never a hang" bound. */
+const REQUEST_TIMEOUT_MS = 10_000
+/** Generous bound for noticing an outage and for recovering from one, on a busy machine. */
+const RECOVERY_MS = 15_000
 /** How long a dependency stays down once the service has noticed. */
-const OUTAGE_MS = 4_000
+const OUTAGE_MS = 3_000
 const LOOPS_PER_SERVER = 3
+const TEST_TIMEOUT_MS = 150_000
 
 // ---------------------------------------------------------------------------------------------
 // A steady load that records every request.
@@ -73,8 +67,6 @@ interface Target {
 class Load {
   readonly samples: Sample[] = []
   private running = true
-  /** While set, the loops idle (e.g. while waiting for other users of the services to finish). */
-  paused = false
   private readonly loops: Promise<void>[] = []
   private readonly created = new Map<string, number[]>()
   private seq = 0
@@ -89,10 +81,6 @@ class Load {
   private async loop(target: Target, offset: number): Promise<void> {
     const ops: Op[] = ['create', 'list', 'get']
     for (let i = offset; this.running; i++) {
-      if (this.paused) {
-        await sleep(100)
-        continue
-      }
       await this.once(target, ops[i % ops.length]!)
       await sleep(10)
     }
@@ -188,14 +176,12 @@ const maxLatency = (samples: Sample[]) => Math.max(0, ...samples.map((s) => s.en
 interface Readiness {
   status: number
   body: { status?: string; checks?: { database?: { status?: string }; rateLimiter?: { status?: string } } }
-  ms: number
 }
 
 async function readyz(server: ServerProcess): Promise<Readiness> {
-  const started = performance.now()
   const res = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
   const body = (await res.json()) as Readiness['body']
-  return { status: res.status, body, ms: performance.now() - started }
+  return { status: res.status, body }
 }
 
 async function waitForReadiness(server: ServerProcess, want: (r: Readiness) => boolean, timeoutMs: number): Promise<Readiness> {
@@ -235,138 +221,117 @@ async function assertCleanExit(server: ServerProcess, what: string): Promise<voi
   assert.deepEqual(fatal.slice(0, 3), [], `${what}: no fatal or unhandled error logged`)
 }
 
-/**
- * Waits until nobody else uses the services (or skips/fails, see mayStopSharedServices), then
- * installs the restarts. Called first, so its t.after runs before every other cleanup (t.after
- * hooks run in registration order): the scratch database is dropped with PostgreSQL up again.
- */
-async function guardServices(t: TestContext): Promise<boolean> {
-  if (!(await mayStopSharedServices(t))) return false
-  installServiceGuard()
-  t.after(ensureServicesRunning)
-  return true
-}
-
-/** Right before a stop: someone may have started meanwhile; wait for them with the load paused. */
-async function politeStop(load: Load, stop: () => Promise<void>): Promise<void> {
-  load.paused = true
-  try {
-    assert.ok(await waitForSharedServicesIdle(), 'other users of PostgreSQL/Redis kept running; not stopping it under them')
-  } finally {
-    load.paused = false
-  }
-  await stop()
-}
-
 const fmt = (ms: number) => `${ms.toFixed(0)} ms`
 
 // ---------------------------------------------------------------------------------------------
 
+interface PostgresOutage {
+  how: 'stop' | 'kill'
+  /** /readyz first said the database is down. */
+  noticedAt: number
+  /** PostgreSQL was being started again. */
+  startIssued: number
+  /** PostgreSQL answered again. */
+  readyAt: number
+  /** The first create that succeeded after that. */
+  first201: number
+  /** /readyz 200 again. */
+  readyzAt: number
+  end: number
+}
+
+/** One outage of `pg` while `load` runs against `server`: down (stop or crash), noticed, up again, recovered. */
+async function postgresOutage(how: 'stop' | 'kill', pg: ThrowawayServer, server: ServerProcess, load: Load): Promise<PostgresOutage> {
+  const what = `PostgreSQL ${how === 'stop' ? 'stopped' : 'killed'}`
+  await (how === 'stop' ? pg.stop() : pg.kill())
+  const down = await waitForReadiness(server, (r) => r.status === 503, RECOVERY_MS)
+  const noticedAt = performance.now()
+  assert.equal(down.body.status, 'unavailable', `${what}: /readyz says unavailable`)
+  assert.equal(down.body.checks?.database?.status, 'down', `${what}: /readyz names the database as down`)
+  assert.equal(down.body.checks?.rateLimiter?.status, 'up', `${what}: /readyz: the rate limiter is still up`)
+  await sleep(OUTAGE_MS)
+  assert.equal(await healthz(server), 200, `${what}: /healthz: the process is alive during the outage`)
+  assertAlive(server, `${what}: during the outage`)
+
+  const startIssued = performance.now()
+  await pg.start()
+  const readyAt = performance.now()
+  const createdSince = (from: number) => load.samples.filter((s) => s.op === 'create' && s.status === 201 && s.start >= from)
+  const recovered = await waitFor(() => createdSince(readyAt).length > 0, RECOVERY_MS, 10)
+  assert.ok(recovered, `${what}: a create succeeds again within ${RECOVERY_MS} ms of PostgreSQL answering, without a restart ${JSON.stringify(tally(load.during('pg', readyAt, performance.now())))}`)
+  const first201 = Math.min(...createdSince(readyAt).map((s) => s.end))
+  const up = await waitForReadiness(server, (r) => r.status === 200, RECOVERY_MS)
+  const readyzAt = performance.now()
+  assert.equal(up.body.checks?.database?.status, 'up', `${what}: /readyz: the database is up again`)
+  await sleep(1_000)
+  return { how, noticedAt, startIssued, readyAt, first201, readyzAt, end: performance.now() }
+}
+
+/** What the samples of one outage must show: all 503 while down (every kind of request), all 2xx after recovery. */
+function assertOutageSamples(load: Load, o: PostgresOutage): string {
+  const what = `PostgreSQL ${o.how === 'stop' ? 'stopped' : 'killed'}`
+  const whileDown = load.within('pg', o.noticedAt, o.startIssued)
+  assert.ok(whileDown.length > 10, `${what}: requests were made during the outage (${whileDown.length})`)
+  assert.deepEqual(tally(whileDown), { '503 service_unavailable': whileDown.length }, `${what}: every request while the database is down: 503`)
+  for (const op of ['list', 'create', 'get'] as const) assert.ok(whileDown.some((s) => s.op === op), `${what}: some ${op} during the outage`)
+  const afterRecovery = load.within('pg', o.first201 + 200, o.end)
+  assert.ok(afterRecovery.length > 5, `${what}: requests after the recovery (${afterRecovery.length})`)
+  assert.ok(afterRecovery.every((s) => s.status >= 200 && s.status < 300), `${what}: after recovery ${JSON.stringify(tally(afterRecovery))}`)
+  return (
+    `${what}: ${whileDown.length} requests while down, all 503 service_unavailable; ` +
+    `PostgreSQL answering -> first 201 ${fmt(o.first201 - o.readyAt)}, -> /readyz 200 ${fmt(o.readyzAt - o.readyAt)}`
+  )
+}
+
 test(
-  'PostgreSQL outage under load: fast 503s, /readyz names the database, recovery without a restart',
-  { timeout: 120_000 + idleWaitBudgetMs(2) },
+  'PostgreSQL outage under load (clean stop, then crash): 503s, /readyz names the database, recovery without a restart',
+  { timeout: TEST_TIMEOUT_MS },
   async (t) => {
-    if (!(await requireService(t, 'PostgreSQL')) || !(await requireService(t, 'Redis'))) return
-    if (!(await guardServices(t))) return
+    if (!requireThrowaway(t, 'PostgreSQL', 'Redis')) return
+    const [pg, redis] = await Promise.all([startThrowawayPostgres(t), startThrowawayRedis(t)])
     const dir = await useTempDir(t, 'animal-store-faults-')
-    const url = await useScratchDatabase(t, 'as_scale_')
-    const { key } = await createKeyViaCli(url, { plan: 'enterprise', name: 'outage', perMinute: 10_000_000, perDay: 100_000_000 })
-    const server = await startServer(t, { dir, db: url, env: { REDIS_URL, LOG_LEVEL: 'warn' } })
+    const { key } = await createKeyViaCli(pg.url, { plan: 'enterprise', name: 'outage', perMinute: 10_000_000, perDay: 100_000_000 })
+    const server = await startServer(t, { dir, db: pg.url, env: { REDIS_URL: redis.url, LOG_LEVEL: 'warn' } })
     const load = new Load([{ name: 'pg', server, key }], LOOPS_PER_SERVER)
     try {
-      await sleep(1_500)
+      await waitFor(() => load.samples.length > 20, RECOVERY_MS, 50)
       const baseline = load.samples.slice()
       assert.ok(baseline.length > 20, `the load runs (${baseline.length} requests)`)
-      assert.ok(
-        baseline.every((s) => s.status >= 200 && s.status < 300),
-        `baseline: every request succeeds ${JSON.stringify(tally(baseline))}`,
-      )
+      assert.ok(baseline.every((s) => s.status >= 200 && s.status < 300), `baseline: every request succeeds ${JSON.stringify(tally(baseline))}`)
       assert.equal((await readyz(server)).status, 200)
 
-      // --- PostgreSQL down.
-      let stopIssued = 0
-      await politeStop(load, async () => {
-        stopIssued = performance.now()
-        await stopPostgres()
-      })
-      const stopped = performance.now()
-      const down = await waitForReadiness(server, (r) => r.status === 503, 10_000)
-      const noticedAt = performance.now()
-      assert.deepEqual(down.body.status, 'unavailable')
-      assert.equal(down.body.checks?.database?.status, 'down', '/readyz names the database as down')
-      assert.equal(down.body.checks?.rateLimiter?.status, 'up', '/readyz: the rate limiter is still up')
-      assert.ok(down.ms < 2_000, `/readyz answers fast while the database is down (${fmt(down.ms)})`)
-      await sleep(OUTAGE_MS)
-      assert.equal(await healthz(server), 200, '/healthz: the process is alive during the outage')
-      assertAlive(server, 'during the PostgreSQL outage')
-      const startIssued = performance.now()
-
-      // --- PostgreSQL back.
-      await startPostgres()
-      assert.ok(await waitFor(pgReady, 30_000, 50), 'pg_isready OK after start')
-      const readyAt = performance.now()
-      const recovered = await waitFor(() => load.samples.some((s) => s.op === 'create' && s.status === 201 && s.end >= readyAt), 15_000, 10)
-      assert.ok(recovered, `a create succeeds again within 15 s of pg_isready, without a restart (${JSON.stringify(tally(load.during('pg', readyAt, performance.now())))})`)
-      const first201 = Math.min(...load.samples.filter((s) => s.op === 'create' && s.status === 201 && s.end >= readyAt).map((s) => s.end))
-      const recoveryMs = first201 - readyAt
-      const readyAgain = await waitForReadiness(server, (r) => r.status === 200, 10_000)
-      const readyzRecoveryMs = performance.now() - readyAt
-      assert.equal(readyAgain.body.checks?.database?.status, 'up')
-      await sleep(1_000)
-      const end = performance.now()
+      const outages = [await postgresOutage('stop', pg, server, load), await postgresOutage('kill', pg, server, load)]
       await load.stop()
 
       // Every request of the whole run: in time, 2xx or a clear 503; never a 500 or a hang.
       assertOnlySuccessOr503(load.samples, 'whole run')
-      // While the database was known to be down, nothing succeeded and everything was a 503.
-      const whileDown = load.within('pg', noticedAt, startIssued)
-      assert.ok(whileDown.length > 20, `requests were made during the outage (${whileDown.length})`)
-      assert.deepEqual(tally(whileDown), { '503 service_unavailable': whileDown.length }, 'every request while the database is down: 503')
-      for (const op of ['list', 'create', 'get'] as const) assert.ok(whileDown.some((s) => s.op === op), `some ${op} during the outage`)
-      // After recovery, everything succeeds again.
-      const afterRecovery = load.within('pg', first201 + 200, end)
-      assert.ok(afterRecovery.length > 10, 'requests after the recovery')
-      assert.ok(afterRecovery.every((s) => s.status >= 200 && s.status < 300), `after recovery: ${JSON.stringify(tally(afterRecovery))}`)
-      assertAlive(server, 'after the PostgreSQL outage')
-      await assertCleanExit(server, 'PostgreSQL outage')
-
-      const outage = load.during('pg', stopIssued, first201)
-      const first503 = Math.min(...load.samples.filter((s) => s.status === 503).map((s) => s.end))
+      const reports = outages.map((o) => assertOutageSamples(load, o))
+      assertAlive(server, 'after both PostgreSQL outages')
+      await assertCleanExit(server, 'PostgreSQL outages')
       process.stdout.write(
-        `[faults] PostgreSQL outage: stop took ${fmt(stopped - stopIssued)}, first 503 ${fmt(first503 - stopIssued)} after the stop began, ` +
-          `/readyz 503 (database down) ${fmt(noticedAt - stopped)} after it ended; ${whileDown.length} requests while down, all 503 service_unavailable; ` +
-          `max request latency during the outage ${fmt(maxLatency(outage))} (${outage.length} requests: ${JSON.stringify(tally(outage))}); ` +
-          `recovery: pg_isready OK -> first 201 ${fmt(recoveryMs)}, -> /readyz 200 ${fmt(readyzRecoveryMs)}; no restart (pid ${server.pid} throughout)\n`,
+        `[faults] ${reports.join('; ')}; max request latency ${fmt(maxLatency(load.samples))} over ${load.samples.length} requests; no restart (pid ${server.pid} throughout)\n`,
       )
-      assert.ok(recoveryMs < 5_000, `recovery within 5 s (${fmt(recoveryMs)})`)
     } finally {
       await load.stop()
-      await ensureServicesRunning()
     }
   },
 )
 
 test(
   'Redis outage under load: fail-open keeps serving on local limits, fail-closed 503s, both recover without a restart',
-  { timeout: 120_000 + idleWaitBudgetMs(2) },
+  { timeout: TEST_TIMEOUT_MS },
   async (t) => {
-    if (!(await requireService(t, 'PostgreSQL')) || !(await requireService(t, 'Redis'))) return
-    if (!(await guardServices(t))) return
+    if (!requireThrowaway(t, 'PostgreSQL', 'Redis')) return
+    const [pg, redis] = await Promise.all([startThrowawayPostgres(t), startThrowawayRedis(t)])
     const dir = await useTempDir(t, 'animal-store-faults-')
-    const url = await useScratchDatabase(t, 'as_scale_')
     // One key per server, so that each one's Redis hash shows that server's decisions.
-    const openKey = await createKeyViaCli(url, { plan: 'enterprise', name: 'open', perMinute: 10_000_000, perDay: 100_000_000 })
-    const closedKey = await createKeyViaCli(url, { plan: 'enterprise', name: 'closed', perMinute: 10_000_000, perDay: 100_000_000 })
+    const openKey = await createKeyViaCli(pg.url, { plan: 'enterprise', name: 'open', perMinute: 10_000_000, perDay: 100_000_000 })
+    const closedKey = await createKeyViaCli(pg.url, { plan: 'enterprise', name: 'closed', perMinute: 10_000_000, perDay: 100_000_000 })
     const [open, closed] = await Promise.all([
-      startServer(t, { dir, db: url, logFile: join(dir, 'open.log'), env: { REDIS_URL, LOG_LEVEL: 'warn' } }),
-      startServer(t, { dir, db: url, logFile: join(dir, 'closed.log'), env: { REDIS_URL, REDIS_FAILURE_POLICY: 'closed', LOG_LEVEL: 'warn' } }),
+      startServer(t, { dir, db: pg.url, logFile: join(dir, 'open.log'), env: { REDIS_URL: redis.url, LOG_LEVEL: 'warn' } }),
+      startServer(t, { dir, db: pg.url, logFile: join(dir, 'closed.log'), env: { REDIS_URL: redis.url, REDIS_FAILURE_POLICY: 'closed', LOG_LEVEL: 'warn' } }),
     ])
     const openHash = `as:rl:{k:${openKey.id}}`
-    const redisClient = () => {
-      const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 1_000, enableOfflineQueue: false, retryStrategy: () => null })
-      client.on('error', () => {})
-      return client
-    }
     const load = new Load(
       [
         { name: 'open', server: open, key: openKey.key },
@@ -375,7 +340,7 @@ test(
       LOOPS_PER_SERVER,
     )
     try {
-      await sleep(1_500)
+      await waitFor(() => load.samples.length > 20, RECOVERY_MS, 50)
       const baseline = load.samples.slice()
       assert.ok(baseline.every((s) => s.status >= 200 && s.status < 300), `baseline: every request succeeds ${JSON.stringify(tally(baseline))}`)
       for (const server of [open, closed]) {
@@ -385,18 +350,14 @@ test(
       }
       const fallbackBefore = await fallbackTotal(open, 'open')
 
-      // --- Redis down.
-      let stopIssued = 0
-      await politeStop(load, async () => {
-        stopIssued = performance.now()
-        await stopRedis()
-      })
+      // --- Redis down (nothing persisted: its data is gone when it comes back).
+      await redis.stop()
       const stopped = performance.now()
-      const openDown = await waitForReadiness(open, (r) => r.body.checks?.rateLimiter?.status === 'down', 10_000)
+      const openDown = await waitForReadiness(open, (r) => r.body.checks?.rateLimiter?.status === 'down', RECOVERY_MS)
       assert.equal(openDown.status, 200, 'fail-open: /readyz stays 200 while Redis is down')
-      assert.equal(openDown.body.status, 'ready')
+      assert.equal(openDown.body.status, 'degraded', 'fail-open: ready, but degraded')
       assert.equal(openDown.body.checks?.database?.status, 'up')
-      const closedDown = await waitForReadiness(closed, (r) => r.status === 503, 10_000)
+      const closedDown = await waitForReadiness(closed, (r) => r.status === 503, RECOVERY_MS)
       const noticedAt = performance.now()
       assert.equal(closedDown.body.checks?.rateLimiter?.status, 'down', 'fail-closed: /readyz 503 names the rate limiter')
       assert.equal(closedDown.body.checks?.database?.status, 'up')
@@ -410,31 +371,27 @@ test(
       for (const server of [open, closed]) assertAlive(server, 'during the Redis outage')
       const startIssued = performance.now()
 
-      // --- Redis back.
-      await startRedis()
-      assert.ok(await waitFor(redisPong, 10_000, 20), 'redis-cli ping PONG after start')
+      // --- Redis back, on the same port.
+      await redis.start()
       const upAt = performance.now()
-      const client = redisClient()
+      const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 2_000, enableOfflineQueue: false, retryStrategy: () => null })
+      client.on('error', () => {})
       t.after(() => client.disconnect())
       await client.connect()
-      // The open server decides in Redis again: its hash (gone with the restart: nosave) reappears.
-      assert.ok(await waitFor(async () => (await client.exists(openHash)) === 1, 10_000, 10), 'the open server writes its decisions to Redis again')
+      // The open server decides in Redis again: its hash (gone with the restart) reappears.
+      assert.ok(await waitFor(async () => (await client.exists(openHash)) === 1, RECOVERY_MS, 10), 'the open server writes its decisions to Redis again')
       const openRecoveryMs = performance.now() - upAt
-      const closedRecovered = await waitFor(
-        () => load.samples.some((s) => s.server === 'closed' && s.status >= 200 && s.status < 300 && s.end >= upAt),
-        10_000,
-        10,
-      )
-      assert.ok(closedRecovered, 'fail-closed: requests succeed again without a restart')
-      const closedRecoveryMs = Math.min(...load.samples.filter((s) => s.server === 'closed' && s.status < 300 && s.end >= upAt).map((s) => s.end)) - upAt
-      const openUp = await waitForReadiness(open, (r) => r.body.checks?.rateLimiter?.status === 'up', 10_000)
+      const closedSuccessSince = (from: number) => load.samples.filter((s) => s.server === 'closed' && s.status >= 200 && s.status < 300 && s.start >= from)
+      assert.ok(await waitFor(() => closedSuccessSince(upAt).length > 0, RECOVERY_MS, 10), 'fail-closed: requests succeed again without a restart')
+      const closedFirstSuccess = Math.min(...closedSuccessSince(upAt).map((s) => s.end))
+      const openUp = await waitForReadiness(open, (r) => r.body.checks?.rateLimiter?.status === 'up', RECOVERY_MS)
       assert.equal(openUp.status, 200)
-      const closedUp = await waitForReadiness(closed, (r) => r.status === 200, 10_000)
+      const closedUp = await waitForReadiness(closed, (r) => r.status === 200, RECOVERY_MS)
       assert.equal(closedUp.body.checks?.rateLimiter?.status, 'up')
       const readyzRecoveryMs = performance.now() - upAt
 
       // Decisions come from Redis again: the fallback counter stops while the load goes on...
-      await sleep(300) // requests that were already deciding locally when Redis came back
+      await sleep(1_000) // requests that were already deciding locally when Redis came back
       const fallbackAfter = await fallbackTotal(open, 'open')
       const countedBefore = Number(await client.hget(openHash, 'dc'))
       await sleep(1_500)
@@ -457,34 +414,29 @@ test(
       assertOnlySuccessOr503(openAll, 'fail-open server')
       assert.ok(openAll.every((s) => s.status >= 200 && s.status < 300), `fail-open: every request succeeded ${JSON.stringify(tally(openAll))}`)
       const openDuring = load.within('open', stopped, startIssued)
-      assert.ok(openDuring.length > 20, `fail-open: requests during the outage (${openDuring.length})`)
+      assert.ok(openDuring.length > 10, `fail-open: requests during the outage (${openDuring.length})`)
       // Fail-closed: 503 service_unavailable while down, 2xx before and after.
       const closedAll = load.samples.filter((s) => s.server === 'closed')
       assertOnlySuccessOr503(closedAll, 'fail-closed server')
       const closedDuring = load.within('closed', noticedAt, startIssued)
-      assert.ok(closedDuring.length > 20, `fail-closed: requests during the outage (${closedDuring.length})`)
+      assert.ok(closedDuring.length > 10, `fail-closed: requests during the outage (${closedDuring.length})`)
       assert.deepEqual(tally(closedDuring), { '503 service_unavailable': closedDuring.length }, 'fail-closed: every request while Redis is down: 503')
-      const closedAfter = load.within('closed', upAt + closedRecoveryMs + 200, end)
-      assert.ok(closedAfter.length > 10 && closedAfter.every((s) => s.status < 300), `fail-closed after recovery: ${JSON.stringify(tally(closedAfter))}`)
+      const closedAfter = load.within('closed', closedFirstSuccess + 200, end)
+      assert.ok(closedAfter.length > 5 && closedAfter.every((s) => s.status < 300), `fail-closed after recovery: ${JSON.stringify(tally(closedAfter))}`)
       for (const server of [open, closed]) {
         assertAlive(server, 'after the Redis outage')
         await assertCleanExit(server, `Redis outage (${server === open ? 'open' : 'closed'})`)
       }
 
-      const openOutage = load.during('open', stopIssued, upAt + openRecoveryMs)
-      const closedOutage = load.during('closed', stopIssued, upAt + closedRecoveryMs)
       process.stdout.write(
-        `[faults] Redis outage: stop took ${fmt(stopped - stopIssued)}; fail-open: ${openDuring.length} requests while down, all 2xx ` +
-          `(max latency ${fmt(maxLatency(openOutage))}), fallback_total ${fallbackBefore} -> ${fallbackLate}, /readyz 200 with the limiter down; ` +
-          `fail-closed: ${closedDuring.length} requests while down, all 503 service_unavailable (max latency ${fmt(maxLatency(closedOutage))}), /readyz 503; ` +
-          `recovery from PONG: fail-open deciding in Redis again ${fmt(openRecoveryMs)}, fail-closed first 2xx ${fmt(closedRecoveryMs)}, ` +
-          `both /readyz up ${fmt(readyzRecoveryMs)}; fallback counter flat afterwards (${fallbackAfter}); no restart (pids ${open.pid}, ${closed.pid})\n`,
+        `[faults] Redis outage: fail-open: ${openDuring.length} requests while down, all 2xx, fallback_total ${fallbackBefore} -> ${fallbackLate}, /readyz 200 with the limiter down; ` +
+          `fail-closed: ${closedDuring.length} requests while down, all 503 service_unavailable, /readyz 503; ` +
+          `recovery from PONG: fail-open deciding in Redis again ${fmt(openRecoveryMs)}, fail-closed first 2xx ${fmt(closedFirstSuccess - upAt)}, ` +
+          `both /readyz up ${fmt(readyzRecoveryMs)}; fallback counter flat afterwards (${fallbackAfter}); max request latency ${fmt(maxLatency(load.samples))}; ` +
+          `no restart (pids ${open.pid}, ${closed.pid})\n`,
       )
-      assert.ok(openRecoveryMs < 5_000, `fail-open recovery within 5 s (${fmt(openRecoveryMs)})`)
-      assert.ok(closedRecoveryMs < 5_000, `fail-closed recovery within 5 s (${fmt(closedRecoveryMs)})`)
     } finally {
       await load.stop()
-      await ensureServicesRunning()
     }
   },
 )

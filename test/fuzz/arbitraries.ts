@@ -154,7 +154,8 @@ export const validNewPet: fc.Arbitrary<ValidNewPet> = fc
     },
     { requiredKeys: ['name', 'categoryId', 'keyOrder'] },
   )
-  .filter((p) => [...p.name].length >= 1)
+  // Valid names: 1 to 200 code points, not only white space (README, Validation).
+  .filter((p) => [...p.name].length >= 1 && /\S/u.test(p.name))
   .map(({ name, categoryId, status, keyOrder }) => {
     const parts: Record<string, string> = { name: `"name":${JSON.stringify(name)}`, categoryId: `"categoryId":${categoryId}` }
     if (status !== undefined) parts.status = `"status":${JSON.stringify(status)}`
@@ -318,8 +319,9 @@ export const petIdSegment: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: unicodeString(12).filter((s) => s.length > 0).map(pct), weight: 1 },
 )
 
+/** Not '/': it answers 200 with where the docs are (README, Operations). */
 export const UNKNOWN_PATHS = [
-  '/', '/v1', '/v1/', '/v1/pets/', '/v1/pets//1', '//v1/pets', '/v1//pets', '/v1/pets/1/', '/v1/pets/1/x', '/v2/pets', '/V1/PETS', '/v1/Pets',
+  '/v1', '/v1/', '/v1/pets/', '/v1/pets//1', '//v1/pets', '/v1//pets', '/v1/pets/1/', '/v1/pets/1/x', '/v2/pets', '/V1/PETS', '/v1/Pets',
   '/v1/pets%2F1', '/v1/pets.json', '/v1/pets/../pets', '/v1/./pets', '/docs/../v1/pets', '/docs%2F..%2Fv1%2Fpets', '/healthz/../v1/pets',
   '/v1/openapi.json/../pets', '/metrics/../v1/pets', '/v1/pets\\1', '/store/orders', '/v1/store/orders', '/%', '/%ZZ', '/v1/%E0%A4%A',
   '/v1/pets/%', '/' + 'a'.repeat(3000), '*',
@@ -504,7 +506,7 @@ export const abuseCase: fc.Arbitrary<AbuseCase> = fc.oneof(
       ...common,
       target: fc.constant<Target>('unknown-path'),
       method: fc.constantFrom('GET', 'POST', 'HEAD', 'DELETE'),
-      path: fc.oneof(fc.constantFrom(...UNKNOWN_PATHS), unicodeString(20).map((s) => '/' + pct(s))),
+      path: fc.oneof(fc.constantFrom(...UNKNOWN_PATHS), unicodeString(20).filter((s) => s !== '').map((s) => '/' + pct(s))),
       contentType,
       body: maybeBody,
     }),

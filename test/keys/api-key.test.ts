@@ -43,11 +43,23 @@ test('plan rules: custom limits on enterprise only, and required there', () => {
     perMinute: 5000,
     perDay: 1_000_000,
   })
+  // A day limit below the minute limit is a plan too (a trial key: 5 a day, no burst limit).
+  assert.deepEqual(validateKeyInput({ plan: 'enterprise', name: 'trial', perMinute: 1000, perDay: 5 }), {
+    plan: 'enterprise',
+    name: 'trial',
+    perMinute: 1000,
+    perDay: 5,
+  })
   const bad = [
     { plan: 'free', name: 'a', perMinute: 10 },
+    { plan: 'pro', name: 'a', perMinute: 1000, perDay: 5 },
     { plan: 'enterprise', name: 'a' },
+    { plan: 'enterprise', name: 'a', perMinute: 1000 },
     { plan: 'enterprise', name: 'a', perMinute: 0, perDay: 5 },
-    { plan: 'enterprise', name: 'a', perMinute: 10, perDay: 5 },
+    { plan: 'enterprise', name: 'a', perMinute: 10, perDay: 0 },
+    { plan: 'enterprise', name: 'a', perMinute: -1, perDay: 5 },
+    { plan: 'enterprise', name: 'a', perMinute: 1.5, perDay: 5 },
+    { plan: 'enterprise', name: 'a', perMinute: 10, perDay: 2_000_000_000 },
     { plan: 'gold', name: 'a' },
     { plan: 'free', name: ' ' },
   ]

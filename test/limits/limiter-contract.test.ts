@@ -26,8 +26,10 @@ const uniqueIdentity = () => `k:${process.pid}-${++seq}-${randomUUID().slice(0, 
 // ---------- helpers ----------
 
 class RecordingLog {
+  readonly errors: unknown[][] = []
   readonly warns: unknown[][] = []
   readonly infos: unknown[][] = []
+  error = (...args: unknown[]) => void this.errors.push(args)
   warn = (...args: unknown[]) => void this.warns.push(args)
   info = (...args: unknown[]) => void this.infos.push(args)
 }
@@ -199,6 +201,8 @@ for (const impl of implementations) {
       assert.equal(started[0]!.reason, 'key_banned')
       assert.equal(started[0]!.retryAfter, 1)
       assert.ok(ds.filter((d) => d.reason === 'key_banned').every((d) => !d.allowed && d.retryAfter === 1))
+      // A ban spends no window: the decisions keep the real counts (the day has 98 left, not 0).
+      for (const d of ds.filter((x) => x.reason === 'key_banned')) assert.deepEqual([d.minute.remaining, d.day.remaining], [0, 98])
     })
 
     test('bans escalate (1 s, 2 s, then capped at 3 s) on real short waits', async (t) => {
@@ -318,8 +322,10 @@ describe('RedisLimiter: when Redis is unreachable', () => {
     assert.equal(countAllowed(decisions), 60, 'the fallback still enforces the quota, per instance')
     assert.equal(await fallbackCount(h.metrics, 'open'), 101)
     assert.equal(await redisUpGauge(h.metrics), 0)
-    assert.equal(h.log.warns.length, 1, 'one warning per outage')
-    assert.doesNotMatch(JSON.stringify(h.log.warns), /k:/, 'no identity is logged')
+    // Redis never answered (a wrong REDIS_URL, or down at start): an error, once.
+    assert.equal(h.log.errors.length, 1, 'one error line per outage')
+    assert.equal(h.log.warns.length, 0)
+    assert.doesNotMatch(JSON.stringify(h.log.errors), /k:/, 'no identity is logged')
     await assert.rejects(h.limiter.ping())
   })
 
@@ -333,7 +339,7 @@ describe('RedisLimiter: when Redis is unreachable', () => {
     }
     assert.equal(h.fallback.size, 0)
     assert.equal(await fallbackCount(h.metrics, 'closed'), 3)
-    assert.equal(h.log.warns.length, 1)
+    assert.equal(h.log.errors.length, 1)
   })
 })
 

@@ -55,9 +55,40 @@ test('readyz reports a failing limiter; fails only when the limiter is required 
     try {
       const res = await t.app.inject({ url: '/readyz' })
       assert.equal(res.statusCode, status, policy)
+      // Fail-open serves on per-instance limits: still ready for the load balancer, but not "ready".
+      assert.equal(res.json().status, policy === 'open' ? 'degraded' : 'unavailable', policy)
       assert.deepEqual(res.json().checks.rateLimiter, { store: 'redis', status: 'down' })
     } finally {
       await t.close()
     }
+  }
+})
+
+test('GET / points at the docs and the OpenAPI document, with no key and no rate limit', async () => {
+  const t = await buildTestApp()
+  try {
+    const openapi = (await t.app.inject({ url: '/v1/openapi.json' })).json() as { info: { version: string } }
+    // More requests than the keyless per-address limit (Free: 60/min): none is limited or counted.
+    for (let i = 0; i < 65; i++) {
+      const res = await t.app.inject({ url: '/' })
+      assert.equal(res.statusCode, 200, res.body)
+      assert.match(res.headers['content-type'] as string, /^application\/json/)
+      assert.deepEqual(res.json(), { name: 'Animal Store API', version: openapi.info.version, docs: '/docs', openapi: '/v1/openapi.json' })
+      assert.equal(res.headers['x-ratelimit-limit'], undefined, 'not rate-limited')
+    }
+    const { docs, openapi: openapiPath } = (await t.app.inject({ url: '/' })).json() as { docs: string; openapi: string }
+    assert.match((await t.app.inject({ url: docs })).headers['content-type'] as string, /^text\/html/, 'docs is the Swagger UI page')
+    assert.deepEqual((await t.app.inject({ url: openapiPath })).json(), openapi, 'openapi is the OpenAPI document')
+    const head = await t.app.inject({ method: 'HEAD', url: '/' })
+    assert.equal(head.statusCode, 200)
+    assert.equal(head.body, '')
+    // Still a closed route: another method is not served, in the Error shape.
+    const post = await t.app.inject({ method: 'POST', url: '/', payload: {} })
+    assert.ok(post.statusCode >= 400 && post.statusCode < 500, `POST / is refused (${post.statusCode})`)
+    assert.equal(typeof post.json().code, 'string')
+    // Not part of the /v1 API description.
+    assert.equal(Object.keys((openapi as unknown as { paths: Record<string, unknown> }).paths).includes('/'), false)
+  } finally {
+    await t.close()
   }
 })

@@ -71,10 +71,39 @@ describe('pets routes', () => {
       }
     })
 
-    test('numbers written with an exponent or a fraction that are integers are accepted', async () => {
-      const res = await post('{"name":"Exp","categoryId":1e3}')
-      assert.equal(res.statusCode, 201)
-      assert.equal(res.json().categoryId, 1000)
+    test('integers are written one way: an exponent or a fraction is 400, as in a query or a path', async () => {
+      for (const literal of ['1e3', '1.0', '1E2', '10e-1', '-0.0']) {
+        assertError(await post(`{"name":"Exp","categoryId":${literal}}`), 400, 'invalid_request', /categoryId must be an int64 integer .* plain decimal/)
+      }
+      assertError(await t.app.inject({ url: '/v1/pets?limit=005', headers: auth }), 400, 'invalid_request', /limit .* plain decimal/)
+      assertError(await t.app.inject({ url: '/v1/pets/007', headers: auth }), 400, 'invalid_request', /petId .* plain decimal/)
+      assertError(await t.app.inject({ url: '/v1/pets?after=01', headers: auth }), 400, 'invalid_request', /after/)
+      assert.equal((await post('{"name":"Zero","categoryId":0}')).statusCode, 201)
+      assert.equal((await t.app.inject({ url: '/v1/pets?limit=10', headers: auth })).statusCode, 200)
+    })
+
+    test('a name of only white space is 400; other names are stored exactly as sent', async () => {
+      for (const name of [' ', '   ', '\t\n', '\u00a0\u2003']) {
+        assertError(await post({ name, categoryId: 1 }), 400, 'invalid_request', /name must not be only white space/)
+      }
+      const padded = await post({ name: '  Rex ', categoryId: 1 })
+      assert.equal(padded.statusCode, 201)
+      assert.equal(padded.json().name, '  Rex ')
+    })
+
+    test('every problem of a body is reported in one answer, in plain words', async () => {
+      const body = assertError(await post({ categoryId: 'x', status: 'bad' }), 400, 'invalid_request')
+      assert.match(body.message, /^3 problems: /)
+      assert.match(body.message, /name is required/)
+      assert.match(body.message, /categoryId must be an int64 integer/)
+      assert.match(body.message, /status must be one of available, pending, sold/)
+      assert.doesNotMatch(body.message, /must NOT|must have/, 'no validator jargon')
+      assertError(await post({ name: '', categoryId: 1 }), 400, 'invalid_request', /^name must not be empty$/)
+      assertError(await post({ name: 'x'.repeat(201), categoryId: 1 }), 400, 'invalid_request', /^name must be at most 200 characters long$/)
+    })
+
+    test('a charset other than UTF-8 is 415 naming the charset', async () => {
+      assertError(await post('{"name":"x","categoryId":1}', { 'content-type': 'application/json; charset=latin1' }), 415, 'unsupported_media_type', /charset "latin1" is not supported/)
     })
 
     test('missing, empty or mistyped fields are 400 naming the field', async () => {
@@ -251,5 +280,23 @@ describe('pets routes', () => {
         await app.close()
       }
     })
+  })
+
+  test('links are relative by default and never built from the Host header; PUBLIC_BASE_URL makes them absolute', async () => {
+    const host = { host: 'attacker.example' }
+    const relative = await t.app.inject({ url: '/v1/pets/1', headers: { ...auth, ...host } })
+    assert.match(relative.headers.link as string, /^<\/v1\/pets>; rel="successor-version", <\/docs#\/pets\/getPet>; rel="deprecation"/)
+    const absolute = await buildTestApp({ env: { PUBLIC_BASE_URL: 'https://api.example.com' } })
+    try {
+      const key = { authorization: `Bearer ${await absolute.key()}`, ...host }
+      for (let i = 0; i < 3; i++) await absolute.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...key, 'content-type': 'application/json' }, payload: '{"name":"A","categoryId":1}' })
+      const page = await absolute.app.inject({ url: '/v1/pets?limit=2', headers: key })
+      assert.match(page.headers.link as string, /^<https:\/\/api\.example\.com\/v1\/pets\?limit=2&after=\d+>; rel="next"$/)
+      const got = await absolute.app.inject({ url: '/v1/pets/1', headers: key })
+      assert.match(got.headers.link as string, /^<https:\/\/api\.example\.com\/v1\/pets>; rel="successor-version"/)
+      assert.doesNotMatch(String(page.headers.link) + String(got.headers.link), /attacker/)
+    } finally {
+      await absolute.close()
+    }
   })
 })

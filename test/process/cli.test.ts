@@ -63,16 +63,24 @@ test('keys create/list/revoke against a running server', { timeout: 45_000 }, as
     }
   }
 
-  // revoke: 0, then 2 for the same id; the key is refused.
+  // revoke: 0; again: still 0 (idempotent), saying when it was revoked; an unknown id: 2, one line.
   const revoked = await runCli(['keys', 'revoke', id], { db })
   assert.equal(revoked.code, 0, revoked.stderr)
+  const listAfter = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as Array<Record<string, unknown>>
+  const revokedAt = listAfter.find((r) => r.id === id)?.revokedAt
+  assert.equal(typeof revokedAt, 'string', 'list shows the revocation')
   const again = await runCli(['keys', 'revoke', id], { db })
-  assert.equal(again.code, 2, 'a second revoke of the same id exits 2')
-  assert.match(again.stderr, new RegExp(id))
+  assert.equal(again.code, 0, `a second revoke of the same id succeeds: ${again.stderr}`)
+  assert.equal(again.stdout, `Key ${id} was already revoked (at ${String(revokedAt)}).\n`)
+  assert.equal(again.stderr, '')
+  const againJson = await runCli(['keys', 'revoke', id, '--json'], { db })
+  assert.equal(againJson.code, 0, againJson.stderr)
+  assert.deepEqual(JSON.parse(againJson.stdout), { id, revoked: true, alreadyRevokedAt: revokedAt })
+  const listAgain = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as Array<Record<string, unknown>>
+  assert.equal(listAgain.find((r) => r.id === id)?.revokedAt, revokedAt, 'the first revocation time is kept')
   const unknown = await runCli(['keys', 'revoke', 'key_doesnotexist000'], { db })
   assert.equal(unknown.code, 2)
-  const listAfter = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as Array<Record<string, unknown>>
-  assert.notEqual(listAfter.find((r) => r.id === id)?.revokedAt, null, 'list shows the revocation')
+  assert.deepEqual(unknown.stderr.split('\n').filter(Boolean), ['animal-store: no key with id key_doesnotexist000 (node dist/cli.js keys list shows the ids)'])
 
   const deadline = Date.now() + 5_000
   let status = 0
@@ -98,6 +106,44 @@ test('enterprise custom limits show in X-RateLimit-Limit', { timeout: 30_000 }, 
   assert.equal(first.status, 200, first.text)
   assert.equal(first.headers.get('x-ratelimit-limit'), '7')
   assert.equal(first.headers.get('x-ratelimit-remaining'), '6')
+})
+
+test('an enterprise day limit below the minute limit is accepted; the day window answers', { timeout: 60_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const res = await runCli(['keys', 'create', '--plan', 'enterprise', '--name', 'trial', '--per-minute', '1000', '--per-day', '5', '--json'], { db })
+  assert.equal(res.code, 0, res.stderr)
+  const out = JSON.parse(res.stdout) as { key: string; perMinute: number; perDay: number }
+  assert.deepEqual([out.perMinute, out.perDay], [1000, 5])
+  // Still refused: a limit that is not a positive integer, and custom limits on a fixed plan.
+  const refused: Array<[string[], RegExp]> = [
+    [['--plan', 'enterprise', '--per-minute', '1000', '--per-day', '0'], /--per-day must be an integer from 1/],
+    [['--plan', 'enterprise', '--per-minute=-1000', '--per-day', '5'], /--per-minute must be a positive integer/],
+    [['--plan', 'enterprise', '--per-minute', '1000', '--per-day', '2.5'], /--per-day must be a positive integer/],
+    [['--plan', 'pro', '--per-minute', '1000', '--per-day', '5'], /enterprise plan only/],
+  ]
+  for (const [args, message] of refused) {
+    const r = await runCli(['keys', 'create', '--name', 'no', ...args], { db })
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
+    assert.match(r.stderr, message)
+  }
+  // Away from UTC midnight, so that the six requests share one day window.
+  const untilMidnight = 86_400_000 - (Date.now() % 86_400_000)
+  if (untilMidnight < 30_000) await new Promise((r) => setTimeout(r, untilMidnight + 200))
+  const server = await startServer(t, { dir, db })
+  for (let i = 1; i <= 5; i++) {
+    const ok = await request(`${server.url}/v1/pets`, { headers: bearer(out.key) })
+    assert.equal(ok.status, 200, ok.text)
+    assert.equal(ok.headers.get('x-ratelimit-limit'), '5')
+    assert.equal(ok.headers.get('x-ratelimit-remaining'), String(5 - i))
+  }
+  const sixth = await request(`${server.url}/v1/pets`, { headers: bearer(out.key) })
+  assert.equal(sixth.status, 429)
+  assert.equal((sixth.body as { code: string }).code, 'rate_limited')
+  const dayEnd = Math.ceil(Date.now() / 86_400_000) * 86_400
+  const retryAfter = Number(sixth.headers.get('retry-after'))
+  assert.ok(Math.abs(Date.now() / 1000 + retryAfter - dayEnd) < 5, `Retry-After ${retryAfter} s ends with the UTC day`)
+  assert.equal(sixth.headers.get('x-ratelimit-reset'), String(dayEnd))
 })
 
 test('keys: input errors exit 2 with a clear message on stderr', { timeout: 30_000 }, async (t) => {

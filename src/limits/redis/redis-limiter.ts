@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { RedisFailurePolicy } from '../../config.js'
 import type { Quota } from '../../keys/plans.js'
 import type { Metrics } from '../../ops/metrics.js'
+import { redactUrl } from '../../startup-error.js'
 import { LimiterUnavailableError, type BanPolicy, type LimitDecision, type RateLimiter } from '../limiter.js'
 import type { MemoryLimiter } from '../memory/memory-limiter.js'
 import { banThreshold } from '../policy.js'
@@ -20,7 +21,7 @@ export interface RedisLimiterOptions {
   failurePolicy?: RedisFailurePolicy
   fallback: MemoryLimiter
   metrics: Pick<Metrics, 'limiterFallback' | 'dependencyUp'>
-  log: Pick<FastifyBaseLogger, 'warn' | 'info'>
+  log: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>
   /** Prefix of the per-identity hash keys (tests use their own to stay apart). */
   keyPrefix?: string
   /** Longest wait between reconnection attempts: bounds the recovery time once Redis is back. */
@@ -44,6 +45,7 @@ export class RedisLimiter implements RateLimiter {
   private readonly keyPrefix: string
   /** undefined until the first connection or failure; then whether Redis last answered. */
   private up: boolean | undefined
+  private everConnected = false
   private outageStartedAt = 0
   private outageDecisions = 0
   private closing = false
@@ -132,6 +134,16 @@ export class RedisLimiter implements RateLimiter {
     }
   }
 
+  /**
+   * Resolves once the first connection attempt has settled (at most ~1.5 s): true when Redis
+   * answered. Otherwise the outage has been logged, loudly, and the limiter runs on its failure policy.
+   */
+  async firstConnection(): Promise<boolean> {
+    await this.firstAttempt
+    if (this.up !== true) this.markDown(new Error('no answer within 1.5 s'))
+    return this.up === true
+  }
+
   async ping(): Promise<void> {
     await this.redis.ping()
   }
@@ -147,30 +159,38 @@ export class RedisLimiter implements RateLimiter {
     await this.options.fallback.close()
   }
 
-  /** Logs once per outage; the cause is an error message, never a key or an identity. */
+  /**
+   * Logs once per outage; the cause is an error message, never a key or an identity. An outage
+   * at start (Redis never answered: often a wrong REDIS_URL) and any outage that makes requests
+   * fail (closed) are errors; a later outage that the local fallback absorbs (open) is a warning.
+   */
   private markDown(cause: unknown): void {
     if (this.up === false || this.closing) return
     this.up = false
     this.outageStartedAt = Date.now()
     this.outageDecisions = 0
     this.options.metrics.dependencyUp.set({ dependency: 'redis' }, 0)
-    this.options.log.warn(
-      { err: cause instanceof Error ? cause.message : String(cause), failurePolicy: this.failurePolicy },
+    const effect =
       this.failurePolicy === 'open'
-        ? 'rate limiter: Redis unavailable, deciding with the local in-memory limiter'
-        : 'rate limiter: Redis unavailable, refusing requests with 503',
-    )
+        ? 'rate limits are per instance until it returns (REDIS_FAILURE_POLICY=open)'
+        : 'answering 503 until it returns (REDIS_FAILURE_POLICY=closed)'
+    const url = redactUrl(this.options.url)
+    const err = cause instanceof Error ? cause.message : String(cause)
+    const level = !this.everConnected || this.failurePolicy === 'closed' ? 'error' : 'warn'
+    this.options.log[level]({ err, failurePolicy: this.failurePolicy, redis: url }, `rate limiter: Redis unreachable at ${url} (${err}); ${effect}`)
   }
 
   private markUp(): void {
+    this.everConnected = true
     if (this.up === true) return
     const wasDown = this.up === false
     this.up = true
     this.options.metrics.dependencyUp.set({ dependency: 'redis' }, 1)
     if (wasDown) {
+      const url = redactUrl(this.options.url)
       this.options.log.info(
-        { outageMs: Date.now() - this.outageStartedAt, decisionsWithoutRedis: this.outageDecisions },
-        'rate limiter: Redis available again',
+        { outageMs: Date.now() - this.outageStartedAt, decisionsWithoutRedis: this.outageDecisions, redis: url },
+        `rate limiter: Redis at ${url} answers again; ${this.failurePolicy === 'open' ? 'limits are shared again' : 'serving requests again'}`,
       )
     }
   }

@@ -151,3 +151,57 @@ export class Db {
     }
   }
 }
+
+/** host:port a connection string points at, as pg reads it (a `host` query parameter wins; defaults localhost:5432). */
+export function serverAddress(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl)
+    const host = url.searchParams.get('host') ?? (url.hostname === '' ? 'localhost' : decodeURIComponent(url.hostname))
+    return `${host}:${url.searchParams.get('port') ?? (url.port || '5432')}`
+  } catch {
+    return 'the server'
+  }
+}
+
+/** The first error in a chain (cause, AggregateError members) with a string code. */
+function codeIn(error: unknown, depth = 0): { code: string; message: string } | undefined {
+  if (depth > 4 || typeof error !== 'object' || error === null) return undefined
+  const e = error as { code?: unknown; message?: unknown; errors?: unknown; cause?: unknown }
+  if (typeof e.code === 'string') return { code: e.code, message: String(e.message) }
+  for (const inner of Array.isArray(e.errors) ? e.errors : []) {
+    const found = codeIn(inner, depth + 1)
+    if (found) return found
+  }
+  return codeIn(e.cause, depth + 1)
+}
+
+/** The message of the error itself, beneath our own StorageUnavailableError wrapper. */
+function messageOf(error: unknown): string {
+  const inner = error instanceof StorageUnavailableError ? error.cause : error
+  return inner instanceof Error ? inner.message : String(inner)
+}
+
+/** One line for an operator: why PostgreSQL at `databaseUrl` could not be used at start (never the password). */
+export function describeConnectFailure(error: unknown, databaseUrl: string): string {
+  const at = `PostgreSQL at ${serverAddress(databaseUrl)}`
+  const found = codeIn(error)
+  const message = messageOf(error)
+  switch (found?.code) {
+    case 'ECONNREFUSED':
+      return `${at} refused the connection (nothing listens there)`
+    case 'ETIMEDOUT':
+      return `${at} did not answer: the connection timed out (ETIMEDOUT)`
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `${at}: the host name cannot be resolved (${found.code})`
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `${at} is unreachable (${found.code})`
+    case 'ECONNRESET':
+      return `${at} closed the connection (ECONNRESET)`
+  }
+  if (found !== undefined && /^[0-9A-Z]{5}$/.test(found.code)) return `${at}: ${message} (SQLSTATE ${found.code})`
+  // pg's own connect timeout is a plain Error without a code.
+  if (/^timeout expired$|connection timeout/i.test(message)) return `${at} did not answer within ${TIMEOUTS.connectMs / 1000} s: the connection timed out`
+  return `${at}: ${message}`
+}

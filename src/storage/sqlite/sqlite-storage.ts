@@ -1,8 +1,7 @@
 import Database from 'better-sqlite3'
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { readFileSync, readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import type { Durability } from '../../config.js'
+import { sqliteFilename, type Durability } from '../../config.js'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
 import { toKeyRecord, type KeyRow } from '../key-row.js'
 import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
@@ -11,15 +10,9 @@ import type { Int64 } from '../../int64.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { toPet, type PetRow } from '../pet-row.js'
 import type { Storage } from '../storage.js'
+import { describeSqliteOpenFailure, prepareSqliteFile } from './sqlite-file.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
-
-/** `data/x.db`, `/abs/x.db`, `sqlite:data/x.db`, `sqlite:///abs/x.db`, `sqlite::memory:` -> a file name for SQLite. */
-export function sqliteFilename(databaseUrl: string): string {
-  let name = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : databaseUrl
-  if (name.startsWith('//')) name = name.slice(2)
-  return name
-}
 
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)')
@@ -273,16 +266,26 @@ export class SqliteStorage implements Storage {
   readonly keys: KeyRepository
   private readonly db: Database.Database
 
+  /** Throws UnusableFileError, with the cause, when the file cannot be created, opened, written or migrated. */
   constructor({ databaseUrl, durability }: SqliteOptions) {
-    const filename = sqliteFilename(databaseUrl)
-    if (filename !== ':memory:' && filename !== '') mkdirSync(dirname(filename), { recursive: true })
-    this.db = new Database(filename)
-    this.db.pragma('journal_mode = WAL')
-    // NORMAL in WAL mode: a commit is in the WAL file before it returns, so it survives a crash of
-    // the process; FULL adds an fsync per commit, so it also survives a power loss.
-    this.db.pragma(`synchronous = ${durability === 'power' ? 'FULL' : 'NORMAL'}`)
-    this.db.pragma('busy_timeout = 5000')
-    migrate(this.db)
+    const name = sqliteFilename(databaseUrl)
+    const filename = name === ':memory:' || name === '' ? name : prepareSqliteFile(name)
+    let db: Database.Database | undefined
+    try {
+      db = new Database(filename)
+      // The first statements read the header and write: a file that is not a database, or that
+      // cannot be written, fails here rather than on the first request.
+      db.pragma('journal_mode = WAL')
+      // NORMAL in WAL mode: a commit is in the WAL file before it returns, so it survives a crash of
+      // the process; FULL adds an fsync per commit, so it also survives a power loss.
+      db.pragma(`synchronous = ${durability === 'power' ? 'FULL' : 'NORMAL'}`)
+      db.pragma('busy_timeout = 5000')
+      migrate(db)
+    } catch (error) {
+      if (db?.open) db.close()
+      throw describeSqliteOpenFailure(error, filename) ?? error
+    }
+    this.db = db
     this.pets = new SqlitePetRepository(this.db)
     this.keys = new SqliteKeyRepository(this.db)
   }

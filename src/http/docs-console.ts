@@ -1,0 +1,55 @@
+import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui'
+import type { FastifyInstance } from 'fastify'
+
+/**
+ * Swagger UI formats a JSON answer with JSON.parse + JSON.stringify, which rounds int64 values
+ * above 2^53 (the API itself is exact). For such answers this response interceptor, run in the
+ * browser, indents the text itself (only white space is added outside strings) and shows it as
+ * text, so every digit stays as the service sent it. Kept as source text: a compiled function
+ * could carry the bundler's helpers into the page.
+ */
+const EXACT_JSON_INTERCEPTOR = new Function(
+  'res',
+  `var type = (res.headers && res.headers['content-type']) || '';
+  if (!/json/i.test(type) || typeof res.text !== 'string' || !/\\d{16,}/.test(res.text)) return res;
+  var text = res.text, out = '', depth = 0, inString = false;
+  var pad = function (n) { return '\\n' + new Array(n + 1).join('  '); };
+  for (var i = 0; i < text.length; i++) {
+    var c = text[i];
+    if (inString) { out += c; if (c === '\\\\') out += text[++i]; else if (c === '"') inString = false; continue; }
+    if (c === '"') { inString = true; out += c; }
+    else if (c === '{' || c === '[') { depth++; out += c + pad(depth); }
+    else if (c === '}' || c === ']') { depth--; out += pad(depth) + c; }
+    else if (c === ',') out += ',' + pad(depth);
+    else if (c === ':') out += ': ';
+    else if (!/\\s/.test(c)) out += c;
+  }
+  res.text = out;
+  res.data = out;
+  res.headers['content-type'] = 'text/plain; charset=utf-8';
+  return res;`,
+) as NonNullable<FastifySwaggerUiOptions['uiConfig']>['responseInterceptor']
+
+const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="220" height="40" viewBox="0 0 220 40"><text x="0" y="28" font-family="sans-serif" font-size="24" font-weight="700" fill="#ffffff">Animal Store API</text></svg>`
+
+/**
+ * The interactive console at /docs. Its routes are public HTML pages (their own CSP, no key).
+ * It would also serve the document at /docs/json (and /docs/yaml); one document has one address,
+ * so those redirect to `documentPath`. An encapsulated plugin: its onRoute hook sees only the
+ * console's routes.
+ */
+export async function registerDocsConsole(app: FastifyInstance, { documentPath }: { documentPath: string }): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, public: true, page: true }
+    if (route.url === '/docs/json' || route.url === '/docs/yaml') {
+      route.handler = async (_request, reply) => reply.redirect(documentPath, 308)
+    }
+  })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { deepLinking: true, docExpansion: 'list', persistAuthorization: false, responseInterceptor: EXACT_JSON_INTERCEPTOR },
+    theme: { title: 'Animal Store API — reference and console' },
+    logo: { type: 'image/svg+xml', content: LOGO, href: '/docs', target: '_self' },
+    staticCSP: false,
+  })
+}

@@ -1,0 +1,129 @@
+/**
+ * Redis at start (createLimiter): an unreachable REDIS_URL is a loud, explicit state — one error
+ * line naming the URL and what the failure policy does, `/readyz` degraded (open) or 503 (closed)
+ * — and an outage is logged once, and its end once, whatever the policy. Only closed ports and
+ * throwaway redis-servers on 127.0.0.1 are used: the shared Redis is never touched.
+ */
+import assert from 'node:assert/strict'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import net from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { test, type TestContext } from 'node:test'
+import type { FastifyBaseLogger } from 'fastify'
+import { systemClock } from '../../src/clock.js'
+import { loadConfig } from '../../src/config.js'
+import { createLimiter } from '../../src/limits/index.js'
+import { LimiterUnavailableError } from '../../src/limits/limiter.js'
+import { Metrics } from '../../src/ops/metrics.js'
+import { buildTestApp } from '../helpers/app.js'
+import { freePort } from '../helpers/process.js'
+import { REQUIRE_SERVICES } from '../helpers/services.js'
+
+const FREE = { perMinute: 60, perDay: 1000 }
+
+class RecordingLog {
+  readonly lines: Array<{ level: string; msg: string; text: string }> = []
+  private record(level: string, args: unknown[]) {
+    const msg = String(args.find((a) => typeof a === 'string') ?? '')
+    this.lines.push({ level, msg, text: JSON.stringify(args) })
+  }
+  error = (...args: unknown[]) => this.record('error', args)
+  warn = (...args: unknown[]) => this.record('warn', args)
+  info = (...args: unknown[]) => this.record('info', args)
+  debug = () => {}
+  trace = () => {}
+  fatal = (...args: unknown[]) => this.record('fatal', args)
+  child = () => this as unknown as FastifyBaseLogger
+  at = (level: string) => this.lines.filter((l) => l.level === level)
+}
+
+async function limiterAt(t: TestContext, url: string, policy: 'open' | 'closed') {
+  const config = loadConfig({ REDIS_URL: url, REDIS_FAILURE_POLICY: policy, BOOTSTRAP_KEY: 'false' })
+  const log = new RecordingLog()
+  const started = performance.now()
+  const limiter = await createLimiter(config, systemClock, new Metrics({ defaultMetrics: false }), log as unknown as FastifyBaseLogger)
+  const startMs = performance.now() - started
+  t.after(() => limiter.close())
+  return { limiter, log, startMs }
+}
+
+for (const policy of ['open', 'closed'] as const) {
+  test(`REDIS_FAILURE_POLICY=${policy}: an unreachable Redis at start is one error line naming the URL; readyz shows it`, async (t) => {
+    const port = await freePort() // free a moment ago: nothing listens there
+    const { limiter, log, startMs } = await limiterAt(t, `redis://:s3cret@127.0.0.1:${port}`, policy)
+    assert.ok(startMs < 5000, `the start is not held up for long (${startMs.toFixed(0)} ms)`)
+
+    const errors = log.at('error')
+    assert.equal(errors.length, 1, `one error line at start: ${JSON.stringify(log.lines)}`)
+    assert.ok(errors[0]!.msg.includes(`Redis unreachable at redis://:***@127.0.0.1:${port}`), errors[0]!.msg)
+    assert.ok(errors[0]!.msg.includes(`REDIS_FAILURE_POLICY=${policy}`), errors[0]!.msg)
+    assert.match(errors[0]!.msg, policy === 'open' ? /per instance/ : /answering 503/)
+    assert.ok(!log.lines.some((l) => l.text.includes('s3cret')), 'the password is never logged')
+
+    // Requests during the outage decide per policy and log nothing more.
+    for (let i = 0; i < 20; i++) {
+      if (policy === 'open') assert.equal((await limiter.consume(`k:${i}`, FREE)).allowed, true)
+      else await assert.rejects(limiter.consume(`k:${i}`, FREE), LimiterUnavailableError)
+    }
+    assert.equal(log.lines.length, 1, `still one line after 20 requests: ${JSON.stringify(log.lines)}`)
+
+    const app = await buildTestApp({ limiter, env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_FAILURE_POLICY: policy } })
+    t.after(() => app.close()) // closes the limiter too (again: closing is idempotent)
+    const ready = await app.app.inject({ url: '/readyz' })
+    assert.equal(ready.statusCode, policy === 'open' ? 200 : 503, ready.body)
+    assert.equal(ready.json().status, policy === 'open' ? 'degraded' : 'unavailable')
+    assert.deepEqual(ready.json().checks.rateLimiter, { store: 'redis', status: 'down' })
+  })
+}
+
+// ---------- recovery, on a throwaway redis-server ----------
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port })
+    socket.once('connect', () => (socket.destroy(), resolve(true)))
+    socket.once('error', () => (socket.destroy(), resolve(false)))
+  })
+}
+
+/** A redis-server of this test's own on a free port (no persistence), killed after the test. */
+async function throwawayRedis(t: TestContext, port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  t.after(() => child.kill('SIGKILL'))
+  const deadline = Date.now() + 5000
+  while (!(await portOpen(port))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on ${port}`)
+    await sleep(20)
+  }
+  return child
+}
+
+test('REDIS_FAILURE_POLICY=closed: Redis down at start, then up: one error line, one recovery line, requests served', async (t) => {
+  if (spawnSync('redis-server', ['--version']).status !== 0) {
+    if (REQUIRE_SERVICES) throw new Error('redis-server is required (REQUIRE_SERVICES=1) but not on PATH')
+    process.stderr.write(`\n!!! SKIPPED: redis-server not on PATH — "${t.name}" did not run !!!\n\n`)
+    return t.skip('redis-server not on PATH')
+  }
+  const port = await freePort()
+  const { limiter, log } = await limiterAt(t, `redis://127.0.0.1:${port}`, 'closed')
+  await assert.rejects(limiter.consume('k:before', FREE), LimiterUnavailableError)
+
+  await throwawayRedis(t, port)
+  const deadline = Date.now() + 10_000
+  let decided = false
+  while (!decided && Date.now() < deadline) {
+    decided = await limiter.consume('k:after', FREE).then(
+      () => true,
+      () => false,
+    )
+    if (!decided) await sleep(50)
+  }
+  assert.ok(decided, 'requests are decided by Redis once it answers, without a restart')
+  await limiter.ping()
+  assert.deepEqual(
+    log.lines.map((l) => l.level),
+    ['error', 'info'],
+    `one line for the outage, one for its end: ${JSON.stringify(log.lines)}`,
+  )
+  assert.match(log.at('info')[0]!.msg, new RegExp(`Redis at redis://127.0.0.1:${port} answers again`))
+})
