@@ -2,9 +2,9 @@ import createClient, { type Client } from 'openapi-fetch'
 import { UnexpectedResponseError } from './errors.js'
 import { parseJson, stringifyJson } from './json.js'
 import { nextLink } from './link.js'
-import { retryPolicy, type RetryPolicy } from './retry.js'
+import { type RetryPolicy, retryPolicy } from './retry.js'
 import type { components, operations, paths } from './schema.js'
-import { Transport, systemClock, type AttemptEvent, type CallOptions, type Clock } from './transport.js'
+import { type AttemptEvent, type CallOptions, type Clock, systemClock, Transport } from './transport.js'
 
 export type Pet = components['schemas']['Pet']
 export type NewPet = components['schemas']['NewPet']
@@ -61,7 +61,8 @@ export class AnimalStoreClient {
   constructor(options: ClientOptions) {
     const base = new URL(options.baseUrl)
     if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new TypeError(`baseUrl must be http(s), got ${base.protocol}`)
-    if (typeof options.apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(options.apiKey)) throw new TypeError('apiKey must be a non-empty API key')
+    if (typeof options.apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(options.apiKey))
+      throw new TypeError('apiKey must be a non-empty API key')
     this.#origin = base.origin
     this.#authorization = `Bearer ${options.apiKey}`
     this.#transport = new Transport({
@@ -118,7 +119,8 @@ export class AnimalStoreClient {
       yield page.pets
       if (page.next === undefined) return
       // A server that links a page to itself (or back) would otherwise keep this loop going forever.
-      if (seen.has(page.next.href)) throw new UnexpectedResponseError(`Link rel="next" repeats ${page.next.href}`, 200, { requestId: undefined, attempts: 0 })
+      if (seen.has(page.next.href))
+        throw new UnexpectedResponseError(`Link rel="next" repeats ${page.next.href}`, 200, { requestId: undefined, attempts: 0 })
       seen.add(page.next.href)
       page = await this.#pageAt(page.next, options)
     }

@@ -1,4 +1,4 @@
-import { errorCodeValues, type components } from './schema.js'
+import { type components, errorCodeValues } from './schema.js'
 
 /** The closed list of error codes the service sends (from its OpenAPI document). */
 export type ErrorCode = components['schemas']['Error']['code']

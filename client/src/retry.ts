@@ -28,7 +28,10 @@ export function retryPolicy(overrides: Partial<RetryPolicy> = {}): RetryPolicy {
   for (const [name, value] of Object.entries(policy)) {
     const integer = name === 'maxRetries'
     const ok = Number.isFinite(value) && value >= 0 && value <= (integer ? 100 : MAX_TIMER_MS) && (!integer || Number.isInteger(value))
-    if (!ok) throw new RangeError(`retry.${name} must be ${integer ? 'an integer from 0 to 100' : `a number of milliseconds from 0 to ${MAX_TIMER_MS}`}, got ${value}`)
+    if (!ok)
+      throw new RangeError(
+        `retry.${name} must be ${integer ? 'an integer from 0 to 100' : `a number of milliseconds from 0 to ${MAX_TIMER_MS}`}, got ${value}`,
+      )
   }
   return policy
 }

@@ -1,6 +1,6 @@
-import { AnimalStoreError, ApiError, NetworkError, UnexpectedResponseError, isErrorCode, type ErrorCode } from './errors.js'
+import { type AnimalStoreError, ApiError, type ErrorCode, isErrorCode, NetworkError, UnexpectedResponseError } from './errors.js'
 import { parseJson } from './json.js'
-import { MAX_TIMER_MS, fullJitter, serverRetryAt, type RetryPolicy } from './retry.js'
+import { fullJitter, MAX_TIMER_MS, type RetryPolicy, serverRetryAt } from './retry.js'
 
 /** Time, injectable so that tests run retries in virtual time. */
 export interface Clock {
@@ -102,7 +102,13 @@ export class Transport {
         response = await this.options.fetch(request.clone(), { signal })
         const text = await response.text()
         if (response.ok) {
-          this.options.onAttempt?.({ method: request.method, url: request.url, attempt, status: response.status, headers: response.headers })
+          this.options.onAttempt?.({
+            method: request.method,
+            url: request.url,
+            attempt,
+            status: response.status,
+            headers: response.headers,
+          })
           return { response, text, attempts: attempt }
         }
         failure = this.answerError(response, text, attempt, sentRequestId)

@@ -25,8 +25,7 @@ const MAX_KEY_LENGTH = 255
 const BARE_KEY = /^[\x21-\x7e]+$/
 /** The draft's form, a Structured Field string: visible ASCII inside quotes, with \" and \\ escapes. */
 const QUOTED_KEY = /^"((?:[\x21\x23-\x5b\x5d-\x7e]|\\["\\])+)"$/
-const INVALID_KEY =
-  'Idempotency-Key must be 1 to 255 visible ASCII characters, bare or as a quoted string ("..."), sent once'
+const INVALID_KEY = 'Idempotency-Key must be 1 to 255 visible ASCII characters, bare or as a quoted string ("..."), sent once'
 
 /**
  * The Idempotency-Key header's key, or undefined without the header. Accepted: the draft's quoted
@@ -81,7 +80,10 @@ export class IdempotentCreates {
         case 'in_flight':
           throw inFlightError()
         case 'reused':
-          throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body; use a new key for a new animal')
+          throw new ApiError(
+            'idempotency_key_reused',
+            'This Idempotency-Key was already used with a different request body; use a new key for a new animal',
+          )
       }
     } finally {
       this.inFlight.delete(slot)

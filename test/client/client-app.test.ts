@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
-import { AnimalStoreClient, ApiError, UnexpectedResponseError, type AttemptEvent, type Pet } from '../../client/src/index.js'
+import { AnimalStoreClient, ApiError, type AttemptEvent, type Pet, UnexpectedResponseError } from '../../client/src/index.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { startFlakyServer } from './flaky-server.js'
 
@@ -49,10 +49,19 @@ describe('client against the app', () => {
     const pages: Pet[][] = []
     for await (const page of client.pages({ status: 'sold', limit: 5 })) pages.push(page)
     const walked = pages.flat()
-    assert.deepEqual(pages.map((p) => p.length), [5, 5, 5, 5, 3])
-    assert.deepEqual(walked.map((p) => p.name), [...names])
+    assert.deepEqual(
+      pages.map((p) => p.length),
+      [5, 5, 5, 5, 3],
+    )
+    assert.deepEqual(
+      walked.map((p) => p.name),
+      [...names],
+    )
     const ids = walked.map((p) => Number(p.id))
-    assert.deepEqual(ids, [...ids].sort((a, b) => a - b))
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => a - b),
+    )
     const flat: Pet[] = []
     for await (const pet of client.allPets({ status: 'sold', limit: 7 })) flat.push(pet)
     assert.deepEqual(flat, walked)
@@ -113,7 +122,10 @@ describe('client paging links', () => {
     const ids: number[] = []
     for await (const pet of client.allPets({ limit: 2 })) ids.push(Number(pet.id))
     assert.deepEqual(ids, [1, 2, 3, 4, 5])
-    assert.deepEqual(server.received.map((r) => r.url), ['/v1/pets?limit=2', '/v1/pets?after=2', '/v1/pets?after=3', '/v1/pets?after=4'])
+    assert.deepEqual(
+      server.received.map((r) => r.url),
+      ['/v1/pets?limit=2', '/v1/pets?after=2', '/v1/pets?after=3', '/v1/pets?after=4'],
+    )
     assert.ok(server.received.every((r) => r.headers.authorization === 'Bearer as_live_x'))
 
     server.script([page([1], '<https://elsewhere.example/v1/pets?after=1>; rel="next"')])

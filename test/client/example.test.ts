@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { ROOT, childEnv, createKeyViaCli, startServer, useTempDir } from '../helpers/process.js'
+import { childEnv, createKeyViaCli, ROOT, startServer, useTempDir } from '../helpers/process.js'
 
 /** client/README.md's runnable example, against a real server. */
 test('client/examples/quickstart.ts runs against a real server', { timeout: 60_000 }, async (t) => {
@@ -11,11 +11,15 @@ test('client/examples/quickstart.ts runs against a real server', { timeout: 60_0
   const { key } = await createKeyViaCli(db, { plan: 'free', name: 'example' })
   const server = await startServer(t, { dir, db })
   // The package's source through its exports (condition animal-store-source), so no build is needed.
-  const child = spawn(process.execPath, ['--conditions=animal-store-source', '--import', 'tsx', join(ROOT, 'client/examples/quickstart.ts')], {
-    cwd: ROOT,
-    env: childEnv({ ANIMAL_STORE_URL: `${server.url}/v1`, ANIMAL_STORE_KEY: key }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const child = spawn(
+    process.execPath,
+    ['--conditions=animal-store-source', '--import', 'tsx', join(ROOT, 'client/examples/quickstart.ts')],
+    {
+      cwd: ROOT,
+      env: childEnv({ ANIMAL_STORE_URL: `${server.url}/v1`, ANIMAL_STORE_KEY: key }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s))
   child.stderr.setEncoding('utf8').on('data', (s: string) => (out += s))

@@ -24,7 +24,9 @@ const LOOPS = 20
 const RUN_MS = 120_000
 const FREE_PER_MINUTE = 60
 
-test('20 loops sharing a Free key for 2 minutes: exactly the quota, no ban, nothing lost or duplicated', { timeout: 240_000 }, async (t) => {
+test('20 loops sharing a Free key for 2 minutes: exactly the quota, no ban, nothing lost or duplicated', {
+  timeout: 240_000,
+}, async (t) => {
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
   const free = await createKeyViaCli(db, { plan: 'free', name: 'loops' })
@@ -68,8 +70,8 @@ test('20 loops sharing a Free key for 2 minutes: exactly the quota, no ban, noth
   const windows = new Map<number, { created: number; refused: number }>()
   const windowOf = (e: AttemptEvent) => {
     const reset = Number(e.headers!.get('x-ratelimit-reset'))
-    let w = windows.get(reset)
-    if (w === undefined) windows.set(reset, (w = { created: 0, refused: 0 }))
+    const w = windows.get(reset) ?? { created: 0, refused: 0 }
+    windows.set(reset, w)
     return w
   }
   const codes = new Map<string, number>()
@@ -89,7 +91,11 @@ test('20 loops sharing a Free key for 2 minutes: exactly the quota, no ban, noth
   assert.deepEqual(failures.map(String), [], 'no failure other than a surfaced rate_limited')
   assert.equal(iterations, created.size + surfaced.length, 'every iteration is accounted for')
   assert.equal(codes.get('429 key_banned') ?? 0, 0, 'no key_banned answer')
-  assert.deepEqual([...codes.keys()].sort(), ['201', '429 rate_limited'].filter((c) => codes.has(c)), 'only 201 and 429 rate_limited answers')
+  assert.deepEqual(
+    [...codes.keys()].sort(),
+    ['201', '429 rate_limited'].filter((c) => codes.has(c)),
+    'only 201 and 429 rate_limited answers',
+  )
 
   // Exactly the quota: never more than 60 in a window, exactly 60 wherever demand exceeded it.
   for (const [reset, w] of byWindow) {
@@ -100,12 +106,17 @@ test('20 loops sharing a Free key for 2 minutes: exactly the quota, no ban, noth
   const whole = byWindow.filter(([reset]) => reset * 1000 - 60_000 >= started && reset * 1000 <= end)
   assert.ok(whole.length >= 1)
   for (const [reset, w] of whole) assert.equal(w.created, FREE_PER_MINUTE, `whole window ending ${reset}`)
-  assert.equal(created.size, byWindow.reduce((sum, [, w]) => sum + w.created, 0))
+  assert.equal(
+    created.size,
+    byWindow.reduce((sum, [, w]) => sum + w.created, 0),
+  )
 
   // The server saw what the clients saw: no answer went missing in between.
   const metrics = await (await fetch(`${server.url}/metrics`)).text()
   const served = (status: number) =>
-    Number(new RegExp(`animal_store_http_requests_total\\{method="POST",route="/v1/pets",status="${status}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0)
+    Number(
+      new RegExp(`animal_store_http_requests_total\\{method="POST",route="/v1/pets",status="${status}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0,
+    )
   assert.equal(served(201), codes.get('201') ?? 0)
   assert.equal(served(429), codes.get('429 rate_limited') ?? 0)
 

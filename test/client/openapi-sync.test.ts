@@ -2,12 +2,13 @@ import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { test } from 'node:test'
 import ts from 'typescript'
+import { ERROR_CODES } from '../../client/src/index.js'
 // @ts-expect-error: a plain .mjs script, run by tsx
 import { generateClientFiles, OPENAPI_JSON, SCHEMA_TS } from '../../scripts/openapi.mjs'
 import { ERROR_STATUS } from '../../src/http/errors.js'
-import { ERROR_CODES } from '../../client/src/index.js'
 
-const STALE = 'is stale: the service\'s OpenAPI document changed. Run `npm run openapi`, then `npm run typecheck` (the client must still compile), and commit both files'
+const STALE =
+  "is stale: the service's OpenAPI document changed. Run `npm run openapi`, then `npm run typecheck` (the client must still compile), and commit both files"
 
 test("client/openapi.json and client/src/schema.ts are generated from the app's current document", async () => {
   const { openapiJson, schemaTs } = (await generateClientFiles()) as { openapiJson: string; schemaTs: string }
@@ -20,7 +21,9 @@ test("the client's error codes are the server's closed list", () => {
 })
 
 test('every operation of the document is a client method, marked @deprecated exactly when the operation is', async () => {
-  const document = JSON.parse(await readFile(OPENAPI_JSON, 'utf8')) as { paths: Record<string, Record<string, { operationId: string; deprecated?: boolean }>> }
+  const document = JSON.parse(await readFile(OPENAPI_JSON, 'utf8')) as {
+    paths: Record<string, Record<string, { operationId: string; deprecated?: boolean }>>
+  }
   const operations = Object.values(document.paths).flatMap((item) => Object.values(item))
   assert.ok(operations.length >= 3)
 

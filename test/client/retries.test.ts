@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict'
-import { describe, test, type TestContext } from 'node:test'
+import { describe, type TestContext, test } from 'node:test'
 import fc from 'fast-check'
-import { AnimalStoreClient, ApiError, NetworkError, UnexpectedResponseError, type AttemptEvent, type RetryPolicy } from '../../client/src/index.js'
-import { apiError, pet, startFlakyServer, VirtualClock, type FlakyServer, type Step } from './flaky-server.js'
+import {
+  AnimalStoreClient,
+  ApiError,
+  type AttemptEvent,
+  NetworkError,
+  type RetryPolicy,
+  UnexpectedResponseError,
+} from '../../client/src/index.js'
+import { apiError, type FlakyServer, pet, type Step, startFlakyServer, VirtualClock } from './flaky-server.js'
 
 const KEY = 'as_live_0000000000000000000000000000000000aaaaaa'
 const POLICY: RetryPolicy = { maxRetries: 5, baseDelayMs: 250, maxDelayMs: 20_000, deadlineMs: 60_000, attemptTimeoutMs: 2_000 }
@@ -36,14 +43,25 @@ const httpDate = (ms: number) => new Date(ms).toUTCString()
 describe('client retries against a scripted flaky server', () => {
   test('503s, then a 201: one create, the same Idempotency-Key on every attempt, full-jitter waits under the cap', async (t) => {
     const { server, clock, client } = await setup(t, { random: () => 0.999 })
-    server.script([apiError(503, 'service_unavailable'), apiError(503, 'service_unavailable'), apiError(503, 'service_unavailable'), pet(41)])
+    server.script([
+      apiError(503, 'service_unavailable'),
+      apiError(503, 'service_unavailable'),
+      apiError(503, 'service_unavailable'),
+      pet(41),
+    ])
     const created = await client.createPet({ name: 'Rex', categoryId: 1 })
     assert.equal(created.id, 41)
     assert.equal(server.received.length, 4)
     assertOneKey(server)
-    assert.deepEqual(server.received.map((r) => r.body), Array(4).fill('{"name":"Rex","categoryId":1}'))
+    assert.deepEqual(
+      server.received.map((r) => r.body),
+      Array(4).fill('{"name":"Rex","categoryId":1}'),
+    )
     // Retry n waits in [0, min(cap, base * 2^n)); random 0.999 puts each wait just under its ceiling.
-    assert.deepEqual(clock.sleeps.map((s) => s.ms), [249, 499, 999])
+    assert.deepEqual(
+      clock.sleeps.map((s) => s.ms),
+      [249, 499, 999],
+    )
   })
 
   test('two creates use two different keys', async (t) => {
@@ -60,7 +78,10 @@ describe('client retries against a scripted flaky server', () => {
     const { server, client } = await setup(t)
     server.script(['drop', pet(7)])
     await client.createPet({ name: 'Rex', categoryId: 1 }, { idempotencyKey: 'order-17/"x"' })
-    assert.deepEqual(server.received.map((r) => r.headers['idempotency-key']), ['"order-17/\\"x\\""', '"order-17/\\"x\\""'])
+    assert.deepEqual(
+      server.received.map((r) => r.headers['idempotency-key']),
+      ['"order-17/\\"x\\""', '"order-17/\\"x\\""'],
+    )
     await assert.rejects(client.createPet({ name: 'Rex', categoryId: 1 }, { idempotencyKey: 'has space' }), TypeError)
     await assert.rejects(client.createPet({ name: 'Rex', categoryId: 1 }, { idempotencyKey: 'k'.repeat(256) }), TypeError)
   })
@@ -198,7 +219,11 @@ describe('client retries against a scripted flaky server', () => {
   test('a caller abort ends a call during its backoff', async (t) => {
     const server = await startFlakyServer(t)
     // Real time here: the abort must interrupt a real wait.
-    const client = new AnimalStoreClient({ baseUrl: server.baseUrl, apiKey: KEY, retry: { ...POLICY, baseDelayMs: 60_000, maxDelayMs: 60_000 } })
+    const client = new AnimalStoreClient({
+      baseUrl: server.baseUrl,
+      apiKey: KEY,
+      retry: { ...POLICY, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+    })
     server.script([apiError(503, 'service_unavailable')])
     const controller = new AbortController()
     const started = performance.now()
@@ -209,16 +234,24 @@ describe('client retries against a scripted flaky server', () => {
 
   test('errors that retrying cannot fix are thrown after one attempt, typed', async (t) => {
     const { server, client } = await setup(t)
-    for (const [status, code] of [[400, 'invalid_request'], [401, 'unauthorized'], [404, 'not_found'], [500, 'internal_error']] as const) {
+    for (const [status, code] of [
+      [400, 'invalid_request'],
+      [401, 'unauthorized'],
+      [404, 'not_found'],
+      [500, 'internal_error'],
+    ] as const) {
       server.script([apiError(status, code, { 'x-request-id': 'req-42' })])
       const error = await client.listPets().catch((e: unknown) => e)
       assert.ok(error instanceof ApiError, String(error))
-      assert.deepEqual([error.status, error.code, error.message, error.requestId, error.attempts], [status, code, `scripted ${code}`, 'req-42', 1])
+      assert.deepEqual(
+        [error.status, error.code, error.message, error.requestId, error.attempts],
+        [status, code, `scripted ${code}`, 'req-42', 1],
+      )
       assert.equal(server.received.length, 1)
     }
   })
 
-  test('answers that are not the service\'s are UnexpectedResponseError', async (t) => {
+  test("answers that are not the service's are UnexpectedResponseError", async (t) => {
     const { server, client } = await setup(t)
     for (const step of [
       { status: 502, body: '<html>bad gateway</html>' },
@@ -245,23 +278,30 @@ describe('client retries against a scripted flaky server', () => {
     const fault = fc.oneof(
       fc.constant<Step>('drop'),
       fc.constant(apiError(503, 'service_unavailable')),
-      fc.constantFrom('0', '1', '30', '86400', '99999999999', 'garbage', '', 'Wed, 21 Oct 2015 07:28:00 GMT').map((v) => apiError(429, 'rate_limited', { 'retry-after': v })),
+      fc
+        .constantFrom('0', '1', '30', '86400', '99999999999', 'garbage', '', 'Wed, 21 Oct 2015 07:28:00 GMT')
+        .map((v) => apiError(429, 'rate_limited', { 'retry-after': v })),
       fc.constant(apiError(429, 'rate_limited')),
       fc.constant(apiError(429, 'key_banned', { 'retry-after': '60' })),
     )
     await fc.assert(
-      fc.asyncProperty(fc.array(fault, { maxLength: 8 }), fc.boolean(), fc.integer({ min: 1_000, max: 120_000 }), async (faults, succeeds, deadlineMs) => {
-        const clock = new VirtualClock()
-        const client = new AnimalStoreClient({ baseUrl: server.baseUrl, apiKey: KEY, retry: POLICY, clock })
-        server.script([...faults, succeeds ? pet(1) : apiError(503, 'service_unavailable')])
-        const started = clock.now()
-        const outcome = await client.createPet({ name: 'Rex', categoryId: 1 }, { deadlineMs }).catch((e: unknown) => e)
-        assert.ok(server.received.length >= 1 && server.received.length <= POLICY.maxRetries + 1)
-        for (const s of clock.sleeps) assert.ok(s.at + s.ms <= started + deadlineMs, 'a sleep ran past the deadline')
-        assertOneKey(server)
-        if (outcome instanceof Error) assert.ok(outcome instanceof ApiError || outcome instanceof NetworkError, String(outcome))
-        else assert.equal(outcome.id, 1)
-      }),
+      fc.asyncProperty(
+        fc.array(fault, { maxLength: 8 }),
+        fc.boolean(),
+        fc.integer({ min: 1_000, max: 120_000 }),
+        async (faults, succeeds, deadlineMs) => {
+          const clock = new VirtualClock()
+          const client = new AnimalStoreClient({ baseUrl: server.baseUrl, apiKey: KEY, retry: POLICY, clock })
+          server.script([...faults, succeeds ? pet(1) : apiError(503, 'service_unavailable')])
+          const started = clock.now()
+          const outcome = await client.createPet({ name: 'Rex', categoryId: 1 }, { deadlineMs }).catch((e: unknown) => e)
+          assert.ok(server.received.length >= 1 && server.received.length <= POLICY.maxRetries + 1)
+          for (const s of clock.sleeps) assert.ok(s.at + s.ms <= started + deadlineMs, 'a sleep ran past the deadline')
+          assertOneKey(server)
+          if (outcome instanceof Error) assert.ok(outcome instanceof ApiError || outcome instanceof NetworkError, String(outcome))
+          else assert.equal(outcome.id, 1)
+        },
+      ),
       { numRuns: 150 },
     )
   })

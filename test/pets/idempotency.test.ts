@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { ManualClock } from '../../src/clock.js'
-import { StorageUnavailableError } from '../../src/storage/storage.js'
-import { fingerprintOf, IdempotentCreates, IDEMPOTENCY_RETENTION_MS, parseIdempotencyKey } from '../../src/pets/idempotency.js'
+import { fingerprintOf, IDEMPOTENCY_RETENTION_MS, IdempotentCreates, parseIdempotencyKey } from '../../src/pets/idempotency.js'
 import type { PetRepository } from '../../src/pets/repository.js'
+import { StorageUnavailableError } from '../../src/storage/storage.js'
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
 
 function assertError(res: { statusCode: number; body: string }, status: number, code: string, mentions?: RegExp) {
@@ -58,7 +58,11 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
 
   test('the same key with another body is 422 idempotency_key_reused, and nothing is created', async () => {
     assert.equal((await post({ name: 'First', categoryId: 1 }, 'reused-key')).statusCode, 201)
-    for (const other of [{ name: 'Second', categoryId: 1 }, { name: 'First', categoryId: 2 }, { name: 'First', categoryId: 1, status: 'sold' }]) {
+    for (const other of [
+      { name: 'Second', categoryId: 1 },
+      { name: 'First', categoryId: 2 },
+      { name: 'First', categoryId: 1, status: 'sold' },
+    ]) {
       assertError(await post(other, 'reused-key'), 422, 'idempotency_key_reused', /different request body/)
     }
     assert.equal(await count('Second'), 0)
@@ -87,7 +91,7 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
       assertError(await post({ name: 'Bad key', categoryId: 1 }, key), 400, 'invalid_request', /Idempotency-Key/)
     }
     assert.equal(await count('Bad key'), 0)
-    for (const key of ['k'.repeat(255), `"${'k'.repeat(255)}"`, '"with\\"quote\\"and\\\\"', '!#$%&\'*+-.^_`|~:/?=@[]{}()<>,;']) {
+    for (const key of ['k'.repeat(255), `"${'k'.repeat(255)}"`, '"with\\"quote\\"and\\\\"', "!#$%&'*+-.^_`|~:/?=@[]{}()<>,;"]) {
       const res = await post({ name: 'Good key', categoryId: 1 }, key)
       assert.equal(res.statusCode, 201, `${key}: ${res.body}`)
     }

@@ -11,11 +11,11 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
-import { test, type TestContext } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { useScratchDatabase, withPg } from '../helpers/cluster.js'
-import { bearer, createKeyViaCli, startServer, useTempDir, type ServerProcess } from '../helpers/process.js'
+import { bearer, createKeyViaCli, type ServerProcess, startServer, useTempDir } from '../helpers/process.js'
 import { requireService } from '../helpers/services.js'
 
 const WORKERS = 16
@@ -55,10 +55,13 @@ async function crashAndReplay(t: TestContext, dir: string, db: string, committed
     const server = await startServer(t, { dir, db, env: DELAY_ANSWERS })
     let killed = false
     const [min, max] = KILL_AFTER_MS
-    const timer = setTimeout(() => {
-      server.child.kill('SIGKILL')
-      killed = true
-    }, min + Math.random() * (max - min))
+    const timer = setTimeout(
+      () => {
+        server.child.kill('SIGKILL')
+        killed = true
+      },
+      min + Math.random() * (max - min),
+    )
     const errors: string[] = []
     const worker = async () => {
       while (!killed) {

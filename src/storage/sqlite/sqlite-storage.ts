@@ -139,7 +139,7 @@ class SqlitePetRepository implements PetRepository {
       return
     }
     this.localWrites++
-    batch.forEach((p, i) => p.resolve(results[i]!))
+    for (const [i, p] of batch.entries()) p.resolve(results[i]!)
   }
 
   private insertOne(pet: NewPet, claim: IdempotencyClaim | undefined): IdempotentCreate {
