@@ -126,7 +126,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   })
 
   await registerOpenApi(app, config)
-  await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, linkBase })
+  await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, clock, linkBase })
   await app.register(opsRoutes, {
     storage,
     limiter,

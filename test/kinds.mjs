@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url'
 const KINDS = {
   unit: ['config.test.ts', 'startup-error.test.ts', 'keys', 'limits', 'storage', 'project'],
   http: ['http', 'pets', 'ops', 'fuzz'],
-  system: ['process', 'scale', 'faults', 'abuse', 'bench'],
+  system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client'],
 }
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))

@@ -21,9 +21,11 @@ const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request: a parameter or body field is missing or invalid; the message names it.',
   401: 'Missing or invalid API key.',
   404: 'The requested animal could not be found.',
+  409: 'A request with the same Idempotency-Key is still in flight.',
   410: 'The operation is past its sunset date.',
   413: 'Request body larger than 16 KiB.',
   415: 'Request body is not application/json.',
+  422: 'The Idempotency-Key was already used with another body.',
   429: 'Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After.',
   500: 'Unexpected error; nothing internal is disclosed.',
   503: 'A dependency is unavailable or the server is shutting down.',
@@ -44,6 +46,7 @@ export function errorResponses(...statuses: number[]): Record<number, object> {
         description: 'Seconds until a request can pass: the exhausted window\'s reset, or the ban\'s end (later when a window is still exhausted then).',
       }
     }
+    if (status === 409) headers['Retry-After'] = { type: 'integer', description: 'Seconds to wait before retrying (1).' }
     if (status === 401) headers['WWW-Authenticate'] = { type: 'string', description: 'Bearer challenge (RFC 6750).' }
     out[status] = {
       description: `${STATUS_TEXT[status] ?? ''} Codes: ${codes.map((c) => `\`${c}\` (${ERROR_DESCRIPTIONS[c]})`).join('; ')}`,

@@ -49,7 +49,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
           '|---|---|---|',
           errorTable,
           '',
-          '**Additions to the spec** (where it is silent): `after` and the `Link: rel="next"` header for paging; 400 for invalid query or path parameters on every operation; unknown query parameters and body fields are rejected; 405 with Allow, 413, 415, 410 after the sunset.',
+          '**Additions to the spec** (where it is silent): `after` and the `Link: rel="next"` header for paging; 400 for invalid query or path parameters on every operation; unknown query parameters and body fields are rejected; 405 with Allow, 413, 415, 410 after the sunset; the `Idempotency-Key` header on createPet (IETF draft-ietf-httpapi-idempotency-key-header: replay with `Idempotent-Replayed: true`, 409 while in flight, 422 for another body).',
         ].join('\n'),
       },
       servers,

@@ -1,12 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static, type TSchema } from 'typebox'
+import type { Clock } from '../clock.js'
 import { ApiError } from '../http/errors.js'
 import { errorResponses, rateLimitHeaderDocs } from '../http/openapi-docs.js'
+import { IdempotentCreates, parseIdempotencyKey } from './idempotency.js'
 import type { PetRepository } from './repository.js'
 import { LIST_LIMIT, ListPetsQuery, NewPetSchema, PetIdParams, PetSchema } from './schemas.js'
 
 export interface PetRoutesOptions {
   pets: PetRepository
+  /** Time of the idempotency records. */
+  clock: Clock
   /** Prefix of the links the routes build: '' for relative links, or an absolute origin. */
   linkBase: string
 }
@@ -19,7 +23,11 @@ const pet = ref(PetSchema)
 export const GET_PET_DEPRECATION = { since: Date.UTC(2026, 0, 1), sunset: Date.UTC(2030, 11, 5), successor: '/v1/pets' }
 
 /** The animal catalogue: listPets, createPet and the deprecated getPet, under the /v1 prefix. */
-export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { pets, linkBase }) => {
+export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { pets, clock, linkBase }) => {
+  const idempotent = new IdempotentCreates(pets, clock, (error) => app.log.warn({ err: error }, 'idempotency record sweep failed'))
+  app.addHook('onReady', async () => idempotent.start())
+  app.addHook('onClose', async () => idempotent.stop())
+
   app.get(
     '/pets',
     {
@@ -65,8 +73,21 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         summary: 'Add an animal',
         description:
           'Creates an animal and answers 201 with it, including the assigned id, once it is durable. ' +
-          'The body is validated strictly: no type coercion, no unknown fields, no client-sent id; categoryId is int64 and exact.',
+          'The body is validated strictly: no type coercion, no unknown fields, no client-sent id; categoryId is int64 and exact. ' +
+          'With an `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header), the animal is created once per API key and key: ' +
+          'a retry with the same key and body answers 201 with the same animal and `Idempotent-Replayed: true`; ' +
+          'the same key with another body is 422 `idempotency_key_reused`; while the first request is still processed, 409 `idempotency_conflict`. ' +
+          'Keys are kept 24 hours.',
         tags: ['pets'],
+        headers: Type.Object({
+          'Idempotency-Key': Type.Optional(
+            Type.String({
+              description:
+                'Makes the create safe to retry: 1 to 255 visible ASCII characters, as the draft\'s quoted string ("8e03978e-...") or bare; ' +
+                'both forms name the same key. Scoped to the API key, kept 24 hours. A new UUID per animal is a good key.',
+            }),
+          ),
+        }),
         body: ref(NewPetSchema),
         response: {
           201: {
@@ -75,14 +96,21 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
             headers: {
               ...rateLimitHeaderDocs,
               Location: { type: 'string', description: 'Path of the new animal, /v1/pets/{id}.' },
+              'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present on a replay: an earlier request with this Idempotency-Key created the animal.' },
             },
           },
-          ...errorResponses(400, 401, 413, 415, 429, 500, 503),
+          ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503),
         },
       },
     },
     async (request, reply) => {
-      const created = await pets.createPet(request.body)
+      const key = parseIdempotencyKey(request.headers['idempotency-key'])
+      if (key === undefined) {
+        const created = await pets.createPet(request.body)
+        return reply.code(201).header('location', `/v1/pets/${created.id}`).send(created)
+      }
+      const { pet: created, replayed } = await idempotent.create(request.apiKey!.id, key, request.body)
+      if (replayed) reply.header('idempotent-replayed', 'true')
       return reply.code(201).header('location', `/v1/pets/${created.id}`).send(created)
     },
   )

@@ -8,6 +8,7 @@
  * and every test uses keys of its own (rate-limit state is per key id).
  */
 import assert from 'node:assert/strict'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import {
@@ -24,6 +25,7 @@ import {
   createKeyViaCli,
   request,
   REVOCATION_DEADLINE_MS,
+  ROOT,
   runCli,
   sleep,
   startServer,
@@ -66,7 +68,7 @@ test('three instances on one PostgreSQL and one Redis behave as one service', { 
   const migrations = await withPg(db, (pgc) => pgc.query('SELECT version FROM schema_migrations ORDER BY version'))
   assert.deepEqual(
     migrations.rows.map((r: { version: string }) => r.version),
-    ['001_init.sql'],
+    readdirSync(join(ROOT, 'src/storage/postgres/migrations')).filter((f) => f.endsWith('.sql')).sort(),
     'each migration applied exactly once by the three concurrent starts',
   )
 

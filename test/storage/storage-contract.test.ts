@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -107,6 +107,11 @@ function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
 }
 
 const TWO_53_PLUS_1 = 2n ** 53n + 1n
+
+/** Every migration file, in the order they apply: each must be recorded exactly once. */
+const POSTGRES_MIGRATIONS = readdirSync(new URL('../../src/storage/postgres/migrations/', import.meta.url))
+  .filter((f) => f.endsWith('.sql'))
+  .sort()
 
 for (const engine of ENGINES) {
   describe(`storage contract: ${engine.name}`, () => {
@@ -281,6 +286,54 @@ for (const engine of ENGINES) {
       if (!h) return
       await h.storage.ping()
     })
+
+    test('createPetOnce: created once per (API key, key); same fingerprint replays, another is refused', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const pets = h.storage.pets
+      const claim = { keyId: 'key_a', key: 'k-1', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
+      const first = await pets.createPetOnce({ name: 'Once', categoryId: INT64_MAX, status: 'sold' }, claim)
+      assert.equal(first.outcome, 'created')
+      const pet = (first as { pet: Pet }).pet
+      assert.deepEqual(pet, { id: pet.id, name: 'Once', categoryId: INT64_MAX, status: 'sold' })
+      assert.deepEqual(await pets.createPetOnce({ name: 'Once', categoryId: INT64_MAX, status: 'sold' }, claim), { outcome: 'replayed', pet })
+      assert.deepEqual(await pets.createPetOnce({ name: 'Other', categoryId: 1 }, { ...claim, fingerprint: 'e'.repeat(64) }), { outcome: 'reused' })
+      const otherApiKey = await pets.createPetOnce({ name: 'Once', categoryId: 1 }, { ...claim, keyId: 'key_b' })
+      assert.equal(otherApiKey.outcome, 'created')
+      assert.deepEqual((await pets.listPets({ limit: 10 })).map((p) => p.name), ['Once', 'Once'])
+    })
+
+    test('createPetOnce: 20 concurrent calls with one claim (across instances where possible) create one pet', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const stores = [h.storage, ...(h.peer ? [await h.peer(), await h.peer()] : [])]
+      const claim = { keyId: 'key_a', key: 'race', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => stores[i % stores.length]!.pets.createPetOnce({ name: 'Raced', categoryId: 1 }, claim)),
+      )
+      const outcomes = results.map((r) => r.outcome)
+      assert.equal(outcomes.filter((o) => o === 'created').length, 1, outcomes.join(' '))
+      assert.ok(outcomes.every((o) => o === 'created' || o === 'replayed' || o === 'in_flight'), outcomes.join(' '))
+      const ids = new Set(results.flatMap((r) => ('pet' in r ? [r.pet.id] : [])))
+      assert.equal(ids.size, 1)
+      assert.equal((await h.storage.pets.listPets({ limit: 100 })).length, 1)
+    })
+
+    test('deleteIdempotencyRecords deletes the records created before the time, in batches, and only those', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const pets = h.storage.pets
+      const claim = (key: string, createdAt: number) => ({ keyId: 'key_a', key, fingerprint: 'f'.repeat(64), createdAt })
+      // More than one delete batch (1,000) of old records, in a few transactions.
+      await Promise.all(Array.from({ length: 1_100 }, (_, i) => pets.createPetOnce({ name: `old${i}`, categoryId: i }, claim(`old-${i}`, 1_000 + i))))
+      await pets.createPetOnce({ name: 'new', categoryId: 1 }, claim('new', 5_000))
+      assert.equal(await pets.deleteIdempotencyRecords(1_050), 50)
+      assert.equal(await pets.deleteIdempotencyRecords(5_000), 1_050)
+      assert.equal(await pets.deleteIdempotencyRecords(5_000), 0)
+      assert.equal((await pets.createPetOnce({ name: 'old0', categoryId: 0 }, claim('old-0', 6_000))).outcome, 'created', 'a deleted key is new again')
+      assert.equal((await pets.createPetOnce({ name: 'new', categoryId: 1 }, claim('new', 6_000))).outcome, 'replayed')
+      assert.equal((await pets.listPets({ limit: 100, afterId: 0 })).length, 100, 'the pets themselves stay')
+    })
   })
 }
 
@@ -405,8 +458,8 @@ describe('PostgreSQL specifics', () => {
     const client = new pg.Client({ connectionString: PG_URL })
     await client.connect()
     try {
-      const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations`)
-      assert.deepEqual(rows, [{ version: '001_init.sql' }])
+      const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)
+      assert.deepEqual(rows.map((r: { version: string }) => r.version), POSTGRES_MIGRATIONS)
     } finally {
       await client.end()
     }

@@ -1,10 +1,13 @@
-import type { ListPetsOptions, PetRepository } from '../../pets/repository.js'
+import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../int64.js'
 import type { NewPet, Pet } from '../../pets/schemas.js'
 import { toPet, type PetRow } from '../pet-row.js'
 import { int8Param, type Db } from './connection.js'
 
 const COLUMNS = 'id, name, category_id, status'
+
+/** Idempotency records deleted per statement: the sweep never holds many row locks at once. */
+const DELETE_BATCH = 1000
 
 const inInt64 = (v: Int64): boolean => typeof v === 'number' || (v >= INT64_MIN && v <= INT64_MAX)
 
@@ -17,6 +20,56 @@ export class PostgresPetRepository implements PetRepository {
       [pet.name, int8Param(pet.categoryId), pet.status ?? null],
     )
     return toPet(row!)
+  }
+
+  /**
+   * One transaction: a transaction-scoped advisory lock on (API key, Idempotency-Key) tells that
+   * another instance is creating under the same key right now (in_flight, without waiting); under
+   * the lock, the key's record either exists (replay or reuse) or is written with the new pet.
+   * The lock goes with the transaction: a crashed instance leaves nothing behind that blocks a retry.
+   */
+  async createPetOnce(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
+    return this.db.transaction(async (client) => {
+      const lock = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok', [
+        `idempotency:${claim.keyId}:${claim.key}`,
+      ])
+      if (!lock.rows[0]!.ok) return { outcome: 'in_flight' }
+      const earlier = await client.query<PetRow & { fingerprint: string }>(
+        `SELECT i.fingerprint, p.id, p.name, p.category_id, p.status
+           FROM idempotency_keys i JOIN pets p ON p.id = i.pet_id
+          WHERE i.key_id = $1 AND i.idem_key = $2`,
+        [claim.keyId, claim.key],
+      )
+      const found = earlier.rows[0]
+      if (found !== undefined) return found.fingerprint === claim.fingerprint ? { outcome: 'replayed', pet: toPet(found) } : { outcome: 'reused' }
+      const inserted = await client.query<PetRow>(
+        `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+        [pet.name, int8Param(pet.categoryId), pet.status ?? null],
+      )
+      const created = toPet(inserted.rows[0]!)
+      await client.query(
+        'INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES ($1, $2, $3, $4, $5)',
+        [claim.keyId, claim.key, claim.fingerprint, created.id, claim.createdAt],
+      )
+      return { outcome: 'created', pet: created }
+    })
+  }
+
+  async deleteIdempotencyRecords(before: number): Promise<number> {
+    let total = 0
+    for (;;) {
+      const rows = await this.db.query<{ n: number }>(
+        `WITH gone AS (
+           DELETE FROM idempotency_keys WHERE ctid = ANY(ARRAY(
+             SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED))
+           RETURNING 1)
+         SELECT count(*)::int AS n FROM gone`,
+        [before, DELETE_BATCH],
+      )
+      const deleted = rows[0]!.n
+      total += deleted
+      if (deleted < DELETE_BATCH) return total
+    }
   }
 
   /** Keyset paging: an index range scan from `afterId`, never OFFSET, so deep pages cost the same. */

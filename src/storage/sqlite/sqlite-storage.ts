@@ -5,7 +5,7 @@ import { sqliteFilename, type Durability } from '../../config.js'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
 import { toKeyRecord, type KeyRow } from '../key-row.js'
 import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
-import type { ListPetsOptions, PetRepository } from '../../pets/repository.js'
+import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import type { Int64 } from '../../int64.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { toPet, type PetRow } from '../pet-row.js'
@@ -37,15 +37,22 @@ const PAGE_CACHE_PETS = 10_000
 
 interface PendingInsert {
   pet: NewPet
-  resolve: (pet: Pet) => void
+  claim: IdempotencyClaim | undefined
+  resolve: (created: IdempotentCreate) => void
   reject: (error: unknown) => void
 }
+
+/** Idempotency records deleted per transaction: the sweep never holds the write lock for long. */
+const DELETE_BATCH = 1000
 
 class SqlitePetRepository implements PetRepository {
   private readonly insert
   private readonly byId
   private readonly page
   private readonly pageByStatus
+  private readonly findClaim
+  private readonly insertClaim
+  private readonly deleteClaims
   private queue: PendingInsert[] = []
   private readonly dataVersion
   /**
@@ -75,6 +82,17 @@ class SqlitePetRepository implements PetRepository {
     )
     this.pageByStatus.safeIntegers(true)
     this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck()
+    this.findClaim = db.prepare<[string, string], { fingerprint: string; pet_id: bigint }>(
+      'SELECT fingerprint, pet_id FROM idempotency_keys WHERE key_id = ? AND idem_key = ?',
+    )
+    this.findClaim.safeIntegers(true)
+    this.insertClaim = db.prepare(
+      'INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES (?, ?, ?, ?, ?)',
+    )
+    this.deleteClaims = db.prepare<[number, number]>(
+      `DELETE FROM idempotency_keys WHERE (key_id, idem_key) IN
+         (SELECT key_id, idem_key FROM idempotency_keys WHERE created_at < ? LIMIT ?)`,
+    )
   }
 
   /**
@@ -82,32 +100,61 @@ class SqlitePetRepository implements PetRepository {
    * WAL commit (and, with power durability, one fsync) covers them all. Each promise resolves
    * only after that commit.
    */
-  createPet(pet: NewPet): Promise<Pet> {
+  async createPet(pet: NewPet): Promise<Pet> {
+    return ((await this.enqueue(pet, undefined)) as { pet: Pet }).pet
+  }
+
+  /** In the same group commit: the record and the pet it creates are in one transaction. */
+  createPetOnce(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
+    return this.enqueue(pet, claim)
+  }
+
+  async deleteIdempotencyRecords(before: number): Promise<number> {
+    let total = 0
+    for (;;) {
+      const { changes } = this.deleteClaims.run(before, DELETE_BATCH)
+      total += changes
+      if (changes < DELETE_BATCH) return total
+      // Let queued inserts and reads in between batches.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+
+  private enqueue(pet: NewPet, claim: IdempotencyClaim | undefined): Promise<IdempotentCreate> {
     return new Promise((resolve, reject) => {
       if (this.queue.length === 0) setImmediate(() => this.flush())
-      this.queue.push({ pet, resolve, reject })
+      this.queue.push({ pet, claim, resolve, reject })
     })
   }
 
   private flush(): void {
     const batch = this.queue
     this.queue = []
-    let created: Pet[]
+    let results: IdempotentCreate[]
     try {
-      created = this.db.transaction(() =>
-        batch.map(({ pet }) => {
-          const row = this.insert.get(pet.name, pet.categoryId, pet.status ?? null) as { id: bigint }
-          const out: Pet = { id: Number(row.id), name: pet.name, categoryId: pet.categoryId }
-          if (pet.status !== undefined) out.status = pet.status
-          return out
-        }),
-      )()
+      // IMMEDIATE: the claim lookup must not be a read that another process's commit can outdate.
+      results = this.db.transaction(() => batch.map(({ pet, claim }) => this.insertOne(pet, claim))).immediate()
     } catch (error) {
       for (const p of batch) p.reject(error)
       return
     }
     this.localWrites++
-    batch.forEach((p, i) => p.resolve(created[i]!))
+    for (const [i, p] of batch.entries()) p.resolve(results[i]!)
+  }
+
+  private insertOne(pet: NewPet, claim: IdempotencyClaim | undefined): IdempotentCreate {
+    if (claim !== undefined) {
+      const earlier = this.findClaim.get(claim.keyId, claim.key)
+      if (earlier !== undefined) {
+        if (earlier.fingerprint !== claim.fingerprint) return { outcome: 'reused' }
+        return { outcome: 'replayed', pet: toPet(this.byId.get(earlier.pet_id)!) }
+      }
+    }
+    const row = this.insert.get(pet.name, pet.categoryId, pet.status ?? null) as { id: bigint }
+    const created: Pet = { id: Number(row.id), name: pet.name, categoryId: pet.categoryId }
+    if (pet.status !== undefined) created.status = pet.status
+    if (claim !== undefined) this.insertClaim.run(claim.keyId, claim.key, claim.fingerprint, row.id, claim.createdAt)
+    return { outcome: 'created', pet: created }
   }
 
   /** The returned array may be shared with later callers: treat it as read-only. */

@@ -1,0 +1,194 @@
+import createClient, { type Client } from 'openapi-fetch'
+import { UnexpectedResponseError } from './errors.js'
+import { parseJson, stringifyJson } from './json.js'
+import { nextLink } from './link.js'
+import { type RetryPolicy, retryPolicy } from './retry.js'
+import type { components, operations, paths } from './schema.js'
+import { type AttemptEvent, type CallOptions, type Clock, systemClock, Transport } from './transport.js'
+
+export type Pet = components['schemas']['Pet']
+export type NewPet = components['schemas']['NewPet']
+export type PetStatus = components['schemas']['PetStatus']
+/** An int64 value: a number when it is a safe integer, a bigint beyond 2^53. */
+export type Int64 = Pet['id']
+export type ListPetsQuery = NonNullable<operations['listPets']['parameters']['query']>
+
+type ListPetsAnswer = operations['listPets']['responses'][200]['content']['application/json']
+type CreatePetAnswer = operations['createPet']['responses'][201]['content']['application/json']
+type GetPetAnswer = operations['getPet']['responses'][200]['content']['application/json']
+
+export interface ClientOptions {
+  /** The API's base address, /v1 included: https://api.animal-store.example/v1 */
+  baseUrl: string
+  apiKey: string
+  retry?: Partial<RetryPolicy>
+  /** Called after every HTTP attempt (answer or failure), e.g. for logs and metrics. */
+  onAttempt?: (event: AttemptEvent) => void
+  /** Defaults to the global fetch. */
+  fetch?: typeof fetch
+  /** Defaults to real time; tests inject a virtual clock. */
+  clock?: Clock
+  /** Uniform in [0, 1): the jitter's source; defaults to Math.random. */
+  random?: () => number
+}
+
+export interface CreatePetOptions extends CallOptions {
+  /**
+   * Sent as the Idempotency-Key header and reused by every retry of this call. Default: a new
+   * random UUID per call. Pass your own (1 to 255 visible ASCII characters) to make a create
+   * safe to repeat across calls or processes.
+   */
+  idempotencyKey?: string
+}
+
+/** A 2xx answer, its body, and the URL it was requested from. */
+interface Answer {
+  response: Response
+  text: string
+  url: string
+  attempts: number
+}
+
+const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/
+
+/** The Animal Store API: typed from its OpenAPI document, with retries that respect its limits. */
+export class AnimalStoreClient {
+  readonly #api: Client<paths>
+  readonly #transport: Transport
+  readonly #origin: string
+  readonly #authorization: string
+
+  constructor(options: ClientOptions) {
+    const base = new URL(options.baseUrl)
+    if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new TypeError(`baseUrl must be http(s), got ${base.protocol}`)
+    if (typeof options.apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(options.apiKey))
+      throw new TypeError('apiKey must be a non-empty API key')
+    this.#origin = base.origin
+    this.#authorization = `Bearer ${options.apiKey}`
+    this.#transport = new Transport({
+      fetch: options.fetch ?? globalThis.fetch,
+      clock: options.clock ?? systemClock,
+      random: options.random ?? Math.random,
+      policy: retryPolicy(options.retry),
+      onAttempt: options.onAttempt,
+    })
+    this.#api = createClient<paths>({ baseUrl: base.href.replace(/\/$/, ''), bodySerializer: stringifyJson })
+  }
+
+  /** GET /pets: the first page (up to `limit` animals, ascending id). Use `pages` or `allPets` to walk them all. */
+  async listPets(query: ListPetsQuery = {}, options: CallOptions = {}): Promise<Pet[]> {
+    return (await this.#listPage(query, options)).pets
+  }
+
+  /**
+   * POST /pets. Always sends an Idempotency-Key (the caller's or a new UUID) and reuses it on
+   * every retry, so a retried create never adds the animal twice.
+   */
+  async createPet(pet: NewPet, options: CreatePetOptions = {}): Promise<Pet> {
+    const key = options.idempotencyKey ?? crypto.randomUUID()
+    if (!VISIBLE_ASCII.test(key)) throw new TypeError('idempotencyKey must be 1 to 255 visible ASCII characters')
+    // The draft's form: a Structured Field string (quoted, with \ and " escaped).
+    const idempotencyKey = `"${key.replace(/[\\"]/g, '\\$&')}"`
+    const via = this.#via(options)
+    await this.#api.POST('/pets', {
+      params: { header: { 'Idempotency-Key': idempotencyKey } },
+      body: pet,
+      headers: this.#headers(),
+      parseAs: 'text',
+      fetch: via.fetch,
+    })
+    return this.#json<CreatePetAnswer>(via.answer(), 'object')
+  }
+
+  /**
+   * GET /pets/{petId}.
+   * @deprecated The service removes this operation on 5 December 2030 (it then answers 410 gone).
+   * Use `listPets` / `allPets` with the `status` filter instead.
+   */
+  async getPet(petId: Int64, options: CallOptions = {}): Promise<Pet> {
+    const via = this.#via(options)
+    await this.#api.GET('/pets/{petId}', { params: { path: { petId } }, headers: this.#headers(), parseAs: 'text', fetch: via.fetch })
+    return this.#json<GetPetAnswer>(via.answer(), 'object')
+  }
+
+  /** Every page of GET /pets, following Link rel="next" until there is none. Each page is one call (its own deadline). */
+  async *pages(query: ListPetsQuery = {}, options: CallOptions = {}): AsyncGenerator<Pet[], void, undefined> {
+    let page = await this.#listPage(query, options)
+    const seen = new Set<string>()
+    for (;;) {
+      yield page.pets
+      if (page.next === undefined) return
+      // A server that links a page to itself (or back) would otherwise keep this loop going forever.
+      if (seen.has(page.next.href))
+        throw new UnexpectedResponseError(`Link rel="next" repeats ${page.next.href}`, 200, { requestId: undefined, attempts: 0 })
+      seen.add(page.next.href)
+      page = await this.#pageAt(page.next, options)
+    }
+  }
+
+  /** Every animal (optionally only those with `status`), in ascending id order, across all pages. */
+  async *allPets(query: ListPetsQuery = {}, options: CallOptions = {}): AsyncGenerator<Pet, void, undefined> {
+    for await (const page of this.pages(query, options)) yield* page
+  }
+
+  async #listPage(query: ListPetsQuery, options: CallOptions): Promise<{ pets: Pet[]; next: URL | undefined }> {
+    const via = this.#via(options)
+    await this.#api.GET('/pets', { params: { query }, headers: this.#headers(), parseAs: 'text', fetch: via.fetch })
+    const answer = via.answer()
+    return { pets: this.#json<ListPetsAnswer>(answer, 'array'), next: this.#next(answer) }
+  }
+
+  async #pageAt(url: URL, options: CallOptions): Promise<{ pets: Pet[]; next: URL | undefined }> {
+    const request = new Request(url, { headers: this.#headers() })
+    const answer = { ...(await this.#transport.send(request, options)), url: request.url }
+    return { pets: this.#json<ListPetsAnswer>(answer, 'array'), next: this.#next(answer) }
+  }
+
+  #next({ response, url, attempts }: Answer): URL | undefined {
+    // Relative links resolve against the URL the request was sent to.
+    const next = nextLink(response.headers.get('link'), response.url || url)
+    // The next request carries the API key: never to another origin than the one configured.
+    if (next !== undefined && next.origin !== this.#origin) {
+      throw new UnexpectedResponseError(`Link rel="next" points to another origin (${next.origin})`, response.status, {
+        requestId: response.headers.get('x-request-id') ?? undefined,
+        attempts,
+      })
+    }
+    return next
+  }
+
+  #headers(): Record<string, string> {
+    return { authorization: this.#authorization, accept: 'application/json', 'x-request-id': crypto.randomUUID() }
+  }
+
+  /**
+   * openapi-fetch builds the typed request; `fetch` sends it through the transport (retries) and
+   * keeps the answer, whose body was read there once.
+   */
+  #via(options: CallOptions): { fetch: (request: Request) => Promise<Response>; answer: () => Answer } {
+    let answer: Answer | undefined
+    return {
+      fetch: async (request) => {
+        const sent = await this.#transport.send(request, options)
+        answer = { ...sent, url: request.url }
+        return new Response(sent.text, { status: sent.response.status, headers: sent.response.headers })
+      },
+      answer: () => answer!,
+    }
+  }
+
+  #json<T>({ response, text, attempts }: Answer, shape: 'array' | 'object'): T {
+    let value: unknown
+    try {
+      value = parseJson(text)
+    } catch {
+      value = undefined
+    }
+    const ok = shape === 'array' ? Array.isArray(value) : typeof value === 'object' && value !== null && !Array.isArray(value)
+    if (!ok) {
+      const requestId = response.headers.get('x-request-id') ?? undefined
+      throw new UnexpectedResponseError(`Expected a JSON ${shape} from the service`, response.status, { requestId, attempts })
+    }
+    return value as T
+  }
+}

@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { ManualClock } from '../../src/clock.js'
+import { fingerprintOf, IDEMPOTENCY_RETENTION_MS, IdempotentCreates, parseIdempotencyKey } from '../../src/pets/idempotency.js'
+import type { PetRepository } from '../../src/pets/repository.js'
+import { StorageUnavailableError } from '../../src/storage/storage.js'
+import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+
+function assertError(res: { statusCode: number; body: string }, status: number, code: string, mentions?: RegExp) {
+  assert.equal(res.statusCode, status, res.body)
+  const body = JSON.parse(res.body)
+  assert.deepEqual(body, { code, message: body.message, status })
+  if (mentions) assert.match(body.message, mentions)
+}
+
+describe('POST /v1/pets with an Idempotency-Key', () => {
+  let t: TestApp
+  let auth: Record<string, string>
+  const post = (payload: unknown, key: string | undefined, headers: Record<string, string> = auth) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/pets',
+      headers: { ...headers, 'content-type': 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
+      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+    })
+  const count = async (name: string) => {
+    const res = await t.app.inject({ url: '/v1/pets?limit=100', headers: auth })
+    return (res.json() as Array<{ name: string }>).filter((p) => p.name === name).length
+  }
+
+  before(async () => {
+    t = await buildTestApp()
+    auth = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
+  })
+  after(() => t.close())
+
+  test('a retry with the same key and body replays the first answer, marked, without a second animal', async () => {
+    const first = await post({ name: 'Once', categoryId: 7, status: 'available' }, 'key-once')
+    assert.equal(first.statusCode, 201)
+    assert.equal(first.headers['idempotent-replayed'], undefined)
+    const again = await post({ name: 'Once', categoryId: 7, status: 'available' }, 'key-once')
+    assert.equal(again.statusCode, 201)
+    assert.equal(again.headers['idempotent-replayed'], 'true')
+    assert.equal(again.body, first.body)
+    assert.equal(again.headers.location, first.headers.location)
+    assert.equal(await count('Once'), 1)
+  })
+
+  test('the body is compared canonically: key order and spacing do not matter; quoted and bare keys are the same key', async () => {
+    const first = await post('{"name":"Canon","categoryId":9007199254740993}', '"canon-1"')
+    assert.equal(first.statusCode, 201, first.body)
+    const again = await post('{ "categoryId" : 9007199254740993 ,\n "name":"Canon" }', 'canon-1')
+    assert.equal(again.headers['idempotent-replayed'], 'true')
+    assert.equal(again.body, first.body)
+    assert.match(again.body, /"categoryId":9007199254740993[,}]/)
+    assert.equal(await count('Canon'), 1)
+  })
+
+  test('the same key with another body is 422 idempotency_key_reused, and nothing is created', async () => {
+    assert.equal((await post({ name: 'First', categoryId: 1 }, 'reused-key')).statusCode, 201)
+    for (const other of [
+      { name: 'Second', categoryId: 1 },
+      { name: 'First', categoryId: 2 },
+      { name: 'First', categoryId: 1, status: 'sold' },
+    ]) {
+      assertError(await post(other, 'reused-key'), 422, 'idempotency_key_reused', /different request body/)
+    }
+    assert.equal(await count('Second'), 0)
+    assert.equal(await count('First'), 1)
+  })
+
+  test('keys are scoped per API key', async () => {
+    const other = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
+    const a = await post({ name: 'Scoped', categoryId: 1 }, 'shared-key')
+    const b = await post({ name: 'Scoped', categoryId: 1 }, 'shared-key', other)
+    assert.equal(b.statusCode, 201)
+    assert.equal(b.headers['idempotent-replayed'], undefined)
+    assert.notEqual(b.json().id, a.json().id)
+  })
+
+  test('without a key, two identical creates are two animals (unchanged)', async () => {
+    await post({ name: 'Twice', categoryId: 1 }, undefined)
+    await post({ name: 'Twice', categoryId: 1 }, undefined)
+    assert.equal(await count('Twice'), 2)
+  })
+
+  test('an invalid Idempotency-Key is 400 naming the header, and creates nothing', async () => {
+    // 'one, two' is how Node hands over a header sent twice.
+    const invalid = ['', ' ', 'a b', 'k'.repeat(256), '"unterminated', '"a"b"', '""', '"a\\b"', 'tab\there', 'one, two']
+    for (const key of invalid) {
+      assertError(await post({ name: 'Bad key', categoryId: 1 }, key), 400, 'invalid_request', /Idempotency-Key/)
+    }
+    assert.equal(await count('Bad key'), 0)
+    for (const key of ['k'.repeat(255), `"${'k'.repeat(255)}"`, '"with\\"quote\\"and\\\\"', "!#$%&'*+-.^_`|~:/?=@[]{}()<>,;"]) {
+      const res = await post({ name: 'Good key', categoryId: 1 }, key)
+      assert.equal(res.statusCode, 201, `${key}: ${res.body}`)
+    }
+  })
+
+  test('a request that fails validation records nothing: the key still works for a valid body', async () => {
+    assertError(await post({ name: '', categoryId: 1 }, 'after-400'), 400, 'invalid_request', /name/)
+    const res = await post({ name: 'After 400', categoryId: 1 }, 'after-400')
+    assert.equal(res.statusCode, 201)
+    assert.equal(res.headers['idempotent-replayed'], undefined)
+  })
+
+  test('a second request while the first is in flight is 409 idempotency_conflict with Retry-After; after it, a replay', async () => {
+    const original = t.storage.pets.createPetOnce.bind(t.storage.pets)
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    t.storage.pets.createPetOnce = async (pet, claim) => {
+      await gate
+      return original(pet, claim)
+    }
+    try {
+      const first = post({ name: 'Slow', categoryId: 1 }, 'in-flight')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const second = await post({ name: 'Slow', categoryId: 1 }, 'in-flight')
+      assertError(second, 409, 'idempotency_conflict', /still being processed/)
+      assert.equal(second.headers['retry-after'], '1')
+      release()
+      assert.equal((await first).statusCode, 201)
+    } finally {
+      t.storage.pets.createPetOnce = original
+    }
+    const third = await post({ name: 'Slow', categoryId: 1 }, 'in-flight')
+    assert.equal(third.headers['idempotent-replayed'], 'true')
+    assert.equal(await count('Slow'), 1)
+  })
+
+  test('a store that reports the key in flight elsewhere (another instance) is 409 too', async () => {
+    const original = t.storage.pets.createPetOnce
+    t.storage.pets.createPetOnce = async () => ({ outcome: 'in_flight' })
+    try {
+      assertError(await post({ name: 'Elsewhere', categoryId: 1 }, 'elsewhere'), 409, 'idempotency_conflict')
+    } finally {
+      t.storage.pets.createPetOnce = original
+    }
+  })
+
+  test('a storage failure is 503 and frees the key for the retry', async () => {
+    const original = t.storage.pets.createPetOnce
+    t.storage.pets.createPetOnce = async () => {
+      throw new StorageUnavailableError(new Error('down'))
+    }
+    try {
+      assertError(await post({ name: 'Outage', categoryId: 1 }, 'outage'), 503, 'service_unavailable')
+    } finally {
+      t.storage.pets.createPetOnce = original
+    }
+    const retry = await post({ name: 'Outage', categoryId: 1 }, 'outage')
+    assert.equal(retry.statusCode, 201)
+    assert.equal(retry.headers['idempotent-replayed'], undefined)
+  })
+
+  test('the OpenAPI document describes the header, the replay marker and the two codes', async () => {
+    const doc = (await t.app.inject({ url: '/v1/openapi.json' })).json()
+    const op = doc.paths['/pets'].post
+    const param = op.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key')
+    assert.deepEqual([param.in, param.required], ['header', false])
+    assert.match(param.description, /255 visible ASCII/)
+    assert.ok(op.responses['201'].headers['Idempotent-Replayed'])
+    assert.match(op.responses['409'].description, /idempotency_conflict/)
+    assert.match(op.responses['422'].description, /idempotency_key_reused/)
+    assert.ok(doc.components.schemas.Error.properties.code.enum.includes('idempotency_conflict'))
+  })
+})
+
+describe('idempotency parts', () => {
+  test('parseIdempotencyKey: quoted and bare forms, escapes', () => {
+    assert.equal(parseIdempotencyKey(undefined), undefined)
+    assert.equal(parseIdempotencyKey('abc'), 'abc')
+    assert.equal(parseIdempotencyKey('"abc"'), 'abc')
+    assert.equal(parseIdempotencyKey('"a\\"b\\\\c"'), 'a"b\\c')
+    assert.throws(() => parseIdempotencyKey('é'), /Idempotency-Key/)
+  })
+
+  test('fingerprintOf: equal for equal fields (number or bigint), different otherwise', () => {
+    assert.equal(fingerprintOf({ name: 'a', categoryId: 1 }), fingerprintOf({ name: 'a', categoryId: 1n }))
+    assert.notEqual(fingerprintOf({ name: 'a', categoryId: 1 }), fingerprintOf({ name: 'a', categoryId: 1, status: 'sold' }))
+    assert.notEqual(fingerprintOf({ name: 'a,1', categoryId: 1 }), fingerprintOf({ name: 'a', categoryId: 11 }))
+  })
+
+  test('the sweep deletes the records past 24 hours, and only those', async () => {
+    const t = await buildTestApp()
+    try {
+      const clock = t.clock as ManualClock
+      const pets: PetRepository = t.storage.pets
+      const creates = new IdempotentCreates(pets, clock, (error) => assert.fail(String(error)))
+      await creates.create('key-a', 'old', { name: 'Old', categoryId: 1 })
+      clock.advance(1000)
+      await creates.create('key-a', 'new', { name: 'New', categoryId: 1 })
+      clock.advance(IDEMPOTENCY_RETENTION_MS - 1000)
+      assert.equal(await creates.sweep(), 0, 'exactly 24 h old: kept')
+      clock.advance(1)
+      assert.equal(await creates.sweep(), 1)
+      assert.equal((await creates.create('key-a', 'old', { name: 'Old', categoryId: 1 })).replayed, false, 'a swept key is new again')
+      assert.equal((await creates.create('key-a', 'new', { name: 'New', categoryId: 1 })).replayed, true)
+    } finally {
+      await t.close()
+    }
+  })
+})
