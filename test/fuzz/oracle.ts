@@ -23,6 +23,7 @@ export const INT64_MAX = 2n ** 63n - 1n
 /** Documented headers that are conditional by their description, so may be absent. */
 const CONDITIONAL_HEADERS: Record<string, string[]> = {
   'listPets 200': ['link'], // "present only when more animals exist"
+  'createPet 201': ['idempotent-replayed'], // only on a replay of an Idempotency-Key
 }
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/

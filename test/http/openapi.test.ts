@@ -137,6 +137,18 @@ describe('OpenAPI document', () => {
         app.app.inject({ method: 'POST', url: '/v1/pets', headers, payload })
       const getPet = (app: TestApp, url: string, headers: Record<string, string> = key) => () => app.app.inject({ url, headers })
       const keyFor = async (app: TestApp) => bearer(await app.key({ plan: 'pro' }))
+      /** The same Idempotency-Key once more with another body: 422. */
+      const reused = async () => {
+        const headers = { ...key, ...json, 'idempotency-key': 'openapi-reused' }
+        await t.app.inject({ method: 'POST', url: '/v1/pets', headers, payload: '{"name":"First","categoryId":1}' })
+        return create(t, '{"name":"Second","categoryId":1}', headers)
+      }
+      /** Two requests with one Idempotency-Key at once: the second, while the first is in flight, is 409. */
+      const concurrent = () => async () => {
+        const headers = { ...key, ...json, 'idempotency-key': 'openapi-in-flight' }
+        const [, second] = await Promise.all([create(t, '{"name":"Twin","categoryId":1}', headers)(), create(t, '{"name":"Twin","categoryId":1}', headers)()])
+        return second
+      }
 
       const cases: Array<[OperationId, string, number, () => Promise<LightMyRequestResponse>]> = [
         ['listPets', 'a page', 200, list(t, '/v1/pets?limit=1')],
@@ -148,6 +160,8 @@ describe('OpenAPI document', () => {
         ['createPet', 'a new animal', 201, create(t, '{"name":"Tom","categoryId":2,"status":"sold"}')],
         ['createPet', 'a missing name', 400, create(t, '{"categoryId":2}')],
         ['createPet', 'no key', 401, create(t, '{"name":"Tom","categoryId":2}', json)],
+        ['createPet', 'an Idempotency-Key still in flight', 409, concurrent()],
+        ['createPet', 'an Idempotency-Key reused with another body', 422, await reused()],
         ['createPet', 'a body over 16 KiB', 413, create(t, JSON.stringify({ name: 'x'.repeat(17 * 1024), categoryId: 1 }))],
         ['createPet', 'text/plain', 415, create(t, 'name=Tom', { ...key, 'content-type': 'text/plain' })],
         ['createPet', 'a spent key', 429, create(t, '{"name":"Tom","categoryId":2}', await spent(t, { method: 'POST', url: '/v1/pets', payload: '{"name":"Tom","categoryId":2}' }))],
