@@ -44,7 +44,8 @@ export function registerDeprecation(app: FastifyInstance, clock: Clock, linkBase
     const deprecation = route.config?.deprecation
     // The HEAD twin of a GET route shares its config and schema: the GET route defined them.
     if (deprecation === undefined || announcements.has(deprecation)) return
-    const schema = (route.schema ??= {}) as Record<string, unknown>
+    route.schema ??= {}
+    const schema = route.schema as Record<string, unknown>
     const docs = `${linkBase}/docs#/${(schema.tags as string[] | undefined)?.[0] ?? 'default'}/${String(schema.operationId)}`
     const operation = `${route.method} ${route.url.replace(/:(\w+)/g, '{$1}')}`
     announcements.set(deprecation, {

@@ -30,7 +30,8 @@ export interface RouteSettings {
  * a new object on every access. Requests that match no route have none of these settings.
  */
 export function settingsOf(request: FastifyRequest): RouteSettings {
-  return (request.routeSettings ??= request.routeOptions.config as RouteSettings)
+  request.routeSettings ??= request.routeOptions.config as RouteSettings
+  return request.routeSettings
 }
 
 interface RouteEntry {
@@ -76,7 +77,9 @@ export class RouteTable {
 
   /** How the documentation writes the route template `path` fits, e.g. /v1/pets/{petId}. */
   templateOf(path: string): string | undefined {
-    return this.matching(path)[0]?.segments.map((s) => (s.startsWith(':') ? `{${s.slice(1)}}` : s)).join('/')
+    return this.matching(path)[0]
+      ?.segments.map((s) => (s.startsWith(':') ? `{${s.slice(1)}}` : s))
+      .join('/')
   }
 
   /** The path parameters of the first template `path` fits, as [name, raw segment] pairs. */

@@ -24,15 +24,15 @@
  * and durations are printed; `npm run soak` and `npm run bench` report such figures.
  */
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
-import { test, type TestContext } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { countFds, readMemory } from '../../bench/lib/proc.mjs'
 import { assertError } from '../helpers/errors.js'
-import { bearer, createKeyViaCli, request, sleep, startServer, useTempDir, type ServerProcess } from '../helpers/process.js'
+import { bearer, createKeyViaCli, request, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
 
 const HEADERS_TIMEOUT_MS = 2000
 const REQUEST_TIMEOUT_MS = 3000
@@ -100,11 +100,7 @@ interface RawResult {
  * Opens a raw connection, runs `onConnect` (which may return an interval to clear), and resolves
  * when the server closes the connection, or after maxMs (then gaveUp is true).
  */
-function rawConnection(
-  port: number,
-  onConnect: (socket: net.Socket) => NodeJS.Timeout | undefined,
-  maxMs: number,
-): Promise<RawResult> {
+function rawConnection(port: number, onConnect: (socket: net.Socket) => NodeJS.Timeout | undefined, maxMs: number): Promise<RawResult> {
   return new Promise((resolve) => {
     const socket = net.connect({ port, host: '127.0.0.1' })
     let started = performance.now()
@@ -155,7 +151,8 @@ interface LoadFigures {
   rps: number
 }
 
-const quantile = (sorted: number[], q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!)
+const quantile = (sorted: number[], q: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 const round = (n: number) => Math.round(n * 100) / 100
 
 /** Pools the samples of several windows into one set of figures. */
@@ -189,15 +186,12 @@ async function loadLoop(agent: http.Agent, port: number, key: string, concurrenc
         else errors++
         resolve()
       }
-      const req = http.request(
-        { host: '127.0.0.1', port, path: '/v1/pets?limit=20', agent, headers: bearer(key) },
-        (res) => {
-          if (res.statusCode !== 200) non200++
-          res.on('data', () => {})
-          res.on('end', () => finish(true))
-          res.on('error', () => finish(false))
-        },
-      )
+      const req = http.request({ host: '127.0.0.1', port, path: '/v1/pets?limit=20', agent, headers: bearer(key) }, (res) => {
+        if (res.statusCode !== 200) non200++
+        res.on('data', () => {})
+        res.on('end', () => finish(true))
+        res.on('error', () => finish(false))
+      })
       req.setTimeout(10_000, () => req.destroy(new Error('timeout')))
       req.on('error', () => finish(false))
       req.end()
@@ -325,7 +319,9 @@ test('slow and hostile clients', { timeout: 120_000, skip: !existsSync('/proc/se
       },
       HEADERS_TIMEOUT_MS + SWEEP_MS + SLACK_MS + 5000,
     )
-    console.log(`slowloris: closed after ${Math.round(result.ms)} ms (headersTimeout ${HEADERS_TIMEOUT_MS}, sweep ${SWEEP_MS}); answer ${result.data.split('\r\n')[0]}`)
+    console.log(
+      `slowloris: closed after ${Math.round(result.ms)} ms (headersTimeout ${HEADERS_TIMEOUT_MS}, sweep ${SWEEP_MS}); answer ${result.data.split('\r\n')[0]}`,
+    )
     assert.equal(result.gaveUp, false, 'the server closed the connection')
     assert.ok(result.ms >= HEADERS_TIMEOUT_MS - 100, `not before the headers timeout (${result.ms} ms)`)
     assert.ok(result.ms <= HEADERS_TIMEOUT_MS + SWEEP_MS + SLACK_MS, `closed within the bound (${result.ms} ms)`)
@@ -345,7 +341,9 @@ test('slow and hostile clients', { timeout: 120_000, skip: !existsSync('/proc/se
       },
       REQUEST_TIMEOUT_MS + SWEEP_MS + SLACK_MS + 5000,
     )
-    console.log(`slow body: closed after ${Math.round(result.ms)} ms (requestTimeout ${REQUEST_TIMEOUT_MS}); answer ${JSON.stringify(result.data.split('\r\n')[0])}`)
+    console.log(
+      `slow body: closed after ${Math.round(result.ms)} ms (requestTimeout ${REQUEST_TIMEOUT_MS}); answer ${JSON.stringify(result.data.split('\r\n')[0])}`,
+    )
     assert.equal(result.gaveUp, false, 'the server closed the connection')
     assert.ok(result.ms >= REQUEST_TIMEOUT_MS - 100, `not before the request timeout (${result.ms} ms)`)
     assert.ok(result.ms <= REQUEST_TIMEOUT_MS + SWEEP_MS + SLACK_MS, `closed within the bound (${result.ms} ms)`)
@@ -367,7 +365,11 @@ test('slow and hostile clients', { timeout: 120_000, skip: !existsSync('/proc/se
     // Many header lines whose total is over MAX_HEADER_BYTES.
     let many = ''
     for (let i = 0; i < 300; i++) many += `X-H${i}: ${'v'.repeat(40)}\r\n`
-    const tooMany = await rawConnection(port, (socket) => void socket.write(`GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\n${many}\r\n`), 5000)
+    const tooMany = await rawConnection(
+      port,
+      (socket) => void socket.write(`GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\n${many}\r\n`),
+      5000,
+    )
     assert.equal(tooMany.gaveUp, false)
     assertClosingError(tooMany.response, 431, 'headers_too_large')
 
@@ -376,7 +378,11 @@ test('slow and hostile clients', { timeout: 120_000, skip: !existsSync('/proc/se
     let lines = ''
     for (let i = 0; i < 150; i++) lines += `X-H${i}: v\r\n`
     const ask = (head: string) =>
-      rawConnection(port, (socket) => void socket.write(`GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${head}\r\n`), 5000)
+      rawConnection(
+        port,
+        (socket) => void socket.write(`GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${head}\r\n`),
+        5000,
+      )
     const authLast = await ask(`${lines}Authorization: Bearer ${key}\r\n`)
     const authFirst = await ask(`Authorization: Bearer ${key}\r\n${lines}`)
     console.log(`151 header lines: Authorization last -> ${authLast.response?.status}, first -> ${authFirst.response?.status}`)
@@ -399,11 +405,20 @@ test('slow and hostile clients', { timeout: 120_000, skip: !existsSync('/proc/se
       if (i % 2 === 0) socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(MAX_HEADER_BYTES + 100)}\r\n\r\n`) // 431
       sockets.push(socket) // the others send nothing: 408 after the headers timeout
     }
-    t.after(() => sockets.forEach((s) => s.destroy()))
+    t.after(() => {
+      for (const s of sockets) s.destroy()
+    })
     await waitFor('the server to answer and close its side of all 20', () => ended === 20, HEADERS_TIMEOUT_MS + SWEEP_MS + SLACK_MS)
     // The inactivity timeout (REQUEST_TIMEOUT_MS) then destroys the server's half-closed sockets.
-    const ms = await waitFor('the server to release the half-open sockets', () => fdCount(pid) <= before + 2, REQUEST_TIMEOUT_MS + SLACK_MS + 2000, 100)
-    console.log(`half-open: 20 sockets answered and released by the server ${Math.round(ms)} ms after its answers (fds ${before} -> ${fdCount(pid)})`)
+    const ms = await waitFor(
+      'the server to release the half-open sockets',
+      () => fdCount(pid) <= before + 2,
+      REQUEST_TIMEOUT_MS + SLACK_MS + 2000,
+      100,
+    )
+    console.log(
+      `half-open: 20 sockets answered and released by the server ${Math.round(ms)} ms after its answers (fds ${before} -> ${fdCount(pid)})`,
+    )
     await assertServing()
   })
 

@@ -299,7 +299,7 @@ describe('client retries against a scripted flaky server', () => {
           for (const s of clock.sleeps) assert.ok(s.at + s.ms <= started + deadlineMs, 'a sleep ran past the deadline')
           assertOneKey(server)
           if (outcome instanceof Error) assert.ok(outcome instanceof ApiError || outcome instanceof NetworkError, String(outcome))
-          else assert.equal(outcome.id, 1)
+          else assert.equal((outcome as { id: number }).id, 1)
         },
       ),
       { numRuns: 150 },

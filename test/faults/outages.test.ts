@@ -28,7 +28,7 @@ import { test } from 'node:test'
 import { Redis } from 'ioredis'
 import { waitFor } from '../helpers/cluster.js'
 import { requireThrowaway, startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from '../helpers/faults.js'
-import { bearer, createKeyViaCli, sleep, startServer, useTempDir, type ServerProcess } from '../helpers/process.js'
+import { bearer, createKeyViaCli, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
 
 /** No request may take longer than this, outage or not: the "never a hang" bound. */
 const REQUEST_TIMEOUT_MS = 10_000
@@ -157,7 +157,10 @@ function tally(samples: Sample[]): Record<string, number> {
 /** Every request answered in time, with a 2xx or a well-formed 503 service_unavailable; nothing else. */
 function assertOnlySuccessOr503(samples: Sample[], what: string): void {
   const bad = samples.filter(
-    (s) => s.error !== undefined || s.problem !== undefined || !((s.status >= 200 && s.status < 300) || (s.status === 503 && s.code === 'service_unavailable')),
+    (s) =>
+      s.error !== undefined ||
+      s.problem !== undefined ||
+      !((s.status >= 200 && s.status < 300) || (s.status === 503 && s.code === 'service_unavailable')),
   )
   assert.deepEqual(
     bad.slice(0, 5).map((s) => `${s.op}: ${label(s)} ${s.problem ?? ''}`),
@@ -186,7 +189,14 @@ async function readyz(server: ServerProcess): Promise<Readiness> {
 
 async function waitForReadiness(server: ServerProcess, want: (r: Readiness) => boolean, timeoutMs: number): Promise<Readiness> {
   let last: Readiness | undefined
-  const ok = await waitFor(async () => want((last = await readyz(server))), timeoutMs, 100)
+  const ok = await waitFor(
+    async () => {
+      last = await readyz(server)
+      return want(last)
+    },
+    timeoutMs,
+    100,
+  )
   assert.ok(ok, `/readyz did not reach the expected state within ${timeoutMs} ms; last: ${JSON.stringify(last)}`)
   return last!
 }
@@ -258,7 +268,10 @@ async function postgresOutage(how: 'stop' | 'kill', pg: ThrowawayServer, server:
   const readyAt = performance.now()
   const createdSince = (from: number) => load.samples.filter((s) => s.op === 'create' && s.status === 201 && s.start >= from)
   const recovered = await waitFor(() => createdSince(readyAt).length > 0, RECOVERY_MS, 10)
-  assert.ok(recovered, `${what}: a create succeeds again within ${RECOVERY_MS} ms of PostgreSQL answering, without a restart ${JSON.stringify(tally(load.during('pg', readyAt, performance.now())))}`)
+  assert.ok(
+    recovered,
+    `${what}: a create succeeds again within ${RECOVERY_MS} ms of PostgreSQL answering, without a restart ${JSON.stringify(tally(load.during('pg', readyAt, performance.now())))}`,
+  )
   const first201 = Math.min(...createdSince(readyAt).map((s) => s.end))
   const up = await waitForReadiness(server, (r) => r.status === 200, RECOVERY_MS)
   const readyzAt = performance.now()
@@ -272,171 +285,216 @@ function assertOutageSamples(load: Load, o: PostgresOutage): string {
   const what = `PostgreSQL ${o.how === 'stop' ? 'stopped' : 'killed'}`
   const whileDown = load.within('pg', o.noticedAt, o.startIssued)
   assert.ok(whileDown.length > 10, `${what}: requests were made during the outage (${whileDown.length})`)
-  assert.deepEqual(tally(whileDown), { '503 service_unavailable': whileDown.length }, `${what}: every request while the database is down: 503`)
-  for (const op of ['list', 'create', 'get'] as const) assert.ok(whileDown.some((s) => s.op === op), `${what}: some ${op} during the outage`)
+  assert.deepEqual(
+    tally(whileDown),
+    { '503 service_unavailable': whileDown.length },
+    `${what}: every request while the database is down: 503`,
+  )
+  for (const op of ['list', 'create', 'get'] as const)
+    assert.ok(
+      whileDown.some((s) => s.op === op),
+      `${what}: some ${op} during the outage`,
+    )
   const afterRecovery = load.within('pg', o.first201 + 200, o.end)
   assert.ok(afterRecovery.length > 5, `${what}: requests after the recovery (${afterRecovery.length})`)
-  assert.ok(afterRecovery.every((s) => s.status >= 200 && s.status < 300), `${what}: after recovery ${JSON.stringify(tally(afterRecovery))}`)
+  assert.ok(
+    afterRecovery.every((s) => s.status >= 200 && s.status < 300),
+    `${what}: after recovery ${JSON.stringify(tally(afterRecovery))}`,
+  )
   return (
     `${what}: ${whileDown.length} requests while down, all 503 service_unavailable; ` +
     `PostgreSQL answering -> first 201 ${fmt(o.first201 - o.readyAt)}, -> /readyz 200 ${fmt(o.readyzAt - o.readyAt)}`
   )
 }
 
-test(
-  'PostgreSQL outage under load (clean stop, then crash): 503s, /readyz names the database, recovery without a restart',
-  { timeout: TEST_TIMEOUT_MS },
-  async (t) => {
-    if (!requireThrowaway(t, 'PostgreSQL', 'Redis')) return
-    const [pg, redis] = await Promise.all([startThrowawayPostgres(t), startThrowawayRedis(t)])
-    const dir = await useTempDir(t, 'animal-store-faults-')
-    const { key } = await createKeyViaCli(pg.url, { plan: 'enterprise', name: 'outage', perMinute: 10_000_000, perDay: 100_000_000 })
-    const server = await startServer(t, { dir, db: pg.url, env: { REDIS_URL: redis.url, LOG_LEVEL: 'warn' } })
-    const load = new Load([{ name: 'pg', server, key }], LOOPS_PER_SERVER)
-    try {
-      await waitFor(() => load.samples.length > 20, RECOVERY_MS, 50)
-      const baseline = load.samples.slice()
-      assert.ok(baseline.length > 20, `the load runs (${baseline.length} requests)`)
-      assert.ok(baseline.every((s) => s.status >= 200 && s.status < 300), `baseline: every request succeeds ${JSON.stringify(tally(baseline))}`)
-      assert.equal((await readyz(server)).status, 200)
-
-      const outages = [await postgresOutage('stop', pg, server, load), await postgresOutage('kill', pg, server, load)]
-      await load.stop()
-
-      // Every request of the whole run: in time, 2xx or a clear 503; never a 500 or a hang.
-      assertOnlySuccessOr503(load.samples, 'whole run')
-      const reports = outages.map((o) => assertOutageSamples(load, o))
-      assertAlive(server, 'after both PostgreSQL outages')
-      await assertCleanExit(server, 'PostgreSQL outages')
-      process.stdout.write(
-        `[faults] ${reports.join('; ')}; max request latency ${fmt(maxLatency(load.samples))} over ${load.samples.length} requests; no restart (pid ${server.pid} throughout)\n`,
-      )
-    } finally {
-      await load.stop()
-    }
-  },
-)
-
-test(
-  'Redis outage under load: fail-open keeps serving on local limits, fail-closed 503s, both recover without a restart',
-  { timeout: TEST_TIMEOUT_MS },
-  async (t) => {
-    if (!requireThrowaway(t, 'PostgreSQL', 'Redis')) return
-    const [pg, redis] = await Promise.all([startThrowawayPostgres(t), startThrowawayRedis(t)])
-    const dir = await useTempDir(t, 'animal-store-faults-')
-    // One key per server, so that each one's Redis hash shows that server's decisions.
-    const openKey = await createKeyViaCli(pg.url, { plan: 'enterprise', name: 'open', perMinute: 10_000_000, perDay: 100_000_000 })
-    const closedKey = await createKeyViaCli(pg.url, { plan: 'enterprise', name: 'closed', perMinute: 10_000_000, perDay: 100_000_000 })
-    const [open, closed] = await Promise.all([
-      startServer(t, { dir, db: pg.url, logFile: join(dir, 'open.log'), env: { REDIS_URL: redis.url, LOG_LEVEL: 'warn' } }),
-      startServer(t, { dir, db: pg.url, logFile: join(dir, 'closed.log'), env: { REDIS_URL: redis.url, REDIS_FAILURE_POLICY: 'closed', LOG_LEVEL: 'warn' } }),
-    ])
-    const openHash = `as:rl:{k:${openKey.id}}`
-    const load = new Load(
-      [
-        { name: 'open', server: open, key: openKey.key },
-        { name: 'closed', server: closed, key: closedKey.key },
-      ],
-      LOOPS_PER_SERVER,
+test('PostgreSQL outage under load (clean stop, then crash): 503s, /readyz names the database, recovery without a restart', {
+  timeout: TEST_TIMEOUT_MS,
+}, async (t) => {
+  if (!requireThrowaway(t, 'PostgreSQL', 'Redis')) return
+  const [pg, redis] = await Promise.all([startThrowawayPostgres(t), startThrowawayRedis(t)])
+  const dir = await useTempDir(t, 'animal-store-faults-')
+  const { key } = await createKeyViaCli(pg.url, { plan: 'enterprise', name: 'outage', perMinute: 10_000_000, perDay: 100_000_000 })
+  const server = await startServer(t, { dir, db: pg.url, env: { REDIS_URL: redis.url, LOG_LEVEL: 'warn' } })
+  const load = new Load([{ name: 'pg', server, key }], LOOPS_PER_SERVER)
+  try {
+    await waitFor(() => load.samples.length > 20, RECOVERY_MS, 50)
+    const baseline = load.samples.slice()
+    assert.ok(baseline.length > 20, `the load runs (${baseline.length} requests)`)
+    assert.ok(
+      baseline.every((s) => s.status >= 200 && s.status < 300),
+      `baseline: every request succeeds ${JSON.stringify(tally(baseline))}`,
     )
-    try {
-      await waitFor(() => load.samples.length > 20, RECOVERY_MS, 50)
-      const baseline = load.samples.slice()
-      assert.ok(baseline.every((s) => s.status >= 200 && s.status < 300), `baseline: every request succeeds ${JSON.stringify(tally(baseline))}`)
-      for (const server of [open, closed]) {
-        const r = await readyz(server)
-        assert.equal(r.status, 200)
-        assert.equal(r.body.checks?.rateLimiter?.status, 'up')
-      }
-      const fallbackBefore = await fallbackTotal(open, 'open')
+    assert.equal((await readyz(server)).status, 200)
 
-      // --- Redis down (nothing persisted: its data is gone when it comes back).
-      await redis.stop()
-      const stopped = performance.now()
-      const openDown = await waitForReadiness(open, (r) => r.body.checks?.rateLimiter?.status === 'down', RECOVERY_MS)
-      assert.equal(openDown.status, 200, 'fail-open: /readyz stays 200 while Redis is down')
-      assert.equal(openDown.body.status, 'degraded', 'fail-open: ready, but degraded')
-      assert.equal(openDown.body.checks?.database?.status, 'up')
-      const closedDown = await waitForReadiness(closed, (r) => r.status === 503, RECOVERY_MS)
-      const noticedAt = performance.now()
-      assert.equal(closedDown.body.checks?.rateLimiter?.status, 'down', 'fail-closed: /readyz 503 names the rate limiter')
-      assert.equal(closedDown.body.checks?.database?.status, 'up')
-      const fallbackEarly = await fallbackTotal(open, 'open')
-      await sleep(OUTAGE_MS)
-      const fallbackLate = await fallbackTotal(open, 'open')
-      assert.ok(fallbackEarly > fallbackBefore, `fallback counter grows (${fallbackBefore} -> ${fallbackEarly})`)
-      assert.ok(fallbackLate > fallbackEarly, `fallback counter keeps growing during the outage (${fallbackEarly} -> ${fallbackLate})`)
-      assert.ok((await fallbackTotal(closed, 'closed')) > 0, 'the closed server counts its refusals')
-      assert.equal((await readyz(open)).status, 200, 'fail-open: still ready at the end of the outage')
-      for (const server of [open, closed]) assertAlive(server, 'during the Redis outage')
-      const startIssued = performance.now()
+    const outages = [await postgresOutage('stop', pg, server, load), await postgresOutage('kill', pg, server, load)]
+    await load.stop()
 
-      // --- Redis back, on the same port.
-      await redis.start()
-      const upAt = performance.now()
-      const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 2_000, enableOfflineQueue: false, retryStrategy: () => null })
-      client.on('error', () => {})
-      t.after(() => client.disconnect())
-      await client.connect()
-      // The open server decides in Redis again: its hash (gone with the restart) reappears.
-      assert.ok(await waitFor(async () => (await client.exists(openHash)) === 1, RECOVERY_MS, 10), 'the open server writes its decisions to Redis again')
-      const openRecoveryMs = performance.now() - upAt
-      const closedSuccessSince = (from: number) => load.samples.filter((s) => s.server === 'closed' && s.status >= 200 && s.status < 300 && s.start >= from)
-      assert.ok(await waitFor(() => closedSuccessSince(upAt).length > 0, RECOVERY_MS, 10), 'fail-closed: requests succeed again without a restart')
-      const closedFirstSuccess = Math.min(...closedSuccessSince(upAt).map((s) => s.end))
-      const openUp = await waitForReadiness(open, (r) => r.body.checks?.rateLimiter?.status === 'up', RECOVERY_MS)
-      assert.equal(openUp.status, 200)
-      const closedUp = await waitForReadiness(closed, (r) => r.status === 200, RECOVERY_MS)
-      assert.equal(closedUp.body.checks?.rateLimiter?.status, 'up')
-      const readyzRecoveryMs = performance.now() - upAt
+    // Every request of the whole run: in time, 2xx or a clear 503; never a 500 or a hang.
+    assertOnlySuccessOr503(load.samples, 'whole run')
+    const reports = outages.map((o) => assertOutageSamples(load, o))
+    assertAlive(server, 'after both PostgreSQL outages')
+    await assertCleanExit(server, 'PostgreSQL outages')
+    process.stdout.write(
+      `[faults] ${reports.join('; ')}; max request latency ${fmt(maxLatency(load.samples))} over ${load.samples.length} requests; no restart (pid ${server.pid} throughout)\n`,
+    )
+  } finally {
+    await load.stop()
+  }
+})
 
-      // Decisions come from Redis again: the fallback counter stops while the load goes on...
-      await sleep(1_000) // requests that were already deciding locally when Redis came back
-      const fallbackAfter = await fallbackTotal(open, 'open')
-      const countedBefore = Number(await client.hget(openHash, 'dc'))
-      await sleep(1_500)
-      assert.equal(await fallbackTotal(open, 'open'), fallbackAfter, 'no more local decisions once Redis is back')
-      const countedAfter = Number(await client.hget(openHash, 'dc'))
-      assert.ok(countedAfter > countedBefore, `Redis counts the open server's requests (${countedBefore} -> ${countedAfter})`)
-      const end = performance.now()
-      await load.stop()
-      // ...and every request is counted there, one for one.
-      const quiet = Number(await client.hget(openHash, 'dc'))
-      for (let i = 0; i < 10; i++) {
-        const res = await fetch(`${open.url}/v1/pets?limit=1`, { headers: bearer(openKey.key), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
-        await res.arrayBuffer()
-        assert.equal(res.status, 200)
-      }
-      assert.equal(Number(await client.hget(openHash, 'dc')), quiet + 10, '10 requests -> 10 counts in Redis')
-
-      // Fail-open: not one request failed, before, during or after the outage.
-      const openAll = load.samples.filter((s) => s.server === 'open')
-      assertOnlySuccessOr503(openAll, 'fail-open server')
-      assert.ok(openAll.every((s) => s.status >= 200 && s.status < 300), `fail-open: every request succeeded ${JSON.stringify(tally(openAll))}`)
-      const openDuring = load.within('open', stopped, startIssued)
-      assert.ok(openDuring.length > 10, `fail-open: requests during the outage (${openDuring.length})`)
-      // Fail-closed: 503 service_unavailable while down, 2xx before and after.
-      const closedAll = load.samples.filter((s) => s.server === 'closed')
-      assertOnlySuccessOr503(closedAll, 'fail-closed server')
-      const closedDuring = load.within('closed', noticedAt, startIssued)
-      assert.ok(closedDuring.length > 10, `fail-closed: requests during the outage (${closedDuring.length})`)
-      assert.deepEqual(tally(closedDuring), { '503 service_unavailable': closedDuring.length }, 'fail-closed: every request while Redis is down: 503')
-      const closedAfter = load.within('closed', closedFirstSuccess + 200, end)
-      assert.ok(closedAfter.length > 5 && closedAfter.every((s) => s.status < 300), `fail-closed after recovery: ${JSON.stringify(tally(closedAfter))}`)
-      for (const server of [open, closed]) {
-        assertAlive(server, 'after the Redis outage')
-        await assertCleanExit(server, `Redis outage (${server === open ? 'open' : 'closed'})`)
-      }
-
-      process.stdout.write(
-        `[faults] Redis outage: fail-open: ${openDuring.length} requests while down, all 2xx, fallback_total ${fallbackBefore} -> ${fallbackLate}, /readyz 200 with the limiter down; ` +
-          `fail-closed: ${closedDuring.length} requests while down, all 503 service_unavailable, /readyz 503; ` +
-          `recovery from PONG: fail-open deciding in Redis again ${fmt(openRecoveryMs)}, fail-closed first 2xx ${fmt(closedFirstSuccess - upAt)}, ` +
-          `both /readyz up ${fmt(readyzRecoveryMs)}; fallback counter flat afterwards (${fallbackAfter}); max request latency ${fmt(maxLatency(load.samples))}; ` +
-          `no restart (pids ${open.pid}, ${closed.pid})\n`,
-      )
-    } finally {
-      await load.stop()
+test('Redis outage under load: fail-open keeps serving on local limits, fail-closed 503s, both recover without a restart', {
+  timeout: TEST_TIMEOUT_MS,
+}, async (t) => {
+  if (!requireThrowaway(t, 'PostgreSQL', 'Redis')) return
+  const [pg, redis] = await Promise.all([startThrowawayPostgres(t), startThrowawayRedis(t)])
+  const dir = await useTempDir(t, 'animal-store-faults-')
+  // One key per server, so that each one's Redis hash shows that server's decisions.
+  const openKey = await createKeyViaCli(pg.url, { plan: 'enterprise', name: 'open', perMinute: 10_000_000, perDay: 100_000_000 })
+  const closedKey = await createKeyViaCli(pg.url, { plan: 'enterprise', name: 'closed', perMinute: 10_000_000, perDay: 100_000_000 })
+  const [open, closed] = await Promise.all([
+    startServer(t, { dir, db: pg.url, logFile: join(dir, 'open.log'), env: { REDIS_URL: redis.url, LOG_LEVEL: 'warn' } }),
+    startServer(t, {
+      dir,
+      db: pg.url,
+      logFile: join(dir, 'closed.log'),
+      env: { REDIS_URL: redis.url, REDIS_FAILURE_POLICY: 'closed', LOG_LEVEL: 'warn' },
+    }),
+  ])
+  const openHash = `as:rl:{k:${openKey.id}}`
+  const load = new Load(
+    [
+      { name: 'open', server: open, key: openKey.key },
+      { name: 'closed', server: closed, key: closedKey.key },
+    ],
+    LOOPS_PER_SERVER,
+  )
+  try {
+    await waitFor(() => load.samples.length > 20, RECOVERY_MS, 50)
+    const baseline = load.samples.slice()
+    assert.ok(
+      baseline.every((s) => s.status >= 200 && s.status < 300),
+      `baseline: every request succeeds ${JSON.stringify(tally(baseline))}`,
+    )
+    for (const server of [open, closed]) {
+      const r = await readyz(server)
+      assert.equal(r.status, 200)
+      assert.equal(r.body.checks?.rateLimiter?.status, 'up')
     }
-  },
-)
+    const fallbackBefore = await fallbackTotal(open, 'open')
+
+    // --- Redis down (nothing persisted: its data is gone when it comes back).
+    await redis.stop()
+    const stopped = performance.now()
+    const openDown = await waitForReadiness(open, (r) => r.body.checks?.rateLimiter?.status === 'down', RECOVERY_MS)
+    assert.equal(openDown.status, 200, 'fail-open: /readyz stays 200 while Redis is down')
+    assert.equal(openDown.body.status, 'degraded', 'fail-open: ready, but degraded')
+    assert.equal(openDown.body.checks?.database?.status, 'up')
+    const closedDown = await waitForReadiness(closed, (r) => r.status === 503, RECOVERY_MS)
+    const noticedAt = performance.now()
+    assert.equal(closedDown.body.checks?.rateLimiter?.status, 'down', 'fail-closed: /readyz 503 names the rate limiter')
+    assert.equal(closedDown.body.checks?.database?.status, 'up')
+    const fallbackEarly = await fallbackTotal(open, 'open')
+    await sleep(OUTAGE_MS)
+    const fallbackLate = await fallbackTotal(open, 'open')
+    assert.ok(fallbackEarly > fallbackBefore, `fallback counter grows (${fallbackBefore} -> ${fallbackEarly})`)
+    assert.ok(fallbackLate > fallbackEarly, `fallback counter keeps growing during the outage (${fallbackEarly} -> ${fallbackLate})`)
+    assert.ok((await fallbackTotal(closed, 'closed')) > 0, 'the closed server counts its refusals')
+    assert.equal((await readyz(open)).status, 200, 'fail-open: still ready at the end of the outage')
+    for (const server of [open, closed]) assertAlive(server, 'during the Redis outage')
+    const startIssued = performance.now()
+
+    // --- Redis back, on the same port.
+    await redis.start()
+    const upAt = performance.now()
+    const client = new Redis(redis.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 1_000,
+      commandTimeout: 2_000,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    })
+    client.on('error', () => {})
+    t.after(() => client.disconnect())
+    await client.connect()
+    // The open server decides in Redis again: its hash (gone with the restart) reappears.
+    assert.ok(
+      await waitFor(async () => (await client.exists(openHash)) === 1, RECOVERY_MS, 10),
+      'the open server writes its decisions to Redis again',
+    )
+    const openRecoveryMs = performance.now() - upAt
+    const closedSuccessSince = (from: number) =>
+      load.samples.filter((s) => s.server === 'closed' && s.status >= 200 && s.status < 300 && s.start >= from)
+    assert.ok(
+      await waitFor(() => closedSuccessSince(upAt).length > 0, RECOVERY_MS, 10),
+      'fail-closed: requests succeed again without a restart',
+    )
+    const closedFirstSuccess = Math.min(...closedSuccessSince(upAt).map((s) => s.end))
+    const openUp = await waitForReadiness(open, (r) => r.body.checks?.rateLimiter?.status === 'up', RECOVERY_MS)
+    assert.equal(openUp.status, 200)
+    const closedUp = await waitForReadiness(closed, (r) => r.status === 200, RECOVERY_MS)
+    assert.equal(closedUp.body.checks?.rateLimiter?.status, 'up')
+    const readyzRecoveryMs = performance.now() - upAt
+
+    // Decisions come from Redis again: the fallback counter stops while the load goes on...
+    await sleep(1_000) // requests that were already deciding locally when Redis came back
+    const fallbackAfter = await fallbackTotal(open, 'open')
+    const countedBefore = Number(await client.hget(openHash, 'dc'))
+    await sleep(1_500)
+    assert.equal(await fallbackTotal(open, 'open'), fallbackAfter, 'no more local decisions once Redis is back')
+    const countedAfter = Number(await client.hget(openHash, 'dc'))
+    assert.ok(countedAfter > countedBefore, `Redis counts the open server's requests (${countedBefore} -> ${countedAfter})`)
+    const end = performance.now()
+    await load.stop()
+    // ...and every request is counted there, one for one.
+    const quiet = Number(await client.hget(openHash, 'dc'))
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${open.url}/v1/pets?limit=1`, {
+        headers: bearer(openKey.key),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      })
+      await res.arrayBuffer()
+      assert.equal(res.status, 200)
+    }
+    assert.equal(Number(await client.hget(openHash, 'dc')), quiet + 10, '10 requests -> 10 counts in Redis')
+
+    // Fail-open: not one request failed, before, during or after the outage.
+    const openAll = load.samples.filter((s) => s.server === 'open')
+    assertOnlySuccessOr503(openAll, 'fail-open server')
+    assert.ok(
+      openAll.every((s) => s.status >= 200 && s.status < 300),
+      `fail-open: every request succeeded ${JSON.stringify(tally(openAll))}`,
+    )
+    const openDuring = load.within('open', stopped, startIssued)
+    assert.ok(openDuring.length > 10, `fail-open: requests during the outage (${openDuring.length})`)
+    // Fail-closed: 503 service_unavailable while down, 2xx before and after.
+    const closedAll = load.samples.filter((s) => s.server === 'closed')
+    assertOnlySuccessOr503(closedAll, 'fail-closed server')
+    const closedDuring = load.within('closed', noticedAt, startIssued)
+    assert.ok(closedDuring.length > 10, `fail-closed: requests during the outage (${closedDuring.length})`)
+    assert.deepEqual(
+      tally(closedDuring),
+      { '503 service_unavailable': closedDuring.length },
+      'fail-closed: every request while Redis is down: 503',
+    )
+    const closedAfter = load.within('closed', closedFirstSuccess + 200, end)
+    assert.ok(
+      closedAfter.length > 5 && closedAfter.every((s) => s.status < 300),
+      `fail-closed after recovery: ${JSON.stringify(tally(closedAfter))}`,
+    )
+    for (const server of [open, closed]) {
+      assertAlive(server, 'after the Redis outage')
+      await assertCleanExit(server, `Redis outage (${server === open ? 'open' : 'closed'})`)
+    }
+
+    process.stdout.write(
+      `[faults] Redis outage: fail-open: ${openDuring.length} requests while down, all 2xx, fallback_total ${fallbackBefore} -> ${fallbackLate}, /readyz 200 with the limiter down; ` +
+        `fail-closed: ${closedDuring.length} requests while down, all 503 service_unavailable, /readyz 503; ` +
+        `recovery from PONG: fail-open deciding in Redis again ${fmt(openRecoveryMs)}, fail-closed first 2xx ${fmt(closedFirstSuccess - upAt)}, ` +
+        `both /readyz up ${fmt(readyzRecoveryMs)}; fallback counter flat afterwards (${fallbackAfter}); max request latency ${fmt(maxLatency(load.samples))}; ` +
+        `no restart (pids ${open.pid}, ${closed.pid})\n`,
+    )
+  } finally {
+    await load.stop()
+  }
+})

@@ -5,25 +5,25 @@
  */
 import net from 'node:net'
 import fc from 'fast-check'
-import { parse as parseLossless, isLosslessNumber } from 'lossless-json'
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
 import type { ManualClock } from '../../src/clock.js'
-import { GET_PET_DEPRECATION } from '../../src/pets/routes.js'
 import { createApiKey } from '../../src/keys/key-service.js'
+import { GET_PET_DEPRECATION } from '../../src/pets/routes.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import {
+  type AbuseCase,
+  type AuthChoice,
   abuseCase,
   applyMutation,
   authChoice,
   petIdSegment,
   requestIdChoice,
   UNAUTHENTICATED_CHOICES,
+  type ValidNewPet,
   validNewPet,
   WELL_FORMED_DEFECTS,
-  type AbuseCase,
-  type AuthChoice,
-  type ValidNewPet,
 } from './arbitraries.js'
-import { Oracle, type Expectation, type OperationId } from './oracle.js'
+import { type Expectation, type OperationId, Oracle } from './oracle.js'
 import { destroyAgents, sendHttp, sendRaw, TransportError, type WireResponse } from './transport.js'
 
 export const REQUEST_TIMEOUT_MS = Number(process.env.FUZZ_REQUEST_TIMEOUT_MS ?? 5000)
@@ -61,7 +61,10 @@ export class FuzzStats {
   fail(message: string): void {
     if (!this.collect) throw new Error(message)
     for (const line of message.split('\n').filter((l) => !l.startsWith('  '))) {
-      const kind = line.replace(/\d+/g, 'N').replace(/"[^"]*"/g, '"…"').slice(0, 140)
+      const kind = line
+        .replace(/\d+/g, 'N')
+        .replace(/"[^"]*"/g, '"…"')
+        .slice(0, 140)
       const entry = this.problems.get(kind)
       if (entry) entry.count++
       else this.problems.set(kind, { count: 1, example: message.slice(0, 1500) })
@@ -118,14 +121,28 @@ export class FuzzServer {
   }
 
   async fetchDoc(): Promise<unknown> {
-    const res = await sendHttp({ port: this.port, localAddress: '127.0.0.1', method: 'GET', path: '/v1/openapi.json', headers: [], timeoutMs: REQUEST_TIMEOUT_MS })
+    const res = await sendHttp({
+      port: this.port,
+      localAddress: '127.0.0.1',
+      method: 'GET',
+      path: '/v1/openapi.json',
+      headers: [],
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    })
     if (res.status !== 200) throw new Error(`GET /v1/openapi.json answered ${res.status}`)
     return JSON.parse(res.body.toString('utf8'))
   }
 
   /** The server still answers /healthz (no crash, no wedged event loop). */
   async assertAlive(): Promise<void> {
-    const res = await sendHttp({ port: this.port, localAddress: '127.0.0.1', method: 'GET', path: '/healthz', headers: [], timeoutMs: REQUEST_TIMEOUT_MS })
+    const res = await sendHttp({
+      port: this.port,
+      localAddress: '127.0.0.1',
+      method: 'GET',
+      path: '/healthz',
+      headers: [],
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    })
     if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`)
   }
 
@@ -138,31 +155,62 @@ export class FuzzServer {
     const { valid, free, revoked, staging } = this.keys
     const last = valid.at(-1)!
     switch (choice) {
-      case 'none': return []
-      case 'empty': return [['authorization', '']]
-      case 'valid': return [['authorization', `Bearer ${valid}`]]
-      case 'valid-lower-scheme': return [['authorization', `bearer ${valid}`]]
-      case 'valid-upper-scheme': return [['authorization', `BEARER ${valid}`]]
-      case 'valid-double-space': return [['authorization', `Bearer  ${valid}`]]
-      case 'valid-tab': return [['authorization', `Bearer\t${valid}`]]
-      case 'valid-trailing-space': return [['authorization', `Bearer ${valid} `]]
-      case 'valid-leading-space': return [['authorization', ` Bearer ${valid}`]]
-      case 'valid-comma-suffix': return [['authorization', `Bearer ${valid}, Basic x`]]
-      case 'free': return [['authorization', `Bearer ${free}`]]
-      case 'revoked': return [['authorization', `Bearer ${revoked}`]]
-      case 'staging': return [['authorization', `Bearer ${staging}`]]
-      case 'wrong-checksum': return [['authorization', `Bearer ${valid.slice(0, -1)}${last === 'A' ? 'B' : 'A'}`]]
-      case 'truncated': return [['authorization', `Bearer ${valid.slice(0, 20)}`]]
-      case 'garbage-token': return [['authorization', 'Bearer as_live_!!!~~~']]
-      case 'basic': return [['authorization', `Basic ${Buffer.from('user:' + valid).toString('base64')}`]]
-      case 'token-scheme': return [['authorization', `Token ${valid}`]]
-      case 'bearer-only': return [['authorization', 'Bearer']]
-      case 'bearer-space': return [['authorization', 'Bearer ']]
-      case 'long-600': return [['authorization', `Bearer ${'a'.repeat(600)}`]]
-      case 'long-9000': return [['authorization', `Bearer ${'a'.repeat(9000)}`]]
-      case 'non-ascii': return [['authorization', Buffer.from(`Bearer ${valid.slice(0, 10)}é€${valid.slice(12)}`, 'utf8')]]
-      case 'dup-valid-garbage': return [['authorization', `Bearer ${valid}`], ['authorization', 'Bearer garbage']]
-      case 'dup-garbage-valid': return [['authorization', 'Bearer garbage'], ['authorization', `Bearer ${valid}`]]
+      case 'none':
+        return []
+      case 'empty':
+        return [['authorization', '']]
+      case 'valid':
+        return [['authorization', `Bearer ${valid}`]]
+      case 'valid-lower-scheme':
+        return [['authorization', `bearer ${valid}`]]
+      case 'valid-upper-scheme':
+        return [['authorization', `BEARER ${valid}`]]
+      case 'valid-double-space':
+        return [['authorization', `Bearer  ${valid}`]]
+      case 'valid-tab':
+        return [['authorization', `Bearer\t${valid}`]]
+      case 'valid-trailing-space':
+        return [['authorization', `Bearer ${valid} `]]
+      case 'valid-leading-space':
+        return [['authorization', ` Bearer ${valid}`]]
+      case 'valid-comma-suffix':
+        return [['authorization', `Bearer ${valid}, Basic x`]]
+      case 'free':
+        return [['authorization', `Bearer ${free}`]]
+      case 'revoked':
+        return [['authorization', `Bearer ${revoked}`]]
+      case 'staging':
+        return [['authorization', `Bearer ${staging}`]]
+      case 'wrong-checksum':
+        return [['authorization', `Bearer ${valid.slice(0, -1)}${last === 'A' ? 'B' : 'A'}`]]
+      case 'truncated':
+        return [['authorization', `Bearer ${valid.slice(0, 20)}`]]
+      case 'garbage-token':
+        return [['authorization', 'Bearer as_live_!!!~~~']]
+      case 'basic':
+        return [['authorization', `Basic ${Buffer.from('user:' + valid).toString('base64')}`]]
+      case 'token-scheme':
+        return [['authorization', `Token ${valid}`]]
+      case 'bearer-only':
+        return [['authorization', 'Bearer']]
+      case 'bearer-space':
+        return [['authorization', 'Bearer ']]
+      case 'long-600':
+        return [['authorization', `Bearer ${'a'.repeat(600)}`]]
+      case 'long-9000':
+        return [['authorization', `Bearer ${'a'.repeat(9000)}`]]
+      case 'non-ascii':
+        return [['authorization', Buffer.from(`Bearer ${valid.slice(0, 10)}é€${valid.slice(12)}`, 'utf8')]]
+      case 'dup-valid-garbage':
+        return [
+          ['authorization', `Bearer ${valid}`],
+          ['authorization', 'Bearer garbage'],
+        ]
+      case 'dup-garbage-valid':
+        return [
+          ['authorization', 'Bearer garbage'],
+          ['authorization', `Bearer ${valid}`],
+        ]
     }
   }
 }
@@ -248,7 +296,10 @@ function toRawBytes(req: WireRequest, port: number): { data: Buffer; endAfterWri
       break
     case 'chunked':
       push(`Transfer-Encoding: chunked${eol}`)
-      payload = body.length === 0 ? Buffer.from('0\r\n\r\n') : Buffer.concat([Buffer.from(body.length.toString(16) + '\r\n'), body, Buffer.from('\r\n0\r\n\r\n')])
+      payload =
+        body.length === 0
+          ? Buffer.from('0\r\n\r\n')
+          : Buffer.concat([Buffer.from(body.length.toString(16) + '\r\n'), body, Buffer.from('\r\n0\r\n\r\n')])
       break
     case 'chunked-bad':
       push(`Transfer-Encoding: chunked${eol}`)
@@ -317,7 +368,7 @@ async function sendAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats)
     (transport !== 'raw' || (WELL_FORMED_DEFECTS.has(defect) && headerBytesOk && targetOk)) &&
     headerSize + target.length < 7000 && // else Node answers 431 itself (MAX_HEADER_BYTES 8 KiB counts the request line)
     !(c.method === 'HEAD' && defect === 'absolute-form')
-  const knownUnauthenticated = UNAUTHENTICATED_CHOICES.has(c.auth) || (c.auth === 'non-ascii')
+  const knownUnauthenticated = UNAUTHENTICATED_CHOICES.has(c.auth) || c.auth === 'non-ascii'
   const expectation: Expectation = {
     operation: operationOf(c.method, c.path),
     method: c.method,
@@ -328,7 +379,10 @@ async function sendAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats)
     // A path that does not percent-decode may be refused with 400 before any routing.
     // (Not for an absolute-form target glued to a path without '/', such as http://host:port*: no valid URL.)
     unknownRoute:
-      c.target === 'unknown-path' && !/^\/v1\/pets(\/[^/?#]*)?$/.test(c.path) && decodes(c.path) && (defect !== 'absolute-form' || c.path.startsWith('/')),
+      c.target === 'unknown-path' &&
+      !/^\/v1\/pets(\/[^/?#]*)?$/.test(c.path) &&
+      decodes(c.path) &&
+      (defect !== 'absolute-form' || c.path.startsWith('/')),
   }
 
   let response: WireResponse
@@ -354,7 +408,9 @@ async function sendAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats)
       stats.record(`${expectation.operation ?? 'other'} ${c.method} closed-by-client`)
       return { response: { status: 0, headers: {}, rawHeaders: [], body: Buffer.alloc(0) }, expectation }
     }
-    stats.fail(`${(error as Error).message} [${transport}${defect !== 'none' ? ' ' + defect : ''}]\n  request: ${c.method} ${target.slice(0, 200)}`)
+    stats.fail(
+      `${(error as Error).message} [${transport}${defect !== 'none' ? ' ' + defect : ''}]\n  request: ${c.method} ${target.slice(0, 200)}`,
+    )
     return { response: { status: 0, headers: {}, rawHeaders: [], body: Buffer.alloc(0) }, expectation }
   }
   const verdict = server.oracle.judge(expectation, response)
@@ -369,7 +425,12 @@ async function sendAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats)
 }
 
 /** Creates a valid NewPet through HTTP and reads it back at its Location: same fields, same digits. */
-export async function runRoundTrip(server: FuzzServer, pet: ValidNewPet, stats: FuzzStats, options: { chunked: boolean; client: number }): Promise<void> {
+export async function runRoundTrip(
+  server: FuzzServer,
+  pet: ValidNewPet,
+  stats: FuzzStats,
+  options: { chunked: boolean; client: number },
+): Promise<void> {
   const localAddress = clientAddress(options.client)
   const auth = `Bearer ${server.keys.valid}`
   const created = await sendHttp({
@@ -377,12 +438,21 @@ export async function runRoundTrip(server: FuzzServer, pet: ValidNewPet, stats: 
     localAddress,
     method: 'POST',
     path: '/v1/pets',
-    headers: [['authorization', auth], ['content-type', 'application/json']],
+    headers: [
+      ['authorization', auth],
+      ['content-type', 'application/json'],
+    ],
     body: Buffer.from(pet.text, 'utf8'),
     chunked: options.chunked,
     timeoutMs: REQUEST_TIMEOUT_MS,
   })
-  const exp = (op: OperationId, method: string): Expectation => ({ operation: op, method, knownUnauthenticated: false, requestId: { sent: false }, wellFormed: true })
+  const exp = (op: OperationId, method: string): Expectation => ({
+    operation: op,
+    method,
+    knownUnauthenticated: false,
+    requestId: { sent: false },
+    wellFormed: true,
+  })
   const v1 = server.oracle.judge(exp('createPet', 'POST'), created)
   stats.record(v1.label)
   const problems = [...v1.problems]
@@ -391,11 +461,19 @@ export async function runRoundTrip(server: FuzzServer, pet: ValidNewPet, stats: 
   const refusable = !isWellFormed(pet.name)
   if (created.status === 400 && refusable) {
     // the oracle checked the Error body
-  } else if (created.status !== 201) problems.push(`valid NewPet answered ${created.status}: ${created.body.toString('utf8').slice(0, 300)}`)
+  } else if (created.status !== 201)
+    problems.push(`valid NewPet answered ${created.status}: ${created.body.toString('utf8').slice(0, 300)}`)
   else {
     problems.push(...samePet('201 body', created.body, pet))
-    const location = created.headers['location'] ?? ''
-    const got = await sendHttp({ port: server.port, localAddress, method: 'GET', path: location, headers: [['authorization', auth]], timeoutMs: REQUEST_TIMEOUT_MS })
+    const location = created.headers.location ?? ''
+    const got = await sendHttp({
+      port: server.port,
+      localAddress,
+      method: 'GET',
+      path: location,
+      headers: [['authorization', auth]],
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    })
     const v2 = server.oracle.judge(exp('getPet', 'GET'), got)
     stats.record(v2.label)
     problems.push(...v2.problems)
@@ -419,13 +497,15 @@ function samePet(where: string, body: Buffer, pet: ValidNewPet): string[] {
   const got = parseLossless(text) as Record<string, unknown>
   const keys = Object.keys(got).sort()
   const expectedKeys = ['categoryId', 'id', 'name', ...(pet.status !== undefined ? ['status'] : [])].sort()
-  if (JSON.stringify(keys) !== JSON.stringify(expectedKeys)) problems.push(`${where}: fields ${keys.join(',')} instead of ${expectedKeys.join(',')}`)
+  if (JSON.stringify(keys) !== JSON.stringify(expectedKeys))
+    problems.push(`${where}: fields ${keys.join(',')} instead of ${expectedKeys.join(',')}`)
   if (got.name !== pet.name) problems.push(`${where}: name ${JSON.stringify(got.name)} differs from the sent ${JSON.stringify(pet.name)}`)
   if (!isLosslessNumber(got.categoryId) || String(got.categoryId) !== pet.categoryId.toString()) {
     problems.push(`${where}: categoryId ${String(got.categoryId)} differs from the sent ${pet.categoryId}`)
   }
   // The digits on the wire, not only the parsed value.
-  if (!new RegExp(`"categoryId":${pet.categoryId.toString()}[,}]`).test(text)) problems.push(`${where}: categoryId digits not found verbatim in ${text.slice(0, 300)}`)
+  if (!new RegExp(`"categoryId":${pet.categoryId.toString()}[,}]`).test(text))
+    problems.push(`${where}: categoryId digits not found verbatim in ${text.slice(0, 300)}`)
   if (got.status !== pet.status) problems.push(`${where}: status ${String(got.status)} differs from the sent ${String(pet.status)}`)
   return problems
 }
@@ -443,7 +523,13 @@ export async function runConcurrentCreateAndWalk(
   stats: FuzzStats,
 ): Promise<void> {
   const auth: Array<[string, string]> = [['authorization', `Bearer ${server.keys.valid}`]]
-  const exp = (op: OperationId, method: string): Expectation => ({ operation: op, method, knownUnauthenticated: false, requestId: { sent: false }, wellFormed: true })
+  const exp = (op: OperationId, method: string): Expectation => ({
+    operation: op,
+    method,
+    knownUnauthenticated: false,
+    requestId: { sent: false },
+    wellFormed: true,
+  })
   const problems: string[] = []
   const created = await Promise.all(
     pets.map((pet, i) =>
@@ -459,23 +545,34 @@ export async function runConcurrentCreateAndWalk(
     ),
   )
   const byId = new Map<string, ValidNewPet>()
-  created.forEach((res, i) => {
+  for (const [i, res] of created.entries()) {
     const v = server.oracle.judge(exp('createPet', 'POST'), res)
     stats.record(v.label)
     problems.push(...v.problems)
-    if (res.status === 400 && !isWellFormed(pets[i]!.name)) return // may be refused (see runRoundTrip)
-    if (res.status !== 201) return void problems.push(`concurrent create answered ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`)
+    if (res.status === 400 && !isWellFormed(pets[i]!.name)) continue // may be refused (see runRoundTrip)
+    if (res.status !== 201) {
+      problems.push(`concurrent create answered ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`)
+      continue
+    }
     const id = String((parseLossless(res.body.toString('utf8')) as { id: unknown }).id)
     if (byId.has(id)) problems.push(`id ${id} assigned twice`)
     byId.set(id, pets[i]!)
-  })
+  }
   // Walk every page of the (optionally filtered) list from just before this batch (bounded work per run).
   const seen = new Set<string>()
+  // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min cannot compare
   const firstId = [...byId.keys()].map(BigInt).reduce((a, b) => (a < b ? a : b), 1n)
   let last = firstId - 1n
   let path: string | undefined = `/v1/pets?limit=${pageSize}${status ? `&status=${status}` : ''}&after=${firstId - 1n}`
   for (let page = 0; path !== undefined && page < 100_000; page++) {
-    const res = await sendHttp({ port: server.port, localAddress: '127.0.0.1', method: 'GET', path, headers: auth, timeoutMs: REQUEST_TIMEOUT_MS })
+    const res = await sendHttp({
+      port: server.port,
+      localAddress: '127.0.0.1',
+      method: 'GET',
+      path,
+      headers: auth,
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    })
     const v = server.oracle.judge(exp('listPets', 'GET'), res)
     stats.record(v.label)
     problems.push(...v.problems)
@@ -497,7 +594,7 @@ export async function runConcurrentCreateAndWalk(
         problems.push(`listed animal ${id} differs from the one created: ${JSON.stringify(String(item.name))}`)
       }
     }
-    const link = res.headers['link']
+    const link = res.headers.link
     const next = link ? /<[^>]*?(\/v1\/pets\?[^>]*)>;\s*rel="next"/.exec(link)?.[1] : undefined
     if (link !== undefined && next === undefined) problems.push(`unparsable Link header ${link}`)
     if (next !== undefined && items.length < pageSize) problems.push(`Link rel="next" after a short page (${items.length} < ${pageSize})`)
@@ -563,8 +660,20 @@ export const SUNSET_PROPERTY: PropertyRun = {
   property: (server, stats) =>
     fc.asyncProperty(petIdSegment, authChoice, requestIdChoice, fc.constantFrom('GET', 'HEAD'), async (id, auth, requestId, method) => {
       const c: AbuseCase = {
-        target: 'getPet', method, path: `/v1/pets/${id}`, query: '', auth, requestId, contentType: null, body: null, extra: [],
-        transport: 'raw', defect: 'none', client: 1 + (id.length % 250), advanceMs: 1000, burst: 1,
+        target: 'getPet',
+        method,
+        path: `/v1/pets/${id}`,
+        query: '',
+        auth,
+        requestId,
+        contentType: null,
+        body: null,
+        extra: [],
+        transport: 'raw',
+        defect: 'none',
+        client: 1 + (id.length % 250),
+        advanceMs: 1000,
+        burst: 1,
       }
       const { response } = await runAbuseCase(server, c, stats)
       // Authentication and limits come first; then every answer the route gives is 410 (answers

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict'
+import { after, describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { after, describe, test, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
 import { systemClock } from '../../src/clock.js'
 import type { Quota } from '../../src/keys/plans.js'
-import { LimiterUnavailableError, type BanPolicy, type LimitDecision, type RateLimiter } from '../../src/limits/limiter.js'
+import { type BanPolicy, type LimitDecision, LimiterUnavailableError, type RateLimiter } from '../../src/limits/limiter.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { consumeOne, DAY_MS, freshState, MINUTE_MS } from '../../src/limits/policy.js'
 import { REDIS_URL, redisReachable, requireService } from '../helpers/services.js'
-import { DEFAULT_POLICY, FREE, RUN_PREFIX, fallbackCount, redisLimiter, redisUpGauge, timed, uniqueIdentity } from './redis-harness.js'
+import { DEFAULT_POLICY, FREE, fallbackCount, RUN_PREFIX, redisLimiter, redisUpGauge, timed, uniqueIdentity } from './redis-harness.js'
 
 const SHORT_BANS: BanPolicy = { threshold: 3, baseSeconds: 1, maxSeconds: 3 }
 
@@ -71,7 +71,10 @@ for (const impl of implementations) {
         const decisions = await burst([limiter], n, uniqueIdentity(), FREE)
         assert.equal(countAllowed(decisions), 60)
         const remaining = decisions.filter((d) => d.allowed).map((d) => d.minute.remaining)
-        assert.deepEqual(remaining.sort((a, b) => a - b), Array.from({ length: 60 }, (_, i) => i))
+        assert.deepEqual(
+          remaining.sort((a, b) => a - b),
+          Array.from({ length: 60 }, (_, i) => i),
+        )
         // Rejection number 60 (the default threshold for 60/min) starts exactly one ban.
         assert.equal(decisions.filter((d) => d.banStarted).length, n - 60 >= 60 ? 1 : 0)
       })
@@ -85,7 +88,10 @@ for (const impl of implementations) {
       const quota = { perMinute: 5, perDay: 3 }
       const ds = [] as LimitDecision[]
       for (let i = 0; i < 5; i++) ds.push(await limiter.consume(id, quota))
-      assert.deepEqual(ds.map((d) => d.allowed), [true, true, true, false, false])
+      assert.deepEqual(
+        ds.map((d) => d.allowed),
+        [true, true, true, false, false],
+      )
       for (const d of ds.slice(3)) {
         assert.equal(d.reason, 'rate_limited')
         assert.equal(d.minute.remaining, 2)
@@ -102,7 +108,10 @@ for (const impl of implementations) {
       const quota = { perMinute: 3, perDay: 5 }
       const ds = [] as LimitDecision[]
       for (let i = 0; i < 5; i++) ds.push(await limiter.consume(id, quota))
-      assert.deepEqual(ds.map((d) => d.allowed), [true, true, true, false, false])
+      assert.deepEqual(
+        ds.map((d) => d.allowed),
+        [true, true, true, false, false],
+      )
       for (const d of ds.slice(3)) {
         assert.equal(d.minute.remaining, 0)
         assert.equal(d.day.remaining, 2)
@@ -200,7 +209,12 @@ describe('RedisLimiter: shared state in Redis', () => {
     const instances = [redisLimiter(), redisLimiter(), redisLimiter()]
     t.after(() => Promise.all(instances.map((h) => h.limiter.close())))
     await awayFromBoundary(5000)
-    const decisions = await burst(instances.map((h) => h.limiter), 200, uniqueIdentity(), FREE)
+    const decisions = await burst(
+      instances.map((h) => h.limiter),
+      200,
+      uniqueIdentity(),
+      FREE,
+    )
     assert.equal(countAllowed(decisions), 60)
     for (const h of instances) assert.equal(await fallbackCount(h.metrics, 'open'), 0)
   })
@@ -217,7 +231,10 @@ describe('RedisLimiter: shared state in Redis', () => {
       { perMinute: 5, perDay: 4 },
     ]
     let seed = 42
-    const random = () => (seed = (Math.imul(seed, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32
+    const random = () => {
+      seed = (Math.imul(seed, 1_664_525) + 1_013_904_223) >>> 0
+      return seed / 2 ** 32
+    }
     const identities = [uniqueIdentity(), uniqueIdentity(), uniqueIdentity()]
     const mirrors = identities.map(() => freshState())
     for (let i = 0; i < 300; i++) {

@@ -54,7 +54,18 @@ describe('pets routes', () => {
     })
 
     test('categoryId outside int64, fractional, or not a number is 400 naming the field', async () => {
-      for (const literal of ['9223372036854775808', '-9223372036854775809', '1.5', '"5"', 'true', 'null', '1e400', '9007199254740993.0', '[1]', '{}']) {
+      for (const literal of [
+        '9223372036854775808',
+        '-9223372036854775809',
+        '1.5',
+        '"5"',
+        'true',
+        'null',
+        '1e400',
+        '9007199254740993.0',
+        '[1]',
+        '{}',
+      ]) {
         const res = await post(`{"name":"X","categoryId":${literal}}`)
         assertError(res, 400, 'invalid_request', 'categoryId')
       }
@@ -62,7 +73,12 @@ describe('pets routes', () => {
 
     test('integers are written one way: an exponent or a fraction is 400, as in a query or a path', async () => {
       for (const literal of ['1e3', '1.0', '1E2', '10e-1', '-0.0']) {
-        assertError(await post(`{"name":"Exp","categoryId":${literal}}`), 400, 'invalid_request', /categoryId must be an int64 integer .* plain decimal/)
+        assertError(
+          await post(`{"name":"Exp","categoryId":${literal}}`),
+          400,
+          'invalid_request',
+          /categoryId must be an int64 integer .* plain decimal/,
+        )
       }
       assertError(await t.app.inject({ url: '/v1/pets?limit=005', headers: auth }), 400, 'invalid_request', /limit .* plain decimal/)
       assertError(await t.app.inject({ url: '/v1/pets/007', headers: auth }), 400, 'invalid_request', /petId .* plain decimal/)
@@ -88,11 +104,21 @@ describe('pets routes', () => {
       assert.match(body.message, /status must be one of available, pending, sold/)
       assert.doesNotMatch(body.message, /must NOT|must have/, 'no validator jargon')
       assertError(await post({ name: '', categoryId: 1 }), 400, 'invalid_request', /^name must not be empty$/)
-      assertError(await post({ name: 'x'.repeat(201), categoryId: 1 }), 400, 'invalid_request', /^name must be at most 200 characters long$/)
+      assertError(
+        await post({ name: 'x'.repeat(201), categoryId: 1 }),
+        400,
+        'invalid_request',
+        /^name must be at most 200 characters long$/,
+      )
     })
 
     test('a charset other than UTF-8 is 415 naming the charset', async () => {
-      assertError(await post('{"name":"x","categoryId":1}', { 'content-type': 'application/json; charset=latin1' }), 415, 'unsupported_media_type', /charset "latin1" is not supported/)
+      assertError(
+        await post('{"name":"x","categoryId":1}', { 'content-type': 'application/json; charset=latin1' }),
+        415,
+        'unsupported_media_type',
+        /charset "latin1" is not supported/,
+      )
     })
 
     test('missing, empty or mistyped fields are 400 naming the field', async () => {
@@ -101,7 +127,12 @@ describe('pets routes', () => {
       assertError(await post({ name: '', categoryId: 1 }), 400, 'invalid_request', /name/)
       assertError(await post({ name: 5, categoryId: 1 }), 400, 'invalid_request', /name/)
       assertError(await post({ name: 'x'.repeat(201), categoryId: 1 }), 400, 'invalid_request', /name/)
-      assertError(await post({ name: 'x', categoryId: 1, status: 'lost' }), 400, 'invalid_request', /status must be one of available, pending, sold/)
+      assertError(
+        await post({ name: 'x', categoryId: 1, status: 'lost' }),
+        400,
+        'invalid_request',
+        /status must be one of available, pending, sold/,
+      )
       assertError(await post({ name: 'x', categoryId: 1, status: null }), 400, 'invalid_request', /status/)
     })
 
@@ -120,13 +151,22 @@ describe('pets routes', () => {
       assertError(await post('"text"'), 400, 'invalid_request', /body/)
       assertError(await post('{"name":"a","name":"b","categoryId":1}'), 400, 'invalid_request', /Duplicate key/)
       assertError(await post('['.repeat(8000)), 400, 'invalid_request')
-      assertError(await post(Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])), 400, 'invalid_request', /UTF-8/)
+      assertError(
+        await post(Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])),
+        400,
+        'invalid_request',
+        /UTF-8/,
+      )
     })
 
     test('a wrong Content-Type is 415 and a body over 16 KiB is 413', async () => {
       assertError(await post('name=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type')
       assertError(await post('{}', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type')
-      assertError(await post('{"name":"x","categoryId":1}', { 'content-type': 'application/json; charset=latin1' }), 415, 'unsupported_media_type')
+      assertError(
+        await post('{"name":"x","categoryId":1}', { 'content-type': 'application/json; charset=latin1' }),
+        415,
+        'unsupported_media_type',
+      )
       const ok = await post('{"name":"x","categoryId":1}', { 'content-type': 'application/json; charset=utf-8' })
       assert.equal(ok.statusCode, 201)
       assertError(await post(JSON.stringify({ name: 'x'.repeat(17 * 1024), categoryId: 1 })), 413, 'payload_too_large')
@@ -210,12 +250,15 @@ describe('pets routes', () => {
         seen.push(...res.json().map((p: { id: number }) => p.id))
         const link = res.headers.link as string | undefined
         // A relative reference (RFC 8288), resolved against the request's URL as a client would.
-        const next = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!, `http://localhost${url}`) : undefined
+        const next: URL | undefined = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!, `http://localhost${url}`) : undefined
         url = next ? next.pathname + next.search : undefined
         pages++
       }
       assert.equal(seen.length, 130)
-      assert.deepEqual(seen, [...seen].sort((a, b) => a - b))
+      assert.deepEqual(
+        seen,
+        [...seen].sort((a, b) => a - b),
+      )
       assert.equal(new Set(seen).size, 130)
       assert.equal(pages, Math.ceil(130 / 7))
 
@@ -278,7 +321,13 @@ describe('pets routes', () => {
     const absolute = await buildTestApp({ env: { PUBLIC_BASE_URL: 'https://api.example.com' } })
     try {
       const key = { authorization: `Bearer ${await absolute.key()}`, ...host }
-      for (let i = 0; i < 3; i++) await absolute.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...key, 'content-type': 'application/json' }, payload: '{"name":"A","categoryId":1}' })
+      for (let i = 0; i < 3; i++)
+        await absolute.app.inject({
+          method: 'POST',
+          url: '/v1/pets',
+          headers: { ...key, 'content-type': 'application/json' },
+          payload: '{"name":"A","categoryId":1}',
+        })
       const page = await absolute.app.inject({ url: '/v1/pets?limit=2', headers: key })
       assert.match(page.headers.link as string, /^<https:\/\/api\.example\.com\/v1\/pets\?limit=2&after=\d+>; rel="next"$/)
       const got = await absolute.app.inject({ url: '/v1/pets/1', headers: key })

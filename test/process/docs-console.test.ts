@@ -11,7 +11,9 @@ import { bearer, createKeyViaCli, request, startServer, useTempDir } from '../he
 
 const INT64_MAX = '9223372036854775807'
 
-test('Try it out on /docs works from 127.0.0.1: authorize, listPets 200, createPet 201, int64 shown exactly', { timeout: 90_000 }, async (t) => {
+test('Try it out on /docs works from 127.0.0.1: authorize, listPets 200, createPet 201, int64 shown exactly', {
+  timeout: 90_000,
+}, async (t) => {
   const browser = await launchChromium(t)
   if (browser === undefined) return
   const dir = await useTempDir(t)
@@ -36,7 +38,7 @@ test('Try it out on /docs works from 127.0.0.1: authorize, listPets 200, createP
   assert.match(await page.title(), /Animal Store API/)
 
   // The first server is the relative one, so calls go to the origin the page was opened at.
-  const servers = await page.$$eval('.servers select option', (options) => options.map((o) => (o as HTMLOptionElement).value))
+  const servers = await page.$$eval('.servers select option', (options) => options.map((o) => (o as unknown as { value: string }).value))
   assert.equal(servers[0], '/v1', `servers offered: ${servers.join(', ')}`)
 
   await page.click('button.authorize')

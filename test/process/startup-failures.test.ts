@@ -12,8 +12,8 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import { join } from 'node:path'
-import { test, type TestContext } from 'node:test'
-import { freePort, runCli, runServerToExit, useTempDir, type EnvOverrides } from '../helpers/process.js'
+import { type TestContext, test } from 'node:test'
+import { type EnvOverrides, freePort, runCli, runServerToExit, useTempDir } from '../helpers/process.js'
 
 /** Generous: the causes are all found in well under a second, except a PostgreSQL timeout (2 s). */
 const EXIT_WITHIN_MS = 20_000
@@ -26,7 +26,11 @@ async function failedStart(dir: string, env: EnvOverrides) {
 }
 
 /** The one-line contract of a failed start. */
-function assertOneLine(result: { code: number | null; signal: string | null; stderr: string; stdout: string }, setting: string, cause: RegExp): string {
+function assertOneLine(
+  result: { code: number | null; signal: string | null; stderr: string; stdout: string },
+  setting: string,
+  cause: RegExp,
+): string {
   assert.equal(result.code, 2, `exit status 2 (got ${result.code}/${result.signal}); stderr: ${result.stderr}`)
   const lines = result.stderr.split('\n').filter((l) => l !== '')
   assert.equal(lines.length, 1, `exactly one line on stderr:\n${result.stderr}`)
@@ -45,7 +49,9 @@ function assertOneLine(result: { code: number | null; signal: string | null; std
  */
 function locker(t: TestContext): (path: string, mode: number) => boolean {
   const undo: Array<() => void> = []
-  t.after(() => undo.reverse().forEach((u) => u()))
+  t.after(() => {
+    for (const u of undo.reverse()) u()
+  })
   return (path, mode) => {
     if (!IS_ROOT) {
       chmodSync(path, mode)
@@ -125,7 +131,9 @@ test('DATABASE_URL: a read-only database file', { timeout: 60_000 }, async (t) =
   assertOneLine(result, `DATABASE_URL=${db}:`, new RegExp(`${db} is read-only: .*\\((EPERM|EACCES|EROFS)\\)`))
 })
 
-test('DATABASE_URL in an unwritable directory: a new file, a missing subdirectory, an existing database', { timeout: 60_000 }, async (t) => {
+test('DATABASE_URL in an unwritable directory: a new file, a missing subdirectory, an existing database', {
+  timeout: 60_000,
+}, async (t) => {
   const lock = locker(t)
   const dir = await useTempDir(t)
   const locked = join(dir, 'locked')
@@ -146,12 +154,18 @@ test('DATABASE_URL in an unwritable directory: a new file, a missing subdirector
   }
 })
 
-test('DATABASE_URL: PostgreSQL refusing, or accepting and never answering (timed out); never the password', { timeout: 60_000 }, async (t) => {
+test('DATABASE_URL: PostgreSQL refusing, or accepting and never answering (timed out); never the password', {
+  timeout: 60_000,
+}, async (t) => {
   const dir = await useTempDir(t)
   const refusedPort = await freePort()
   const refusedUrl = `postgres://app:pa55word@127.0.0.1:${refusedPort}/store`
   const refused = await failedStart(dir, { DATABASE_URL: refusedUrl })
-  assertOneLine(refused, `DATABASE_URL=postgres://app:***@127.0.0.1:${refusedPort}/store:`, new RegExp(`PostgreSQL at 127.0.0.1:${refusedPort} refused the connection`))
+  assertOneLine(
+    refused,
+    `DATABASE_URL=postgres://app:***@127.0.0.1:${refusedPort}/store:`,
+    new RegExp(`PostgreSQL at 127.0.0.1:${refusedPort} refused the connection`),
+  )
   assert.doesNotMatch(refused.stderr, /pa55word/)
 
   // A server that accepts connections and says nothing (a hung host, a wrong port on a firewall).
@@ -167,7 +181,11 @@ test('DATABASE_URL: PostgreSQL refusing, or accepting and never answering (timed
   })
   const silentPort = (silent.address() as net.AddressInfo).port
   const timedOut = await failedStart(dir, { DATABASE_URL: `postgres://app:pa55word@127.0.0.1:${silentPort}/store` })
-  assertOneLine(timedOut, 'DATABASE_URL=postgres://app:***@', new RegExp(`PostgreSQL at 127.0.0.1:${silentPort} did not answer within 2 s: the connection timed out`))
+  assertOneLine(
+    timedOut,
+    'DATABASE_URL=postgres://app:***@',
+    new RegExp(`PostgreSQL at 127.0.0.1:${silentPort} did not answer within 2 s: the connection timed out`),
+  )
   assert.doesNotMatch(timedOut.stderr, /pa55word/)
   assert.ok(sockets.size >= 1, 'the server did try to connect')
 })
@@ -179,10 +197,16 @@ test('PORT already in use: names PORT and HOST', { timeout: 30_000 }, async (t) 
   t.after(() => taken.close())
   const port = (taken.address() as net.AddressInfo).port
   const result = await failedStart(dir, { PORT: String(port), HOST: '127.0.0.1' })
-  assertOneLine(result, `PORT=${port} HOST=127.0.0.1:`, new RegExp(`address already in use: another process listens on 127.0.0.1:${port} \\(EADDRINUSE\\)`))
+  assertOneLine(
+    result,
+    `PORT=${port} HOST=127.0.0.1:`,
+    new RegExp(`address already in use: another process listens on 127.0.0.1:${port} \\(EADDRINUSE\\)`),
+  )
 })
 
-test('HOST that is not an address of this machine, or a name that does not resolve: names PORT and HOST', { timeout: 30_000 }, async (t) => {
+test('HOST that is not an address of this machine, or a name that does not resolve: names PORT and HOST', {
+  timeout: 30_000,
+}, async (t) => {
   const dir = await useTempDir(t)
   const cases: Array<[string, RegExp]> = [
     ['203.0.113.7', /203\.0\.113\.7 is not an address of this machine \(EADDRNOTAVAIL\)/], // TEST-NET-3: never local

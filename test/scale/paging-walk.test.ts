@@ -10,11 +10,11 @@
  * failed (docs/deployment.md explains it).
  */
 import assert from 'node:assert/strict'
-import Database from 'better-sqlite3'
 import { join } from 'node:path'
-import { describe, test, type TestContext } from 'node:test'
+import { describe, type TestContext, test } from 'node:test'
+import Database from 'better-sqlite3'
 import { useScratchDatabase, withPg } from '../helpers/cluster.js'
-import { bearer, createKeyViaCli, startServer, useTempDir, type ServerProcess } from '../helpers/process.js'
+import { bearer, createKeyViaCli, type ServerProcess, startServer, useTempDir } from '../helpers/process.js'
 import { requireService } from '../helpers/services.js'
 
 const SEEDED = 10_000
@@ -66,7 +66,7 @@ async function walk(server: ServerProcess, key: string, status?: Exclude<Status,
     const match = /^<([^>]+)>; rel="next"$/.exec(link)
     assert.ok(match, `Link: ${link}`)
     // A relative reference unless PUBLIC_BASE_URL is set: resolved against the request URL, as a client does.
-    const next = new URL(match[1]!, `${server.url}${path}`)
+    const next: URL = new URL(match[1]!, `${server.url}${path}`)
     assert.equal(next.pathname, '/v1/pets')
     assert.equal(next.searchParams.get('limit'), '100')
     assert.equal(next.searchParams.get('status'), status ?? null, 'the filter is kept')
@@ -134,7 +134,11 @@ async function walkWhileWriting(
 
       assertStrictlyAscending(w.ids, label)
       assert.equal(new Set(w.ids).size, w.ids.length, `${label}: no duplicates`)
-      if (status !== undefined) assert.ok(w.pets.every((p) => p.status === status), `${label}: only ${status} pets`)
+      if (status !== undefined)
+        assert.ok(
+          w.pets.every((p) => p.status === status),
+          `${label}: only ${status} pets`,
+        )
       const expected = [...seeded].filter(([, s]) => status === undefined || s === status).map(([id]) => id)
       const returned = new Set(w.ids)
       const missing = expected.filter((id) => !returned.has(id))

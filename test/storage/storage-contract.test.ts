@@ -4,16 +4,16 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, test, type TestContext } from 'node:test'
+import { describe, type TestContext, test } from 'node:test'
 import pg from 'pg'
-import { generateKey, hashKey, type ApiKeyRecord } from '../../src/keys/api-key.js'
-import { KeyResolver } from '../../src/keys/key-resolver.js'
 import { INT64_MAX, INT64_MIN } from '../../src/int64.js'
+import { type ApiKeyRecord, generateKey, hashKey } from '../../src/keys/api-key.js'
+import { KeyResolver } from '../../src/keys/key-resolver.js'
 import type { Pet } from '../../src/pets/schemas.js'
 import { isUnavailable, TIMEOUTS } from '../../src/storage/postgres/connection.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { StorageUnavailableError, type Storage } from '../../src/storage/storage.js'
+import { type Storage, StorageUnavailableError } from '../../src/storage/storage.js'
 import { REVOCATION_DEADLINE_MS } from '../helpers/process.js'
 import { PG_URL, requireService } from '../helpers/services.js'
 
@@ -136,7 +136,11 @@ for (const engine of ENGINES) {
         created.push(await h.storage.pets.createPet({ name: `p${i}`, categoryId: i, ...(status ? { status } : {}) }))
       }
       const ids = created.map((p) => p.id)
-      assert.deepEqual([...ids].sort((a, b) => a - b), ids, 'ids ascend in creation order')
+      assert.deepEqual(
+        [...ids].sort((a, b) => a - b),
+        ids,
+        'ids ascend in creation order',
+      )
       assert.deepEqual(await h.storage.pets.listPets({ limit: 100 }), created)
       assert.deepEqual(await h.storage.pets.listPets({ limit: 2 }), created.slice(0, 2))
       assert.deepEqual(
@@ -158,7 +162,11 @@ for (const engine of ENGINES) {
         const seen: Pet[] = []
         let afterId: number | bigint | undefined
         for (let page = 0; page < 20; page++) {
-          const rows = await h.storage.pets.listPets({ limit: 3, ...(status ? { status } : {}), ...(afterId === undefined ? {} : { afterId }) })
+          const rows = await h.storage.pets.listPets({
+            limit: 3,
+            ...(status ? { status } : {}),
+            ...(afterId === undefined ? {} : { afterId }),
+          })
           seen.push(...rows)
           if (rows.length < 3) break
           // Alternate representations: a bigint cursor must behave exactly like a number one.
@@ -167,7 +175,10 @@ for (const engine of ENGINES) {
         return seen
       }
       assert.deepEqual(await walk(), created)
-      assert.deepEqual(await walk('sold'), created.filter((p) => p.status === 'sold'))
+      assert.deepEqual(
+        await walk('sold'),
+        created.filter((p) => p.status === 'sold'),
+      )
       assert.deepEqual(await h.storage.pets.listPets({ limit: 5, afterId: created.at(-1)!.id }), [])
       assert.deepEqual(await h.storage.pets.listPets({ limit: 5, afterId: INT64_MAX }), [])
       assert.deepEqual(await h.storage.pets.listPets({ limit: 2, afterId: 0 }), created.slice(0, 2))
@@ -176,7 +187,17 @@ for (const engine of ENGINES) {
     test('categoryId round-trips exactly at the int64 extremes and beyond 2^53', async (t) => {
       const h = await setup(t, engine)
       if (!h) return
-      const values = [INT64_MIN, INT64_MAX, TWO_53_PLUS_1, -TWO_53_PLUS_1, 2n ** 53n, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 0, -1]
+      const values = [
+        INT64_MIN,
+        INT64_MAX,
+        TWO_53_PLUS_1,
+        -TWO_53_PLUS_1,
+        2n ** 53n,
+        Number.MAX_SAFE_INTEGER,
+        Number.MIN_SAFE_INTEGER,
+        0,
+        -1,
+      ]
       for (const categoryId of values) {
         const created = await h.storage.pets.createPet({ name: 'big', categoryId })
         const read = await h.storage.pets.getPet(created.id)
@@ -204,16 +225,17 @@ for (const engine of ENGINES) {
     test('200 concurrent createPet calls get unique ids, listed in ascending order', async (t) => {
       const h = await setup(t, engine)
       if (!h) return
-      const created = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => h.storage.pets.createPet({ name: `c${i}`, categoryId: i })),
-      )
+      const created = await Promise.all(Array.from({ length: 200 }, (_, i) => h.storage.pets.createPet({ name: `c${i}`, categoryId: i })))
       const ids = created.map((p) => p.id)
       assert.equal(new Set(ids).size, 200)
-      created.forEach((p, i) => assert.equal(p.name, `c${i}`, 'each caller gets its own row back'))
+      for (const [i, p] of created.entries()) assert.equal(p.name, `c${i}`, 'each caller gets its own row back')
       const first = await h.storage.pets.listPets({ limit: 100 })
       const second = await h.storage.pets.listPets({ limit: 100, afterId: first.at(-1)!.id })
       const listedIds = [...first, ...second].map((p) => p.id)
-      assert.deepEqual(listedIds, [...ids].sort((a, b) => a - b))
+      assert.deepEqual(
+        listedIds,
+        [...ids].sort((a, b) => a - b),
+      )
       for (const pet of [...first, ...second]) assert.equal(pet.categoryId, Number(pet.name.slice(1)))
     })
 
@@ -296,11 +318,19 @@ for (const engine of ENGINES) {
       assert.equal(first.outcome, 'created')
       const pet = (first as { pet: Pet }).pet
       assert.deepEqual(pet, { id: pet.id, name: 'Once', categoryId: INT64_MAX, status: 'sold' })
-      assert.deepEqual(await pets.createPetOnce({ name: 'Once', categoryId: INT64_MAX, status: 'sold' }, claim), { outcome: 'replayed', pet })
-      assert.deepEqual(await pets.createPetOnce({ name: 'Other', categoryId: 1 }, { ...claim, fingerprint: 'e'.repeat(64) }), { outcome: 'reused' })
+      assert.deepEqual(await pets.createPetOnce({ name: 'Once', categoryId: INT64_MAX, status: 'sold' }, claim), {
+        outcome: 'replayed',
+        pet,
+      })
+      assert.deepEqual(await pets.createPetOnce({ name: 'Other', categoryId: 1 }, { ...claim, fingerprint: 'e'.repeat(64) }), {
+        outcome: 'reused',
+      })
       const otherApiKey = await pets.createPetOnce({ name: 'Once', categoryId: 1 }, { ...claim, keyId: 'key_b' })
       assert.equal(otherApiKey.outcome, 'created')
-      assert.deepEqual((await pets.listPets({ limit: 10 })).map((p) => p.name), ['Once', 'Once'])
+      assert.deepEqual(
+        (await pets.listPets({ limit: 10 })).map((p) => p.name),
+        ['Once', 'Once'],
+      )
     })
 
     test('createPetOnce: 20 concurrent calls with one claim (across instances where possible) create one pet', async (t) => {
@@ -313,7 +343,10 @@ for (const engine of ENGINES) {
       )
       const outcomes = results.map((r) => r.outcome)
       assert.equal(outcomes.filter((o) => o === 'created').length, 1, outcomes.join(' '))
-      assert.ok(outcomes.every((o) => o === 'created' || o === 'replayed' || o === 'in_flight'), outcomes.join(' '))
+      assert.ok(
+        outcomes.every((o) => o === 'created' || o === 'replayed' || o === 'in_flight'),
+        outcomes.join(' '),
+      )
       const ids = new Set(results.flatMap((r) => ('pet' in r ? [r.pet.id] : [])))
       assert.equal(ids.size, 1)
       assert.equal((await h.storage.pets.listPets({ limit: 100 })).length, 1)
@@ -325,12 +358,18 @@ for (const engine of ENGINES) {
       const pets = h.storage.pets
       const claim = (key: string, createdAt: number) => ({ keyId: 'key_a', key, fingerprint: 'f'.repeat(64), createdAt })
       // More than one delete batch (1,000) of old records, in a few transactions.
-      await Promise.all(Array.from({ length: 1_100 }, (_, i) => pets.createPetOnce({ name: `old${i}`, categoryId: i }, claim(`old-${i}`, 1_000 + i))))
+      await Promise.all(
+        Array.from({ length: 1_100 }, (_, i) => pets.createPetOnce({ name: `old${i}`, categoryId: i }, claim(`old-${i}`, 1_000 + i))),
+      )
       await pets.createPetOnce({ name: 'new', categoryId: 1 }, claim('new', 5_000))
       assert.equal(await pets.deleteIdempotencyRecords(1_050), 50)
       assert.equal(await pets.deleteIdempotencyRecords(5_000), 1_050)
       assert.equal(await pets.deleteIdempotencyRecords(5_000), 0)
-      assert.equal((await pets.createPetOnce({ name: 'old0', categoryId: 0 }, claim('old-0', 6_000))).outcome, 'created', 'a deleted key is new again')
+      assert.equal(
+        (await pets.createPetOnce({ name: 'old0', categoryId: 0 }, claim('old-0', 6_000))).outcome,
+        'created',
+        'a deleted key is new again',
+      )
       assert.equal((await pets.createPetOnce({ name: 'new', categoryId: 1 }, claim('new', 6_000))).outcome, 'replayed')
       assert.equal((await pets.listPets({ limit: 100, afterId: 0 })).length, 100, 'the pets themselves stay')
     })
@@ -349,7 +388,8 @@ async function relay(targetPort: number) {
     }
     inbound.pipe(outbound).pipe(inbound)
   })
-  const listen = (port: number) => new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)))
+  const listen = (port: number) =>
+    new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)))
   const port = await listen(0)
   return {
     url: withPort(PG_URL, port),
@@ -459,7 +499,10 @@ describe('PostgreSQL specifics', () => {
     await client.connect()
     try {
       const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)
-      assert.deepEqual(rows.map((r: { version: string }) => r.version), POSTGRES_MIGRATIONS)
+      assert.deepEqual(
+        rows.map((r: { version: string }) => r.version),
+        POSTGRES_MIGRATIONS,
+      )
     } finally {
       await client.end()
     }
