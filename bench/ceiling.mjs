@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs'
 // The "ceiling": a bare node:http server that answers the benchmark's requests with bytes captured
 // from the real service (same status, same headers in the same order, same body), precomputed once.
 // It does no routing beyond one Map lookup, no auth, no validation, no database and no logging, so
@@ -9,7 +10,6 @@
 //                     "headers": [["x-request-id", "..."], ...], "bodyBase64": "...", "anyQuery": false }, ...]
 // Prints "ceiling listening on <host>:<port>" once ready; stops on SIGTERM/SIGINT.
 import http from 'node:http'
-import { readFileSync } from 'node:fs'
 
 // Headers Node's HTTP server writes by itself, exactly as it does for the service.
 const NODE_OWN = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])

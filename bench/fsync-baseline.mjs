@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { rmSync } from 'node:fs'
 // Baseline for the durability comparison: what "one fsync per request" allows on this disk.
 // Commits single-row INSERTs one after another into a SQLite file in WAL mode with
 // synchronous=FULL (what DURABILITY=power sets), i.e. one WAL fsync per commit and no grouping,
@@ -7,7 +8,6 @@
 //
 // Usage: node bench/fsync-baseline.mjs <file.db> <seconds>   -> BENCH_JSON {"commits":N,"seconds":S,"commitsPerSecond":R,...}
 import Database from 'better-sqlite3'
-import { rmSync } from 'node:fs'
 
 const [file, secondsArg = '5'] = process.argv.slice(2)
 if (!file) {
@@ -41,5 +41,5 @@ for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true }
 latencies.sort((a, b) => a - b)
 const at = (q) => latencies[Math.min(latencies.length - 1, Math.ceil((q / 100) * latencies.length) - 1)] ?? 0
 process.stdout.write(
-  `BENCH_JSON ${JSON.stringify({ commits, seconds, commitsPerSecond: commits / seconds, commitLatencyUs: { '50': at(50), '99': at(99) } })}\n`,
+  `BENCH_JSON ${JSON.stringify({ commits, seconds, commitsPerSecond: commits / seconds, commitLatencyUs: { 50: at(50), 99: at(99) } })}\n`,
 )

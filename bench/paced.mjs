@@ -38,7 +38,9 @@ if (!values.url) {
 
 const url = new URL(values.url)
 const paths = values['paths-file']
-  ? readFileSync(values['paths-file'], 'utf8').split('\n').filter((l) => l.startsWith('/'))
+  ? readFileSync(values['paths-file'], 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('/'))
   : [url.pathname + url.search]
 const rate = Number(values.rate)
 const duration = Number(values.duration)
@@ -74,25 +76,22 @@ function send(i) {
   const due = dueAt(i)
   const sent = process.hrtime.bigint()
   if (i === warmupCount) firstMeasuredSend = sent
-  const req = http.request(
-    { agent, host: url.hostname, port: url.port, path: paths[i % paths.length], method: 'GET', headers },
-    (res) => {
-      res.on('data', () => {})
-      res.on('end', () => {
-        const end = process.hrtime.bigint()
-        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1
-        if (res.statusCode === expectStatus) ok++
-        else bad++
-        if (i >= warmupCount) {
-          serviceUs[recorded] = Number(end - sent) / 1000
-          scheduleUs[recorded] = Number(end - due) / 1000
-          recorded++
-          if (end > lastMeasuredEnd) lastMeasuredEnd = end
-        }
-        finish()
-      })
-    },
-  )
+  const req = http.request({ agent, host: url.hostname, port: url.port, path: paths[i % paths.length], method: 'GET', headers }, (res) => {
+    res.on('data', () => {})
+    res.on('end', () => {
+      const end = process.hrtime.bigint()
+      statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1
+      if (res.statusCode === expectStatus) ok++
+      else bad++
+      if (i >= warmupCount) {
+        serviceUs[recorded] = Number(end - sent) / 1000
+        scheduleUs[recorded] = Number(end - due) / 1000
+        recorded++
+        if (end > lastMeasuredEnd) lastMeasuredEnd = end
+      }
+      finish()
+    })
+  })
   req.on('error', () => {
     errors++
     finish()
@@ -119,7 +118,7 @@ function percentiles(values, n) {
   const at = (q) => (n === 0 ? 0 : sorted[Math.min(n - 1, Math.ceil((q / 100) * n) - 1)])
   let sum = 0
   for (let i = 0; i < n; i++) sum += sorted[i]
-  return { '50': at(50), '90': at(90), '99': at(99), '99.9': at(99.9), max: n ? sorted[n - 1] : 0, mean: n ? sum / n : 0 }
+  return { 50: at(50), 90: at(90), 99: at(99), 99.9: at(99.9), max: n ? sorted[n - 1] : 0, mean: n ? sum / n : 0 }
 }
 
 function report() {
@@ -143,9 +142,12 @@ function report() {
 }
 
 // Bounded: whatever happens, stop after the schedule plus 15 s.
-setTimeout(() => {
-  process.stderr.write('paced.mjs: requests still pending at the deadline; reporting what completed\n')
-  report()
-}, (warmup + duration) * 1000 + 15_000).unref()
+setTimeout(
+  () => {
+    process.stderr.write('paced.mjs: requests still pending at the deadline; reporting what completed\n')
+    report()
+  },
+  (warmup + duration) * 1000 + 15_000,
+).unref()
 
 setTimeout(tick, 50)

@@ -3,7 +3,7 @@
 // that serves the very same bytes, under wrk, with CPU pinning and interference detection.
 // See bench/README.md. Run: npm run build && node bench/run.mjs [--quick] [options]
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -14,21 +14,36 @@ import { findPids, kernelThreads } from './lib/proc.mjs'
 import { summariseProfile } from './lib/profile.mjs'
 import { computeTargets, markdownReport } from './lib/report.mjs'
 import {
-  DIST, ROOT, createBenchKey, withRestart, createPgDatabase, dropPgDatabase, growthQueries, seedSqlite, startCeiling, startService,
+  createBenchKey,
+  createPgDatabase,
+  DIST,
+  dropPgDatabase,
+  growthQueries,
+  ROOT,
+  seedSqlite,
+  startCeiling,
+  startService,
+  withRestart,
 } from './lib/service.mjs'
 
 // ---------------------------------------------------------------------------------------------
 // Options: flags, or BENCH_<NAME> environment variables (e.g. BENCH_ROUNDS=3); flags win.
 
 const OPTIONS = {
-  quick: { type: 'boolean', help: 'one short round of list20 + post on a small catalogue, a tiny growth check; no PG, durability, profile' },
+  quick: {
+    type: 'boolean',
+    help: 'one short round of list20 + post on a small catalogue, a tiny growth check; no PG, durability, profile',
+  },
   rounds: { type: 'string', help: 'measured rounds per scenario (default 5; quick 1)' },
   duration: { type: 'string', help: 'seconds per round, integer (default 10; quick 2)' },
   warmup: { type: 'string', help: 'warm-up seconds per server before the rounds, integer (default 5; quick 1)' },
   connections: { type: 'string', help: 'wrk keep-alive connections (default 50)' },
   catalogue: { type: 'string', help: 'pets in the catalogue of the main SQLite scenarios (default 10000; quick 1000)' },
   scenarios: { type: 'string', help: 'comma list of list20,list100,get,post (default all; quick list20,post)' },
-  growth: { type: 'string', help: 'comma list of catalogue sizes for the growth check, or "none" (default 10000,100000,1000000; quick 2000)' },
+  growth: {
+    type: 'string',
+    help: 'comma list of catalogue sizes for the growth check, or "none" (default 10000,100000,1000000; quick 2000)',
+  },
   rate: { type: 'string', help: 'fixed request rate of the growth check, req/s (default 1000)' },
   'paced-duration': { type: 'string', help: 'seconds per growth measurement (default 10; quick 2)' },
   'distinct-pages': { type: 'string', help: 'distinct pages (after= values) per growth query, used round-robin (default 2000)' },
@@ -42,7 +57,10 @@ const OPTIONS = {
   'redis-url': { type: 'string', help: 'Redis for the PG+Redis scenarios (default redis://127.0.0.1:6379)' },
   'void-threshold': { type: 'string', help: 'CPU used by other processes, % of one core, above which a round is void (default 3)' },
   'max-retries': { type: 'string', help: 'reruns of a void round before giving up on it (default 3; quick 0)' },
-  'quiet-wait': { type: 'string', help: 'max seconds to wait for a quiet machine (2 quiet 1 s windows) before each round (default 120; quick 2)' },
+  'quiet-wait': {
+    type: 'string',
+    help: 'max seconds to wait for a quiet machine (2 quiet 1 s windows) before each round (default 120; quick 2)',
+  },
   only: { type: 'string', help: 'comma list of sections to run: main,profile,growth,durability,pg (default all)' },
   out: { type: 'string', help: 'directory for <date>.json and <date>.md (default bench/results)' },
   'max-minutes': { type: 'string', help: 'hard deadline for the whole run; partial results are written (default 90)' },
@@ -51,7 +69,9 @@ const OPTIONS = {
 }
 
 function parseOptions() {
-  const { values } = parseArgs({ options: Object.fromEntries(Object.entries(OPTIONS).map(([k, v]) => [k, { type: v.type, ...(v.short ? { short: v.short } : {}) }])) })
+  const { values } = parseArgs({
+    options: Object.fromEntries(Object.entries(OPTIONS).map(([k, v]) => [k, { type: v.type, ...(v.short ? { short: v.short } : {}) }])),
+  })
   if (values.help) {
     process.stdout.write('Usage: node bench/run.mjs [options]   (build first: npm run build)\n\n')
     for (const [k, v] of Object.entries(OPTIONS)) if (v.help) process.stdout.write(`  --${k.padEnd(16)} ${v.help}\n`)
@@ -76,14 +96,20 @@ function parseOptions() {
   const onOff = (name) => (flag(`no-${name}`) ? false : get(name) !== undefined ? flag(name) : !quick)
   const list = (name, full, q) => {
     const raw = get(name) ?? (quick ? q : full)
-    return raw === 'none' || raw === '' ? [] : String(raw).split(',').map((s) => s.trim())
+    return raw === 'none' || raw === ''
+      ? []
+      : String(raw)
+          .split(',')
+          .map((s) => s.trim())
   }
   const scenarios = list('scenarios', 'list20,list100,get,post', 'list20,post')
-  for (const s of scenarios) if (!SQLITE_SCENARIOS[s]) throw new Error(`unknown scenario ${s} (known: ${Object.keys(SQLITE_SCENARIOS).join(', ')})`)
+  for (const s of scenarios)
+    if (!SQLITE_SCENARIOS[s]) throw new Error(`unknown scenario ${s} (known: ${Object.keys(SQLITE_SCENARIOS).join(', ')})`)
   const growth = list('growth', '10000,100000,1000000', '2000').map(Number)
   if (growth.some((n) => !Number.isInteger(n) || n < 200)) throw new Error('--growth sizes must be integers >= 200')
   const only = list('only', 'main,profile,growth,durability,pg', 'main,profile,growth,durability,pg')
-  for (const s of only) if (!['main', 'profile', 'growth', 'durability', 'pg'].includes(s)) throw new Error(`unknown section ${s} in --only`)
+  for (const s of only)
+    if (!['main', 'profile', 'growth', 'durability', 'pg'].includes(s)) throw new Error(`unknown section ${s} in --only`)
   return {
     quick,
     only,
@@ -117,7 +143,12 @@ function parseOptions() {
 const POST_BODY = '{"name":"rex","categoryId":1,"status":"available"}'
 const SQLITE_SCENARIOS = {
   list20: { name: 'GET /v1/pets?limit=20', method: 'GET', path: () => '/v1/pets?limit=20', expect: 200 },
-  list100: { name: 'GET /v1/pets?limit=100&status=available', method: 'GET', path: () => '/v1/pets?limit=100&status=available', expect: 200 },
+  list100: {
+    name: 'GET /v1/pets?limit=100&status=available',
+    method: 'GET',
+    path: () => '/v1/pets?limit=100&status=available',
+    expect: 200,
+  },
   get: { name: 'GET /v1/pets/{id} (deprecated)', method: 'GET', path: (ctx) => `/v1/pets/${ctx.getId}`, expect: 200 },
   post: { name: 'POST /v1/pets', method: 'POST', path: () => '/v1/pets', body: POST_BODY, expect: 201 },
 }
@@ -157,7 +188,8 @@ onCleanup(() => {
 function preflight() {
   const problems = []
   if (!existsSync(join(DIST, 'server.js'))) problems.push('dist/server.js is missing: run `npm run build` first')
-  if (!existsSync(join(DIST, 'storage/sqlite/migrations'))) problems.push('dist/storage/sqlite/migrations is missing: run `npm run build` (it copies the SQL migrations)')
+  if (!existsSync(join(DIST, 'storage/sqlite/migrations')))
+    problems.push('dist/storage/sqlite/migrations is missing: run `npm run build` (it copies the SQL migrations)')
   if (spawnSync('wrk', ['-v']).error) problems.push('wrk is not installed: apt-get install -y wrk')
   if (spawnSync('taskset', ['-V']).error) problems.push('taskset is not installed (util-linux)')
   if (os.cpus().length < 2) problems.push('needs at least 2 CPUs (server on CPU 1, load on CPU 0)')
@@ -184,7 +216,10 @@ function machineInfo() {
     cpus: os.cpus().length,
     memoryGb: Math.round(os.totalmem() / 2 ** 30),
     kernel: `${os.type()} ${os.release()}`,
-    wrk: ((wrkOut.stdout || '') + (wrkOut.stderr || '')).split('\n')[0].replace(/\s*Copyright.*$/, '').trim(),
+    wrk: ((wrkOut.stdout || '') + (wrkOut.stderr || ''))
+      .split('\n')[0]
+      .replace(/\s*Copyright.*$/, '')
+      .trim(),
     tmpFilesystem: df ? { device: df[0], type: df[1] } : null,
     gitCommit: sh('git', ['rev-parse', '--short', 'HEAD']),
     gitDirty: (sh('git', ['status', '--porcelain', '--', 'src']) ?? '') !== '',
@@ -203,7 +238,8 @@ async function quiet(groups) {
     thresholdPct: opts.voidThreshold,
     windowMs: opts.quick ? 500 : 1000,
     maxWaitMs: opts.quietWait * 1000,
-    onWait: (pct, s) => log(`waiting for a quiet machine (other processes use ${pct}% of a core; ${s}s so far, at most ${opts.quietWait}s)`),
+    onWait: (pct, s) =>
+      log(`waiting for a quiet machine (other processes use ${pct}% of a core; ${s}s so far, at most ${opts.quietWait}s)`),
   })
 }
 
@@ -215,14 +251,19 @@ async function capture(port, key, sc, ctx) {
   const headers = { authorization: `Bearer ${key}` }
   if (sc.body) headers['content-type'] = 'application/json'
   const r = await request(port, { method: sc.method, path, headers, body: sc.body })
-  if (r.status !== sc.expect) throw new Error(`${sc.method} ${path}: expected ${sc.expect}, got ${r.status}: ${r.body.toString().slice(0, 300)}`)
+  if (r.status !== sc.expect)
+    throw new Error(`${sc.method} ${path}: expected ${sc.expect}, got ${r.status}: ${r.body.toString().slice(0, 300)}`)
   return { method: sc.method, path, status: r.status, headers: r.headers, bodyBase64: r.body.toString('base64'), raw: r }
 }
 
 /** Checks that the ceiling answers each path with the same status, header names and size. */
 async function compareWithCeiling(ceilingPort, key, sc, ctx, captured) {
   const c = await capture(ceilingPort, key, sc, ctx)
-  const names = (h) => h.map(([k]) => k.toLowerCase()).filter((k) => k !== 'date').join(',')
+  const names = (h) =>
+    h
+      .map(([k]) => k.toLowerCase())
+      .filter((k) => k !== 'date')
+      .join(',')
   return {
     serviceBytes: wireSize(captured.raw),
     ceilingBytes: wireSize(c.raw),
@@ -252,7 +293,9 @@ async function runScenario({ id, sc, backend, ctx, service, ceiling, key, extraG
         service,
         async () => {
           const c = await measured({ groups, thresholdPct: opts.voidThreshold }, () => load(ceiling.port, opts.duration))
-          const s = await measured({ groups, memoryPid: service.pid, thresholdPct: opts.voidThreshold }, () => load(service.port, opts.duration))
+          const s = await measured({ groups, memoryPid: service.pid, thresholdPct: opts.voidThreshold }, () =>
+            load(service.port, opts.duration),
+          )
           return { c, s }
         },
         2,
@@ -262,7 +305,16 @@ async function runScenario({ id, sc, backend, ctx, service, ceiling, key, extraG
       s.serverCpuPct = s.cpu.groupsPct.server
       c.serverCpuPct = c.cpu.groupsPct.ceiling
       const voidReason = c.voidReason ? `ceiling run: ${c.voidReason}` : s.voidReason ? `service run: ${s.voidReason}` : null
-      const entry = { round: r, attempt, quietWait: waited, ceiling: c, service: s, ratio: round3(s.rps / c.rps), void: voidReason !== null, voidReason }
+      const entry = {
+        round: r,
+        attempt,
+        quietWait: waited,
+        ceiling: c,
+        service: s,
+        ratio: round3(s.rps / c.rps),
+        void: voidReason !== null,
+        voidReason,
+      }
       rounds.push(entry)
       log(
         `${backend} ${id} round ${r}${attempt ? ` (rerun ${attempt})` : ''}: ceiling ${c.rps} rps, service ${s.rps} rps ` +
@@ -272,7 +324,17 @@ async function runScenario({ id, sc, backend, ctx, service, ceiling, key, extraG
       if (!voidReason) break
     }
   }
-  return { id, name: sc.name, backend, method: sc.method, path, connections: opts.connections, seconds: opts.duration, rounds, summary: summarise(rounds, sc) }
+  return {
+    id,
+    name: sc.name,
+    backend,
+    method: sc.method,
+    path,
+    connections: opts.connections,
+    seconds: opts.duration,
+    rounds,
+    summary: summarise(rounds, sc),
+  }
 }
 
 function summarise(rounds, sc, { includeVoid = false } = {}) {
@@ -288,7 +350,11 @@ function summarise(rounds, sc, { includeVoid = false } = {}) {
     voidRuns: rounds.length - valid.length,
     rps: round2(pick((r) => r.service.rps)),
     ceilingRps: round2(pick((r) => r.ceiling.rps)),
-    ratio: { median: round3(median(ratios)), min: ratios.length ? Math.min(...ratios) : null, max: ratios.length ? Math.max(...ratios) : null },
+    ratio: {
+      median: round3(median(ratios)),
+      min: ratios.length ? Math.min(...ratios) : null,
+      max: ratios.length ? Math.max(...ratios) : null,
+    },
     p50Ms: round3(pick((r) => r.service.p50Ms)),
     p99Ms: round3(pick((r) => r.service.p99Ms)),
     ceilingP50Ms: round3(pick((r) => r.ceiling.p50Ms)),
@@ -308,7 +374,11 @@ function summarise(rounds, sc, { includeVoid = false } = {}) {
 async function captureAndStartCeiling({ service, key, ids, ctx }) {
   const captured = []
   for (const id of ids) captured.push(await capture(service.port, key, SQLITE_SCENARIOS[id], ctx))
-  const ceiling = await startCeiling(captured.map(({ raw, ...c }) => c), tmp, SERVER_CPU)
+  const ceiling = await startCeiling(
+    captured.map(({ raw, ...c }) => c),
+    tmp,
+    SERVER_CPU,
+  )
   const wire = {}
   for (const [i, id] of ids.entries()) {
     wire[id] = await compareWithCeiling(ceiling.port, key, SQLITE_SCENARIOS[id], ctx, captured[i])
@@ -362,7 +432,10 @@ async function profileSection(results, { dbFile, key }) {
   const dir = join(tmp, 'cpu-profile')
   mkdirSync(dir, { recursive: true })
   const service = await startService({
-    databaseUrl: dbFile, logFile: join(tmp, 'service-profile.log'), cpu: SERVER_CPU, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--trace-gc'],
+    databaseUrl: dbFile,
+    logFile: join(tmp, 'service-profile.log'),
+    cpu: SERVER_CPU,
+    nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--trace-gc'],
   })
   let run
   let fromUs
@@ -382,7 +455,14 @@ async function profileSection(results, { dbFile, key }) {
   try {
     const sc = SQLITE_SCENARIOS.list20
     log(`profile: node --cpu-prof, ${sc.name}, warm-up ${Math.max(1, opts.warmup)}s + one ${opts.duration}s round`)
-    await runWrk({ port: service.port, path: sc.path(), key, seconds: Math.max(1, opts.warmup), connections: opts.connections, cpu: LOAD_CPU })
+    await runWrk({
+      port: service.port,
+      path: sc.path(),
+      key,
+      seconds: Math.max(1, opts.warmup),
+      connections: opts.connections,
+      cpu: LOAD_CPU,
+    })
     fromUs = Number(process.hrtime.bigint() / 1000n)
     gc.collecting = true
     run = await runWrk({ port: service.port, path: sc.path(), key, seconds: opts.duration, connections: opts.connections, cpu: LOAD_CPU })
@@ -411,14 +491,26 @@ async function profileSection(results, { dbFile, key }) {
     // Young-generation garbage per request: what the scavenges freed over the round / requests.
     scavengedKbPerRequest: run.requests ? round2((scavenges.reduce((a, e) => a + e.beforeMb - e.afterMb, 0) * 1024) / run.requests) : null,
   }
-  results.profile = { status: 'ok', scenario: 'list20', rpsUnderProfiler: run.rps, p99MsUnderProfiler: run.p99Ms, gc: gcSummary, ...summary }
+  results.profile = {
+    status: 'ok',
+    scenario: 'list20',
+    rpsUnderProfiler: run.rps,
+    p99MsUnderProfiler: run.p99Ms,
+    gc: gcSummary,
+    ...summary,
+  }
   if (opts.keepTmp) results.profile.file = join(dir, file)
 }
 
 async function growthSection(results) {
   const dbFile = join(tmp, 'growth.db')
   const key = await createBenchKey(dbFile)
-  const section = { rate: opts.rate, seconds: opts.pacedDuration, generator: 'bench/paced.mjs (open loop, keep-alive http.Agent, CPU 0)', sizes: [] }
+  const section = {
+    rate: opts.rate,
+    seconds: opts.pacedDuration,
+    generator: 'bench/paced.mjs (open loop, keep-alive http.Agent, CPU 0)',
+    sizes: [],
+  }
   results.growth = section
   for (const size of opts.growth) {
     const seed = await seedSqlite(dbFile, size)
@@ -445,11 +537,30 @@ async function growthSection(results) {
             service,
             () =>
               measured({ groups, memoryPid: service.pid, thresholdPct: opts.voidThreshold }, () =>
-                runPaced({ port: service.port, path: q.paths[0], pathsFile, key: key.key, rate: opts.rate, seconds: opts.pacedDuration, warmup: opts.quick ? 1 : 2, cpu: LOAD_CPU }),
+                runPaced({
+                  port: service.port,
+                  path: q.paths[0],
+                  pathsFile,
+                  key: key.key,
+                  rate: opts.rate,
+                  seconds: opts.pacedDuration,
+                  warmup: opts.quick ? 1 : 2,
+                  cpu: LOAD_CPU,
+                }),
               ),
             2,
             log,
-            () => runPaced({ port: service.port, path: q.paths[0], pathsFile, key: key.key, rate: opts.rate, seconds: 2, warmup: 0, cpu: LOAD_CPU }),
+            () =>
+              runPaced({
+                port: service.port,
+                path: q.paths[0],
+                pathsFile,
+                key: key.key,
+                rate: opts.rate,
+                seconds: 2,
+                warmup: 0,
+                cpu: LOAD_CPU,
+              }),
           )
           m.serverCpuPct = m.cpu.groupsPct.server
           runs.push({ attempt, quietWait: waited, ...m, void: m.voidReason !== null })
@@ -462,9 +573,16 @@ async function growthSection(results) {
         const valid = runs.filter((r) => !r.void)
         const best = valid[valid.length - 1]
         entry.queries.push({
-          id: q.id, path: q.pattern, distinctPaths: q.paths.length, items, plan: q.plan, runs,
+          id: q.id,
+          path: q.pattern,
+          distinctPaths: q.paths.length,
+          items,
+          plan: q.plan,
+          runs,
           valid: best !== undefined,
-          p50Ms: best?.p50Ms ?? null, p99Ms: best?.p99Ms ?? null, serverCpuPct: best?.serverCpuPct ?? null,
+          p50Ms: best?.p50Ms ?? null,
+          p99Ms: best?.p99Ms ?? null,
+          serverCpuPct: best?.serverCpuPct ?? null,
           ...(best ? {} : { voidP50Ms: runs[runs.length - 1].p50Ms, voidP99Ms: runs[runs.length - 1].p99Ms }),
           peakRssMb: Math.max(0, ...runs.map((r) => r.memory?.peakRssMb ?? 0)),
         })
@@ -476,22 +594,30 @@ async function growthSection(results) {
   // Largest size against the smallest, per query.
   const first = section.sizes[0]
   const last = section.sizes[section.sizes.length - 1]
-  section.ratios = first && last && first !== last
-    ? first.queries.map((q, i) => ({
-        id: q.id,
-        from: first.size,
-        to: last.size,
-        p50: q.p50Ms && last.queries[i]?.p50Ms ? round2(last.queries[i].p50Ms / q.p50Ms) : null,
-        p99: q.p99Ms && last.queries[i]?.p99Ms ? round2(last.queries[i].p99Ms / q.p99Ms) : null,
-      }))
-    : []
+  section.ratios =
+    first && last && first !== last
+      ? first.queries.map((q, i) => ({
+          id: q.id,
+          from: first.size,
+          to: last.size,
+          p50: q.p50Ms && last.queries[i]?.p50Ms ? round2(last.queries[i].p50Ms / q.p50Ms) : null,
+          p99: q.p99Ms && last.queries[i]?.p99Ms ? round2(last.queries[i].p99Ms / q.p99Ms) : null,
+        }))
+      : []
 }
 
 async function growthFloor({ service, key, queries, size }) {
   const captures = []
   for (const q of queries) {
     const r = await request(service.port, { path: q.paths[0], headers: { authorization: `Bearer ${key}` } })
-    captures.push({ method: 'GET', path: q.paths[0], status: r.status, headers: r.headers, bodyBase64: r.body.toString('base64'), anyQuery: true })
+    captures.push({
+      method: 'GET',
+      path: q.paths[0],
+      status: r.status,
+      headers: r.headers,
+      bodyBase64: r.body.toString('base64'),
+      anyQuery: true,
+    })
   }
   const ceiling = await startCeiling(captures, tmp, SERVER_CPU)
   const groups = harnessGroups({ server: () => [service.pid], ceiling: () => [ceiling.pid] })
@@ -504,12 +630,30 @@ async function growthFloor({ service, key, queries, size }) {
       for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
         await quiet(groups)
         last = await measured({ groups, thresholdPct: opts.voidThreshold }, () =>
-          runPaced({ port: ceiling.port, path: q.paths[0], pathsFile, key, rate: opts.rate, seconds: opts.pacedDuration, warmup: opts.quick ? 1 : 2, cpu: LOAD_CPU }),
+          runPaced({
+            port: ceiling.port,
+            path: q.paths[0],
+            pathsFile,
+            key,
+            rate: opts.rate,
+            seconds: opts.pacedDuration,
+            warmup: opts.quick ? 1 : 2,
+            cpu: LOAD_CPU,
+          }),
         )
-        log(`growth floor (ceiling) ${q.id}: p50 ${last.p50Ms} ms p99 ${last.p99Ms} ms${last.voidReason ? ` VOID: ${last.voidReason}` : ''}`)
+        log(
+          `growth floor (ceiling) ${q.id}: p50 ${last.p50Ms} ms p99 ${last.p99Ms} ms${last.voidReason ? ` VOID: ${last.voidReason}` : ''}`,
+        )
         if (!last.voidReason) break
       }
-      floor[q.id] = { p50Ms: last.p50Ms, p99Ms: last.p99Ms, maxMs: last.maxMs, void: last.voidReason !== null, voidReason: last.voidReason, ceilingCpuPct: last.cpu.groupsPct.ceiling }
+      floor[q.id] = {
+        p50Ms: last.p50Ms,
+        p99Ms: last.p99Ms,
+        maxMs: last.maxMs,
+        void: last.voidReason !== null,
+        voidReason: last.voidReason,
+        ceilingCpuPct: last.cpu.groupsPct.ceiling,
+      }
     }
   } finally {
     await stop(ceiling.child)
@@ -549,7 +693,16 @@ async function durabilitySection(results) {
           runFsyncBaseline({ file: join(tmp, 'fsync-baseline.db'), seconds: Math.max(2, Math.round(opts.duration / 2)), cpu: SERVER_CPU }),
         )
         const voidReason = grouped.voidReason || single.voidReason || baseline.voidReason
-        section.rounds.push({ round: r, attempt, quietWait: waited, grouped, singleConnection: single, fsyncBaseline: baseline, void: !!voidReason, voidReason })
+        section.rounds.push({
+          round: r,
+          attempt,
+          quietWait: waited,
+          grouped,
+          singleConnection: single,
+          fsyncBaseline: baseline,
+          void: !!voidReason,
+          voidReason,
+        })
         log(
           `durability round ${r}: power POST c=${opts.connections} ${grouped.rps} rps (${grouped.errorStatus} errors), ` +
             `c=1 ${single.rps} rps, single-row fsync'd commits ${baseline.rps}/s${voidReason ? ` VOID: ${voidReason}` : ''}`,
@@ -614,7 +767,12 @@ async function pgSection(results) {
       while (next < seedCount) {
         const i = ++next
         const body = JSON.stringify({ name: `pet-${i}`, categoryId: (i % 20) + 1, status: i % 3 === 0 ? 'sold' : 'available' })
-        const r = await request(service.port, { method: 'POST', path: '/v1/pets', body, headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' } })
+        const r = await request(service.port, {
+          method: 'POST',
+          path: '/v1/pets',
+          body,
+          headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+        })
         if (r.status !== 201) throw new Error(`seeding POST answered ${r.status}: ${r.body.toString().slice(0, 200)}`)
       }
     }
@@ -629,7 +787,7 @@ async function pgSection(results) {
       // Our database's backends, and PostgreSQL's shared background processes (not other databases' backends).
       postgres: () =>
         findPids((cmd, comm) => comm === 'postgres' && (cmd.includes(` ${dbName} `) || !/\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]/.test(cmd))),
-      redis: () => findPids((cmd, comm) => comm === 'redis-server'),
+      redis: () => findPids((_cmd, comm) => comm === 'redis-server'),
     }
     try {
       for (const id of ids) {
@@ -662,7 +820,14 @@ async function main() {
     options: { ...opts, out: undefined },
     machine: machineInfo(),
     pinning: { serverCpu: SERVER_CPU, loadCpu: LOAD_CPU, note: 'server and ceiling: taskset -c 1; wrk and paced generator: taskset -c 0' },
-    settings: { LOG_LEVEL: 'info', LOG_FILE: '<tmp>/service-*.log', DURABILITY: 'process unless stated', HOST: '127.0.0.1', BOOTSTRAP_KEY: 'false', NODE_ENV: 'production' },
+    settings: {
+      LOG_LEVEL: 'info',
+      LOG_FILE: '<tmp>/service-*.log',
+      DURABILITY: 'process unless stated',
+      HOST: '127.0.0.1',
+      BOOTSTRAP_KEY: 'false',
+      NODE_ENV: 'production',
+    },
   }
   log(`${opts.quick ? 'quick' : 'full'} run: ${opts.rounds} round(s) x ${opts.duration}s, ${opts.connections} connections; temp dir ${tmp}`)
 

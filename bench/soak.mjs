@@ -85,7 +85,11 @@ const log = (message) => process.stderr.write(`[soak ${new Date().toISOString().
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const round = (n, digits = 2) => (Number.isFinite(n) ? Math.round(n * 10 ** digits) / 10 ** digits : null)
 const quantile = (sorted, q) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))])
-const median = (values) => quantile([...values].sort((a, b) => a - b), 0.5)
+const median = (values) =>
+  quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  )
 
 // ---------------------------------------------------------------------------------------------
 // Processes: the CLI (keys) and the server, through bench/lib/children.mjs (nothing outlives this
@@ -94,7 +98,20 @@ const median = (values) => quantile([...values].sort((a, b) => a - b), 0.5)
 const entry = (name) => (SERVER_MODE === 'dist' ? [join(ROOT, 'dist', `${name}.js`)] : ['--import', 'tsx', join(ROOT, 'src', `${name}.ts`)])
 
 async function createKey(db, name, perMinute, perDay) {
-  const args = [...entry('cli'), 'keys', 'create', '--plan', 'enterprise', '--per-minute', String(perMinute), '--per-day', String(perDay), '--name', name, '--json']
+  const args = [
+    ...entry('cli'),
+    'keys',
+    'create',
+    '--plan',
+    'enterprise',
+    '--per-minute',
+    String(perMinute),
+    '--per-day',
+    String(perDay),
+    '--name',
+    name,
+    '--json',
+  ]
   const r = await run(process.execPath, args, { cwd: ROOT, env: serviceEnv({ DATABASE_URL: db, LOG_LEVEL: 'warn' }), timeoutMs: 60_000 })
   if (r.code !== 0) throw new Error(`keys create failed (${r.code ?? r.signal}): ${r.stderr.trim()}`)
   return JSON.parse(r.stdout).key
@@ -134,7 +151,7 @@ const TYPES = {
       if (Math.random() < 0.5) q.set('after', String(Math.max(0, knownId() - 50)))
       return { method: 'GET', path: `/v1/pets?${q}`, headers: auth() }
     },
-    check: (res, body) => Array.isArray(body) || 'body is not an array',
+    check: (_res, body) => Array.isArray(body) || 'body is not an array',
   },
   create: {
     weight: 15,
@@ -145,7 +162,7 @@ const TYPES = {
       if (n % 4) pet.status = STATUSES[n % 3]
       return { method: 'POST', path: '/v1/pets', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify(pet) }
     },
-    check(res, body) {
+    check(_res, body) {
       if (typeof body?.id !== 'number') return 'no id in the 201 body'
       acknowledged.set(body.id, body.name)
       if (knownIds.length < 2000) knownIds.push(body.id)
@@ -167,7 +184,11 @@ const TYPES = {
   badQuery: {
     weight: 4,
     expect: [400],
-    make: () => ({ method: 'GET', path: `/v1/pets?${pick(['limit=0', 'limit=101', 'limit=1e1', 'status=lost', 'limt=5', 'after=-1'])}`, headers: auth() }),
+    make: () => ({
+      method: 'GET',
+      path: `/v1/pets?${pick(['limit=0', 'limit=101', 'limit=1e1', 'status=lost', 'limt=5', 'after=-1'])}`,
+      headers: auth(),
+    }),
   },
   badBody: {
     weight: 4,
@@ -187,7 +208,10 @@ const TYPES = {
   methodNotAllowed: {
     weight: 3,
     expect: [405],
-    make: () => (Math.random() < 0.5 ? { method: 'DELETE', path: '/v1/pets', headers: auth() } : { method: 'PUT', path: `/v1/pets/${knownId()}`, headers: auth() }),
+    make: () =>
+      Math.random() < 0.5
+        ? { method: 'DELETE', path: '/v1/pets', headers: auth() }
+        : { method: 'PUT', path: `/v1/pets/${knownId()}`, headers: auth() },
     check: (res) => res.headers.allow !== undefined || 'no Allow header',
   },
   wrongMediaType: {
@@ -266,7 +290,13 @@ function fire(typeName) {
     }
     if (status >= 400) {
       if (body?.status !== status || typeof body?.code !== 'string') {
-        recordUnexpected(typeName, { method: spec.method, path: spec.path, status, problem: 'not the Error shape', body: text.slice(0, 200) })
+        recordUnexpected(typeName, {
+          method: spec.method,
+          path: spec.path,
+          status,
+          problem: 'not the Error shape',
+          body: text.slice(0, 200),
+        })
         return
       }
       if (status === 429) codes429[`${typeName}:${body.code}`] = (codes429[`${typeName}:${body.code}`] ?? 0) + 1
@@ -357,7 +387,9 @@ async function main() {
   })
   await waitHealthy(port, server, { timeoutMs: 60_000 })
   const pid = server.pid
-  log(`server pid ${pid} on ${url} (${SERVER_MODE}); ${SECONDS} s at ${RATE} req/s + ${THROTTLED_RATE} req/s throttled; samples every ${SAMPLE_SECONDS} s, warm-up ${WARMUP_SECONDS} s`)
+  log(
+    `server pid ${pid} on ${url} (${SERVER_MODE}); ${SECONDS} s at ${RATE} req/s + ${THROTTLED_RATE} req/s throttled; samples every ${SAMPLE_SECONDS} s, warm-up ${WARMUP_SECONDS} s`,
+  )
 
   // A few animals to get and page through from the start.
   for (let i = 0; i < 50; i++) {
@@ -490,7 +522,10 @@ async function main() {
   const lastQ = post.slice(-quarter)
   const latencyOf = (q) => {
     const ts = new Set(q.map((s) => s.t))
-    const all = windows.filter((w) => ts.has(w.t)).flatMap((w) => w.latencies).sort((a, b) => a - b)
+    const all = windows
+      .filter((w) => ts.has(w.t))
+      .flatMap((w) => w.latencies)
+      .sort((a, b) => a - b)
     return {
       requests: all.length,
       p99: round(median(q.map((s) => s.p99).filter(Number.isFinite))), // median of the windows' p99
@@ -522,11 +557,18 @@ async function main() {
   if (post.length < 4) failures.push(`too few samples after the warm-up (${post.length}); run longer`)
   if (unexpected.count > 0) failures.push(`${unexpected.count} unexpected responses (see unexpectedExamples)`)
   if (unanswered > 0) failures.push(`${unanswered} requests never answered`)
-  if (lost.missing > 0) failures.push(`${lost.missing} of ${lost.acknowledged} animals acknowledged with a 201 are not in the database after the run (e.g. ${lost.examples.join(', ')})`)
-  if (!(rss.growthMb <= RSS_GROWTH_MB)) limitsExceeded.push(`RSS grew ${rss.growthMb} MB from the first to the last quarter (limit ${RSS_GROWTH_MB} MB)`)
-  if (!(fds.growth <= FD_GROWTH)) limitsExceeded.push(`open fds grew by ${fds.growth} from the first to the last quarter (limit ${FD_GROWTH})`)
+  if (lost.missing > 0)
+    failures.push(
+      `${lost.missing} of ${lost.acknowledged} animals acknowledged with a 201 are not in the database after the run (e.g. ${lost.examples.join(', ')})`,
+    )
+  if (!(rss.growthMb <= RSS_GROWTH_MB))
+    limitsExceeded.push(`RSS grew ${rss.growthMb} MB from the first to the last quarter (limit ${RSS_GROWTH_MB} MB)`)
+  if (!(fds.growth <= FD_GROWTH))
+    limitsExceeded.push(`open fds grew by ${fds.growth} from the first to the last quarter (limit ${FD_GROWTH})`)
   if (!(latency.last.p99 <= latency.limitMs)) {
-    limitsExceeded.push(`median window p99 of the last quarter ${latency.last.p99} ms > ${P99_FACTOR} x max(first quarter ${latency.first.p99} ms, ${P99_FLOOR_MS} ms)`)
+    limitsExceeded.push(
+      `median window p99 of the last quarter ${latency.last.p99} ms > ${P99_FACTOR} x max(first quarter ${latency.first.p99} ms, ${P99_FLOOR_MS} ms)`,
+    )
   }
   for (const [name, stats] of Object.entries(byType)) if (stats.sent === 0) failures.push(`request type ${name} was never sent`)
   const bans = {
@@ -558,7 +600,13 @@ async function main() {
       server: SERVER_MODE,
       sampleSeconds: SAMPLE_SECONDS,
       warmupSeconds: WARMUP_SECONDS,
-      thresholds: { rssGrowthMb: RSS_GROWTH_MB, fdGrowth: FD_GROWTH, p99Factor: P99_FACTOR, p99FloorMs: P99_FLOOR_MS, maxBehindRatio: MAX_BEHIND_RATIO },
+      thresholds: {
+        rssGrowthMb: RSS_GROWTH_MB,
+        fdGrowth: FD_GROWTH,
+        p99Factor: P99_FACTOR,
+        p99FloorMs: P99_FLOOR_MS,
+        maxBehindRatio: MAX_BEHIND_RATIO,
+      },
       comparison: "after the warm-up, the first quarter of the samples vs the last: median RSS, median fds, median of the windows' p99",
     },
     requests: {
@@ -568,7 +616,9 @@ async function main() {
       behind,
       unexpected: unexpected.count,
       unanswered,
-      byType: Object.fromEntries(Object.entries(byType).map(([name, s]) => [name, { sent: s.sent, expect: TYPES[name].expect, statuses: s.statuses }])),
+      byType: Object.fromEntries(
+        Object.entries(byType).map(([name, s]) => [name, { sent: s.sent, expect: TYPES[name].expect, statuses: s.statuses }]),
+      ),
       codes429,
     },
     unexpectedExamples: unexpected.examples,
@@ -577,7 +627,15 @@ async function main() {
     rss,
     fds,
     latency,
-    server: { pid, stillRunningAtEnd: stillRunning, exit, shutdownMs, logLines: logScan.lines, errorLogLines: logScan.errors, errorLogExamples: logScan.examples },
+    server: {
+      pid,
+      stillRunningAtEnd: stillRunning,
+      exit,
+      shutdownMs,
+      logLines: logScan.lines,
+      errorLogLines: logScan.errors,
+      errorLogExamples: logScan.examples,
+    },
     machine: { loadavgStart: loadStart.map((n) => round(n)), loadavgEnd: loadEnd.map((n) => round(n)) },
     samples,
   }

@@ -21,16 +21,17 @@ const ONLY = process.env.FUZZ_ONLY
 const COLLECT = process.env.FUZZ_COLLECT === '1'
 const FACTOR = { concurrency: 0.1, sunset: 0.2 }
 
-const plan = [
-  ...PROPERTIES.map((p) => ({ prop: p, sunset: false })),
-  { prop: SUNSET_PROPERTY, sunset: true },
-].filter(({ prop }) => ONLY === undefined || prop.name.includes(ONLY))
+const plan = [...PROPERTIES.map((p) => ({ prop: p, sunset: false })), { prop: SUNSET_PROPERTY, sunset: true }].filter(
+  ({ prop }) => ONLY === undefined || prop.name.includes(ONLY),
+)
 
 let failed = false
 let totalCases = 0
 const started = Date.now()
 const allStatuses = {}
-console.log(`HTTP fuzz: ${RUNS} runs per property${SEED !== undefined ? `, seed ${SEED}` : ''}${PATH ? `, path ${PATH}` : ''}${COLLECT ? ', collect mode' : ''}`)
+console.log(
+  `HTTP fuzz: ${RUNS} runs per property${SEED !== undefined ? `, seed ${SEED}` : ''}${PATH ? `, path ${PATH}` : ''}${COLLECT ? ', collect mode' : ''}`,
+)
 
 for (const { prop, sunset } of plan) {
   const server = await FuzzServer.start(sunset ? { now: SUNSET_NOW } : {})
@@ -58,9 +59,19 @@ for (const { prop, sunset } of plan) {
   console.log(`   ${result.numRuns} runs, ${stats.cases} requests judged, ${seconds} s`)
   const byStatus = stats.byStatus()
   for (const [s, n] of Object.entries(byStatus)) allStatuses[s] = (allStatuses[s] ?? 0) + n
-  console.log(`   statuses: ${Object.entries(byStatus).sort().map(([s, n]) => `${s}×${n}`).join(' ')}`)
+  console.log(
+    `   statuses: ${Object.entries(byStatus)
+      .sort()
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' ')}`,
+  )
   const labels = [...stats.statuses].sort((a, b) => b[1] - a[1])
-  console.log(`   answers: ${labels.slice(0, 40).map(([l, n]) => `${l} ×${n}`).join('; ')}${labels.length > 40 ? `; … ${labels.length - 40} more` : ''}`)
+  console.log(
+    `   answers: ${labels
+      .slice(0, 40)
+      .map(([l, n]) => `${l} ×${n}`)
+      .join('; ')}${labels.length > 40 ? `; … ${labels.length - 40} more` : ''}`,
+  )
   if (result.failed) {
     failed = true
     console.log(`   FAILED: seed ${result.seed}, path ${result.path ?? '-'}`)
@@ -77,6 +88,11 @@ for (const { prop, sunset } of plan) {
   }
 }
 
-console.log(`\nTotal: ${totalCases} requests judged in ${((Date.now() - started) / 1000).toFixed(1)} s; statuses ${Object.entries(allStatuses).sort().map(([s, n]) => `${s}×${n}`).join(' ')}`)
+console.log(
+  `\nTotal: ${totalCases} requests judged in ${((Date.now() - started) / 1000).toFixed(1)} s; statuses ${Object.entries(allStatuses)
+    .sort()
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ')}`,
+)
 console.log(failed ? 'FUZZ FAILED' : 'FUZZ PASSED')
 process.exit(failed ? 1 : 0)

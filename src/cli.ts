@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
 import { CLI } from './banner.js'
-import { ConfigError, loadConfig, type Config } from './config.js'
-import { KeyInputError, createApiKey } from './keys/key-service.js'
+import { type Config, ConfigError, loadConfig } from './config.js'
+import { createApiKey, KeyInputError } from './keys/key-service.js'
 import { StartupError, startFailureLine } from './startup-error.js'
 import { openStorage } from './storage/index.js'
 
@@ -58,7 +58,15 @@ async function keys(config: Config, args: string[]): Promise<void> {
         },
         config.env,
       )
-      const out = { id: record.id, key, plan: record.plan, name: record.name, perMinute: record.perMinute, perDay: record.perDay, prefix: record.prefix }
+      const out = {
+        id: record.id,
+        key,
+        plan: record.plan,
+        name: record.name,
+        perMinute: record.perMinute,
+        perDay: record.perDay,
+        prefix: record.prefix,
+      }
       if (values.json) process.stdout.write(JSON.stringify(out) + '\n')
       else
         process.stdout.write(
@@ -88,7 +96,11 @@ async function keys(config: Config, args: string[]): Promise<void> {
       const [id, extra] = positionals
       if (id === undefined || extra !== undefined) throw new UsageError('keys revoke takes exactly one KEY_ID')
       if (await storage.keys.revokeKey(id, Date.now())) {
-        process.stdout.write(values.json ? JSON.stringify({ id, revoked: true }) + '\n' : `Revoked ${id}; running servers refuse it at their next revocation poll (every KEY_REFRESH_MS, 1 s by default; at once on PostgreSQL).\n`)
+        process.stdout.write(
+          values.json
+            ? JSON.stringify({ id, revoked: true }) + '\n'
+            : `Revoked ${id}; running servers refuse it at their next revocation poll (every KEY_REFRESH_MS, 1 s by default; at once on PostgreSQL).\n`,
+        )
         return
       }
       // Revoking is idempotent: a key revoked before (by anyone) is the outcome asked for.

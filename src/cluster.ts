@@ -1,6 +1,6 @@
 import cluster from 'node:cluster'
 import { firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
-import { ConfigError, type Config } from './config.js'
+import { type Config, ConfigError } from './config.js'
 
 /**
  * `serve --workers N`: N server processes on one machine sharing the port (node:cluster). They

@@ -102,15 +102,13 @@ function trustProxy(env: Env): Config['trustProxy'] {
   // Fastify 5 trusts nothing for a bare hop count (it cannot check the immediate peer), so a
   // count would silently put every client behind the proxy into one window: refuse it.
   if (/^\d+$/.test(raw)) {
-    throw new ConfigError('TRUST_PROXY hop counts are not supported: list the proxies\' addresses or CIDRs (e.g. 10.0.0.0/8)')
+    throw new ConfigError("TRUST_PROXY hop counts are not supported: list the proxies' addresses or CIDRs (e.g. 10.0.0.0/8)")
   }
   const parts = raw.split(',').map((p) => p.trim())
   const ok = /^[0-9a-fA-F:.]+(\/\d{1,3})?$|^(loopback|linklocal|uniquelocal)$/
   const bad = parts.find((p) => !ok.test(p))
   if (bad !== undefined) {
-    throw new ConfigError(
-      `TRUST_PROXY must be false or a comma list of addresses/CIDRs (bad entry ${JSON.stringify(bad)})`,
-    )
+    throw new ConfigError(`TRUST_PROXY must be false or a comma list of addresses/CIDRs (bad entry ${JSON.stringify(bad)})`)
   }
   return parts.join(',')
 }
@@ -128,7 +126,9 @@ function corsOrigins(env: Env): Config['corsOrigins'] {
       parsed = undefined
     }
     if (parsed === undefined || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
-      throw new ConfigError(`CORS_ORIGINS must be * or a comma list of origins such as https://app.example.com (bad entry ${JSON.stringify(origin)})`)
+      throw new ConfigError(
+        `CORS_ORIGINS must be * or a comma list of origins such as https://app.example.com (bad entry ${JSON.stringify(origin)})`,
+      )
     }
     return origin
   })
@@ -165,7 +165,9 @@ function limiterStateFile(env: Env, databaseUrl: string, redisUrl: string | unde
   if (raw === 'off') return undefined
   if (raw !== undefined && raw !== '') {
     if (redisUrl !== undefined) {
-      throw new ConfigError('LIMITER_STATE_FILE applies to the in-memory limiter only; with REDIS_URL the state is in Redis (unset one of them)')
+      throw new ConfigError(
+        'LIMITER_STATE_FILE applies to the in-memory limiter only; with REDIS_URL the state is in Redis (unset one of them)',
+      )
     }
     return raw
   }

@@ -4,7 +4,7 @@
  * crash. Node 20's recursive mkdirSync spins forever on some paths (`/proc/nope/x.db`: mkdir
  * answers ENOENT for a parent that exists), so directories are created here one at a time.
  */
-import { mkdirSync, statSync, statfsSync, type Stats } from 'node:fs'
+import { mkdirSync, type Stats, statfsSync, statSync } from 'node:fs'
 import { dirname, join, parse, resolve } from 'node:path'
 
 /** The path cannot hold the file; the message is the cause, for an operator. */
@@ -83,11 +83,15 @@ export function prepareFileLocation(filename: string, what: string): string {
     const stats = statOrUndefined(current)
     if (stats?.isDirectory()) continue
     if (stats !== undefined) {
-      throw new UnusableFileError(`the path goes through ${current}, which is a ${stats.isFile() ? 'regular file' : 'special file'}, not a directory`)
+      throw new UnusableFileError(
+        `the path goes through ${current}, which is a ${stats.isFile() ? 'regular file' : 'special file'}, not a directory`,
+      )
     }
     const special = specialFilesystem(parent)
     if (special !== undefined) {
-      throw new UnusableFileError(`cannot create directory ${current}: ${parent} is on the ${special} kernel filesystem, not a place for files`)
+      throw new UnusableFileError(
+        `cannot create directory ${current}: ${parent} is on the ${special} kernel filesystem, not a place for files`,
+      )
     }
     try {
       mkdirSync(current)

@@ -1,7 +1,7 @@
 import { closeSync, openSync } from 'node:fs'
-import { pino, type Logger } from 'pino'
+import { type Logger, pino } from 'pino'
 import type { Config } from './config.js'
-import { UnusableFileError, errnoText, prepareFileLocation } from './file-location.js'
+import { errnoText, prepareFileLocation, UnusableFileError } from './file-location.js'
 import { StartupError } from './startup-error.js'
 
 /**

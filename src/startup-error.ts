@@ -6,7 +6,11 @@ import { ConfigError } from './config.js'
  */
 export class StartupError extends Error {
   constructor(settings: Record<string, string | number>, cause: string) {
-    super(`${Object.entries(settings).map(([name, value]) => `${name}=${quoted(String(value))}`).join(' ')}: ${cause}`)
+    super(
+      `${Object.entries(settings)
+        .map(([name, value]) => `${name}=${quoted(String(value))}`)
+        .join(' ')}: ${cause}`,
+    )
     this.name = 'StartupError'
   }
 }

@@ -30,7 +30,11 @@ test('a bad value stops start-up with a message naming the variable', () => {
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL/],
   ]
   for (const [env, message] of cases) {
-    assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && message.test(e.message), JSON.stringify(env))
+    assert.throws(
+      () => loadConfig(env),
+      (e: unknown) => e instanceof ConfigError && message.test(e.message),
+      JSON.stringify(env),
+    )
   }
 })
 
@@ -49,7 +53,10 @@ test('the limiter state file: beside a SQLite file by default, nowhere without o
   assert.equal(loadConfig({ DATABASE_URL: ':memory:' }).limiterStateFile, undefined)
   assert.equal(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).limiterStateFile, undefined)
   assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).limiterStateFile, undefined)
-  assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db', LIMITER_STATE_FILE: '/var/lib/as/limits.json' }).limiterStateFile, '/var/lib/as/limits.json')
+  assert.equal(
+    loadConfig({ DATABASE_URL: 'postgres://u@h/db', LIMITER_STATE_FILE: '/var/lib/as/limits.json' }).limiterStateFile,
+    '/var/lib/as/limits.json',
+  )
   assert.equal(loadConfig({ LIMITER_STATE_FILE: 'off' }).limiterStateFile, undefined)
   assert.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).limiterStateFile, undefined, 'Redis keeps the state')
   assert.throws(
@@ -72,6 +79,8 @@ test('the variables a child service must not inherit are exactly the ones loadCo
       get: (target, name) => (typeof name === 'string' ? (read.add(name), target[name]) : undefined),
     })
   loadConfig(recording({}))
-  loadConfig(recording({ ANIMAL_STORE_ENV: 'staging', DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h', TRUST_PROXY: '10.0.0.0/8' }))
+  loadConfig(
+    recording({ ANIMAL_STORE_ENV: 'staging', DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h', TRUST_PROXY: '10.0.0.0/8' }),
+  )
   assert.deepEqual([...read].sort(), [...CONFIG_VARS].sort())
 })

@@ -32,7 +32,9 @@ const TEST_DIR = join(ROOT, 'test')
 /** Every *.test.ts under test/, as paths relative to the repository root, sorted. */
 function testFiles(dir = TEST_DIR) {
   return readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) => (entry.isDirectory() ? testFiles(join(dir, entry.name)) : entry.name.endsWith('.test.ts') ? [join(dir, entry.name)] : []))
+    .flatMap((entry) =>
+      entry.isDirectory() ? testFiles(join(dir, entry.name)) : entry.name.endsWith('.test.ts') ? [join(dir, entry.name)] : [],
+    )
     .map((file) => relative(ROOT, file).split(sep).join('/'))
     .sort()
 }
@@ -72,7 +74,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (list) {
     process.stdout.write(files.join('\n') + '\n')
   } else {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...nodeOptions, ...files], { cwd: ROOT, stdio: 'inherit' })
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...nodeOptions, ...files], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    })
     for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
     child.on('close', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
   }

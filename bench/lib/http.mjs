@@ -47,7 +47,8 @@ export async function waitHealthy(port, child, { timeoutMs = 30_000, path = '/he
   child.exited.then((r) => (exited = r))
   const output = () => (child.err || child.out).trim().split('\n').slice(-outputLines).join('\n') || 'no output'
   while (Date.now() < deadline) {
-    if (exited) throw new Error(`exited (code ${exited.code}${exited.signal ? `, ${exited.signal}` : ''}) before ready on ${path}:\n${output()}`)
+    if (exited)
+      throw new Error(`exited (code ${exited.code}${exited.signal ? `, ${exited.signal}` : ''}) before ready on ${path}:\n${output()}`)
     try {
       const r = await request(port, { path }, 1000)
       if (r.status === 200) return

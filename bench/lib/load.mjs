@@ -43,8 +43,22 @@ export async function runWrk({ port, path, method = 'GET', body, key, seconds, c
 
 /** `taskset -c CPU node bench/paced.mjs`: fixed-rate GETs (see paced.mjs). */
 export async function runPaced({ port, path, pathsFile, key, rate, seconds, warmup, cpu }) {
-  const args = ['-c', String(cpu), process.execPath, join(ROOT, 'bench/paced.mjs'), '--url', `http://127.0.0.1:${port}${path}`,
-    '--rate', String(rate), '--duration', String(seconds), '--warmup', String(warmup), '--header', `Authorization: Bearer ${key}`]
+  const args = [
+    '-c',
+    String(cpu),
+    process.execPath,
+    join(ROOT, 'bench/paced.mjs'),
+    '--url',
+    `http://127.0.0.1:${port}${path}`,
+    '--rate',
+    String(rate),
+    '--duration',
+    String(seconds),
+    '--warmup',
+    String(warmup),
+    '--header',
+    `Authorization: Bearer ${key}`,
+  ]
   if (pathsFile) args.push('--paths-file', pathsFile)
   const r = await run('taskset', args, { cwd: ROOT, timeoutMs: (seconds + warmup + 30) * 1000 })
   const j = benchJson(r, 'paced load')

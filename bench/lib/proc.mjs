@@ -1,5 +1,5 @@
 // /proc readers: CPU accounting (to void rounds disturbed by other processes), memory sampling, open files.
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 
 /** Clock ticks per second of /proc/stat and /proc/<pid>/stat (USER_HZ; 100 on Linux). */
 export const CLK_TCK = 100

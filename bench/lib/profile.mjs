@@ -91,7 +91,13 @@ export function summariseProfile(profile, { root, fromUs, toUs, top = 20 }) {
     topFunctions: [...byFunction.values()]
       .sort((a, b) => b.selfUs - a.selfUs)
       .slice(0, top)
-      .map((f) => ({ function: f.function, location: f.location, area: f.area, selfMs: Math.round(f.selfUs / 1000), selfPct: pct(f.selfUs) })),
+      .map((f) => ({
+        function: f.function,
+        location: f.location,
+        area: f.area,
+        selfMs: Math.round(f.selfUs / 1000),
+        selfPct: pct(f.selfUs),
+      })),
     byArea: [...byArea.entries()]
       .sort((a, b) => b[1] - a[1])
       .map(([name, us]) => ({ area: name, selfMs: Math.round(us / 1000), selfPct: pct(us) })),

@@ -1,6 +1,7 @@
 // The Markdown report (bench/results/<date>.md and the run's printed summary).
 
-const n = (x, digits = 0) => (x === null || x === undefined ? '–' : Number(x).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }))
+const n = (x, digits = 0) =>
+  x === null || x === undefined ? '–' : Number(x).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const ms = (x) => (x === null || x === undefined ? '–' : Number(x).toFixed(2))
 const ratio = (x) => (x === null || x === undefined ? '–' : Number(x).toFixed(2))
 const yes = (b) => (b === null || b === undefined ? '–' : b ? 'yes' : '**NO**')
@@ -9,7 +10,10 @@ const fmtSize = (size) => (size >= 1e6 ? `${size / 1e6}M` : size >= 1e3 ? `${siz
 function scenarioRows(section) {
   return (section.scenarios ?? []).map((s) => {
     // No valid round: show the void rounds' figures, marked, rather than nothing.
-    const m = s.summary.validRounds === 0 && s.summary.voidRoundsOnly ? { ...s.summary.voidRoundsOnly, validRounds: 0, voidRuns: s.summary.voidRuns } : s.summary
+    const m =
+      s.summary.validRounds === 0 && s.summary.voidRoundsOnly
+        ? { ...s.summary.voidRoundsOnly, validRounds: 0, voidRuns: s.summary.voidRuns }
+        : s.summary
     const v = s.summary.validRounds === 0 ? ' (void)' : ''
     return (
       `| ${s.name}${v} | ${section.backend} | ${n(m.rps)} | ${n(m.ceilingRps)} | ${ratio(m.ratio.median)} (${ratio(m.ratio.min)}..${ratio(m.ratio.max)}) ` +
@@ -38,15 +42,25 @@ export function markdownReport(r) {
   L.push('')
   L.push('## Throughput and latency (wrk, closed loop, saturated)')
   L.push('')
-  L.push('| Scenario | Backend | Service req/s | Ceiling req/s | Service/ceiling median (min..max) | p50 ms | p99 ms | Ceiling p99 ms | Peak RSS MB | CPU svc / ceil | Valid rounds | HTTP errors | Bytes/resp svc/ceil |')
+  L.push(
+    '| Scenario | Backend | Service req/s | Ceiling req/s | Service/ceiling median (min..max) | p50 ms | p99 ms | Ceiling p99 ms | Peak RSS MB | CPU svc / ceil | Valid rounds | HTTP errors | Bytes/resp svc/ceil |',
+  )
   L.push('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
   if (r.sqlite) L.push(...scenarioRows(r.sqlite))
   if (r.pg?.status === 'ok') L.push(...scenarioRows(r.pg))
   L.push('')
-  for (const [name, sec] of [['SQLite scenarios', r.sqlite], ['Growth', r.growth], ['Durability', r.durability], ['Profile', r.profile]]) {
+  for (const [name, sec] of [
+    ['SQLite scenarios', r.sqlite],
+    ['Growth', r.growth],
+    ['Durability', r.durability],
+    ['Profile', r.profile],
+  ]) {
     if (sec?.status === 'failed') L.push(`**${name} failed**: ${sec.reason}`, '')
   }
-  if (r.sqlite?.catalogue) L.push(`SQLite catalogue: ${n(r.sqlite.catalogue)} pets, seeded directly with better-sqlite3 after the service's migrations (key created via ${r.keyCreatedVia}).`)
+  if (r.sqlite?.catalogue)
+    L.push(
+      `SQLite catalogue: ${n(r.sqlite.catalogue)} pets, seeded directly with better-sqlite3 after the service's migrations (key created via ${r.keyCreatedVia}).`,
+    )
   if (r.pg) {
     L.push(
       r.pg.status === 'ok'
@@ -62,7 +76,9 @@ export function markdownReport(r) {
     L.push('')
     if (g.rerun) L.push(`_Measured in a separate run (${g.rerun.command}, ${g.rerun.startedAt}): ${g.rerun.why}._`, '')
     const sizes = g.sizes.map((s) => fmtSize(s.size))
-    L.push(`| Query | ${sizes.map((s) => `${s} p50 / p99 ms`).join(' | ')} | ${g.ratios.length ? `${fmtSize(g.ratios[0].to)}/${fmtSize(g.ratios[0].from)} p50 | p99 |` : ''} Ceiling p50 / p99 ms | Server CPU at ${sizes.join(' / ')} | SQLite plan (largest) |`)
+    L.push(
+      `| Query | ${sizes.map((s) => `${s} p50 / p99 ms`).join(' | ')} | ${g.ratios.length ? `${fmtSize(g.ratios[0].to)}/${fmtSize(g.ratios[0].from)} p50 | p99 |` : ''} Ceiling p50 / p99 ms | Server CPU at ${sizes.join(' / ')} | SQLite plan (largest) |`,
+    )
     L.push(`|---|${sizes.map(() => '--:').join('|')}|${g.ratios.length ? '--:|--:|' : ''}--:|--:|---|`)
     for (const [i, q] of g.sizes[0].queries.entries()) {
       const cells = g.sizes.map((s) => {
@@ -70,11 +86,17 @@ export function markdownReport(r) {
         return x?.valid ? `${ms(x.p50Ms)} / ${ms(x.p99Ms)}` : x ? `void (${ms(x.voidP50Ms)} / ${ms(x.voidP99Ms)})` : '–'
       })
       const rt = g.ratios[i]
-      const cpu = g.sizes.map((s) => (s.queries[i]?.serverCpuPct === null || s.queries[i]?.serverCpuPct === undefined ? '–' : `${n(s.queries[i].serverCpuPct)}%`)).join(' / ')
+      const cpu = g.sizes
+        .map((s) =>
+          s.queries[i]?.serverCpuPct === null || s.queries[i]?.serverCpuPct === undefined ? '–' : `${n(s.queries[i].serverCpuPct)}%`,
+        )
+        .join(' / ')
       const last = g.sizes[g.sizes.length - 1].queries[i]
       const f = g.floor?.[q.id]
       const floor = f ? `${ms(f.p50Ms)} / ${ms(f.p99Ms)}${f.void ? ' (void)' : ''}` : '–'
-      L.push(`| \`${q.id}\` ${'`'}${last?.path ?? q.path}${'`'} | ${cells.join(' | ')} | ${rt ? `${ratio(rt.p50)} | ${ratio(rt.p99)} |` : ''} ${floor} | ${cpu} | ${last?.plan ?? ''} |`)
+      L.push(
+        `| \`${q.id}\` ${'`'}${last?.path ?? q.path}${'`'} | ${cells.join(' | ')} | ${rt ? `${ratio(rt.p50)} | ${ratio(rt.p99)} |` : ''} ${floor} | ${cpu} | ${last?.plan ?? ''} |`,
+      )
     }
     L.push('')
     L.push(
@@ -93,8 +115,12 @@ export function markdownReport(r) {
     L.push('|---|--:|')
     L.push(`| POST req/s, DURABILITY=power, ${r.options.connections} connections (group commit) | ${n(d.powerGroupedRps)} |`)
     L.push(`| POST p99 ms, same | ${ms(d.powerGroupedP99Ms)} |`)
-    L.push(`| POST req/s, DURABILITY=power, 1 connection (one fsync per request, no grouping possible) | ${n(d.powerSingleConnectionRps)} |`)
-    L.push(`| Single-row fsync'd SQLite commits/s on the same disk, no HTTP (one fsync per request, upper bound) | ${n(d.fsyncPerCommitPerSecond)} |`)
+    L.push(
+      `| POST req/s, DURABILITY=power, 1 connection (one fsync per request, no grouping possible) | ${n(d.powerSingleConnectionRps)} |`,
+    )
+    L.push(
+      `| Single-row fsync'd SQLite commits/s on the same disk, no HTTP (one fsync per request, upper bound) | ${n(d.fsyncPerCommitPerSecond)} |`,
+    )
     L.push(`| **Group commit vs one fsync per request** (power POST / fsync'd commits) | **${ratio(d.groupedVsFsyncPerRequest)}x** |`)
     L.push(`| Group commit vs 1 connection | ${ratio(d.groupedVsSingleConnection)}x |`)
     L.push(`| POST req/s with DURABILITY=process (main table) | ${n(d.processDurabilityPostRps)} |`)
@@ -110,7 +136,9 @@ export function markdownReport(r) {
     if (p.rerun) L.push(`_Measured in a separate run (${p.rerun.command}, ${p.rerun.startedAt}): ${p.rerun.why}._`, '')
     if (p.status !== 'ok') L.push(`Not run: ${p.reason}`)
     else {
-      L.push(`${n(p.samples)} samples, ${n(p.totalMs)} ms${p.restrictedToRound ? ' (the measured round only)' : ''}; ${n(p.rpsUnderProfiler)} req/s under the profiler.`)
+      L.push(
+        `${n(p.samples)} samples, ${n(p.totalMs)} ms${p.restrictedToRound ? ' (the measured round only)' : ''}; ${n(p.rpsUnderProfiler)} req/s under the profiler.`,
+      )
       if (p.gc) {
         L.push('')
         L.push(
@@ -140,7 +168,7 @@ export function markdownReport(r) {
   }
   L.push(
     'Columns: req/s = median over valid rounds; ratio = service ÷ ceiling of the same round (ceiling = bare node:http serving the identical captured bytes on the same CPU); ' +
-      'p50/p99 = median over valid rounds of wrk\'s exact percentiles; Peak RSS = highest VmRSS sampled every 200 ms during the service rounds; ' +
+      "p50/p99 = median over valid rounds of wrk's exact percentiles; Peak RSS = highest VmRSS sampled every 200 ms during the service rounds; " +
       'CPU svc / ceil = CPU time of the service / the ceiling process over its rounds (100% = one core); a round is void when other processes used more than ' +
       `${r.options.voidThreshold}% of a core (or that much hypervisor steal) meanwhile — it is rerun up to ${r.options.maxRetries} times. See bench/README.md.`,
   )
@@ -162,15 +190,32 @@ export function computeTargets(results) {
     const xs = (results.growth?.ratios ?? []).map((r) => r[k]).filter((x) => x !== null)
     return xs.length ? Math.max(...xs) : null
   }
-  const t = (name, measuredValue, target, ok) => ({ target: name, measured: measuredValue, goal: target, met: measuredValue === null ? null : ok })
+  const t = (name, measuredValue, target, ok) => ({
+    target: name,
+    measured: measuredValue,
+    goal: target,
+    met: measuredValue === null ? null : ok,
+  })
   return [
     t('GET list limit=20: service/ceiling rps (median)', list?.ratio.median ?? null, '>= 0.60', (list?.ratio.median ?? 0) >= 0.6),
     t('GET list limit=20: p99 latency ms (wrk, 50 connections, saturated)', list?.p99Ms ?? null, '< 3', (list?.p99Ms ?? Infinity) < 3),
     t('POST: service/ceiling rps (median)', post?.ratio.median ?? null, '>= 0.40', (post?.ratio.median ?? 0) >= 0.4),
     ...['p50', 'p99'].map((k) =>
-      t(`list latency at ${results.growth?.ratios?.[0]?.to ?? 'largest'} vs ${results.growth?.ratios?.[0]?.from ?? 'smallest'} pets: worst ${k} ratio over the growth queries`, worst(k), '<= 1.3', (worst(k) ?? Infinity) <= 1.3),
+      t(
+        `list latency at ${results.growth?.ratios?.[0]?.to ?? 'largest'} vs ${results.growth?.ratios?.[0]?.from ?? 'smallest'} pets: worst ${k} ratio over the growth queries`,
+        worst(k),
+        '<= 1.3',
+        (worst(k) ?? Infinity) <= 1.3,
+      ),
     ),
-    t('peak RSS of the service, MB (max over the SQLite runs)', Math.max(0, ...sqliteRss) || null, '< 150', Math.max(0, ...sqliteRss) < 150),
-    ...(pgRss.length ? [t('peak RSS of the service, MB (max over the PostgreSQL + Redis runs)', Math.max(...pgRss), '< 150', Math.max(...pgRss) < 150)] : []),
+    t(
+      'peak RSS of the service, MB (max over the SQLite runs)',
+      Math.max(0, ...sqliteRss) || null,
+      '< 150',
+      Math.max(0, ...sqliteRss) < 150,
+    ),
+    ...(pgRss.length
+      ? [t('peak RSS of the service, MB (max over the PostgreSQL + Redis runs)', Math.max(...pgRss), '< 150', Math.max(...pgRss) < 150)]
+      : []),
   ]
 }

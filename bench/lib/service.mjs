@@ -69,7 +69,10 @@ function logTail(file) {
     const buf = Buffer.alloc(Math.min(size, 64 * 1024))
     readSync(fd, buf, 0, buf.length, size - buf.length)
     closeSync(fd)
-    const lines = buf.toString('utf8').split('\n').filter((l) => /"level":(4|5|6)\d|shutting down|signal/.test(l))
+    const lines = buf
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => /"level":(4|5|6)\d|shutting down|signal/.test(l))
     return lines.slice(-3).join(' | ').slice(0, 1500) || '(no warning, error or shutdown line)'
   } catch (error) {
     return `(log not readable: ${error.message})`
@@ -98,7 +101,9 @@ export async function withRestart(service, fn, max = 2, log = () => {}, warmUp =
     } catch (error) {
       const dead = service.died || service.child.exitCode !== null || service.child.signalCode !== null
       if (!dead || service.restarts >= max) throw error
-      log(`service died (${service.died ?? 'gone'}); restarting it (restart ${service.restarts + 1} of at most ${max}) and repeating the run`)
+      log(
+        `service died (${service.died ?? 'gone'}); restarting it (restart ${service.restarts + 1} of at most ${max}) and repeating the run`,
+      )
       await restartService(service)
       await warmUp()
     }
@@ -141,8 +146,20 @@ export async function createBenchKey(databaseUrl) {
   if (existsSync(cli)) {
     const r = await run(
       process.execPath,
-      [cli, 'keys', 'create', '--plan', 'enterprise', '--per-minute', String(KEY_LIMITS.perMinute),
-        '--per-day', String(KEY_LIMITS.perDay), '--name', 'bench', '--json'],
+      [
+        cli,
+        'keys',
+        'create',
+        '--plan',
+        'enterprise',
+        '--per-minute',
+        String(KEY_LIMITS.perMinute),
+        '--per-day',
+        String(KEY_LIMITS.perDay),
+        '--name',
+        'bench',
+        '--json',
+      ],
       { cwd: ROOT, env: { ...baseEnv(), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', BOOTSTRAP_KEY: 'false' }, timeoutMs: 30_000 },
     )
     const line = r.stdout.split('\n').find((l) => l.trim().startsWith('{'))
@@ -212,8 +229,8 @@ export async function growthQueries(file, { quick = false, distinct = 2000 } = {
     const count = Math.max(1, Math.min(distinct, Math.floor(rows / 4)))
     const afterNearEnd = (status, remaining) =>
       status
-        ? db.prepare('SELECT id FROM pets WHERE status = ? ORDER BY id DESC LIMIT 1 OFFSET ?').get(status, remaining)?.id ?? 0
-        : db.prepare('SELECT id FROM pets ORDER BY id DESC LIMIT 1 OFFSET ?').get(remaining)?.id ?? 0
+        ? (db.prepare('SELECT id FROM pets WHERE status = ? ORDER BY id DESC LIMIT 1 OFFSET ?').get(status, remaining)?.id ?? 0)
+        : (db.prepare('SELECT id FROM pets ORDER BY id DESC LIMIT 1 OFFSET ?').get(remaining)?.id ?? 0)
     const plan = (status, after, limit) =>
       db
         .prepare(`EXPLAIN QUERY PLAN ${status ? PAGE_BY_STATUS_SQL : PAGE_SQL}`)

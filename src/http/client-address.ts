@@ -12,5 +12,12 @@ export function addressIdentity(ip: string): string {
   const left = head ? head.split(':') : []
   const right = ip.includes('::') ? (tail ? tail.split(':') : []) : []
   const groups = ip.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left
-  return 'a:' + groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':') + '::/64'
+  return (
+    'a:' +
+    groups
+      .slice(0, 4)
+      .map((g) => g.replace(/^0+(?=.)/, ''))
+      .join(':') +
+    '::/64'
+  )
 }

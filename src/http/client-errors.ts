@@ -46,7 +46,11 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
     return
   }
   const code: ErrorCode =
-    error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'invalid_request'
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'headers_too_large'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'request_timeout'
+        : 'invalid_request'
   const [reason, message] = REASONS[code]!
   const apiError = new ApiError(code, message)
   const body = JSON.stringify(apiError.toBody())

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox'
+import { type Static, Type } from 'typebox'
 
 /**
  * The closed list of error codes. Every error the service sends carries one of these, with the

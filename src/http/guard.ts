@@ -44,7 +44,13 @@ const UNAUTHORIZED: Record<Problem, string> = {
  */
 export function createGuard({ keys, limiter, metrics }: GuardOptions): Step {
   /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
-  const conclude = (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, problem: Problem | undefined, decision: LimitDecision): ApiError | undefined => {
+  const conclude = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: ApiKeyRecord | undefined,
+    problem: Problem | undefined,
+    decision: LimitDecision,
+  ): ApiError | undefined => {
     setRateLimitHeaders(reply, decision)
     if (!decision.allowed) {
       const banned = decision.reason === 'key_banned'

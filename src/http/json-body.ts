@@ -61,7 +61,13 @@ export function registerJsonBody(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers['content-type'] ?? '')?.[2]
     if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
-      done(new ApiError('unsupported_media_type', `charset ${JSON.stringify(charset)} is not supported: JSON bodies must be UTF-8 (charset=utf-8 or none)`), undefined)
+      done(
+        new ApiError(
+          'unsupported_media_type',
+          `charset ${JSON.stringify(charset)} is not supported: JSON bodies must be UTF-8 (charset=utf-8 or none)`,
+        ),
+        undefined,
+      )
       return
     }
     try {

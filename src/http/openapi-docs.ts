@@ -2,13 +2,20 @@ import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from './errors.js'
 
 /** OpenAPI fragments shared by the route schemas: the headers every response carries, and errors. */
 export const rateLimitHeaderDocs = {
-  'X-RateLimit-Limit': { type: 'integer', description: 'Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left).' },
+  'X-RateLimit-Limit': {
+    type: 'integer',
+    description: 'Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left).',
+  },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in that window; 0 on a 429 (also during a ban).' },
   'X-RateLimit-Reset': {
     type: 'integer',
-    description: 'Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban\'s end and the reset of every exhausted window).',
+    description:
+      "Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window).",
   },
-  'RateLimit-Policy': { type: 'string', description: 'IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response).' },
+  'RateLimit-Policy': {
+    type: 'string',
+    description: 'IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response).',
+  },
   RateLimit: {
     type: 'string',
     description:
@@ -43,7 +50,8 @@ export function errorResponses(...statuses: number[]): Record<number, object> {
     if (status === 429) {
       headers['Retry-After'] = {
         type: 'integer',
-        description: 'Seconds until a request can pass: the exhausted window\'s reset, or the ban\'s end (later when a window is still exhausted then).',
+        description:
+          "Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then).",
       }
     }
     if (status === 409) headers['Retry-After'] = { type: 'integer', description: 'Seconds to wait before retrying (1).' }

@@ -9,7 +9,10 @@ const DOC_PATH = '/v1/openapi.json'
 
 const plans = () =>
   Object.entries(PLAN_QUOTAS)
-    .map(([plan, q]) => `${plan[0]!.toUpperCase()}${plan.slice(1)} ${q.perMinute.toLocaleString('en')}/min and ${q.perDay.toLocaleString('en')}/day`)
+    .map(
+      ([plan, q]) =>
+        `${plan[0]!.toUpperCase()}${plan.slice(1)} ${q.perMinute.toLocaleString('en')}/min and ${q.perDay.toLocaleString('en')}/day`,
+    )
     .join(', ')
 
 /**
@@ -21,7 +24,8 @@ const plans = () =>
  */
 export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
   const servers = [{ url: '/v1', description: 'This server (the address this document was loaded from)' }]
-  if (config.publicBaseUrl !== undefined) servers.push({ url: `${config.publicBaseUrl}/v1`, description: `This instance's public address (${config.env})` })
+  if (config.publicBaseUrl !== undefined)
+    servers.push({ url: `${config.publicBaseUrl}/v1`, description: `This instance's public address (${config.env})` })
   for (const s of [
     { url: `${config.productionBaseUrl}/v1`, description: 'Production' },
     { url: `${config.stagingBaseUrl}/v1`, description: 'Staging' },

@@ -6,7 +6,8 @@ import type { RouteTable } from './route-settings.js'
 
 /** An HTTP/1.1 request without Host is a 400 in the Error shape (Node's own is an empty 400). */
 export function requireHost(request: FastifyRequest, _reply: FastifyReply, done: Done): void {
-  if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) done(new ApiError('invalid_request', 'Host header is required'))
+  if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+    done(new ApiError('invalid_request', 'Host header is required'))
   else done()
 }
 

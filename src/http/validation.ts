@@ -26,7 +26,6 @@ interface IntRange {
   int64?: boolean
 }
 
-
 function rangeOf(range: IntRange): { min: bigint; max: bigint } {
   return {
     min: range.min !== undefined ? BigInt(range.min) : INT64_MIN,

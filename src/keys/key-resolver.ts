@@ -1,5 +1,5 @@
 import type { Environment } from '../config.js'
-import { hashKey, isWellFormedKey, type ApiKeyRecord } from './api-key.js'
+import { type ApiKeyRecord, hashKey, isWellFormedKey } from './api-key.js'
 import type { KeyRepository } from './repository.js'
 
 export interface KeyResolverOptions {

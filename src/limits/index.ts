@@ -17,12 +17,7 @@ export function banPolicy(config: Pick<Config, 'banThreshold' | 'banBaseSeconds'
  * before the server starts, so an unreachable one is an error line at start, not a surprise at the
  * first request; it does not stop the start (the failure policy applies).
  */
-export async function createLimiter(
-  config: Config,
-  clock: Clock,
-  metrics: Metrics,
-  log: FastifyBaseLogger,
-): Promise<RateLimiter> {
+export async function createLimiter(config: Config, clock: Clock, metrics: Metrics, log: FastifyBaseLogger): Promise<RateLimiter> {
   const policy = banPolicy(config)
   if (config.redisUrl === undefined) {
     return new MemoryLimiter(clock, policy, {

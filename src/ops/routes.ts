@@ -18,7 +18,7 @@ const hidden = { hide: true }
 const ServiceIndex = Type.Object(
   {
     name: Type.String(),
-    version: Type.String({ description: 'The API version (the OpenAPI document\'s info.version).' }),
+    version: Type.String({ description: "The API version (the OpenAPI document's info.version)." }),
     docs: Type.String({ description: 'Path of the interactive API reference (Swagger UI).' }),
     openapi: Type.String({ description: 'Path of the OpenAPI 3.1 document.' }),
   },

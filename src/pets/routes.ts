@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type, type Static, type TSchema } from 'typebox'
+import { type Static, type TSchema, Type } from 'typebox'
 import type { Clock } from '../clock.js'
 import { ApiError } from '../http/errors.js'
 import { errorResponses, rateLimitHeaderDocs } from '../http/openapi-docs.js'
@@ -96,7 +96,11 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
             headers: {
               ...rateLimitHeaderDocs,
               Location: { type: 'string', description: 'Path of the new animal, /v1/pets/{id}.' },
-              'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present on a replay: an earlier request with this Idempotency-Key created the animal.' },
+              'Idempotent-Replayed': {
+                type: 'string',
+                enum: ['true'],
+                description: 'Present on a replay: an earlier request with this Idempotency-Key created the animal.',
+              },
             },
           },
           ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503),

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox'
+import { type Static, Type } from 'typebox'
 import { NOT_BLANK } from '../http/validation.js'
 import type { Int64 } from '../int64.js'
 

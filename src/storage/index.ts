@@ -1,6 +1,6 @@
 import type { Config } from '../config.js'
-import { StartupError, redactUrl } from '../startup-error.js'
 import { UnusableFileError } from '../file-location.js'
+import { redactUrl, StartupError } from '../startup-error.js'
 import type { Storage } from './storage.js'
 
 /**

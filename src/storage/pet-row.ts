@@ -1,4 +1,4 @@
-import { toInt64, type Int64 } from '../int64.js'
+import { type Int64, toInt64 } from '../int64.js'
 import type { Pet, PetStatus } from '../pets/schemas.js'
 
 /** A pets row as both SQL stores return it (same column names in both migrations). */

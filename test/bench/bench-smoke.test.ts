@@ -3,7 +3,7 @@
 // It asserts that the harness works, never how fast the service is.
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -54,7 +54,10 @@ test('bench/run.mjs --quick measures the service and the ceiling and writes a JS
   const jsonFile = readdirSync(out).find((f) => f.endsWith('-quick.json'))
   assert.ok(jsonFile, `no *-quick.json in ${out}; output:\n${run.output.slice(-2000)}`)
   const report = JSON.parse(readFileSync(join(out, jsonFile), 'utf8')) as Report
-  assert.ok(readdirSync(out).some((f) => f.endsWith('-quick.md')), 'no Markdown report')
+  assert.ok(
+    readdirSync(out).some((f) => f.endsWith('-quick.md')),
+    'no Markdown report',
+  )
   assert.match(run.output, /\| Scenario \|/, 'the table is printed')
 
   assert.equal(report.quick, true)

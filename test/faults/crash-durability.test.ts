@@ -17,10 +17,10 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { test, type TestContext } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import Database from 'better-sqlite3'
 import { useScratchDatabase, withPg } from '../helpers/cluster.js'
-import { bearer, createKeyViaCli, request, sleep, startServer, useTempDir, type ServerProcess } from '../helpers/process.js'
+import { bearer, createKeyViaCli, request, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
 import { requireService } from '../helpers/services.js'
 
 interface Pet {
@@ -214,7 +214,9 @@ async function loadAndKill(server: ServerProcess, key: string, ledger: Ledger, r
   let kill: string
   if (moment === 'after-burst') {
     const started = performance.now()
-    const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => create(`b${i}`).catch((error: unknown) => (broken.push(error), false))))
+    const burst = await Promise.all(
+      Array.from({ length: BURST }, (_, i) => create(`b${i}`).catch((error: unknown) => (broken.push(error), false))),
+    )
     // Right after the last 201 of the burst: no goodbye, no flush.
     server.child.kill('SIGKILL')
     killedAt = performance.now()
@@ -250,9 +252,19 @@ interface Backend {
 }
 
 /** Through a restarted server: exactly the rows of the store as the crash left it, and every acknowledged animal. */
-async function verifyRestarted(backend: Backend, server: ServerProcess, ledger: Ledger, store: StoreSnapshot, where: string): Promise<void> {
+async function verifyRestarted(
+  backend: Backend,
+  server: ServerProcess,
+  ledger: Ledger,
+  store: StoreSnapshot,
+  where: string,
+): Promise<void> {
   const listed = await listAll(server, backend.key)
-  assert.deepEqual([...listed.keys()], [...store.rows.keys()].sort((a, b) => a - b), `${where}: paging lists every row of the store once`)
+  assert.deepEqual(
+    [...listed.keys()],
+    [...store.rows.keys()].sort((a, b) => a - b),
+    `${where}: paging lists every row of the store once`,
+  )
   verifyAgainst(ledger, listed, where)
 }
 

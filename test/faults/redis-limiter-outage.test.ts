@@ -10,13 +10,13 @@
  * asserted: a recovery that never comes fails the poll's generous deadline.
  */
 import assert from 'node:assert/strict'
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import net from 'node:net'
+import { describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { describe, test, type TestContext } from 'node:test'
 import { freePort } from '../helpers/process.js'
 import { missingPrerequisite } from '../helpers/services.js'
-import { FREE, fallbackCount, redisLimiter, redisUpGauge, timed, uniqueIdentity, type RedisHarness } from '../limits/redis-harness.js'
+import { FREE, fallbackCount, type RedisHarness, redisLimiter, redisUpGauge, timed, uniqueIdentity } from '../limits/redis-harness.js'
 
 const COMMAND_TIMEOUT_MS = 500
 /** ioredis' socketTimeout in src/limits/redis/redis-limiter.ts: a silent connection is dropped after it. */
@@ -108,7 +108,9 @@ describe('RedisLimiter: outage and recovery (throwaway redis-server)', () => {
 
     await server.stop()
     const down = await pollUntil(h, (fromRedis) => !fromRedis, RECOVERY_DEADLINE_MS)
-    t.diagnostic(`outage: first fallback decision ${down.elapsed.toFixed(0)} ms after the kill; slowest decision ${down.slowest.toFixed(1)} ms`)
+    t.diagnostic(
+      `outage: first fallback decision ${down.elapsed.toFixed(0)} ms after the kill; slowest decision ${down.slowest.toFixed(1)} ms`,
+    )
     // No decision waits for the socket timeout or the reconnection: at most a command timeout, with slack.
     assert.ok(down.slowest < 3 * COMMAND_TIMEOUT_MS, `slowest decision during the outage ${down.slowest.toFixed(0)} ms`)
     await assert.rejects(h.limiter.ping())

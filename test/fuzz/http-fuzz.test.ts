@@ -16,7 +16,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import fc from 'fast-check'
 import { validNewPet } from './arbitraries.js'
-import { FuzzServer, FuzzStats, PROPERTIES, runProperty, runRoundTrip, SUNSET_NOW, SUNSET_PROPERTY, type PropertyRun } from './runner.js'
+import { FuzzServer, FuzzStats, PROPERTIES, type PropertyRun, runProperty, runRoundTrip, SUNSET_NOW, SUNSET_PROPERTY } from './runner.js'
 import { sendHttp } from './transport.js'
 
 const SCALE = Number(process.env.FUZZ_CI_RUNS ?? 1)
@@ -30,7 +30,11 @@ const runsOf = (p: PropertyRun) => Math.max(1, Math.round((RUNS[p.name] ?? 100) 
 
 async function assertProperty(prop: PropertyRun, server: FuzzServer, stats: FuzzStats): Promise<void> {
   const seed = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined
-  await fc.assert(prop.property(server, stats), { numRuns: runsOf(prop), includeErrorInReport: true, ...(seed !== undefined ? { seed } : {}) })
+  await fc.assert(prop.property(server, stats), {
+    numRuns: runsOf(prop),
+    includeErrorInReport: true,
+    ...(seed !== undefined ? { seed } : {}),
+  })
   await server.assertAlive()
 }
 
@@ -97,7 +101,14 @@ describe('the fuzz oracle catches what it should', { timeout: 60_000 }, () => {
       },
     })
     try {
-      const res = await sendHttp({ port: server.port, localAddress: '127.0.0.1', method: 'GET', path: '/v1/pets', headers: [], timeoutMs: 5000 })
+      const res = await sendHttp({
+        port: server.port,
+        localAddress: '127.0.0.1',
+        method: 'GET',
+        path: '/v1/pets',
+        headers: [],
+        timeoutMs: 5000,
+      })
       assert.equal(res.status, 401)
       const verdict = server.oracle.judge(
         { operation: 'listPets', method: 'GET', knownUnauthenticated: true, requestId: { sent: false }, wellFormed: true },

@@ -8,8 +8,9 @@
  * OpenAPI 3.1. int64 values are checked on the response's source text as well (a double cannot
  * tell 2^63-1 from 2^63).
  */
-import { Ajv2020 } from 'ajv/dist/2020.js'
+
 import type { Ajv, Options as AjvOptions, ValidateFunction } from 'ajv'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
 import { ERROR_STATUS } from '../../src/http/errors.js'
@@ -59,7 +60,10 @@ export interface Verdict {
   label: string
 }
 
-type DocOperation = { operationId: string; responses: Record<string, { headers?: Record<string, { schema?: unknown }>; content?: Record<string, { schema?: unknown }> }> }
+type DocOperation = {
+  operationId: string
+  responses: Record<string, { headers?: Record<string, { schema?: unknown }>; content?: Record<string, { schema?: unknown }> }>
+}
 
 function ajv2020(opts: AjvOptions): Ajv {
   const ajv = new Ajv2020({ ...opts, strict: false, allErrors: true })
@@ -116,8 +120,8 @@ export class Oracle {
     if (status < 200) problems.push(`non-final status ${status}`)
 
     // The body: valid UTF-8 JSON (any response that has one).
-    let body: unknown = undefined
-    let lossless: unknown = undefined
+    let body: unknown
+    let lossless: unknown
     const hasBody = res.body.length > 0
     if (hasBody) {
       if (!Buffer.from(bodyText, 'utf8').equals(res.body)) problems.push('response body is not valid UTF-8')
@@ -148,8 +152,14 @@ export class Oracle {
       if (exp.operation !== undefined) {
         this.checkOperation(exp.operation, exp.method, res, body, lossless, problems)
         const id = res.headers['x-request-id']!
-        if (exp.requestId.sent && exp.requestId.value !== undefined && SAFE_REQUEST_ID.test(exp.requestId.value) && !KEY_LIKE.test(exp.requestId.value)) {
-          if (id !== exp.requestId.value) problems.push(`X-Request-Id ${JSON.stringify(id)} is not the safe id sent (${JSON.stringify(exp.requestId.value)})`)
+        if (
+          exp.requestId.sent &&
+          exp.requestId.value !== undefined &&
+          SAFE_REQUEST_ID.test(exp.requestId.value) &&
+          !KEY_LIKE.test(exp.requestId.value)
+        ) {
+          if (id !== exp.requestId.value)
+            problems.push(`X-Request-Id ${JSON.stringify(id)} is not the safe id sent (${JSON.stringify(exp.requestId.value)})`)
         } else if (!UUID.test(id)) {
           problems.push(`X-Request-Id not echoed from a safe one must be a UUID: ${JSON.stringify(id)}`)
         }
@@ -160,9 +170,10 @@ export class Oracle {
     } else if (status < 400) {
       problems.push(`${status} answered outside the app`)
     }
-    if (status === 405 && !res.headers['allow']) problems.push('405 without an Allow header')
+    if (status === 405 && !res.headers.allow) problems.push('405 without an Allow header')
     // (Only for well-formed requests: a defect such as a missing Host may be refused first, with 400.)
-    if (exp.unknownRoute && exp.wellFormed && viaApp && status !== 404 && status !== 429) problems.push(`unknown route answered ${status}, not 404 not_found`)
+    if (exp.unknownRoute && exp.wellFormed && viaApp && status !== 404 && status !== 429)
+      problems.push(`unknown route answered ${status}, not 404 not_found`)
     if (exp.methodNotAllowed && exp.wellFormed && viaApp && status !== 405 && status !== 429) {
       problems.push(`${exp.method} on a known path answered ${status}, not 405 method_not_allowed`)
     }
@@ -219,7 +230,8 @@ export class Oracle {
     if (method !== 'HEAD') {
       if (documented.content?.['application/json']?.schema !== undefined) {
         const result = this.api.validator.validateResponse(body, operationId, status)
-        if (!result.valid) problems.push(`${operationId} ${status} body does not match the OpenAPI schema: ${JSON.stringify(result.errors)}`)
+        if (!result.valid)
+          problems.push(`${operationId} ${status} body does not match the OpenAPI schema: ${JSON.stringify(result.errors)}`)
       } else if (res.body.length > 0) problems.push(`${operationId} ${status} documents no body but one was sent`)
       checkInt64Text(lossless, problems)
     } else if (res.body.length > 0) problems.push('HEAD response with a body')
@@ -228,25 +240,45 @@ export class Oracle {
     const conditional = CONDITIONAL_HEADERS[`${operationId} ${status}`] ?? []
     for (const name of Object.keys(documented.headers ?? {})) {
       const lower = name.toLowerCase()
-      if (res.headers[lower] === undefined && !conditional.includes(lower)) problems.push(`documented header ${name} missing on ${operationId} ${status}`)
+      if (res.headers[lower] === undefined && !conditional.includes(lower))
+        problems.push(`documented header ${name} missing on ${operationId} ${status}`)
     }
-    const headerResult = this.api.validator.validateResponseHeaders(res.headers, operationId, { statusCode: status, setMatchType: SetMatchType.Any })
-    if (!headerResult.valid) problems.push(`${operationId} ${status} headers do not match the OpenAPI document: ${JSON.stringify(headerResult.errors)}`)
+    const headerResult = this.api.validator.validateResponseHeaders(res.headers, operationId, {
+      statusCode: status,
+      setMatchType: SetMatchType.Any,
+    })
+    if (!headerResult.valid)
+      problems.push(`${operationId} ${status} headers do not match the OpenAPI document: ${JSON.stringify(headerResult.errors)}`)
     for (const [name] of res.rawHeaders) {
-      if (['content-length', 'content-type', 'x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'location'].includes(name)) {
+      if (
+        [
+          'content-length',
+          'content-type',
+          'x-request-id',
+          'x-ratelimit-limit',
+          'x-ratelimit-remaining',
+          'x-ratelimit-reset',
+          'retry-after',
+          'location',
+        ].includes(name)
+      ) {
         if (res.rawHeaders.filter(([n]) => n === name).length > 1) problems.push(`header ${name} sent more than once`)
       }
     }
 
     // README specifics the document cannot express.
     if (status === 401 && !/^Bearer\b/.test(res.headers['www-authenticate'] ?? '')) problems.push('401 without WWW-Authenticate: Bearer')
-    if (status === 429 && !/^[1-9]\d*$/.test(res.headers['retry-after'] ?? '')) problems.push(`429 with Retry-After ${JSON.stringify(res.headers['retry-after'])}`)
+    if (status === 429 && !/^[1-9]\d*$/.test(res.headers['retry-after'] ?? ''))
+      problems.push(`429 with Retry-After ${JSON.stringify(res.headers['retry-after'])}`)
     if (status === 201 && method !== 'HEAD') {
-      const id = isLosslessNumber((lossless as Record<string, unknown> | undefined)?.id) ? String((lossless as { id: unknown }).id) : undefined
-      if (res.headers['location'] !== `/v1/pets/${id}`) problems.push(`Location ${JSON.stringify(res.headers['location'])} is not /v1/pets/${id}`)
+      const id = isLosslessNumber((lossless as Record<string, unknown> | undefined)?.id)
+        ? String((lossless as { id: unknown }).id)
+        : undefined
+      if (res.headers.location !== `/v1/pets/${id}`) problems.push(`Location ${JSON.stringify(res.headers.location)} is not /v1/pets/${id}`)
     }
     if (operationId === 'getPet') {
-      for (const h of ['deprecation', 'sunset', 'link']) if (res.headers[h] === undefined) problems.push(`getPet ${status} without the ${h} header`)
+      for (const h of ['deprecation', 'sunset', 'link'])
+        if (res.headers[h] === undefined) problems.push(`getPet ${status} without the ${h} header`)
     }
   }
 }

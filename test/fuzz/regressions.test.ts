@@ -4,17 +4,24 @@
  * service answered before the fix.
  */
 import assert from 'node:assert/strict'
+import net from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { assertError } from '../helpers/errors.js'
 import { FuzzServer } from './runner.js'
 import { parseResponse, sendHttp, sendRaw } from './transport.js'
-import net from 'node:net'
 
 describe('regressions found by the HTTP fuzzer', () => {
   let server: FuzzServer
   let key: string
   const raw = (data: string | Buffer, method = 'GET') =>
-    sendRaw({ port: server.port, localAddress: '127.0.0.1', data: Buffer.isBuffer(data) ? data : Buffer.from(data, 'latin1'), method, endAfterWrite: false, timeoutMs: 5000 })
+    sendRaw({
+      port: server.port,
+      localAddress: '127.0.0.1',
+      data: Buffer.isBuffer(data) ? data : Buffer.from(data, 'latin1'),
+      method,
+      endAfterWrite: false,
+      timeoutMs: 5000,
+    })
   const get = (path: string, headers: Array<[string, string]> = [['authorization', `Bearer ${key}`]]) =>
     sendHttp({ port: server.port, localAddress: '127.0.0.1', method: 'GET', path, headers, timeoutMs: 5000 })
 
@@ -59,18 +66,41 @@ describe('regressions found by the HTTP fuzzer', () => {
   // first (PUT: 415, DELETE with an empty JSON body: 400), and methods outside ALL_METHODS got 404.
   test('a known path with an unsupported method is 405 whatever the body', async () => {
     const put = await sendHttp({
-      port: server.port, localAddress: '127.0.0.1', method: 'PUT', path: '/v1/pets',
-      headers: [['authorization', `Bearer ${key}`], ['content-type', 'text/plain']], body: Buffer.from('x'), timeoutMs: 5000,
+      port: server.port,
+      localAddress: '127.0.0.1',
+      method: 'PUT',
+      path: '/v1/pets',
+      headers: [
+        ['authorization', `Bearer ${key}`],
+        ['content-type', 'text/plain'],
+      ],
+      body: Buffer.from('x'),
+      timeoutMs: 5000,
     })
     assertError(put, 405, 'method_not_allowed')
-    assert.equal(put.headers['allow'], 'GET, HEAD, POST')
+    assert.equal(put.headers.allow, 'GET, HEAD, POST')
     const del = await sendHttp({
-      port: server.port, localAddress: '127.0.0.1', method: 'DELETE', path: '/v1/pets/1',
-      headers: [['authorization', `Bearer ${key}`], ['content-type', 'application/json']], body: Buffer.alloc(0), timeoutMs: 5000,
+      port: server.port,
+      localAddress: '127.0.0.1',
+      method: 'DELETE',
+      path: '/v1/pets/1',
+      headers: [
+        ['authorization', `Bearer ${key}`],
+        ['content-type', 'application/json'],
+      ],
+      body: Buffer.alloc(0),
+      timeoutMs: 5000,
     })
     assertError(del, 405, 'method_not_allowed')
     for (const method of ['TRACE', 'PROPFIND', 'SEARCH', 'PURGE']) {
-      const res = await sendHttp({ port: server.port, localAddress: '127.0.0.1', method, path: '/v1/pets', headers: [['authorization', `Bearer ${key}`]], timeoutMs: 5000 })
+      const res = await sendHttp({
+        port: server.port,
+        localAddress: '127.0.0.1',
+        method,
+        path: '/v1/pets',
+        headers: [['authorization', `Bearer ${key}`]],
+        timeoutMs: 5000,
+      })
       assertError(res, 405, 'method_not_allowed')
     }
   })
@@ -79,8 +109,16 @@ describe('regressions found by the HTTP fuzzer', () => {
   // (400 "Request body is not valid JSON").
   test('an unknown route is 404 whatever the body', async () => {
     const res = await sendHttp({
-      port: server.port, localAddress: '127.0.0.1', method: 'POST', path: '/v1/nope',
-      headers: [['authorization', `Bearer ${key}`], ['content-type', 'application/json']], body: Buffer.from('{'), timeoutMs: 5000,
+      port: server.port,
+      localAddress: '127.0.0.1',
+      method: 'POST',
+      path: '/v1/nope',
+      headers: [
+        ['authorization', `Bearer ${key}`],
+        ['content-type', 'application/json'],
+      ],
+      body: Buffer.from('{'),
+      timeoutMs: 5000,
     })
     assertError(res, 404, 'not_found')
   })
@@ -96,17 +134,28 @@ describe('regressions found by the HTTP fuzzer', () => {
   // stored as U+FFFD: the animal read back differed from the one the 201 confirmed.
   test('a name with a lone surrogate is refused or stored exactly', async () => {
     const created = await sendHttp({
-      port: server.port, localAddress: '127.0.0.1', method: 'POST', path: '/v1/pets',
-      headers: [['authorization', `Bearer ${key}`], ['content-type', 'application/json']],
-      body: Buffer.from('{"name":"a\\ud800b","categoryId":1}'), timeoutMs: 5000,
+      port: server.port,
+      localAddress: '127.0.0.1',
+      method: 'POST',
+      path: '/v1/pets',
+      headers: [
+        ['authorization', `Bearer ${key}`],
+        ['content-type', 'application/json'],
+      ],
+      body: Buffer.from('{"name":"a\\ud800b","categoryId":1}'),
+      timeoutMs: 5000,
     })
     if (created.status === 400) {
       assertError(created, 400, 'invalid_request')
       return
     }
     assert.equal(created.status, 201)
-    const got = await get(created.headers['location']!)
-    assert.equal(JSON.parse(got.body.toString('utf8')).name, JSON.parse(created.body.toString('utf8')).name, 'stored name differs from the 201')
+    const got = await get(created.headers.location!)
+    assert.equal(
+      JSON.parse(got.body.toString('utf8')).name,
+      JSON.parse(created.body.toString('utf8')).name,
+      'stored name differs from the 201',
+    )
   })
 
   // HTTP/1.1 pipelining: a complete POST followed in the same packet by bytes that are not a
@@ -127,7 +176,11 @@ describe('regressions found by the HTTP fuzzer', () => {
     const first = parseResponse(all, 'POST', true)?.response
     const created = (await server.t.storage.pets.listPets({ limit: 100 })).length > before
     assert.ok(first, 'no response at all')
-    assert.equal(first.status, 201, `first answer on the connection is ${first.status} ${first.body.toString('utf8')} (animal created: ${created})`)
+    assert.equal(
+      first.status,
+      201,
+      `first answer on the connection is ${first.status} ${first.body.toString('utf8')} (animal created: ${created})`,
+    )
   })
 
   // README: "Every response has X-Content-Type-Options: nosniff" (the parser-level answers too).

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
-import { ManualClock, type Clock } from '../../src/clock.js'
-import { loadConfig, type Config } from '../../src/config.js'
-import { createApiKey, type CreateKeyInput } from '../../src/keys/key-service.js'
+import { type Clock, ManualClock } from '../../src/clock.js'
+import { type Config, loadConfig } from '../../src/config.js'
+import { type CreateKeyInput, createApiKey } from '../../src/keys/key-service.js'
 import { banPolicy } from '../../src/limits/index.js'
 import type { RateLimiter } from '../../src/limits/limiter.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
-import type { Storage } from '../../src/storage/storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
+import type { Storage } from '../../src/storage/storage.js'
 
 // One implementation, shared with the process tests, the benchmark and the soak.
 export { bearer } from '../../bench/lib/http.mjs'
@@ -45,8 +45,7 @@ export async function buildTestApp(
     limiter,
     clock,
     config,
-    key: async (input = {}) =>
-      (await createApiKey(storage.keys, { plan: 'free', name: 'test', ...input }, config.env)).key,
+    key: async (input = {}) => (await createApiKey(storage.keys, { plan: 'free', name: 'test', ...input }, config.env)).key,
     close: async () => {
       await app.close()
       await limiter.close()

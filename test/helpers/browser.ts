@@ -22,8 +22,15 @@ export async function launchChromium(t: TestContext): Promise<Browser | undefine
     timeout: 30_000,
     // Without the background-networking flags Chromium keeps trying hosts this machine cannot reach.
     args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
     ],
   })
   t.after(() => browser.close())

@@ -5,14 +5,14 @@
  *
  * Everything started here is killed after the test (SIGKILL, by pid), also when the test fails.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import http from 'node:http'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync, readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+import http from 'node:http'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import pg from 'pg'
-import { ROOT, bearer, childEnv, freePort, sleep, type EnvOverrides, type ExitStatus } from './process.js'
+import { bearer, childEnv, type EnvOverrides, type ExitStatus, freePort, ROOT, sleep } from './process.js'
 import { PG_URL } from './services.js'
 
 export { waitFor } from './process.js'

@@ -6,7 +6,8 @@ export type AnyResponse =
   | { statusCode: number; headers: Record<string, unknown>; body: string }
   | { status: number; headers: Record<string, unknown>; body: unknown }
 
-const textOf = (body: unknown): string => (Buffer.isBuffer(body) ? body.toString('utf8') : typeof body === 'string' ? body : JSON.stringify(body))
+const textOf = (body: unknown): string =>
+  Buffer.isBuffer(body) ? body.toString('utf8') : typeof body === 'string' ? body : JSON.stringify(body)
 
 function parsed(body: unknown): unknown {
   if (!Buffer.isBuffer(body) && typeof body !== 'string') return body // parsed already
@@ -22,7 +23,12 @@ function parsed(body: unknown): unknown {
  * {code, message, status} with this code and status, a code of the closed list (src/http/errors.ts)
  * that belongs to this status, and a message matching `mentions` when given. Returns the body.
  */
-export function assertError(res: AnyResponse, status: number, code: string, mentions?: string | RegExp): { code: string; message: string; status: number } {
+export function assertError(
+  res: AnyResponse,
+  status: number,
+  code: string,
+  mentions?: string | RegExp,
+): { code: string; message: string; status: number } {
   const actual = 'statusCode' in res ? res.statusCode : res.status
   assert.equal(actual, status, `status ${actual}, body ${textOf(res.body).slice(0, 500)}`)
   assert.match(String(res.headers['content-type'] ?? ''), /^application\/json/)

@@ -23,8 +23,8 @@
  * spawn's uid/gid; no runuser or su needed). fsync=off only gives up durability across an operating
  * system crash, which no test provokes: a killed PostgreSQL still recovers everything it committed.
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -79,7 +79,8 @@ const PG_BIN = postgresBinDir()
 function binaryMissing(kind: 'PostgreSQL' | 'Redis'): string | undefined {
   if (kind === 'Redis') return spawnSync('redis-server', ['--version']).status === 0 ? undefined : 'redis-server is not on PATH'
   if (!PG_BIN) return 'no PostgreSQL server binaries (initdb, postgres) in /usr/lib/postgresql/*/bin, PG_BINDIR or pg_config --bindir'
-  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0) return 'running as root, and no `postgres` user to run PostgreSQL as'
+  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0)
+    return 'running as root, and no `postgres` user to run PostgreSQL as'
   return undefined
 }
 
@@ -122,7 +123,11 @@ function installSafetyNet(): void {
   if (netInstalled) return
   netInstalled = true
   process.once('exit', destroyAllSync)
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
     process.once(signal, () => {
       destroyAllSync()
       process.exit(code)
@@ -230,7 +235,9 @@ class Throwaway implements ThrowawayServer {
     this.child!.kill(this.launch.stopSignal)
     if (await this.exitedWithin(STOP_TIMEOUT_MS)) return
     await this.kill()
-    throw new Error(`${this.name} on port ${this.port} did not stop within ${STOP_TIMEOUT_MS} ms of ${this.launch.stopSignal}; killed:\n${this.tail}`)
+    throw new Error(
+      `${this.name} on port ${this.port} did not stop within ${STOP_TIMEOUT_MS} ms of ${this.launch.stopSignal}; killed:\n${this.tail}`,
+    )
   }
 
   async kill(): Promise<void> {
@@ -334,7 +341,22 @@ export function startThrowawayRedis(t: TestContext): Promise<ThrowawayServer> {
       url: `redis://127.0.0.1:${port}`,
       launch: {
         file: 'redis-server',
-        args: ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', ''],
+        args: [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--daemonize',
+          'no',
+          '--logfile',
+          '',
+        ],
         stopSignal: 'SIGTERM',
         ready: () => redisPing(port),
       },
@@ -374,13 +396,17 @@ export async function startThrowawayPostgres(t: TestContext): Promise<ThrowawayS
     async (dir, port) => {
       if (user) chownSync(dir, user.uid, user.gid)
       const data = join(dir, 'data')
-      const initdb = spawnSync(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'], {
-        cwd: dir,
-        env: { PATH: process.env.PATH, LC_ALL: 'C' },
-        encoding: 'utf8',
-        timeout: START_TIMEOUT_MS,
-        ...user,
-      })
+      const initdb = spawnSync(
+        join(bin, 'initdb'),
+        ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'],
+        {
+          cwd: dir,
+          env: { PATH: process.env.PATH, LC_ALL: 'C' },
+          encoding: 'utf8',
+          timeout: START_TIMEOUT_MS,
+          ...user,
+        },
+      )
       if (initdb.status !== 0) throw new Error(`initdb failed (${initdb.status ?? initdb.signal}): ${initdb.stderr}${initdb.error ?? ''}`)
       const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`
       return {

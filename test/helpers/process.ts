@@ -6,7 +6,7 @@
  * test fails or times out; tests should still stop their servers and remove their temp dirs in
  * `t.after` hooks (see `useTempDir` and `ServerProcess.kill`).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -251,7 +251,15 @@ function spawnServerOnce(options: ServerOptions, port: number): ServerProcess {
 
 /** Waits for GET /healthz 200; on failure the server is killed and the error carries its whole output. */
 async function waitServerHealthy(server: ServerProcess, timeoutMs: number): Promise<void> {
-  const output = { exited: server.exited, get err() { return server.stderr() }, get out() { return server.stdout() } }
+  const output = {
+    exited: server.exited,
+    get err() {
+      return server.stderr()
+    },
+    get out() {
+      return server.stdout()
+    },
+  }
   try {
     await waitHealthy(server.port, output, { timeoutMs, outputLines: Infinity })
   } catch (error) {

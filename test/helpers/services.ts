@@ -1,5 +1,5 @@
-import type { TestContext } from 'node:test'
 import net from 'node:net'
+import type { TestContext } from 'node:test'
 
 /** Real servers for the tests that need them; CI sets REQUIRE_SERVICES=1 so that a skip fails. */
 export const PG_URL = process.env.DATABASE_URL_PG ?? 'postgres://postgres@127.0.0.1:5432/test'

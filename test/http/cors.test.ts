@@ -71,7 +71,10 @@ describe('CORS', () => {
   test('CORS_ORIGINS accepts * or exact origins, and names a bad entry', () => {
     assert.equal(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, '*')
     assert.deepEqual(loadConfig({ CORS_ORIGINS: `${APP}, http://localhost:3000` }).corsOrigins, [APP, 'http://localhost:3000'])
-    assert.throws(() => loadConfig({ CORS_ORIGINS: 'https://app.example.com/path' }), /CORS_ORIGINS .*bad entry "https:\/\/app.example.com\/path"/)
+    assert.throws(
+      () => loadConfig({ CORS_ORIGINS: 'https://app.example.com/path' }),
+      /CORS_ORIGINS .*bad entry "https:\/\/app.example.com\/path"/,
+    )
     assert.throws(() => loadConfig({ CORS_ORIGINS: 'app.example.com' }), /CORS_ORIGINS/)
   })
 })

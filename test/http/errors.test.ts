@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { ERROR_STATUS } from '../../src/http/errors.js'
 import { toApiError } from '../../src/http/error-handler.js'
+import { ERROR_STATUS } from '../../src/http/errors.js'
 import { LimiterUnavailableError, type RateLimiter } from '../../src/limits/limiter.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { StorageUnavailableError } from '../../src/storage/storage.js'
@@ -52,7 +52,11 @@ describe('errors', () => {
   })
 
   test('security headers suitable for a JSON API, on successes and errors', async () => {
-    for (const [url, headers] of [['/v1/pets', key], ['/v1/pets', {}], ['/nope', key]] as const) {
+    for (const [url, headers] of [
+      ['/v1/pets', key],
+      ['/v1/pets', {}],
+      ['/nope', key],
+    ] as const) {
       const res = await t.app.inject({ url, headers })
       assert.equal(res.headers['x-content-type-options'], 'nosniff', url)
       assert.equal(res.headers['cache-control'], 'no-store', url)

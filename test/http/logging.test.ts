@@ -43,7 +43,10 @@ test('no key reaches a log line or an error body, wherever the client puts it', 
     }
     assert.ok(lines.length >= requests.length, 'one access line per request')
     const log = lines.join('')
-    assert.deepEqual(lines.filter((l) => l.includes(key)), [])
+    assert.deepEqual(
+      lines.filter((l) => l.includes(key)),
+      [],
+    )
     assert.equal(log.includes(key.slice(12)), false, 'not even the secret part')
     assert.match(log, /"msg":"request"/)
     assert.match(log, /"keyId":"key_/)

@@ -14,7 +14,7 @@ import { ERROR_STATUS } from '../../src/http/errors.js'
 import { GET_PET_DEPRECATION } from '../../src/pets/routes.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { StorageUnavailableError } from '../../src/storage/storage.js'
-import { Oracle, type OperationId } from '../fuzz/oracle.js'
+import { type OperationId, Oracle } from '../fuzz/oracle.js'
 import type { WireResponse } from '../fuzz/transport.js'
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
 
@@ -103,7 +103,11 @@ describe('OpenAPI document', () => {
     const { Error: ErrorSchema } = doc.components.schemas
     assert.deepEqual(ErrorSchema.required.sort(), ['code', 'message', 'status'])
     assert.deepEqual([...ErrorSchema.properties.code.enum].sort(), [...readme.keys()].sort())
-    assert.deepEqual(Object.entries(ERROR_STATUS).sort(), [...readme.entries()].sort(), 'src/http/errors.ts and README: same codes, same statuses')
+    assert.deepEqual(
+      Object.entries(ERROR_STATUS).sort(),
+      [...readme.entries()].sort(),
+      'src/http/errors.ts and README: same codes, same statuses',
+    )
     for (const code of readme.keys()) assert.match(doc.info.description, new RegExp(`\`${code}\``), `the description explains ${code}`)
   })
 
@@ -125,17 +129,27 @@ describe('OpenAPI document', () => {
     test('the table of cases', async () => {
       const key = bearer(await t.key({ plan: 'pro' }))
       const json = { 'content-type': 'application/json' }
-      const pet = (await t.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...key, ...json }, payload: '{"name":"Rex","categoryId":1}' })).json()
+      const pet = (
+        await t.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...key, ...json }, payload: '{"name":"Rex","categoryId":1}' })
+      ).json()
       /** A key whose quota is one request: the second one is 429. */
       const spent = async (app: TestApp, first: { method: 'GET' | 'POST'; url: string; payload?: string }) => {
         const headers = { ...bearer(await app.key({ plan: 'enterprise', perMinute: 1, perDay: 1 })), ...json }
         await app.app.inject({ ...first, headers })
         return headers
       }
-      const list = (app: TestApp, url: string, headers: Record<string, string> = key) => () => app.app.inject({ url, headers })
-      const create = (app: TestApp, payload: string, headers: Record<string, string> = { ...key, ...json }) => () =>
-        app.app.inject({ method: 'POST', url: '/v1/pets', headers, payload })
-      const getPet = (app: TestApp, url: string, headers: Record<string, string> = key) => () => app.app.inject({ url, headers })
+      const list =
+        (app: TestApp, url: string, headers: Record<string, string> = key) =>
+        () =>
+          app.app.inject({ url, headers })
+      const create =
+        (app: TestApp, payload: string, headers: Record<string, string> = { ...key, ...json }) =>
+        () =>
+          app.app.inject({ method: 'POST', url: '/v1/pets', headers, payload })
+      const getPet =
+        (app: TestApp, url: string, headers: Record<string, string> = key) =>
+        () =>
+          app.app.inject({ url, headers })
       const keyFor = async (app: TestApp) => bearer(await app.key({ plan: 'pro' }))
       /** The same Idempotency-Key once more with another body: 422. */
       const reused = async () => {
@@ -146,7 +160,10 @@ describe('OpenAPI document', () => {
       /** Two requests with one Idempotency-Key at once: the second, while the first is in flight, is 409. */
       const concurrent = () => async () => {
         const headers = { ...key, ...json, 'idempotency-key': 'openapi-in-flight' }
-        const [, second] = await Promise.all([create(t, '{"name":"Twin","categoryId":1}', headers)(), create(t, '{"name":"Twin","categoryId":1}', headers)()])
+        const [, second] = await Promise.all([
+          create(t, '{"name":"Twin","categoryId":1}', headers)(),
+          create(t, '{"name":"Twin","categoryId":1}', headers)(),
+        ])
         return second
       }
 
@@ -164,9 +181,23 @@ describe('OpenAPI document', () => {
         ['createPet', 'an Idempotency-Key reused with another body', 422, await reused()],
         ['createPet', 'a body over 16 KiB', 413, create(t, JSON.stringify({ name: 'x'.repeat(17 * 1024), categoryId: 1 }))],
         ['createPet', 'text/plain', 415, create(t, 'name=Tom', { ...key, 'content-type': 'text/plain' })],
-        ['createPet', 'a spent key', 429, create(t, '{"name":"Tom","categoryId":2}', await spent(t, { method: 'POST', url: '/v1/pets', payload: '{"name":"Tom","categoryId":2}' }))],
+        [
+          'createPet',
+          'a spent key',
+          429,
+          create(
+            t,
+            '{"name":"Tom","categoryId":2}',
+            await spent(t, { method: 'POST', url: '/v1/pets', payload: '{"name":"Tom","categoryId":2}' }),
+          ),
+        ],
         ['createPet', 'a failing store', 500, create(failing, '{"name":"Tom","categoryId":2}', { ...(await keyFor(failing)), ...json })],
-        ['createPet', 'an unavailable store', 503, create(unavailable, '{"name":"Tom","categoryId":2}', { ...(await keyFor(unavailable)), ...json })],
+        [
+          'createPet',
+          'an unavailable store',
+          503,
+          create(unavailable, '{"name":"Tom","categoryId":2}', { ...(await keyFor(unavailable)), ...json }),
+        ],
         ['getPet', 'an animal', 200, getPet(t, `/v1/pets/${pet.id}`)],
         ['getPet', 'a petId that is no integer', 400, getPet(t, '/v1/pets/abc')],
         ['getPet', 'no key', 401, getPet(t, `/v1/pets/${pet.id}`, {})],
@@ -184,7 +215,11 @@ describe('OpenAPI document', () => {
         assert.deepEqual(oracle.conformance(operation, method, wire(res)), [], `${operation}, ${why}: the ${status} answer as documented`)
         answered.set(operation, (answered.get(operation) ?? new Set()).add(String(status)))
       }
-      for (const [path, method, operation] of [['/pets', 'get', 'listPets'], ['/pets', 'post', 'createPet'], ['/pets/{petId}', 'get', 'getPet']] as const) {
+      for (const [path, method, operation] of [
+        ['/pets', 'get', 'listPets'],
+        ['/pets', 'post', 'createPet'],
+        ['/pets/{petId}', 'get', 'getPet'],
+      ] as const) {
         const documented = Object.keys(doc.paths[path][method].responses).sort()
         assert.deepEqual([...answered.get(operation)!].sort(), documented, `${operation}: the statuses answered are the documented ones`)
       }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { hashKey, type ApiKeyRecord } from '../../src/keys/api-key.js'
+import { type ApiKeyRecord, hashKey } from '../../src/keys/api-key.js'
 import { KeyResolver } from '../../src/keys/key-resolver.js'
 import { createApiKey } from '../../src/keys/key-service.js'
 import type { KeyRepository } from '../../src/keys/repository.js'

@@ -69,7 +69,10 @@ describe('MemoryLimiter: windows on a moved clock', () => {
     for (let i = 0; i < 10; i++) limiter.consumeSync('k:a', quota)
     clock.advance(MINUTE_MS)
     const results = Array.from({ length: 4 }, () => limiter.consumeSync('k:a', quota))
-    assert.deepEqual(results.map((d) => d.allowed), [true, true, false, false])
+    assert.deepEqual(
+      results.map((d) => d.allowed),
+      [true, true, false, false],
+    )
     assert.equal(results[2]?.day.remaining, 0)
     assert.equal(results[2]?.minute.remaining, 1, 'the day-refused request did not count in the minute')
     await limiter.close()

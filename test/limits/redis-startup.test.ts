@@ -5,10 +5,10 @@
  * throwaway redis-servers on 127.0.0.1 are used: the shared Redis is never touched.
  */
 import assert from 'node:assert/strict'
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import net from 'node:net'
+import { type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { test, type TestContext } from 'node:test'
 import type { FastifyBaseLogger } from 'fastify'
 import { systemClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
@@ -88,7 +88,9 @@ function portOpen(port: number): Promise<boolean> {
 
 /** A redis-server of this test's own on a free port (no persistence), killed after the test. */
 async function throwawayRedis(t: TestContext, port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  })
   t.after(() => child.kill('SIGKILL'))
   const deadline = Date.now() + 5000
   while (!(await portOpen(port))) {

@@ -50,7 +50,10 @@ test('readyz reports a failing limiter; fails only when the limiter is required 
     },
     close: async () => {},
   }
-  for (const [policy, status] of [['open', 200], ['closed', 503]] as const) {
+  for (const [policy, status] of [
+    ['open', 200],
+    ['closed', 503],
+  ] as const) {
     const t = await buildTestApp({ limiter: down, env: { REDIS_URL: 'redis://127.0.0.1:1', REDIS_FAILURE_POLICY: policy } })
     try {
       const res = await t.app.inject({ url: '/readyz' })

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { bearer, request, REVOCATION_DEADLINE_MS, runCli, sleep, startServer, useTempDir } from '../helpers/process.js'
+import { bearer, REVOCATION_DEADLINE_MS, request, runCli, sleep, startServer, useTempDir } from '../helpers/process.js'
 
 const LIVE_KEY = /^as_live_[0-9A-Za-z]{38}$/
 const TEST_KEY = /^as_test_[0-9A-Za-z]{38}$/
@@ -80,7 +80,9 @@ test('keys create/list/revoke against a running server', { timeout: 45_000 }, as
   assert.equal(listAgain.find((r) => r.id === id)?.revokedAt, revokedAt, 'the first revocation time is kept')
   const unknown = await runCli(['keys', 'revoke', 'key_doesnotexist000'], { db })
   assert.equal(unknown.code, 2)
-  assert.deepEqual(unknown.stderr.split('\n').filter(Boolean), ['animal-store: no key with id key_doesnotexist000 (node dist/cli.js keys list shows the ids)'])
+  assert.deepEqual(unknown.stderr.split('\n').filter(Boolean), [
+    'animal-store: no key with id key_doesnotexist000 (node dist/cli.js keys list shows the ids)',
+  ])
 
   const deadline = Date.now() + REVOCATION_DEADLINE_MS
   let status = 0
@@ -95,7 +97,10 @@ test('keys create/list/revoke against a running server', { timeout: 45_000 }, as
 test('enterprise custom limits show in X-RateLimit-Limit', { timeout: 30_000 }, async (t) => {
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
-  const res = await runCli(['keys', 'create', '--plan', 'enterprise', '--name', 'big', '--per-minute', '7', '--per-day', '5000', '--json'], { db })
+  const res = await runCli(
+    ['keys', 'create', '--plan', 'enterprise', '--name', 'big', '--per-minute', '7', '--per-day', '5000', '--json'],
+    { db },
+  )
   assert.equal(res.code, 0, res.stderr)
   const out = JSON.parse(res.stdout) as { key: string; plan: string; perMinute: number; perDay: number }
   assert.equal(out.plan, 'enterprise')
@@ -111,7 +116,10 @@ test('enterprise custom limits show in X-RateLimit-Limit', { timeout: 30_000 }, 
 test('an enterprise day limit below the minute limit is accepted; the day window answers', { timeout: 60_000 }, async (t) => {
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
-  const res = await runCli(['keys', 'create', '--plan', 'enterprise', '--name', 'trial', '--per-minute', '1000', '--per-day', '5', '--json'], { db })
+  const res = await runCli(
+    ['keys', 'create', '--plan', 'enterprise', '--name', 'trial', '--per-minute', '1000', '--per-day', '5', '--json'],
+    { db },
+  )
   assert.equal(res.code, 0, res.stderr)
   const out = JSON.parse(res.stdout) as { key: string; perMinute: number; perDay: number }
   assert.deepEqual([out.perMinute, out.perDay], [1000, 5])
@@ -150,11 +158,31 @@ test('keys: input errors exit 2 with a clear message on stderr', { timeout: 120_
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
   const cases: Array<{ args: string[]; stderr: RegExp; why: string }> = [
-    { args: ['keys', 'create', '--plan', 'free', '--name', 'a', '--per-minute', '100'], stderr: /--per-minute.*enterprise/i, why: '--per-minute on free' },
-    { args: ['keys', 'create', '--plan', 'pro', '--name', 'a', '--per-day', '100'], stderr: /--per-day.*enterprise/i, why: '--per-day on pro' },
-    { args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a'], stderr: /enterprise.*--per-minute/i, why: 'enterprise without limits' },
-    { args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a', '--per-minute', '10'], stderr: /--per-day/, why: 'enterprise without --per-day' },
-    { args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a', '--per-minute', 'ten', '--per-day', '10'], stderr: /--per-minute/, why: 'non-numeric limit' },
+    {
+      args: ['keys', 'create', '--plan', 'free', '--name', 'a', '--per-minute', '100'],
+      stderr: /--per-minute.*enterprise/i,
+      why: '--per-minute on free',
+    },
+    {
+      args: ['keys', 'create', '--plan', 'pro', '--name', 'a', '--per-day', '100'],
+      stderr: /--per-day.*enterprise/i,
+      why: '--per-day on pro',
+    },
+    {
+      args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a'],
+      stderr: /enterprise.*--per-minute/i,
+      why: 'enterprise without limits',
+    },
+    {
+      args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a', '--per-minute', '10'],
+      stderr: /--per-day/,
+      why: 'enterprise without --per-day',
+    },
+    {
+      args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a', '--per-minute', 'ten', '--per-day', '10'],
+      stderr: /--per-minute/,
+      why: 'non-numeric limit',
+    },
     { args: ['keys', 'create', '--plan', 'gold', '--name', 'a'], stderr: /--plan.*gold/, why: 'bad plan' },
     { args: ['keys', 'create', '--name', 'a'], stderr: /--plan/, why: 'missing --plan' },
     { args: ['keys', 'create', '--plan', 'free'], stderr: /--name/, why: 'missing --name' },

@@ -3,9 +3,9 @@
  * graceful SIGTERM under load, start-up configuration errors, health/readiness/metrics, request ids.
  */
 import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
 import http from 'node:http'
 import net from 'node:net'
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import {
@@ -156,7 +156,9 @@ function pipelined(port: number, key: string) {
     socket.write(
       Buffer.concat([
         body.subarray(half),
-        Buffer.from(`GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${key}\r\nX-Request-Id: pipelined-2\r\n\r\n`),
+        Buffer.from(
+          `GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${key}\r\nX-Request-Id: pipelined-2\r\n\r\n`,
+        ),
       ]),
     )
   return { done, finish }
@@ -202,8 +204,7 @@ test('SIGTERM under load: in-flight requests complete, then a clean exit', { tim
         } else if (res.status === 503) {
           outcomes.unavailable++
           unavailable.push({ id, body: res.body, headers: res.headers })
-        }
-        else outcomes.other.push(`${id}: status ${res.status}: ${res.text}`)
+        } else outcomes.other.push(`${id}: status ${res.status}: ${res.text}`)
       } catch (error) {
         const code = (error as { cause?: { code?: string } }).cause?.code
         if (code === 'ECONNREFUSED') {
@@ -347,12 +348,21 @@ test('healthz, readyz, metrics and request ids', { timeout: 30_000 }, async (t) 
   assert.match(metrics.headers.get('content-type') ?? '', /text\/plain/)
   const lines = metrics.text.split('\n')
   const requestsLine = (status: number) =>
-    lines.find((l) => l.startsWith('animal_store_http_requests_total{') && l.includes('route="/v1/pets"') && l.includes(`status="${status}"`) && l.includes('method="GET"'))
+    lines.find(
+      (l) =>
+        l.startsWith('animal_store_http_requests_total{') &&
+        l.includes('route="/v1/pets"') &&
+        l.includes(`status="${status}"`) &&
+        l.includes('method="GET"'),
+    )
   assert.ok(requestsLine(200), `a GET /v1/pets 200 series:\n${metrics.text}`)
   assert.match(requestsLine(200)!, / 3$/, 'three 200s counted')
   assert.ok(requestsLine(401), 'a 401 series')
   assert.match(requestsLine(429)!, / 2$/, 'two 429s counted')
-  assert.ok(lines.some((l) => /^animal_store_rate_limited_total\{code="rate_limited"\} 2$/.test(l)), 'two requests counted as rate limited')
+  assert.ok(
+    lines.some((l) => /^animal_store_rate_limited_total\{code="rate_limited"\} 2$/.test(l)),
+    'two requests counted as rate limited',
+  )
   assert.ok(!metrics.text.includes(normal.key) && !metrics.text.includes(tiny.key), 'no key in metrics')
 
   // X-Request-Id: a safe client id is echoed; an unsafe one is replaced.
@@ -374,6 +384,6 @@ test('healthz, readyz, metrics and request ids', { timeout: 30_000 }, async (t) 
 
   assert.equal((await server.stop()).code, 0)
   const log = await readFile(server.logFile, 'utf8')
-  assert.match(log, new RegExp(`"reqId":"${safe.replace(/\./g, '\\.')}"`), 'the safe id is the log line\'s reqId')
+  assert.match(log, new RegExp(`"reqId":"${safe.replace(/\./g, '\\.')}"`), "the safe id is the log line's reqId")
   assert.ok(!log.includes('has spaces in it'), 'the unsafe id is not logged')
 })

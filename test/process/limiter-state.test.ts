@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { bearer, createKeyViaCli, request, sleep, startServer, useTempDir, type ServerProcess } from '../helpers/process.js'
+import { bearer, createKeyViaCli, request, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
 
 const MINUTE_MS = 60_000
 const DAY_MS = 86_400_000
@@ -66,7 +66,10 @@ test('SIGTERM and restart: counts continue where they were, and a ban keeps coun
   const stillBanned = await get(second, hammerer.key)
   const elapsed = Math.ceil((Date.now() - bannedAt) / 1000)
   assert.equal(stillBanned.code, 'key_banned', 'the ban survived the restart')
-  assert.ok(stillBanned.retryAfter <= 60 && stillBanned.retryAfter >= 60 - elapsed - 1, `Retry-After ${stillBanned.retryAfter} after ${elapsed} s`)
+  assert.ok(
+    stillBanned.retryAfter <= 60 && stillBanned.retryAfter >= 60 - elapsed - 1,
+    `Retry-After ${stillBanned.retryAfter} after ${elapsed} s`,
+  )
   assert.match(readFileSync(join(dir, 'second.log'), 'utf8'), /windows and bans restored from the state file/)
   await second.stop('SIGTERM')
 })

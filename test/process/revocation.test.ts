@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { bearer, createKeyViaCli, request, REVOCATION_DEADLINE_MS, runCli, sleep, startServer, useTempDir } from '../helpers/process.js'
+import { bearer, createKeyViaCli, REVOCATION_DEADLINE_MS, request, runCli, sleep, startServer, useTempDir } from '../helpers/process.js'
 
 test('a key revoked through the CLI is refused by a running server, and stays refused', { timeout: 60_000 }, async (t) => {
   const dir = await useTempDir(t)

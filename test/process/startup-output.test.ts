@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { freePort, request, runCli, sleep, startServer, useTempDir, type ServerProcess } from '../helpers/process.js'
+import { freePort, request, runCli, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
 
 const ANY_KEY = /as_(?:live|test)_[0-9A-Za-z]{38}/g
 
@@ -20,7 +20,9 @@ async function bannerOf(server: ServerProcess): Promise<string> {
   return server.stdout()
 }
 
-test('first start shows the key with its id; every start shows the docs, the OpenAPI document and how to get a key', { timeout: 60_000 }, async (t) => {
+test('first start shows the key with its id; every start shows the docs, the OpenAPI document and how to get a key', {
+  timeout: 60_000,
+}, async (t) => {
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
 
@@ -37,7 +39,10 @@ test('first start shows the key with its id; every start shows the docs, the Ope
   assert.doesNotMatch(out, ANY_KEY, 'no key on a restart')
   assert.ok(out.includes(`Animal Store API listening on ${again.url}\n`), `the address it listens on:\n${out}`)
   assert.match(out, /keys create --plan free --name NAME/, 'how to get a key')
-  for (const [label, path] of [['API docs', '/docs'], ['OpenAPI', '/v1/openapi.json']] as const) {
+  for (const [label, path] of [
+    ['API docs', '/docs'],
+    ['OpenAPI', '/v1/openapi.json'],
+  ] as const) {
     const shown = new RegExp(`${label}: +(\\S+)`).exec(out)?.[1]
     assert.equal(shown, `${again.url}${path}`, `${label} address on stdout:\n${out}`)
     const res = await request(shown)
@@ -46,14 +51,21 @@ test('first start shows the key with its id; every start shows the docs, the Ope
   assert.equal((await again.stop()).code, 0)
 })
 
-test('HOST=0.0.0.0 and Redis unreachable at start: a reachable address, an error line naming the URL, readyz degraded', { timeout: 60_000 }, async (t) => {
+test('HOST=0.0.0.0 and Redis unreachable at start: a reachable address, an error line naming the URL, readyz degraded', {
+  timeout: 60_000,
+}, async (t) => {
   const dir = await useTempDir(t)
   const redisPort = await freePort() // nothing listens there
   const redisUrl = `redis://127.0.0.1:${redisPort}`
   const server = await startServer(t, { dir, env: { HOST: '0.0.0.0', REDIS_URL: redisUrl } })
   const out = await bannerOf(server)
   assert.ok(out.includes(`listening on http://127.0.0.1:${server.port} (all interfaces: HOST=0.0.0.0)`), out)
-  assert.ok(out.includes(`Degraded:    Redis unreachable at ${redisUrl}; rate limits are per instance until it returns (REDIS_FAILURE_POLICY=open)`), out)
+  assert.ok(
+    out.includes(
+      `Degraded:    Redis unreachable at ${redisUrl}; rate limits are per instance until it returns (REDIS_FAILURE_POLICY=open)`,
+    ),
+    out,
+  )
 
   const ready = await request(`${server.url}/readyz`)
   assert.equal(ready.status, 200, 'fail-open: still ready for the load balancer')

@@ -11,27 +11,19 @@ import assert from 'node:assert/strict'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import {
-  burst,
-  ensureMinuteRoom,
-  probe,
-  tally,
-  useScratchDatabase,
-  withPg,
-  type Outcome,
-} from '../helpers/cluster.js'
+import { burst, ensureMinuteRoom, type Outcome, probe, tally, useScratchDatabase, withPg } from '../helpers/cluster.js'
 import {
   bearer,
   createKeyViaCli,
-  request,
   REVOCATION_DEADLINE_MS,
   ROOT,
+  request,
   runCli,
+  type ServerOptions,
+  type ServerProcess,
   sleep,
   startServer,
   useTempDir,
-  type ServerOptions,
-  type ServerProcess,
 } from '../helpers/process.js'
 import { REDIS_URL, requireService } from '../helpers/services.js'
 
@@ -68,7 +60,9 @@ test('three instances on one PostgreSQL and one Redis behave as one service', { 
   const migrations = await withPg(db, (pgc) => pgc.query('SELECT version FROM schema_migrations ORDER BY version'))
   assert.deepEqual(
     migrations.rows.map((r: { version: string }) => r.version),
-    readdirSync(join(ROOT, 'src/storage/postgres/migrations')).filter((f) => f.endsWith('.sql')).sort(),
+    readdirSync(join(ROOT, 'src/storage/postgres/migrations'))
+      .filter((f) => f.endsWith('.sql'))
+      .sort(),
     'each migration applied exactly once by the three concurrent starts',
   )
 
@@ -145,10 +139,17 @@ test('three instances on one PostgreSQL and one Redis behave as one service', { 
     for (const url of [`${c.url}/v1/pets?limit=100`, `${c.url}/v1/pets?limit=100&status=available`]) {
       const list = await request(url, { headers: bearer(key) })
       assert.equal(list.status, 200, list.text)
-      assert.deepEqual((list.body as (typeof pet)[]).filter((p) => p.id === pet.id), [pet], url)
+      assert.deepEqual(
+        (list.body as (typeof pet)[]).filter((p) => p.id === pet.id),
+        [pet],
+        url,
+      )
     }
     const sold = await request(`${b.url}/v1/pets?limit=100&status=sold`, { headers: bearer(key) })
-    assert.equal((sold.body as (typeof pet)[]).some((p) => p.id === pet.id), false)
+    assert.equal(
+      (sold.body as (typeof pet)[]).some((p) => p.id === pet.id),
+      false,
+    )
   })
 
   await t.test('(c) limits and bans survive a kill -9 and restart of an instance', async () => {
@@ -183,15 +184,21 @@ test('three instances on one PostgreSQL and one Redis behave as one service', { 
     const limitedAfter = await probe(`${a.url}/v1/pets`, bearer(limited.key))
     assert.equal(limitedAfter.status, 429)
     assert.equal(limitedAfter.code, 'rate_limited', 'still limited after the restart')
-    const toMidnight = Math.ceil((Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000)
-    assert.ok(Math.abs(limitedAfter.retryAfter! - toMidnight) <= 2, `Retry-After ${limitedAfter.retryAfter} is the end of the UTC day (${toMidnight})`)
+    const toMidnight = Math.ceil(
+      (Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000,
+    )
+    assert.ok(
+      Math.abs(limitedAfter.retryAfter! - toMidnight) <= 2,
+      `Retry-After ${limitedAfter.retryAfter} is the end of the UTC day (${toMidnight})`,
+    )
 
     const banAfter = await probe(`${a.url}/v1/pets`, bearer(banned.key))
     const elapsed = (performance.now() - banSeenAt) / 1000
     assert.equal(banAfter.status, 429)
     assert.equal(banAfter.code, 'key_banned', 'still banned after the restart')
     assert.ok(
-      banAfter.retryAfter! <= banBefore.retryAfter! - Math.floor(elapsed) + 1 && banAfter.retryAfter! >= banBefore.retryAfter! - Math.ceil(elapsed) - 1,
+      banAfter.retryAfter! <= banBefore.retryAfter! - Math.floor(elapsed) + 1 &&
+        banAfter.retryAfter! >= banBefore.retryAfter! - Math.ceil(elapsed) - 1,
       `Retry-After counts down across the restart: ${banBefore.retryAfter} -> ${banAfter.retryAfter} after ${elapsed.toFixed(1)} s`,
     )
     // And the other instances agree.
@@ -244,7 +251,8 @@ test('three instances on one PostgreSQL and one Redis behave as one service', { 
         `slowest ${Math.max(...delays).toFixed(0)} ms; CLI ran ${revoke.ms.toFixed(0)} ms, exited ${cliExitedAt - revokedAt} ms after revoked_at\n`,
     )
     // README: within 2 s (PostgreSQL NOTIFY, the 1 s poll as a safety net); printed above, bounded generously.
-    for (const [i, at] of refusedAt.entries()) assert.ok(at !== undefined, `instance ${i} still accepted the key ${REVOCATION_DEADLINE_MS} ms after the revocation`)
+    for (const [i, at] of refusedAt.entries())
+      assert.ok(at !== undefined, `instance ${i} still accepted the key ${REVOCATION_DEADLINE_MS} ms after the revocation`)
 
     await sleep(1_200) // past a polling period: stays refused, and nothing else is affected
     for (const s of servers) {

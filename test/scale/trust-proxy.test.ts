@@ -85,12 +85,12 @@ describe('TRUST_PROXY through app.inject', () => {
   // Regression: Fastify 5.12 ignores a numeric trustProxy (hop-count-only trust "fails closed":
   // it trusts nothing), so TRUST_PROXY=1 used to be accepted yet have no effect: behind a load
   // balancer every keyless client would share the balancer's single window.
-  test(
-    'a hop count is not silently ignored: TRUST_PROXY=1 is refused at start, naming TRUST_PROXY',
-    () => {
-      assert.throws(() => loadConfig({ TRUST_PROXY: '1' }), (e: Error) => e instanceof ConfigError && /TRUST_PROXY/.test(e.message))
-    },
-  )
+  test('a hop count is not silently ignored: TRUST_PROXY=1 is refused at start, naming TRUST_PROXY', () => {
+    assert.throws(
+      () => loadConfig({ TRUST_PROXY: '1' }),
+      (e: Error) => e instanceof ConfigError && /TRUST_PROXY/.test(e.message),
+    )
+  })
 })
 
 describe('TRUST_PROXY with real servers on 127.0.0.1', () => {

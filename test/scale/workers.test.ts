@@ -7,9 +7,10 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import { join } from 'node:path'
-import { test, type TestContext } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import {
   burst,
+  type CliServer,
   ensureMinuteRoom,
   isAlive,
   nodeChildPids,
@@ -19,7 +20,6 @@ import {
   tally,
   useScratchDatabase,
   waitFor,
-  type CliServer,
 } from '../helpers/cluster.js'
 import { bearer, createKeyViaCli, freePort, runCli, sleep, useTempDir, waitUntilCounted } from '../helpers/process.js'
 import { REDIS_URL, requireService } from '../helpers/services.js'
@@ -45,19 +45,31 @@ function logLines(file: string): LogLine[] {
     })
 }
 
-const listeningPids = (log: string) => new Set(logLines(log).filter((l) => l.msg.startsWith('Server listening')).map((l) => l.pid))
+const listeningPids = (log: string) =>
+  new Set(
+    logLines(log)
+      .filter((l) => l.msg.startsWith('Server listening'))
+      .map((l) => l.pid),
+  )
 
 /** `serve --workers 3` on PostgreSQL + Redis; resolves once the three workers listen. */
 async function startWorkers(t: TestContext, db: string, log: string, ownProcessGroup = false): Promise<CliServer> {
   const started = performance.now()
-  const primary = await spawnCli(t, ['serve', '--workers', '3'], { DATABASE_URL: db, REDIS_URL, LOG_FILE: log, LOG_LEVEL: 'info' }, { ownProcessGroup })
+  const primary = await spawnCli(
+    t,
+    ['serve', '--workers', '3'],
+    { DATABASE_URL: db, REDIS_URL, LOG_FILE: log, LOG_LEVEL: 'info' },
+    { ownProcessGroup },
+  )
   // Ready when three workers have each logged that they listen (one log file, a pid per line).
   const ready = await waitFor(() => listeningPids(log).size === 3 || primary.child.exitCode !== null, 30_000, 100)
   assert.ok(ready && primary.child.exitCode === null, `3 workers listening (saw ${listeningPids(log).size})\n${primary.stderr()}`)
   const workers = nodeChildPids(primary.pid).sort()
   assert.equal(workers.length, 3, `the primary has 3 worker processes (${workers.join(', ')})`)
   assert.deepEqual([...listeningPids(log)].sort(), workers, 'the listening processes are the primary’s workers')
-  process.stdout.write(`serve --workers 3: 3 workers listening on :${primary.port} in ${(performance.now() - started).toFixed(0)} ms (pids ${workers.join(', ')})\n`)
+  process.stdout.write(
+    `serve --workers 3: 3 workers listening on :${primary.port} in ${(performance.now() - started).toFixed(0)} ms (pids ${workers.join(', ')})\n`,
+  )
   return primary
 }
 
@@ -83,17 +95,26 @@ async function stopWhileBusy(primary: CliServer, log: string, key: string, targe
   const statuses = answers.map((a) => (a.status === 'fulfilled' ? String(a.value.status) : `error: ${(a.reason as Error).message}`))
   const exit = await Promise.race([primary.exited, sleep(30_000).then(() => undefined)])
   const stopMs = performance.now() - termAt
-  process.stdout.write(`SIGTERM to the ${target}: in-flight answers ${statuses.join(', ')}; primary exited ${exit ? exit.code ?? exit.signal : 'not'} after ${stopMs.toFixed(0)} ms\n`)
+  process.stdout.write(
+    `SIGTERM to the ${target}: in-flight answers ${statuses.join(', ')}; primary exited ${exit ? (exit.code ?? exit.signal) : 'not'} after ${stopMs.toFixed(0)} ms\n`,
+  )
   assert.deepEqual(statuses, Array(6).fill('201'), 'requests in flight at SIGTERM are completed, not cut')
   assert.ok(exit, `the primary exited after SIGTERM (stderr: ${primary.stderr()})`)
   // Exit 0 also says it was before the primary's own 15 s deadline (which exits 1); the time is printed above.
   assert.equal(exit.code, 0, `the primary exits 0 after its workers (stderr: ${primary.stderr()})`)
-  assert.ok(await waitFor(() => workers.every((pid) => !isAlive(pid)), 10_000), `every worker is gone (${workers.filter(isAlive).join(', ')})`)
+  assert.ok(
+    await waitFor(() => workers.every((pid) => !isAlive(pid)), 10_000),
+    `every worker is gone (${workers.filter(isAlive).join(', ')})`,
+  )
   await sleep(200)
   const lines = logLines(log)
   const shutdowns = lines.filter((l) => /shutting down/.test(l.msg)).map((l) => l.pid)
   assert.deepEqual([...new Set(shutdowns)].sort(), [...workers].sort(), 'every worker shut down gracefully')
-  assert.deepEqual(lines.filter((l) => /second SIG/.test(l.msg)), [], 'no worker got a second signal (which exits at once, without draining)')
+  assert.deepEqual(
+    lines.filter((l) => /second SIG/.test(l.msg)),
+    [],
+    'no worker got a second signal (which exits at once, without draining)',
+  )
 }
 
 test('serve --workers 3: one port, the Free limit exact across workers, SIGTERM stops them all', { timeout: 90_000 }, async (t) => {
@@ -133,22 +154,37 @@ test('serve --workers 3: one port, the Free limit exact across workers, SIGTERM 
   // A worker that dies is replaced, and the service keeps answering meanwhile.
   const victim = workers[0]!
   process.kill(victim, 'SIGKILL')
-  const replaced = await waitFor(() => {
-    const now = nodeChildPids(primary.pid)
-    return now.length === 3 && !now.includes(victim)
-  }, 20_000, 100)
+  const replaced = await waitFor(
+    () => {
+      const now = nodeChildPids(primary.pid)
+      return now.length === 3 && !now.includes(victim)
+    },
+    20_000,
+    100,
+  )
   assert.ok(replaced, `a killed worker is replaced (children now ${nodeChildPids(primary.pid).join(', ')})`)
   assert.ok(await waitFor(() => listening().size === 4, 20_000, 100), 'the replacement listens')
   assert.equal((await probe(`${primary.url}/healthz`)).status, 200)
   assert.equal((await probe(`${primary.url}/v1/pets`, bearer(key))).code, 'key_banned', 'the ban is in Redis, not in a worker')
 
   // SIGTERM to the primary (as Kubernetes or `kill PID` send it): workers drain, then the primary exits 0.
-  const { key: busyKey } = await createKeyViaCli(db, { plan: 'enterprise', name: 'in flight', perMinute: IN_FLIGHT_QUOTA, perDay: IN_FLIGHT_QUOTA })
+  const { key: busyKey } = await createKeyViaCli(db, {
+    plan: 'enterprise',
+    name: 'in flight',
+    perMinute: IN_FLIGHT_QUOTA,
+    perDay: IN_FLIGHT_QUOTA,
+  })
   await stopWhileBusy(primary, log, busyKey, 'primary')
-  assert.equal(primary.stderr().match(/starting a new one/g)?.length, 1, `only the killed worker was replaced, none during the stop:\n${primary.stderr()}`)
+  assert.equal(
+    primary.stderr().match(/starting a new one/g)?.length,
+    1,
+    `only the killed worker was replaced, none during the stop:\n${primary.stderr()}`,
+  )
 })
 
-test('serve --workers 3: SIGTERM to the whole process group (Ctrl-C, systemd) still drains every worker', { timeout: 60_000 }, async (t) => {
+test('serve --workers 3: SIGTERM to the whole process group (Ctrl-C, systemd) still drains every worker', {
+  timeout: 60_000,
+}, async (t) => {
   if (!(await requireService(t, 'PostgreSQL'))) return
   if (!(await requireService(t, 'Redis'))) return
   const dir = await useTempDir(t, 'animal-store-workers-')
@@ -160,7 +196,9 @@ test('serve --workers 3: SIGTERM to the whole process group (Ctrl-C, systemd) st
   await stopWhileBusy(primary, log, key, 'group')
 })
 
-test('serve --workers 2 with PostgreSQL down at start: workers are retried with backoff and serve once it is up', { timeout: 60_000 }, async (t) => {
+test('serve --workers 2 with PostgreSQL down at start: workers are retried with backoff and serve once it is up', {
+  timeout: 60_000,
+}, async (t) => {
   if (!(await requireService(t, 'PostgreSQL'))) return
   if (!(await requireService(t, 'Redis'))) return
   const dir = await useTempDir(t, 'animal-store-workers-')
@@ -186,7 +224,12 @@ test('serve --workers 2 with PostgreSQL down at start: workers are retried with 
   const viaRelay = new URL(db)
   viaRelay.port = String(relayPort)
 
-  const primary = await spawnCli(t, ['serve', '--workers', '2'], { DATABASE_URL: viaRelay.toString(), REDIS_URL, LOG_FILE: log, LOG_LEVEL: 'info' })
+  const primary = await spawnCli(t, ['serve', '--workers', '2'], {
+    DATABASE_URL: viaRelay.toString(),
+    REDIS_URL,
+    LOG_FILE: log,
+    LOG_LEVEL: 'info',
+  })
   const failures = () => primary.stderr().match(/worker failed to start/g)?.length ?? 0
   assert.ok(await waitFor(() => failures() >= 3, 20_000, 100), `workers fail to start while the database is down:\n${primary.stderr()}`)
   assert.equal(primary.child.exitCode, null, 'the primary stays up meanwhile')
@@ -194,7 +237,11 @@ test('serve --workers 2 with PostgreSQL down at start: workers are retried with 
 
   const upAt = performance.now()
   await new Promise<void>((resolve) => relay.listen(relayPort, '127.0.0.1', resolve))
-  const served = await waitFor(async () => (await probe(`${primary.url}/readyz`, {}, 1_000).catch(() => undefined))?.status === 200, 25_000, 200)
+  const served = await waitFor(
+    async () => (await probe(`${primary.url}/readyz`, {}, 1_000).catch(() => undefined))?.status === 200,
+    25_000,
+    200,
+  )
   assert.ok(served, `serving once the database is back:\n${primary.stderr()}`)
   assert.ok(await waitFor(() => listeningPids(log).size === 2, 20_000, 200), 'both workers came up')
   process.stdout.write(
@@ -212,5 +259,7 @@ test('serve --workers 2 without REDIS_URL exits non-zero naming REDIS_URL', { ti
   assert.equal(result.signal, null, 'it exits by itself rather than serving')
   assert.match(result.stderr, /REDIS_URL/)
   assert.match(result.stderr, /--workers 2/)
-  process.stdout.write(`serve --workers 2 without REDIS_URL: exit ${result.code} in ${result.ms.toFixed(0)} ms: ${result.stderr.split('\n')[0]}\n`)
+  process.stdout.write(
+    `serve --workers 2 without REDIS_URL: exit ${result.code} in ${result.ms.toFixed(0)} ms: ${result.stderr.split('\n')[0]}\n`,
+  )
 })

@@ -20,7 +20,10 @@ test('the page cache never serves a stale tail page, also across connections (pr
     // A write through another connection (as another worker process would).
     await b.pets.createPet({ name: 'other', categoryId: 2, status: 'sold' })
     const seen = await a.pets.listPets({ limit: 10, status: 'sold' })
-    assert.deepEqual(seen.map((p) => p.name), ['p0', 'p1', 'p2', 'p3', 'p4', 'own', 'other'])
+    assert.deepEqual(
+      seen.map((p) => p.name),
+      ['p0', 'p1', 'p2', 'p3', 'p4', 'own', 'other'],
+    )
     assert.equal((await a.pets.listPets({ limit: 10 })).length, 7)
     // Full pages are stable: later pets only ever get larger ids.
     const firstPage = await a.pets.listPets({ limit: 3 })

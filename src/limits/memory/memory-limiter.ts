@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js'
 import type { Quota } from '../../keys/plans.js'
 import type { BanPolicy, LimitDecision, RateLimiter } from '../limiter.js'
-import { consumeOne, freshState, isStale, type IdentityState } from '../policy.js'
+import { consumeOne, freshState, type IdentityState, isStale } from '../policy.js'
 import type { LimiterStateFile } from './state-file.js'
 
 export interface MemoryLimiterOptions {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { mkdir, open, rename, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { isStale, type IdentityState } from '../policy.js'
+import { type IdentityState, isStale } from '../policy.js'
 
 /**
  * The in-memory limiter's windows and bans on disk, so that a restart neither hands every key its

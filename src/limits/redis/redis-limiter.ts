@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs'
-import { Redis } from 'ioredis'
 import type { FastifyBaseLogger } from 'fastify'
+import { Redis } from 'ioredis'
 import type { RedisFailurePolicy } from '../../config.js'
 import type { Quota } from '../../keys/plans.js'
 import type { Metrics } from '../../ops/metrics.js'
 import { redactUrl } from '../../startup-error.js'
-import { LimiterUnavailableError, type BanPolicy, type LimitDecision, type RateLimiter } from '../limiter.js'
+import { type BanPolicy, type LimitDecision, LimiterUnavailableError, type RateLimiter } from '../limiter.js'
 import type { MemoryLimiter } from '../memory/memory-limiter.js'
 import { banThreshold } from '../policy.js'
 
@@ -177,7 +177,10 @@ export class RedisLimiter implements RateLimiter {
     const url = redactUrl(this.options.url)
     const err = cause instanceof Error ? cause.message : String(cause)
     const level = !this.everConnected || this.failurePolicy === 'closed' ? 'error' : 'warn'
-    this.options.log[level]({ err, failurePolicy: this.failurePolicy, redis: url }, `rate limiter: Redis unreachable at ${url} (${err}); ${effect}`)
+    this.options.log[level](
+      { err, failurePolicy: this.failurePolicy, redis: url },
+      `rate limiter: Redis unreachable at ${url} (${err}); ${effect}`,
+    )
   }
 
   private markUp(): void {

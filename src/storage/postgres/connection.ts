@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { toInt64, type Int64 } from '../../int64.js'
+import { type Int64, toInt64 } from '../../int64.js'
 import { StorageUnavailableError } from '../storage.js'
 
 /** Client-side limits: every call either answers or fails fast, so a dead server means 503s, not hangs. */
@@ -202,6 +202,7 @@ export function describeConnectFailure(error: unknown, databaseUrl: string): str
   }
   if (found !== undefined && /^[0-9A-Z]{5}$/.test(found.code)) return `${at}: ${message} (SQLSTATE ${found.code})`
   // pg's own connect timeout is a plain Error without a code.
-  if (/^timeout expired$|connection timeout/i.test(message)) return `${at} did not answer within ${TIMEOUTS.connectMs / 1000} s: the connection timed out`
+  if (/^timeout expired$|connection timeout/i.test(message))
+    return `${at} did not answer within ${TIMEOUTS.connectMs / 1000} s: the connection timed out`
   return `${at}: ${message}`
 }

@@ -1,10 +1,9 @@
 import type pg from 'pg'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
-import { toKeyRecord, type KeyRow } from '../key-row.js'
 import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
+import { type KeyRow, toKeyRecord } from '../key-row.js'
 import type { Db } from './connection.js'
 import { REVOCATION_CHANNEL, type RevocationWatcher } from './revocation-watcher.js'
-
 
 const INSERT = `INSERT INTO api_keys (id, name, plan, per_minute, per_day, hash, prefix, created_at, revoked_at)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`

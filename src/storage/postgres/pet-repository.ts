@@ -1,8 +1,8 @@
-import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../int64.js'
+import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet } from '../../pets/schemas.js'
-import { toPet, type PetRow } from '../pet-row.js'
-import { int8Param, type Db } from './connection.js'
+import { type PetRow, toPet } from '../pet-row.js'
+import { type Db, int8Param } from './connection.js'
 
 const COLUMNS = 'id, name, category_id, status'
 
@@ -15,10 +15,11 @@ export class PostgresPetRepository implements PetRepository {
   constructor(private readonly db: Db) {}
 
   async createPet(pet: NewPet): Promise<Pet> {
-    const [row] = await this.db.query<PetRow>(
-      `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-      [pet.name, int8Param(pet.categoryId), pet.status ?? null],
-    )
+    const [row] = await this.db.query<PetRow>(`INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [
+      pet.name,
+      int8Param(pet.categoryId),
+      pet.status ?? null,
+    ])
     return toPet(row!)
   }
 
@@ -41,16 +42,21 @@ export class PostgresPetRepository implements PetRepository {
         [claim.keyId, claim.key],
       )
       const found = earlier.rows[0]
-      if (found !== undefined) return found.fingerprint === claim.fingerprint ? { outcome: 'replayed', pet: toPet(found) } : { outcome: 'reused' }
-      const inserted = await client.query<PetRow>(
-        `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-        [pet.name, int8Param(pet.categoryId), pet.status ?? null],
-      )
+      if (found !== undefined)
+        return found.fingerprint === claim.fingerprint ? { outcome: 'replayed', pet: toPet(found) } : { outcome: 'reused' }
+      const inserted = await client.query<PetRow>(`INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [
+        pet.name,
+        int8Param(pet.categoryId),
+        pet.status ?? null,
+      ])
       const created = toPet(inserted.rows[0]!)
-      await client.query(
-        'INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES ($1, $2, $3, $4, $5)',
-        [claim.keyId, claim.key, claim.fingerprint, created.id, claim.createdAt],
-      )
+      await client.query('INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES ($1, $2, $3, $4, $5)', [
+        claim.keyId,
+        claim.key,
+        claim.fingerprint,
+        created.id,
+        claim.createdAt,
+      ])
       return { outcome: 'created', pet: created }
     })
   }
@@ -81,14 +87,12 @@ export class PostgresPetRepository implements PetRepository {
     }
     const rows =
       status === undefined
-        ? await this.db.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`, [
+        ? await this.db.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`, [int8Param(afterId), limit])
+        : await this.db.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`, [
+            status,
             int8Param(afterId),
             limit,
           ])
-        : await this.db.query<PetRow>(
-            `SELECT ${COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`,
-            [status, int8Param(afterId), limit],
-          )
     return rows.map(toPet)
   }
 

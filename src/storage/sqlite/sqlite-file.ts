@@ -4,7 +4,7 @@
  */
 import { accessSync, closeSync, constants, openSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { UnusableFileError, errnoOf, errnoText, prepareFileLocation, statOrUndefined } from '../../file-location.js'
+import { errnoOf, errnoText, prepareFileLocation, statOrUndefined, UnusableFileError } from '../../file-location.js'
 
 /** The absolute path of a usable database file (created later by SQLite if missing); UnusableFileError otherwise. */
 export function prepareSqliteFile(filename: string): string {
@@ -39,7 +39,8 @@ function whyNotWritable(file: string): string | undefined {
   if (problem !== undefined) return exists ? `the file cannot be opened for writing: ${problem}` : `the file cannot be created: ${problem}`
   // Not the real -wal name: another process may be about to open the database and use that file.
   const companion = openProblem(join(dirname(file), `.${basename(file)}-probe-${process.pid}`), 'wx')
-  if (companion !== undefined) return `cannot create files in ${dirname(file)} (WAL mode keeps -wal and -shm files next to the database): ${companion}`
+  if (companion !== undefined)
+    return `cannot create files in ${dirname(file)} (WAL mode keeps -wal and -shm files next to the database): ${companion}`
   return undefined
 }
 

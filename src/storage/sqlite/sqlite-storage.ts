@@ -1,14 +1,14 @@
-import Database from 'better-sqlite3'
-import { readFileSync, readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { sqliteFilename, type Durability } from '../../config.js'
+import Database from 'better-sqlite3'
+import { type Durability, sqliteFilename } from '../../config.js'
+import type { Int64 } from '../../int64.js'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
-import { toKeyRecord, type KeyRow } from '../key-row.js'
 import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
 import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
-import type { Int64 } from '../../int64.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
-import { toPet, type PetRow } from '../pet-row.js'
+import { type KeyRow, toKeyRecord } from '../key-row.js'
+import { type PetRow, toPet } from '../pet-row.js'
 import type { Storage } from '../storage.js'
 import { describeSqliteOpenFailure, prepareSqliteFile } from './sqlite-file.js'
 
@@ -30,7 +30,6 @@ function migrate(db: Database.Database): void {
     }).immediate()
   }
 }
-
 
 /** Bounds the page cache: at most this many pets held by each kind of page (full, tail). */
 const PAGE_CACHE_PETS = 10_000
@@ -73,9 +72,7 @@ class SqlitePetRepository implements PetRepository {
     this.insert.safeIntegers(true)
     this.byId = db.prepare<[Int64], PetRow>('SELECT id, name, category_id, status FROM pets WHERE id = ?')
     this.byId.safeIntegers(true)
-    this.page = db.prepare<[Int64, number], PetRow>(
-      'SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?',
-    )
+    this.page = db.prepare<[Int64, number], PetRow>('SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?')
     this.page.safeIntegers(true)
     this.pageByStatus = db.prepare<[PetStatus, Int64, number], PetRow>(
       'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
@@ -86,9 +83,7 @@ class SqlitePetRepository implements PetRepository {
       'SELECT fingerprint, pet_id FROM idempotency_keys WHERE key_id = ? AND idem_key = ?',
     )
     this.findClaim.safeIntegers(true)
-    this.insertClaim = db.prepare(
-      'INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES (?, ?, ?, ?, ?)',
-    )
+    this.insertClaim = db.prepare('INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES (?, ?, ?, ?, ?)')
     this.deleteClaims = db.prepare<[number, number]>(
       `DELETE FROM idempotency_keys WHERE (key_id, idem_key) IN
          (SELECT key_id, idem_key FROM idempotency_keys WHERE created_at < ? LIMIT ?)`,
@@ -190,7 +185,6 @@ class SqlitePetRepository implements PetRepository {
   }
 }
 
-
 class SqliteKeyRepository implements KeyRepository {
   constructor(private readonly db: Database.Database) {}
 
@@ -247,9 +241,7 @@ class SqliteKeyRepository implements KeyRepository {
       return { cursor: row?.seq ?? 0, hashes: [] }
     }
     const rows = this.db
-      .prepare<[number], { seq: number; key_hash: string }>(
-        'SELECT seq, key_hash FROM key_revocations WHERE seq > ? ORDER BY seq',
-      )
+      .prepare<[number], { seq: number; key_hash: string }>('SELECT seq, key_hash FROM key_revocations WHERE seq > ? ORDER BY seq')
       .all(cursor)
     return { cursor: rows.length ? rows[rows.length - 1]!.seq : cursor, hashes: rows.map((r) => r.key_hash) }
   }

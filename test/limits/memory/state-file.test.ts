@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test, type TestContext } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ManualClock } from '../../../src/clock.js'
 import type { Quota } from '../../../src/keys/plans.js'
@@ -59,7 +59,10 @@ test('windows, bans and ban levels survive a restart (close, then a new limiter 
   first.clock.advance(10_000) // the restart took 10 s
   const second = limiterOn(t, path, first.clock.now())
   assert.equal(second.limiter.size, 2)
-  assert.deepEqual(second.log.infos.map((i) => i.details), [{ file: path, identities: 2, stale: 0 }])
+  assert.deepEqual(
+    second.log.infos.map((i) => i.details),
+    [{ file: path, identities: 2, stale: 0 }],
+  )
   const next = second.limiter.consumeSync('k:spent-three', QUOTA)
   assert.equal(next.allowed, true)
   assert.equal(next.minute.remaining, 1, 'the fourth request of the minute')
@@ -119,7 +122,11 @@ test('a corrupt, foreign, other-version or unreadable file: one warning, empty l
     ['garbage', '\u0000\u0001binary', /not valid JSON/],
     ['foreign', '{"pets":[]}', /not a limiter state file/],
     ['other version', `{"format":"${STATE_FILE_FORMAT}","version":${STATE_FILE_VERSION + 1},"states":[]}`, /format version 2/],
-    ['bad entry', `{"format":"${STATE_FILE_FORMAT}","version":1,"savedAt":1,"states":[["k:a",1,2,3,4,5,6,7,8],["k:b",1,2,-3,4,5,6,7,8]]}`, /entry 1 is malformed/],
+    [
+      'bad entry',
+      `{"format":"${STATE_FILE_FORMAT}","version":1,"savedAt":1,"states":[["k:a",1,2,3,4,5,6,7,8],["k:b",1,2,-3,4,5,6,7,8]]}`,
+      /entry 1 is malformed/,
+    ],
     ['missing field', `{"format":"${STATE_FILE_FORMAT}","version":1,"savedAt":1,"states":[["k:a",1,2,3]]}`, /entry 0 is malformed/],
     ['a directory', undefined, /unreadable/],
   ]
