@@ -8,6 +8,7 @@ import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { installGuards, onCleanup, shutdown, stop } from './lib/children.mjs'
+import { CONFIG_VARS } from './lib/env.mjs'
 import { request, wireSize } from './lib/http.mjs'
 import { measured, runFsyncBaseline, runPaced, runWrk, waitQuiet } from './lib/load.mjs'
 import { findPids, kernelThreads } from './lib/proc.mjs'
@@ -25,6 +26,19 @@ import {
   startService,
   withRestart,
 } from './lib/service.mjs'
+
+/** `A=1,B=2` -> { A: '1', B: '2' }; only the service's own configuration variables. */
+function serviceEnvOption(raw) {
+  if (raw === undefined || raw === '') return {}
+  const env = {}
+  for (const pair of raw.split(',')) {
+    const [name, ...value] = pair.split('=')
+    if (!CONFIG_VARS.includes(name) || value.length === 0)
+      throw new Error(`--service-env: ${JSON.stringify(pair)} is not NAME=VALUE of a service setting`)
+    env[name] = value.join('=')
+  }
+  return env
+}
 
 // ---------------------------------------------------------------------------------------------
 // Options: flags, or BENCH_<NAME> environment variables (e.g. BENCH_ROUNDS=3); flags win.
@@ -65,6 +79,10 @@ const OPTIONS = {
   out: { type: 'string', help: 'directory for <date>.json and <date>.md (default bench/results)' },
   'max-minutes': { type: 'string', help: 'hard deadline for the whole run; partial results are written (default 90)' },
   'keep-tmp': { type: 'boolean', help: 'keep the temp dir (databases, logs, profile)' },
+  'service-env': {
+    type: 'string',
+    help: 'comma list NAME=VALUE of service settings for every service started (e.g. LIMITER_STATE_FILE=off, to measure what a feature costs)',
+  },
   help: { type: 'boolean', short: 'h' },
 }
 
@@ -134,6 +152,7 @@ function parseOptions() {
     out: resolve(get('out') ?? join(ROOT, 'bench/results')),
     maxMinutes: num('max-minutes', 90, 10, { integer: false, min: 1 }),
     keepTmp: flag('keep-tmp'),
+    serviceEnv: serviceEnvOption(get('service-env')),
   }
 }
 
@@ -398,7 +417,12 @@ async function sqliteSection(results) {
   results.keyCreatedVia = key.via
   const seed = await seedSqlite(dbFile, opts.catalogue)
   log(`SQLite: catalogue of ${seed.rows} pets seeded directly in ${seed.seconds}s; key via ${key.via}`)
-  const service = await startService({ databaseUrl: dbFile, logFile: join(tmp, 'service-sqlite.log'), cpu: SERVER_CPU })
+  const service = await startService({
+    env: opts.serviceEnv,
+    databaseUrl: dbFile,
+    logFile: join(tmp, 'service-sqlite.log'),
+    cpu: SERVER_CPU,
+  })
   const ctx = { getId: Math.floor(seed.maxId / 2) }
   const section = { backend: 'SQLite + in-memory limiter', catalogue: seed.rows, seed, scenarios: [] }
   results.sqlite = section
@@ -432,6 +456,7 @@ async function profileSection(results, { dbFile, key }) {
   const dir = join(tmp, 'cpu-profile')
   mkdirSync(dir, { recursive: true })
   const service = await startService({
+    env: opts.serviceEnv,
     databaseUrl: dbFile,
     logFile: join(tmp, 'service-profile.log'),
     cpu: SERVER_CPU,
@@ -516,7 +541,12 @@ async function growthSection(results) {
     const seed = await seedSqlite(dbFile, size)
     log(`growth: ${seed.rows} pets (inserted ${seed.inserted} directly in ${seed.seconds}s)`)
     const queries = await growthQueries(dbFile, { quick: opts.quick, distinct: opts.distinctPages })
-    const service = await startService({ databaseUrl: dbFile, logFile: join(tmp, `service-growth-${size}.log`), cpu: SERVER_CPU })
+    const service = await startService({
+      env: opts.serviceEnv,
+      databaseUrl: dbFile,
+      logFile: join(tmp, `service-growth-${size}.log`),
+      cpu: SERVER_CPU,
+    })
     const groups = harnessGroups({ server: () => [service.pid] })
     const entry = { size: seed.rows, seedSeconds: seed.seconds, queries: [] }
     section.sizes.push(entry)
@@ -665,7 +695,13 @@ async function durabilitySection(results) {
   const dbFile = join(tmp, 'durable.db')
   const key = await createBenchKey(dbFile)
   await seedSqlite(dbFile, 1000)
-  const service = await startService({ databaseUrl: dbFile, durability: 'power', logFile: join(tmp, 'service-power.log'), cpu: SERVER_CPU })
+  const service = await startService({
+    env: opts.serviceEnv,
+    databaseUrl: dbFile,
+    durability: 'power',
+    logFile: join(tmp, 'service-power.log'),
+    cpu: SERVER_CPU,
+  })
   const groups = harnessGroups({ server: () => [service.pid] })
   const sc = SQLITE_SCENARIOS.post
   const section = { durability: 'power (synchronous=FULL: fsync per commit; concurrent inserts share one commit)', rounds: [] }
@@ -752,7 +788,13 @@ async function pgSection(results) {
   let service
   try {
     key = await createBenchKey(databaseUrl)
-    service = await startService({ databaseUrl, redisUrl: opts.redisUrl, logFile: join(tmp, 'service-pg.log'), cpu: SERVER_CPU })
+    service = await startService({
+      env: opts.serviceEnv,
+      databaseUrl,
+      redisUrl: opts.redisUrl,
+      logFile: join(tmp, 'service-pg.log'),
+      cpu: SERVER_CPU,
+    })
   } catch (error) {
     section.reason = `the service did not start with DATABASE_URL=postgres://… and REDIS_URL=${opts.redisUrl}: ${error.message}`
     log(`PG+Redis: not run: ${section.reason}`)

@@ -23,7 +23,7 @@ function baseEnv() {
  * service's own last words) if it exits or is not healthy within 30 s.
  */
 export async function startService(options) {
-  const { databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [] } = options
+  const { databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [], env: extraEnv = {} } = options
   const port = await freePort()
   const env = {
     ...baseEnv(),
@@ -37,6 +37,7 @@ export async function startService(options) {
     BOOTSTRAP_KEY: 'false',
   }
   if (redisUrl) env.REDIS_URL = redisUrl
+  Object.assign(env, extraEnv)
   const child = start('taskset', ['-c', String(cpu), process.execPath, ...nodeFlags, join(DIST, 'server.js')], { cwd: ROOT, env })
   try {
     await waitHealthy(port, child)
