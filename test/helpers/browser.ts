@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import type { TestContext } from 'node:test'
 import type { Browser } from 'playwright-core'
+import { missingPrerequisite } from './services.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const MUST_RUN = Boolean(process.env.CI) || Boolean(process.env.REQUIRE_SERVICES)
@@ -11,9 +12,7 @@ const MUST_RUN = Boolean(process.env.CI) || Boolean(process.env.REQUIRE_SERVICES
  */
 export async function launchChromium(t: TestContext): Promise<Browser | undefined> {
   if (!existsSync(CHROMIUM)) {
-    if (MUST_RUN) throw new Error(`Chromium is required (CI or REQUIRE_SERVICES is set) but ${CHROMIUM} does not exist`)
-    process.stderr.write(`\n!!! SKIPPED: ${CHROMIUM} not found (apt-get install chromium) — "${t.name}" did not run !!!\n\n`)
-    t.skip(`${CHROMIUM} not found`)
+    missingPrerequisite(t, `${CHROMIUM} not found (apt-get install chromium)`, MUST_RUN)
     return undefined
   }
   const { chromium } = await import('playwright-core')

@@ -4,18 +4,15 @@
  * drives it; no browser download). Missing chromium: a loud skip locally, a failure in CI.
  */
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { launchChromium } from '../helpers/browser.js'
 import { request, startServer, useTempDir } from '../helpers/process.js'
-import { missingPrerequisite } from '../helpers/services.js'
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const MUST_RUN = Boolean(process.env.CI) || Boolean(process.env.REQUIRE_SERVICES)
 
 test('GET /docs renders listPets, createPet and getPet (deprecated) in Chromium', { timeout: 55_000 }, async (t) => {
-  if (!existsSync(CHROMIUM)) return void missingPrerequisite(t, `${CHROMIUM} not found (apt-get install chromium)`, MUST_RUN)
+  const browser = await launchChromium(t)
+  if (browser === undefined) return
   const dir = await useTempDir(t)
   const server = await startServer(t, { dir })
 
@@ -32,23 +29,6 @@ test('GET /docs renders listPets, createPet and getPet (deprecated) in Chromium'
   assert.equal(html.status, 200)
   assert.match(html.headers.get('content-type') ?? '', /text\/html/)
 
-  const { chromium } = await import('playwright-core')
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    timeout: 30_000,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-    ],
-  })
-  t.after(() => browser.close())
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } })
   const pageErrors: string[] = []
   page.on('pageerror', (error) => pageErrors.push(String(error)))
