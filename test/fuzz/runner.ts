@@ -560,7 +560,7 @@ export async function runConcurrentCreateAndWalk(
   }
   // Walk every page of the (optionally filtered) list from just before this batch (bounded work per run).
   const seen = new Set<string>()
-  // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min cannot compare
+  // Not Math.min: these are bigints.
   const firstId = [...byId.keys()].map(BigInt).reduce((a, b) => (a < b ? a : b), 1n)
   let last = firstId - 1n
   let path: string | undefined = `/v1/pets?limit=${pageSize}${status ? `&status=${status}` : ''}&after=${firstId - 1n}`
