@@ -54,6 +54,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
           errorTable,
           '',
           '**Additions to the spec** (where it is silent): `after` and the `Link: rel="next"` header for paging; 400 for invalid query or path parameters on every operation; unknown query parameters and body fields are rejected; 405 with Allow, 413, 415, 410 after the sunset; the `Idempotency-Key` header on createPet (IETF draft-ietf-httpapi-idempotency-key-header: replay with `Idempotent-Replayed: true`, 409 while in flight, 422 for another body).',
+          '',
+          '**Decided where the spec is silent.** Integers are written in plain decimal in a body, a query and a path alike (no fraction, exponent, sign other than `-`, or leading zeros: `1e3`, `1.0`, `005` are 400). A name must not be only white space and is stored exactly as sent. A 400 names every problem of the request in its `message` ("3 problems: …"). Links the service builds (`Link`, `Location`) are relative references unless the operator sets a public base URL. Cross-origin browser calls (CORS) are off unless the operator lists origins; credentials are never allowed.',
         ].join('\n'),
       },
       servers,
