@@ -10,12 +10,9 @@
  * asserted: a recovery that never comes fails the poll's generous deadline.
  */
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import net from 'node:net'
-import { describe, type TestContext, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort } from '../helpers/process.js'
-import { missingPrerequisite } from '../helpers/services.js'
+import { requireThrowaway, startThrowawayRedis } from '../helpers/faults.js'
 import { FREE, fallbackCount, type RedisHarness, redisLimiter, redisUpGauge, timed, uniqueIdentity } from '../limits/redis-harness.js'
 
 const COMMAND_TIMEOUT_MS = 500
@@ -23,54 +20,6 @@ const COMMAND_TIMEOUT_MS = 500
 const SOCKET_TIMEOUT_MS = 2000
 /** A recovery (reconnection backoff capped at 1 s) that has not happened by then never will. */
 const RECOVERY_DEADLINE_MS = 15_000
-
-class ThrowawayRedis {
-  private child: ChildProcess | undefined
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`
-  }
-
-  async start(): Promise<void> {
-    const child = spawn(
-      'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
-      { stdio: 'ignore' },
-    )
-    this.child = child
-    const deadline = Date.now() + 5000
-    while (!(await portOpen(this.port))) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on ${this.port}`)
-      await sleep(20)
-    }
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    this.child?.kill(signal)
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child
-    this.child = undefined
-    if (!child || child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGKILL')
-    await exited
-  }
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port })
-    socket.once('connect', () => (socket.destroy(), resolve(true)))
-    socket.once('error', () => (socket.destroy(), resolve(false)))
-  })
-}
-
-/** Throwaway servers need the redis-server binary. */
-const redisServerBinary = (t: TestContext): boolean =>
-  spawnSync('redis-server', ['--version']).status === 0 || missingPrerequisite(t, 'redis-server not on PATH')
 
 /** Consumes every `everyMs` until `done(decidedByRedis)`; returns the elapsed ms and the slowest decision. */
 async function pollUntil(
@@ -94,10 +43,8 @@ async function pollUntil(
 
 describe('RedisLimiter: outage and recovery (throwaway redis-server)', () => {
   test('falls back when Redis dies and decides with Redis again once it is back, without a restart', async (t) => {
-    if (!redisServerBinary(t)) return
-    const server = new ThrowawayRedis(await freePort())
-    t.after(() => server.stop())
-    await server.start()
+    if (!requireThrowaway(t, 'Redis')) return
+    const server = await startThrowawayRedis(t)
     const h = redisLimiter({ url: server.url, failurePolicy: 'open', commandTimeoutMs: COMMAND_TIMEOUT_MS })
     t.after(() => h.limiter.close())
 
@@ -106,7 +53,7 @@ describe('RedisLimiter: outage and recovery (throwaway redis-server)', () => {
     assert.equal(await fallbackCount(h.metrics, 'open'), 0, 'decided by Redis')
     assert.equal(await redisUpGauge(h.metrics), 1)
 
-    await server.stop()
+    await server.kill()
     const down = await pollUntil(h, (fromRedis) => !fromRedis, RECOVERY_DEADLINE_MS)
     t.diagnostic(
       `outage: first fallback decision ${down.elapsed.toFixed(0)} ms after the kill; slowest decision ${down.slowest.toFixed(1)} ms`,
@@ -128,18 +75,13 @@ describe('RedisLimiter: outage and recovery (throwaway redis-server)', () => {
   })
 
   test('a hung Redis costs at most the command timeout before falling back, and heals when it resumes', async (t) => {
-    if (!redisServerBinary(t)) return
-    const server = new ThrowawayRedis(await freePort())
-    t.after(async () => {
-      server.signal('SIGCONT')
-      await server.stop()
-    })
-    await server.start()
+    if (!requireThrowaway(t, 'Redis')) return
+    const server = await startThrowawayRedis(t) // its disposal resumes it first
     const h = redisLimiter({ url: server.url, failurePolicy: 'open', commandTimeoutMs: COMMAND_TIMEOUT_MS })
     t.after(() => h.limiter.close())
     assert.equal((await h.limiter.consume(uniqueIdentity(), FREE)).allowed, true)
 
-    server.signal('SIGSTOP')
+    server.pause()
     const batch = () =>
       Promise.all(Array.from({ length: 20 }, () => timed(() => h.limiter.consume(uniqueIdentity(), FREE)).then(([, ms]) => ms)))
     const waited = (ms: number) => ms >= COMMAND_TIMEOUT_MS / 2
@@ -158,7 +100,7 @@ describe('RedisLimiter: outage and recovery (throwaway redis-server)', () => {
     t.diagnostic(`hung Redis: after the socket timeout, slowest decision ${Math.max(...third).toFixed(1)} ms`)
     assert.deepEqual(third.filter(waited), [], 'no decision waits once the dead connection is dropped')
 
-    server.signal('SIGCONT')
+    server.resume()
     const up = await pollUntil(h, (fromRedis) => fromRedis, RECOVERY_DEADLINE_MS)
     t.diagnostic(`hung Redis: decisions from Redis again ${up.elapsed.toFixed(0)} ms after it resumed`)
     assert.equal(h.log.warns.length, 1)

@@ -11,7 +11,8 @@
  * Both return a ThrowawayServer: `url`, `port`, `ready()`, and `stop()` (graceful: Redis SIGTERM,
  * which saves nothing, so its data is gone; PostgreSQL SIGINT, i.e. `pg_ctl stop -m fast`), `kill()`
  * (SIGKILL to the server's whole process group: for PostgreSQL the postmaster and every backend, a
- * crash) and `start()` (again, on the same port and data; resolves once it answers). Every wait is
+ * crash), `pause()`/`resume()` (SIGSTOP/SIGCONT: a hung server) and `start()` (again, on the same
+ * port and data; resolves once it answers). Every wait is
  * bounded and fails with the server's last output.
  *
  * Each server runs in a process group of its own under its own directory in os.tmpdir(). It is
@@ -53,6 +54,9 @@ export interface ThrowawayServer {
   stop(): Promise<void>
   /** SIGKILL to the whole process group; resolves once the server has exited. */
   kill(): Promise<void>
+  /** SIGSTOP / SIGCONT to the whole process group: a server that hangs, then resumes. */
+  pause(): void
+  resume(): void
   /** What the server wrote lately (stdout and stderr). */
   output(): string
 }
@@ -233,11 +237,20 @@ class Throwaway implements ThrowawayServer {
   async stop(): Promise<void> {
     if (!this.running) return
     this.child!.kill(this.launch.stopSignal)
+    this.resume() // a paused server could not act on the signal
     if (await this.exitedWithin(STOP_TIMEOUT_MS)) return
     await this.kill()
     throw new Error(
       `${this.name} on port ${this.port} did not stop within ${STOP_TIMEOUT_MS} ms of ${this.launch.stopSignal}; killed:\n${this.tail}`,
     )
+  }
+
+  pause(): void {
+    if (this.running) process.kill(-this.child!.pid!, 'SIGSTOP')
+  }
+
+  resume(): void {
+    if (this.running) process.kill(-this.child!.pid!, 'SIGCONT')
   }
 
   async kill(): Promise<void> {

@@ -5,8 +5,6 @@
  * throwaway redis-servers on 127.0.0.1 are used: the shared Redis is never touched.
  */
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import net from 'node:net'
 import { type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
@@ -16,8 +14,8 @@ import { createLimiter } from '../../src/limits/index.js'
 import { LimiterUnavailableError } from '../../src/limits/limiter.js'
 import { Metrics } from '../../src/ops/metrics.js'
 import { buildTestApp } from '../helpers/app.js'
+import { requireThrowaway, startThrowawayRedis } from '../helpers/faults.js'
 import { freePort } from '../helpers/process.js'
-import { REQUIRE_SERVICES } from '../helpers/services.js'
 
 const FREE = { perMinute: 60, perDay: 1000 }
 
@@ -78,39 +76,15 @@ for (const policy of ['open', 'closed'] as const) {
 
 // ---------- recovery, on a throwaway redis-server ----------
 
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port })
-    socket.once('connect', () => (socket.destroy(), resolve(true)))
-    socket.once('error', () => (socket.destroy(), resolve(false)))
-  })
-}
-
-/** A redis-server of this test's own on a free port (no persistence), killed after the test. */
-async function throwawayRedis(t: TestContext, port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  })
-  t.after(() => child.kill('SIGKILL'))
-  const deadline = Date.now() + 5000
-  while (!(await portOpen(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on ${port}`)
-    await sleep(20)
-  }
-  return child
-}
-
 test('REDIS_FAILURE_POLICY=closed: Redis down at start, then up: one error line, one recovery line, requests served', async (t) => {
-  if (spawnSync('redis-server', ['--version']).status !== 0) {
-    if (REQUIRE_SERVICES) throw new Error('redis-server is required (REQUIRE_SERVICES=1) but not on PATH')
-    process.stderr.write(`\n!!! SKIPPED: redis-server not on PATH — "${t.name}" did not run !!!\n\n`)
-    return t.skip('redis-server not on PATH')
-  }
-  const port = await freePort()
+  if (!requireThrowaway(t, 'Redis')) return
+  const server = await startThrowawayRedis(t)
+  await server.stop() // down when the limiter starts
+  const port = server.port
   const { limiter, log } = await limiterAt(t, `redis://127.0.0.1:${port}`, 'closed')
   await assert.rejects(limiter.consume('k:before', FREE), LimiterUnavailableError)
 
-  await throwawayRedis(t, port)
+  await server.start()
   const deadline = Date.now() + 10_000
   let decided = false
   while (!decided && Date.now() < deadline) {
