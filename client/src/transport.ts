@@ -57,6 +57,12 @@ export interface TransportOptions {
 /** A key_banned answer without a usable Retry-After: assume the server's shortest ban. */
 const DEFAULT_BAN_MS = 60_000
 
+/**
+ * A wait is only worth it when the attempt after it still has this long before the deadline: an
+ * attempt with a few ms left times out before the server can answer, and may still reach it.
+ */
+const MIN_ATTEMPT_MS = 250
+
 /** Codes whose answer says the request was not processed, or may be retried with the same Idempotency-Key. */
 const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['rate_limited', 'service_unavailable', 'idempotency_conflict'])
 
@@ -65,7 +71,7 @@ const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['rate_limite
  * X-RateLimit-Reset) plus jitter; 503 and network failures back off exponentially with full
  * jitter (never sooner than a 503's Retry-After). A request that is not GET/HEAD is retried only
  * when it carries an Idempotency-Key. No wait runs past the call's deadline: when the next one
- * would, the last error is thrown at once. 429 key_banned is thrown at once, and until the ban
+ * would leave less than MIN_ATTEMPT_MS for the attempt after it, the last error is thrown at once. 429 key_banned is thrown at once, and until the ban
  * ends every call of this client fails without a request; after a 429 rate_limited, calls wait
  * for the window's reset before sending.
  */
@@ -119,7 +125,7 @@ export class Transport {
       }
 
       const waitMs = this.retryDelay(failure, attempt - 1, replayable)
-      const retry = waitMs !== undefined && attempt <= policy.maxRetries && clock.now() + waitMs <= deadlineAt
+      const retry = waitMs !== undefined && attempt <= policy.maxRetries && clock.now() + waitMs + MIN_ATTEMPT_MS <= deadlineAt
       this.options.onAttempt?.({
         method: request.method,
         url: request.url,
@@ -164,7 +170,7 @@ export class Transport {
     if (this.bannedUntil > now && this.banError) throw relabel(this.banError, attemptsSoFar)
     if (this.limitedUntil > now && this.limitError) {
       const waitMs = this.limitedUntil - now + fullJitter(policy, 0, random)
-      if (now + waitMs > deadlineAt) throw relabel(this.limitError, attemptsSoFar)
+      if (now + waitMs + MIN_ATTEMPT_MS > deadlineAt) throw relabel(this.limitError, attemptsSoFar)
       await clock.sleep(waitMs, signal)
     }
   }
