@@ -1,0 +1,172 @@
+import type { PlanName } from './plans.js'
+
+/**
+ * The contract between the key service (keys/) and its two front ends: the CLI (`animal-store keys
+ * …`) and the admin HTTP API (`/admin/v1`). Both are thin: they parse their input, call these
+ * functions and print or serialize what comes back. Every rule (plans, limits, expiry, rotation,
+ * audit) lives behind this interface, once.
+ *
+ * Times are Unix milliseconds here; the front ends show them as ISO 8601 (RFC 3339) strings.
+ */
+
+/** `expired` covers a rotated key whose grace period is over. */
+export const KEY_STATES = ['active', 'expired', 'revoked'] as const
+export type KeyState = (typeof KEY_STATES)[number]
+
+/** A key as the service shows it: never the key itself, never its hash. */
+export interface KeyView {
+  id: string
+  name: string
+  plan: PlanName
+  perMinute: number
+  perDay: number
+  /** Display prefix (`as_live_AbCd`), safe to show and log. */
+  prefix: string
+  /** The quota the key counts against: the id of the first key of its rotation chain. */
+  quotaId: string
+  state: KeyState
+  createdAt: number
+  updatedAt: number
+  expiresAt: number | null
+  revokedAt: number | null
+  /** The key this one was rotated to, and the one it was rotated from. */
+  rotatedTo: string | null
+  rotatedFrom: string | null
+  /** Free-form JSON object for the operator (customer id, ticket, …); bounded in size. */
+  metadata: Record<string, unknown> | null
+  /** Last time a request authenticated with this key (batched, so up to a flush interval late). */
+  lastUsedAt: number | null
+}
+
+export interface CreateKeyRequest {
+  plan: string
+  name: string
+  /** Enterprise only, and required there. */
+  perMinute?: number
+  perDay?: number
+  /** Must be in the future. */
+  expiresAt?: number | null
+  metadata?: Record<string, unknown> | null
+}
+
+/** Only the fields present change; `null` clears expiresAt or metadata. */
+export interface UpdateKeyRequest {
+  name?: string
+  plan?: string
+  perMinute?: number
+  perDay?: number
+  expiresAt?: number | null
+  metadata?: Record<string, unknown> | null
+}
+
+export interface ListKeysQuery {
+  plan?: PlanName
+  state?: KeyState
+  /** Case-insensitive substring of the name. */
+  name?: string
+  /** 1 to 100. */
+  limit: number
+  /** Key id cursor: keys are listed in ascending id order after it. */
+  after?: string
+}
+
+export interface KeyPage {
+  keys: KeyView[]
+  /** Pass as `after` for the next page; null on the last page. */
+  nextAfter: string | null
+}
+
+export interface WindowUsage {
+  limit: number
+  used: number
+  remaining: number
+  /** Unix seconds at which the window resets. */
+  resetAt: number
+}
+
+/** The same numbers the rate-limit headers show, without counting a request. */
+export interface KeyUsage {
+  keyId: string
+  quotaId: string
+  minute: WindowUsage
+  day: WindowUsage
+  ban: { active: boolean; /** Unix seconds, or null when not banned. */ until: number | null; level: number }
+  lastUsedAt: number | null
+}
+
+/** Who made a change, for the audit log: an admin token (by id) or the CLI (by OS user). */
+export interface Actor {
+  type: 'admin_token' | 'cli'
+  id: string
+}
+
+export const AUDIT_ACTIONS = ['key.create', 'key.update', 'key.rotate', 'key.revoke', 'admin_token.create', 'admin_token.revoke'] as const
+export type AuditAction = (typeof AUDIT_ACTIONS)[number]
+
+/** One audit log entry. `details` never holds a secret (no key, no hash, no token). */
+export interface AuditEntry {
+  seq: number
+  at: number
+  actor: Actor
+  action: AuditAction
+  keyId: string | null
+  details: Record<string, unknown>
+  /** The X-Request-Id of the admin call, or null from the CLI. */
+  requestId: string | null
+}
+
+export interface AuditQuery {
+  limit: number
+  /** seq cursor: entries after it, oldest first. */
+  after?: number
+  keyId?: string
+}
+
+export interface AuditPage {
+  entries: AuditEntry[]
+  nextAfter: number | null
+}
+
+/** Context of a mutating call. */
+export interface ChangeContext {
+  actor: Actor
+  requestId?: string | null
+}
+
+export interface KeyAdministration {
+  createKey(input: CreateKeyRequest, ctx: ChangeContext): Promise<{ key: string; view: KeyView }>
+  listKeys(query: ListKeysQuery): Promise<KeyPage>
+  /** Throws KeyNotFoundError. */
+  getKey(id: string): Promise<KeyView>
+  updateKey(id: string, patch: UpdateKeyRequest, ctx: ChangeContext): Promise<KeyView>
+  /**
+   * Issues a successor with the same plan, limits, name, metadata and quota; the old key keeps
+   * working for `graceSeconds` (0 = revoked at once, at most 7 days), then answers 401 key_expired.
+   */
+  rotateKey(id: string, options: { graceSeconds: number }, ctx: ChangeContext): Promise<{ key: string; view: KeyView; previous: KeyView }>
+  /** Idempotent: revoking a revoked key returns it with alreadyRevoked true and the first time kept. */
+  revokeKey(id: string, ctx: ChangeContext): Promise<{ view: KeyView; alreadyRevoked: boolean }>
+  keyUsage(id: string): Promise<KeyUsage>
+  listAudit(query: AuditQuery): Promise<AuditPage>
+}
+
+/** Bad input: `field` names it (`plan`, `perMinute`, `expiresAt`, `graceSeconds`, `metadata`, …); the message starts with it. */
+export class KeyInputError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'KeyInputError'
+  }
+}
+
+export class KeyNotFoundError extends Error {
+  constructor(readonly id: string) {
+    super(`No key with id ${id}`)
+    this.name = 'KeyNotFoundError'
+  }
+}
+
+export const MAX_GRACE_SECONDS = 7 * 24 * 3600
+export const MAX_METADATA_BYTES = 4096
