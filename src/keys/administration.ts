@@ -90,7 +90,7 @@ export interface KeyUsage {
   quotaId: string
   minute: WindowUsage
   day: WindowUsage
-  ban: { active: boolean; /** Unix seconds, or null when not banned. */ until: number | null; level: number }
+  ban: { active: boolean /** Unix seconds, or null when not banned. */; until: number | null; level: number }
   lastUsedAt: number | null
 }
 
