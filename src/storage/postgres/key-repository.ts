@@ -11,13 +11,11 @@ const INSERT = `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${KEY_COLUMNS.spli
 
 const INSERT_AUDIT = `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`
 
-/** WHERE clause of each key state; `now` is bound as the parameter numbered `n`. */
-const stateSql = (state: 'active' | 'expired' | 'revoked', n: number): string =>
-  ({
-    active: `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $${n})`,
-    expired: `revoked_at IS NULL AND expires_at IS NOT NULL AND expires_at <= $${n}`,
-    revoked: 'revoked_at IS NOT NULL',
-  })[state]
+/** WHERE clause of a time-dependent key state; `now` is bound as the parameter numbered `n`. */
+const stateSql = (state: 'active' | 'expired', n: number): string =>
+  state === 'active'
+    ? `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $${n})`
+    : `revoked_at IS NULL AND expires_at IS NOT NULL AND expires_at <= $${n}`
 
 const metadataParam = (m: Record<string, unknown> | null) => (m === null ? null : JSON.stringify(m))
 
@@ -73,7 +71,8 @@ export class PostgresKeyRepository implements KeyRepository {
       values.push(plan)
       where.push(`plan = $${values.length}`)
     }
-    if (state !== undefined) {
+    if (state === 'revoked') where.push('revoked_at IS NOT NULL')
+    else if (state !== undefined) {
       values.push(now)
       where.push(stateSql(state, values.length))
     }
