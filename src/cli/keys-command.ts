@@ -5,6 +5,8 @@ import type { Config } from '../config.js'
 import { type ChangeContext, KEY_STATES, KeyInputError, type KeyState, type KeyUsage, type KeyView } from '../keys/administration.js'
 import { KeyService } from '../keys/key-service.js'
 import type { PlanName } from '../keys/plans.js'
+import { LimiterUnavailableError } from '../limits/limiter.js'
+import { redactUrl } from '../startup-error.js'
 import { openStorage } from '../storage/index.js'
 import { openUsageSource } from './key-usage-source.js'
 
@@ -266,7 +268,11 @@ export async function keysCommand(config: Config, args: string[]): Promise<void>
         throw new CommandError(
           "keys usage: without REDIS_URL the counters live only in each server's memory and no LIMITER_STATE_FILE holds them; ask the admin API (GET /admin/v1/keys/KEY_ID/usage)",
         )
-      const u = await service.keyUsage(id)
+      const u = await service.keyUsage(id).catch((error: unknown) => {
+        if (error instanceof LimiterUnavailableError)
+          throw new CommandError(`keys usage: Redis is unreachable at ${redactUrl(config.redisUrl ?? '')}; no counters to show`)
+        throw error
+      })
       const asOf = usage.kind === 'redis' ? null : usage.snapshotAt === null ? 'no snapshot yet' : new Date(usage.snapshotAt).toISOString()
       const note =
         usage.kind === 'redis'
