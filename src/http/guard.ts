@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
+import { limiterIdentity } from '../keys/key-service.js'
 import type { LastUsedRecorder } from '../keys/last-used.js'
 import { ANONYMOUS_QUOTA } from '../keys/plans.js'
 import type { LimitDecision, RateLimiter } from '../limits/limiter.js'
@@ -106,7 +107,7 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed }: GuardOp
         problem = 'expired'
       } else lastUsed.touch(key.id, now)
     }
-    const identity = key !== undefined ? 'k:' + key.quotaId : addressIdentity(request.ip)
+    const identity = key !== undefined ? limiterIdentity(key) : addressIdentity(request.ip)
     const quota = key ?? ANONYMOUS_QUOTA
     if (limiter.consumeSync !== undefined) {
       done(conclude(request, reply, key, problem, limiter.consumeSync(identity, quota), expiredAt))
