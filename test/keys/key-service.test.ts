@@ -301,6 +301,20 @@ for (const engine of STORE_ENGINES) {
       await assert.rejects(h.service.keyUsage('key_nope'), KeyNotFoundError)
     })
 
+    test('concurrent updates of one key lose nothing: each applies on the state the other left', async (t) => {
+      const h = await harness(t, engine.open)
+      if (!h) return
+      const { view } = await h.service.createKey({ plan: 'free', name: 'a' }, CLI)
+      await Promise.all([
+        h.service.updateKey(view.id, { name: 'renamed' }, CLI),
+        h.service.updateKey(view.id, { metadata: { m: 1 } }, CLI),
+        h.service.updateKey(view.id, { plan: 'pro' }, CLI),
+      ])
+      const after = await h.service.getKey(view.id)
+      assert.deepEqual([after.name, after.metadata, after.plan, after.perMinute], ['renamed', { m: 1 }, 'pro', 300])
+      assert.equal((await h.service.listAudit({ limit: 100, keyId: view.id })).entries.length, 4)
+    })
+
     test('recordLastUsed writes a whole batch at once; the audit log pages by seq', async (t) => {
       const h = await harness(t, engine.open)
       if (!h) return

@@ -68,6 +68,9 @@ test('keys show, update, rotate, list filters: --json, and bad input exits 2 nam
     assert.doesNotMatch(r.stderr, /\n\s+at .*:\d+:\d+/, 'no stack trace')
   }
   assert.deepEqual(await cliJson(['keys', 'show', id], db), { ...renamed, lastUsedAt: null }, 'nothing changed by bad input')
+  const nowhere = await runCli(['keys', 'usage', id], { db: ':memory:' })
+  assert.equal(nowhere.code, 2, 'no Redis, no state file: no counters to read')
+  assert.match(nowhere.stderr, /without REDIS_URL the counters live only in each server's memory/)
   const unknown = await runCli(['keys', 'show', 'key_nope'], { db })
   assert.equal(unknown.code, 2)
   assert.match(unknown.stderr, /^animal-store: no key with id key_nope/)
