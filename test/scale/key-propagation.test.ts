@@ -7,16 +7,18 @@
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { test } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import { useScratchDatabase } from '../helpers/cluster.js'
 import { bearer, REVOCATION_DEADLINE_MS, request, runCli, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
 import { REDIS_URL, requireService } from '../helpers/services.js'
 
 type Json = Record<string, any>
 
+/** The CLI with the servers' REDIS_URL (if any): `keys usage` then reads the live counters there. */
+let cliEnv: Record<string, string> = {}
+
 async function cliJson(args: string[], db: string): Promise<{ out: Json; exitedAt: number; ms: number }> {
-  // With REDIS_URL, as the servers: `keys usage` reads the live counters there.
-  const r = await runCli([...args, '--json'], { db, env: { REDIS_URL } })
+  const r = await runCli([...args, '--json'], { db, env: cliEnv })
   const exitedAt = performance.now() // the change is committed before the CLI exits
   assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`)
   return { out: JSON.parse(r.stdout), exitedAt, ms: r.ms }
@@ -46,24 +48,49 @@ async function reachEvery(
   )
 }
 
+let label = ''
 const report = (what: string, times: number[], cliMs: number, after = 'the CLI exited') =>
   process.stdout.write(
-    `${what} reached 3 instances: ${times.map((ms) => `${Math.max(0, ms).toFixed(0)} ms`).join(', ')} after ${after} ` +
+    `[${label}] ${what} reached 3 instances: ${times.map((ms) => `${Math.max(0, ms).toFixed(0)} ms`).join(', ')} after ${after} ` +
       `(slowest ${Math.max(0, ...times).toFixed(0)} ms; the CLI ran ${cliMs.toFixed(0)} ms)\n`,
   )
 
-test('key updates, rotations, revocations and expiries made with the CLI reach all three instances', { timeout: 120_000 }, async (t) => {
+interface Setup {
+  name: string
+  db: string
+  dir: string
+  /** Extra server environment. */
+  env: Record<string, string>
+  redis: boolean
+}
+
+test('PostgreSQL + Redis (NOTIFY and polling): key changes made with the CLI reach all three instances', {
+  timeout: 120_000,
+}, async (t) => {
   if (!(await requireService(t, 'PostgreSQL'))) return
   if (!(await requireService(t, 'Redis'))) return
   const dir = await useTempDir(t, 'animal-store-keys-')
-  const db = await useScratchDatabase(t, 'as_keys_')
+  await scenario(t, { name: 'PostgreSQL+Redis', dir, db: await useScratchDatabase(t, 'as_keys_'), env: { REDIS_URL }, redis: true })
+})
+
+test('SQLite + memory (polling only): key changes made with the CLI reach all three instances', { timeout: 120_000 }, async (t) => {
+  const dir = await useTempDir(t, 'animal-store-keys-')
+  // One SQLite file shared by three processes; each has its own in-memory limiter (no state file:
+  // one file per process), so only the key changes are shared, through the polled change log.
+  await scenario(t, { name: 'SQLite+memory', dir, db: join(dir, 'store.db'), env: { LIMITER_STATE_FILE: 'off' }, redis: false })
+})
+
+async function scenario(t: TestContext, setup: Setup): Promise<void> {
+  const { dir, db } = setup
+  label = setup.name
+  cliEnv = setup.redis ? { REDIS_URL } : {}
   const servers = await Promise.all(
     ['a', 'b', 'c'].map((name) =>
       startServer(t, {
         dir,
         db,
         logFile: join(dir, `server-${name}.log`),
-        env: { REDIS_URL, BOOTSTRAP_KEY: 'false', LAST_USED_FLUSH_MS: '200' },
+        env: { ...setup.env, BOOTSTRAP_KEY: 'false', LAST_USED_FLUSH_MS: '200' },
       }),
     ),
   )
@@ -95,13 +122,15 @@ test('key updates, rotations, revocations and expiries made with the CLI reach a
     assert.equal(last.status, 200)
     assert.equal(last.headers.get('x-ratelimit-limit'), '5000', 'the successor keeps the limits')
   }
-  // One quota across instances (Redis) and across the two keys: usage equals the last headers.
-  const usage = (await cliJson(['keys', 'usage', successor.id], db)).out
-  assert.deepEqual(
-    [usage.source, usage.quotaId, usage.minute.remaining],
-    ['redis', created.id, Number(last.headers.get('x-ratelimit-remaining'))],
-  )
-  assert.ok(usage.minute.used > 4, `the old key's requests count in the successor's quota (${usage.minute.used} used)`)
+  if (setup.redis) {
+    // One quota across instances (Redis) and across the two keys: usage equals the last headers.
+    const usage = (await cliJson(['keys', 'usage', successor.id], db)).out
+    assert.deepEqual(
+      [usage.source, usage.quotaId, usage.minute.remaining],
+      ['redis', created.id, Number(last.headers.get('x-ratelimit-remaining'))],
+    )
+    assert.ok(usage.minute.used > 4, `the old key's requests count in the successor's quota (${usage.minute.used} used)`)
+  }
   await sleep(400) // two LAST_USED_FLUSH_MS
   assert.equal(typeof (await cliJson(['keys', 'show', successor.id], db)).out.lastUsedAt, 'string', 'last use flushed by the servers')
 
@@ -128,4 +157,4 @@ test('key updates, rotations, revocations and expiries made with the CLI reach a
     assert.equal((res.body as Json).message, `This API key expired at ${new Date(expiresAt).toISOString()}`)
   }
   for (const s of servers) await s.stop()
-})
+}
