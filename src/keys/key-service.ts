@@ -9,6 +9,7 @@ import {
   type AuditRepository,
   type ChangeContext,
   type CreateKeyRequest,
+  KEY_STATES,
   type KeyAdministration,
   KeyInputError,
   KeyNotFoundError,
@@ -112,6 +113,8 @@ export class KeyService implements KeyAdministration {
     const limit = query.limit
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
     if (query.plan !== undefined) checkPlan(query.plan)
+    if (query.state !== undefined && !KEY_STATES.includes(query.state))
+      throw new KeyInputError('state', `state must be one of ${KEY_STATES.join(', ')} (got ${JSON.stringify(query.state)})`)
     const now = this.clock.now()
     const rows = await this.keys.pageKeys({ ...query, limit: limit + 1, now })
     const page = rows.slice(0, limit)

@@ -163,6 +163,8 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual((await h.service.listKeys({ limit: 100, plan: 'free', state: 'active' })).keys.length, 3)
       await rejectsField(h.service.listKeys({ limit: 0 }), 'limit')
       await rejectsField(h.service.listKeys({ limit: 101 }), 'limit')
+      await rejectsField(h.service.listKeys({ limit: 10, state: 'sleeping' as never }), 'state')
+      await rejectsField(h.service.listKeys({ limit: 10, plan: 'gold' as never }), 'plan')
     })
 
     test('update: fields, plan rules, a change-log entry and an audit entry; revoked keys refuse', async (t) => {
