@@ -19,6 +19,8 @@ import { RouteTable, settingsOf } from './http/route-settings.js'
 import { refuseWhileClosing } from './http/shutdown.js'
 import { strictSchemaController } from './http/validation.js'
 import { KeyResolver } from './keys/key-resolver.js'
+import { KeyService } from './keys/key-service.js'
+import { LastUsedRecorder } from './keys/last-used.js'
 import type { RateLimiter } from './limits/limiter.js'
 import { Metrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
@@ -63,7 +65,20 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const keys = new KeyResolver(storage.keys, {
     env: config.env,
     refreshMs: config.keyRefreshMs,
-    onError: (error) => app.log.warn({ err: error }, 'key revocation poll failed'),
+    onError: (error) => app.log.warn({ err: error }, 'key change poll failed'),
+  })
+  const lastUsed = new LastUsedRecorder(storage.keys, {
+    flushMs: config.lastUsedFlushMs,
+    onError: (error) => app.log.warn({ err: error }, 'writing last-used times failed; kept for the next flush'),
+  })
+  // The one key service of this process: the admin API calls it (the CLI builds its own).
+  const keyService = new KeyService({
+    keys: storage.keys,
+    audit: storage.audit,
+    limiter,
+    env: config.env,
+    clock,
+    pendingLastUse: (id) => lastUsed.pendingFor(id),
   })
   const admission: Step[] = []
 
@@ -102,14 +117,23 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // An unknown Expect value is ignored (RFC 9110 allows it) rather than Node's empty 417.
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res))
 
-  app.addHook('onReady', () => keys.start())
-  app.addHook('onClose', async () => keys.stop())
+  app.addHook('onReady', async () => {
+    await keys.start()
+    lastUsed.start()
+  })
+  app.addHook('onClose', async () => {
+    await keys.stop()
+    // Before the caller closes storage: the last batch of last-used times is written.
+    await lastUsed.stop()
+  })
   app.decorate('keyResolver', keys)
+  app.decorate('lastUsed', lastUsed)
+  app.decorate('keyService', keyService)
   app.decorate('metrics', metrics)
 
   if (config.corsOrigins !== undefined) await registerCors(app, config.corsOrigins)
   const deprecation = registerDeprecation(app, clock, linkBase)
-  admission.push(commonHeaders, refuseWhileClosing(app), deprecation.announce, createGuard({ keys, limiter, metrics }))
+  admission.push(commonHeaders, refuseWhileClosing(app), deprecation.announce, createGuard({ keys, limiter, metrics, clock, lastUsed }))
   const routing: Step[] = [requireHost, answerUnrouted(routes), deprecation.enforceSunset]
   const steps = [...admission, ...routing]
   app.addHook('onRequest', (request, reply, done) => runSteps(steps, request, reply, done))
@@ -139,6 +163,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 declare module 'fastify' {
   interface FastifyInstance {
     keyResolver: KeyResolver
+    lastUsed: LastUsedRecorder
+    keyService: KeyService
     metrics: Metrics
   }
 }

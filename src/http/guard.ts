@@ -1,6 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Clock } from '../clock.js'
 import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
+import { limiterIdentity } from '../keys/key-service.js'
+import type { LastUsedRecorder } from '../keys/last-used.js'
 import { ANONYMOUS_QUOTA } from '../keys/plans.js'
 import type { LimitDecision, RateLimiter } from '../limits/limiter.js'
 import type { Metrics } from '../ops/metrics.js'
@@ -21,11 +24,14 @@ export interface GuardOptions {
   keys: KeyResolver
   limiter: RateLimiter
   metrics: Metrics
+  /** Expiry is checked against it on every request. */
+  clock: Clock
+  lastUsed: Pick<LastUsedRecorder, 'touch'>
 }
 
-type Problem = 'missing' | 'malformed' | 'invalid'
+type Problem = 'missing' | 'malformed' | 'invalid' | 'expired'
 
-const UNAUTHORIZED: Record<Problem, string> = {
+const UNAUTHORIZED: Record<Exclude<Problem, 'expired'>, string> = {
   missing: 'Missing API key: send Authorization: Bearer <API key>',
   malformed: 'Malformed Authorization header: expected Bearer <API key>',
   invalid: 'Invalid or revoked API key',
@@ -34,15 +40,18 @@ const UNAUTHORIZED: Record<Problem, string> = {
 /**
  * Authentication, then rate limiting, as one request step, so both run before the body is read or
  * validated: a keyless bad request is 401, and a flood is refused before it costs a parse.
- * A valid key is limited by its plan; anything else (no key, a malformed, unknown or revoked key)
- * is limited per client address at the Free plan's rates, which also throttles key guessing.
+ * A valid key is limited by its plan, under its quota (`k:<quotaId>`, shared along its rotation
+ * chain); anything else (no key, a malformed, unknown, revoked or expired key) is limited per
+ * client address at the Free plan's rates, which also throttles key guessing. An expired key
+ * (also a rotated one past its grace period) is 401 key_expired, checked against the clock on
+ * every request, so expiry needs no cache invalidation.
  * Routes with `public: true` skip both. Every route needs a key; a request no route serves is
  * limited but not refused for want of a key (it gets its 404/405).
  *
  * A cached key and the in-memory limiter decide without a promise (this runs on every request);
  * storage lookups and Redis go async.
  */
-export function createGuard({ keys, limiter, metrics }: GuardOptions): Step {
+export function createGuard({ keys, limiter, metrics, clock, lastUsed }: GuardOptions): Step {
   /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
   const conclude = (
     request: FastifyRequest,
@@ -50,6 +59,7 @@ export function createGuard({ keys, limiter, metrics }: GuardOptions): Step {
     key: ApiKeyRecord | undefined,
     problem: Problem | undefined,
     decision: LimitDecision,
+    expiredAt: number | undefined,
   ): ApiError | undefined => {
     setRateLimitHeaders(reply, decision)
     if (!decision.allowed) {
@@ -70,20 +80,41 @@ export function createGuard({ keys, limiter, metrics }: GuardOptions): Step {
       return undefined
     }
     if (settingsOf(request).url === undefined) return undefined
+    if (problem === 'expired')
+      return new ApiError('key_expired', `This API key expired at ${new Date(expiredAt!).toISOString()}`, {
+        'www-authenticate': bearerChallenge('invalid_token'),
+      })
     return new ApiError('unauthorized', UNAUTHORIZED[problem!], {
       'www-authenticate': bearerChallenge(problem === 'missing' ? 'invalid_request' : 'invalid_token'),
     })
   }
 
-  const limit = (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, problem: Problem | undefined, done: Done) => {
-    const identity = key !== undefined ? 'k:' + key.id : addressIdentity(request.ip)
+  const limit = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    found: ApiKeyRecord | undefined,
+    invalid: Problem | undefined,
+    done: Done,
+  ) => {
+    let key = found
+    let problem = invalid
+    let expiredAt: number | undefined
+    if (key !== undefined) {
+      const now = clock.now()
+      if (key.expiresAt !== null && key.expiresAt <= now) {
+        expiredAt = key.expiresAt
+        key = undefined
+        problem = 'expired'
+      } else lastUsed.touch(key.id, now)
+    }
+    const identity = key !== undefined ? limiterIdentity(key) : addressIdentity(request.ip)
     const quota = key ?? ANONYMOUS_QUOTA
     if (limiter.consumeSync !== undefined) {
-      done(conclude(request, reply, key, problem, limiter.consumeSync(identity, quota)))
+      done(conclude(request, reply, key, problem, limiter.consumeSync(identity, quota), expiredAt))
       return
     }
     limiter.consume(identity, quota).then(
-      (decision) => done(conclude(request, reply, key, problem, decision)),
+      (decision) => done(conclude(request, reply, key, problem, decision, expiredAt)),
       (error: Error) => done(error),
     )
   }
