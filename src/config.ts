@@ -18,6 +18,12 @@ export interface Config {
   productionBaseUrl: string
   stagingBaseUrl: string
   databaseUrl: string
+  /**
+   * Where the revocation LISTEN connection goes (PostgreSQL only): undefined = DATABASE_URL;
+   * 'off' = no LISTEN, revocations arrive by polling alone (KEY_REFRESH_MS). Behind PgBouncer in
+   * transaction mode LISTEN needs a direct connection to PostgreSQL (or 'off').
+   */
+  databaseListenUrl: string | 'off' | undefined
   /** process: a 201 survives a crash of the process (WAL, synchronous=NORMAL); power: fsync per commit. */
   durability: Durability
   redisUrl: string | undefined
@@ -154,6 +160,16 @@ function databaseUrl(env: Env): string {
   )
 }
 
+function databaseListenUrl(env: Env, databaseUrl: string): Config['databaseListenUrl'] {
+  const raw = env.DATABASE_LISTEN_URL
+  if (raw === undefined || raw === '') return undefined
+  if (!isPostgresUrl(databaseUrl)) {
+    throw new ConfigError('DATABASE_LISTEN_URL applies to PostgreSQL only: DATABASE_URL is not a postgres:// URL (unset it)')
+  }
+  if (raw === 'off' || isPostgresUrl(raw)) return raw
+  throw new ConfigError(`DATABASE_LISTEN_URL must be a postgres:// URL or off (got scheme ${JSON.stringify(raw.split(':')[0])})`)
+}
+
 /**
  * The in-memory limiter's state file: LIMITER_STATE_FILE (`off` disables it), by default beside a
  * SQLite database file. Nowhere by default on PostgreSQL or an in-memory SQLite database: there is
@@ -188,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.animal-store.example', ['http:', 'https:']),
     stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging.api.animal-store.example', ['http:', 'https:']),
     databaseUrl: database,
+    databaseListenUrl: databaseListenUrl(env, database),
     durability: oneOf(env, 'DURABILITY', ['process', 'power'] as const, 'process'),
     redisUrl,
     redisFailurePolicy: oneOf(env, 'REDIS_FAILURE_POLICY', ['open', 'closed'] as const, 'open'),

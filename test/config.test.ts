@@ -47,6 +47,21 @@ test('accepted forms of DATABASE_URL and TRUST_PROXY', () => {
   assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl, 'https://api.example.com')
 })
 
+test('DATABASE_LISTEN_URL: DATABASE_URL by default, a direct postgres:// URL, or off; PostgreSQL only', () => {
+  const pg = 'postgres://u@pgbouncer:6432/db'
+  assert.equal(loadConfig({ DATABASE_URL: pg }).databaseListenUrl, undefined)
+  assert.equal(
+    loadConfig({ DATABASE_URL: pg, DATABASE_LISTEN_URL: 'postgres://u@primary:5432/db' }).databaseListenUrl,
+    'postgres://u@primary:5432/db',
+  )
+  assert.equal(loadConfig({ DATABASE_URL: pg, DATABASE_LISTEN_URL: 'off' }).databaseListenUrl, 'off')
+  assert.throws(
+    () => loadConfig({ DATABASE_URL: pg, DATABASE_LISTEN_URL: 'redis://x' }),
+    /DATABASE_LISTEN_URL must be a postgres:\/\/ URL or off/,
+  )
+  assert.throws(() => loadConfig({ DATABASE_LISTEN_URL: 'postgres://u@h/db' }), /DATABASE_LISTEN_URL applies to PostgreSQL only/)
+})
+
 test('the limiter state file: beside a SQLite file by default, nowhere without one, off on request', () => {
   assert.equal(loadConfig({}).limiterStateFile, 'data/animal-store.db.limits.json')
   assert.equal(loadConfig({ DATABASE_URL: 'sqlite:///srv/as/x.db' }).limiterStateFile, '/srv/as/x.db.limits.json')

@@ -12,8 +12,13 @@ const insertValues = (k: ApiKeyRecord) => [k.id, k.name, k.plan, k.perMinute, k.
 export class PostgresKeyRepository implements KeyRepository {
   constructor(
     private readonly db: Db,
-    private readonly watcher: RevocationWatcher,
-  ) {}
+    /** None when LISTEN is off: then watchRevocations is absent and polling alone sees revocations. */
+    watcher: RevocationWatcher | undefined,
+  ) {
+    if (watcher !== undefined) this.watchRevocations = (listener) => watcher.subscribe(listener)
+  }
+
+  readonly watchRevocations?: (listener: (hash: string) => void) => Promise<() => Promise<void>>
 
   async insertKey(record: ApiKeyRecord): Promise<void> {
     await this.db.query(INSERT, insertValues(record))
@@ -69,9 +74,5 @@ export class PostgresKeyRepository implements KeyRepository {
       [cursor],
     )
     return { cursor: rows.length ? rows[rows.length - 1]!.seq : cursor, hashes: rows.map((r) => r.key_hash) }
-  }
-
-  watchRevocations(listener: (hash: string) => void): Promise<() => Promise<void>> {
-    return this.watcher.subscribe(listener)
   }
 }
