@@ -53,6 +53,11 @@ export interface Config {
   keepAliveTimeoutMs: number
   maxHeaderBytes: number
   maxConnections: number
+  /**
+   * On SIGTERM/SIGINT, how long /readyz answers 503 while every request is still served, before
+   * the listener closes: the time a load balancer's health checks need to take the instance out.
+   */
+  shutdownDrainMs: number
 }
 
 export class ConfigError extends Error {
@@ -224,6 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     maxHeaderBytes: int(env, 'MAX_HEADER_BYTES', 8_192, 1_024, 65_536),
     maxConnections: int(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 0, 0, 300_000),
   }
   if (config.banMaxSeconds < config.banBaseSeconds) {
     throw new ConfigError('BAN_MAX_SECONDS must be at least BAN_BASE_SECONDS')

@@ -12,6 +12,7 @@ test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', 
   assert.equal(c.durability, 'process')
   assert.equal(c.publicBaseUrl, undefined) // links are relative unless PUBLIC_BASE_URL is set
   assert.equal(c.trustProxy, false)
+  assert.equal(c.shutdownDrainMs, 0) // no drain unless a load balancer needs one
 })
 
 test('a bad value stops start-up with a message naming the variable', () => {
@@ -28,6 +29,7 @@ test('a bad value stops start-up with a message naming the variable', () => {
     [{ BOOTSTRAP_KEY: 'perhaps' }, /^BOOTSTRAP_KEY must be true or false/],
     [{ REDIS_FAILURE_POLICY: 'maybe' }, /^REDIS_FAILURE_POLICY/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL/],
+    [{ SHUTDOWN_DRAIN_MS: '5s' }, /^SHUTDOWN_DRAIN_MS must be an integer from 0 to 300000/],
   ]
   for (const [env, message] of cases) {
     assert.throws(

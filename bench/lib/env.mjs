@@ -29,6 +29,7 @@ export const CONFIG_VARS = [
   'KEEP_ALIVE_TIMEOUT_MS',
   'MAX_HEADER_BYTES',
   'MAX_CONNECTIONS',
+  'SHUTDOWN_DRAIN_MS',
 ]
 
 /**

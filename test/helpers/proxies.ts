@@ -120,6 +120,8 @@ export interface HaproxyServerState {
   name: string
   /** `show stat`'s status: UP, DOWN, UP 1/2 (going down), DOWN 1/2 (coming up), MAINT... */
   status: string
+  /** Requests (sessions) it has been sent so far. */
+  sessions: number
 }
 
 export interface ThrowawayHaproxy extends ThrowawayServer {
@@ -193,6 +195,7 @@ export async function startThrowawayHaproxy(t: TestContext, servers: [string, st
         .map((row) => ({
           name: col(row, 'svname'),
           status: col(row, 'status'),
+          sessions: Number(col(row, 'stot')),
         }))
     },
   })
