@@ -6,6 +6,17 @@ export type Environment = 'production' | 'staging'
 export type Durability = 'process' | 'power'
 export type RedisFailurePolicy = 'open' | 'closed'
 
+export interface RedisNode {
+  host: string
+  port: number
+}
+
+/** What REDIS_URL names: one server, a Redis Cluster (its seed nodes) or a master found through Sentinels. */
+export type RedisTarget =
+  | { mode: 'single'; url: string }
+  | { mode: 'cluster'; nodes: RedisNode[]; tls: boolean; username?: string; password?: string }
+  | { mode: 'sentinel'; sentinels: RedisNode[]; masterName: string; tls: boolean; username?: string; password?: string }
+
 export interface Config {
   env: Environment
   host: string
@@ -107,6 +118,62 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
   return raw.replace(/\/+$/, '')
 }
 
+const MULTI_NODE_URL = /^(rediss?)\+(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?:\/([^?#]*))?$/
+const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/
+
+/**
+ * REDIS_URL -> what to connect to: `redis://` or `rediss://` (one server), or
+ * `redis+cluster://[user:password@]host:port,host:port,…` (a Redis Cluster, its seed nodes) or
+ * `redis+sentinel://[user:password@]host:port,…/master-name` (Sentinels, and the name of the master
+ * they watch); `rediss+…` for TLS. The user and password are the Redis servers' (not the Sentinels').
+ */
+export function redisTarget(raw: string): RedisTarget {
+  const multi = MULTI_NODE_URL.exec(raw)
+  if (multi === null) {
+    try {
+      return { mode: 'single', url: url({ REDIS_URL: raw }, 'REDIS_URL', '', ['redis:', 'rediss:']) }
+    } catch (error) {
+      throw new ConfigError(
+        `${(error as Error).message}; a cluster is redis+cluster://host:port,host:port,…, Sentinels redis+sentinel://host:port,…/master-name`,
+      )
+    }
+  }
+  const [, scheme, mode, userinfo, hostList, path] = multi as unknown as [
+    string,
+    string,
+    'cluster' | 'sentinel',
+    string | undefined,
+    string,
+    string | undefined,
+  ]
+  const shape = mode === 'cluster' ? 'redis+cluster://host:port,host:port,…' : 'redis+sentinel://host:port,host:port,…/master-name'
+  const nodes = hostList.split(',').map((entry) => {
+    const hostPort = HOST_PORT.exec(entry.trim())
+    const port = Number(hostPort?.[2])
+    if (hostPort === null || port < 1 || port > 65535) {
+      throw new ConfigError(`REDIS_URL must be ${shape}: ${JSON.stringify(entry)} is not host:port`)
+    }
+    return { host: hostPort[1]!.replace(/^\[|\]$/g, ''), port }
+  })
+  const colon = userinfo?.indexOf(':') ?? -1
+  const credentials: { username?: string; password?: string } = {}
+  if (userinfo !== undefined && userinfo !== '') {
+    const username = decodeURIComponent(colon < 0 ? userinfo : userinfo.slice(0, colon))
+    if (username !== '') credentials.username = username
+    if (colon >= 0) credentials.password = decodeURIComponent(userinfo.slice(colon + 1))
+  }
+  const tls = scheme === 'rediss'
+  if (mode === 'cluster') {
+    if (path !== undefined && path !== '')
+      throw new ConfigError(`REDIS_URL must be ${shape}: a cluster URL has no path (no database number)`)
+    return { mode, nodes, tls, ...credentials }
+  }
+  if (path === undefined || !/^[A-Za-z0-9._-]+$/.test(path)) {
+    throw new ConfigError(`REDIS_URL must be ${shape}: name the master the Sentinels watch (e.g. /mymaster)`)
+  }
+  return { mode, sentinels: nodes, masterName: path, tls, ...credentials }
+}
+
 function trustProxy(env: Env): Config['trustProxy'] {
   const raw = env.TRUST_PROXY
   if (raw === undefined || raw === '' || raw === 'false') return false
@@ -199,7 +266,9 @@ function limiterStateFile(env: Env, databaseUrl: string, redisUrl: string | unde
 
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 8080, 0, 65535)
-  const redisUrl = env.REDIS_URL ? url(env, 'REDIS_URL', '', ['redis:', 'rediss:']) : undefined
+  // Validated here; the limiter parses it again with the same function to connect.
+  const redisUrl = env.REDIS_URL ? env.REDIS_URL.replace(/\/+$/, '') : undefined
+  if (redisUrl !== undefined) redisTarget(redisUrl)
   const database = databaseUrl(env)
   const config: Config = {
     env: oneOf(env, 'ANIMAL_STORE_ENV', ['production', 'staging'] as const, 'production'),

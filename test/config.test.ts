@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { CONFIG_VARS } from '../bench/lib/env.mjs'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, loadConfig, redisTarget } from '../src/config.js'
 
 test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', () => {
   const c = loadConfig({})
@@ -62,6 +62,50 @@ test('DATABASE_LISTEN_URL: DATABASE_URL by default, a direct postgres:// URL, or
     /DATABASE_LISTEN_URL must be a postgres:\/\/ URL or off/,
   )
   assert.throws(() => loadConfig({ DATABASE_LISTEN_URL: 'postgres://u@h/db' }), /DATABASE_LISTEN_URL applies to PostgreSQL only/)
+})
+
+test('REDIS_URL: one server, a Redis Cluster or Sentinels, with a clear message for a bad one', () => {
+  assert.deepEqual(redisTarget('redis://127.0.0.1:6379'), { mode: 'single', url: 'redis://127.0.0.1:6379' })
+  assert.deepEqual(redisTarget('redis+cluster://10.0.0.1:7000,10.0.0.2:7000'), {
+    mode: 'cluster',
+    nodes: [
+      { host: '10.0.0.1', port: 7000 },
+      { host: '10.0.0.2', port: 7000 },
+    ],
+    tls: false,
+  })
+  assert.deepEqual(redisTarget('rediss+cluster://app:p%40ss@[::1]:7000'), {
+    mode: 'cluster',
+    nodes: [{ host: '::1', port: 7000 }],
+    tls: true,
+    username: 'app',
+    password: 'p@ss',
+  })
+  assert.deepEqual(redisTarget('redis+sentinel://:pw@s1:26379,s2:26379/mymaster'), {
+    mode: 'sentinel',
+    sentinels: [
+      { host: 's1', port: 26379 },
+      { host: 's2', port: 26379 },
+    ],
+    masterName: 'mymaster',
+    tls: false,
+    password: 'pw',
+  })
+  assert.equal(loadConfig({ REDIS_URL: 'redis+cluster://h:1,h:2' }).redisUrl, 'redis+cluster://h:1,h:2')
+  const bad: [string, RegExp][] = [
+    ['redis+cluster://h', /REDIS_URL must be redis\+cluster:\/\/host:port,host:port,…: "h" is not host:port/],
+    ['redis+cluster://h:1,h:70000', /"h:70000" is not host:port/],
+    ['redis+cluster://h:1/0', /a cluster URL has no path/],
+    ['redis+sentinel://h:26379', /name the master the Sentinels watch/],
+    ['http://h:1', /REDIS_URL must use redis: or rediss:.*redis\+cluster:\/\/.*redis\+sentinel:\/\//],
+  ]
+  for (const [raw, message] of bad) {
+    assert.throws(
+      () => loadConfig({ REDIS_URL: raw }),
+      (e: unknown) => e instanceof ConfigError && message.test(e.message),
+      raw,
+    )
+  }
 })
 
 test('the limiter state file: beside a SQLite file by default, nowhere without one, off on request', () => {
