@@ -16,7 +16,7 @@ import { runSteps, type Step } from './http/pipeline.js'
 import { requestId } from './http/request-id.js'
 import { answerUnrouted, requireHost, unroutedError } from './http/route-fallback.js'
 import { RouteTable, settingsOf } from './http/route-settings.js'
-import { refuseWhileClosing } from './http/shutdown.js'
+import { type Drain, refuseWhileClosing } from './http/shutdown.js'
 import { strictSchemaController } from './http/validation.js'
 import { KeyResolver } from './keys/key-resolver.js'
 import { KeyService } from './keys/key-service.js'
@@ -34,6 +34,8 @@ export interface AppDependencies {
   limiter: RateLimiter
   clock?: Clock
   metrics?: Metrics
+  /** Set by the server on a stop signal: /readyz answers 503 while it drains. */
+  drain?: Drain
   /** A pino logger or Fastify logger options; off when omitted. */
   logger?: FastifyServerOptions['loggerInstance'] | FastifyServerOptions['logger']
 }
@@ -155,6 +157,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     storage,
     limiter,
     metrics,
+    drain: deps.drain,
     limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
   })
   return app

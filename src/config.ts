@@ -6,6 +6,17 @@ export type Environment = 'production' | 'staging'
 export type Durability = 'process' | 'power'
 export type RedisFailurePolicy = 'open' | 'closed'
 
+export interface RedisNode {
+  host: string
+  port: number
+}
+
+/** What REDIS_URL names: one server, a Redis Cluster (its seed nodes) or a master found through Sentinels. */
+export type RedisTarget =
+  | { mode: 'single'; url: string }
+  | { mode: 'cluster'; nodes: RedisNode[]; tls: boolean; username?: string; password?: string }
+  | { mode: 'sentinel'; sentinels: RedisNode[]; masterName: string; tls: boolean; username?: string; password?: string }
+
 export interface Config {
   env: Environment
   host: string
@@ -18,6 +29,12 @@ export interface Config {
   productionBaseUrl: string
   stagingBaseUrl: string
   databaseUrl: string
+  /**
+   * Where the revocation LISTEN connection goes (PostgreSQL only): undefined = DATABASE_URL;
+   * 'off' = no LISTEN, revocations arrive by polling alone (KEY_REFRESH_MS). Behind PgBouncer in
+   * transaction mode LISTEN needs a direct connection to PostgreSQL (or 'off').
+   */
+  databaseListenUrl: string | 'off' | undefined
   /** process: a 201 survives a crash of the process (WAL, synchronous=NORMAL); power: fsync per commit. */
   durability: Durability
   redisUrl: string | undefined
@@ -49,6 +66,11 @@ export interface Config {
   keepAliveTimeoutMs: number
   maxHeaderBytes: number
   maxConnections: number
+  /**
+   * On SIGTERM/SIGINT, how long /readyz answers 503 while every request is still served, before
+   * the listener closes: the time a load balancer's health checks need to take the instance out.
+   */
+  shutdownDrainMs: number
 }
 
 export class ConfigError extends Error {
@@ -96,6 +118,62 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
     throw new ConfigError(`${name} must use ${protocols.join(' or ')} (got ${JSON.stringify(raw)})`)
   }
   return raw.replace(/\/+$/, '')
+}
+
+const MULTI_NODE_URL = /^(rediss?)\+(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?:\/([^?#]*))?$/
+const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/
+
+/**
+ * REDIS_URL -> what to connect to: `redis://` or `rediss://` (one server), or
+ * `redis+cluster://[user:password@]host:port,host:port,…` (a Redis Cluster, its seed nodes) or
+ * `redis+sentinel://[user:password@]host:port,…/master-name` (Sentinels, and the name of the master
+ * they watch); `rediss+…` for TLS. The user and password are the Redis servers' (not the Sentinels').
+ */
+export function redisTarget(raw: string): RedisTarget {
+  const multi = MULTI_NODE_URL.exec(raw)
+  if (multi === null) {
+    try {
+      return { mode: 'single', url: url({ REDIS_URL: raw }, 'REDIS_URL', '', ['redis:', 'rediss:']) }
+    } catch (error) {
+      throw new ConfigError(
+        `${(error as Error).message}; a cluster is redis+cluster://host:port,host:port,…, Sentinels redis+sentinel://host:port,…/master-name`,
+      )
+    }
+  }
+  const [, scheme, mode, userinfo, hostList, path] = multi as unknown as [
+    string,
+    string,
+    'cluster' | 'sentinel',
+    string | undefined,
+    string,
+    string | undefined,
+  ]
+  const shape = mode === 'cluster' ? 'redis+cluster://host:port,host:port,…' : 'redis+sentinel://host:port,host:port,…/master-name'
+  const nodes = hostList.split(',').map((entry) => {
+    const hostPort = HOST_PORT.exec(entry.trim())
+    const port = Number(hostPort?.[2])
+    if (hostPort === null || port < 1 || port > 65535) {
+      throw new ConfigError(`REDIS_URL must be ${shape}: ${JSON.stringify(entry)} is not host:port`)
+    }
+    return { host: hostPort[1]!.replace(/^\[|\]$/g, ''), port }
+  })
+  const colon = userinfo?.indexOf(':') ?? -1
+  const credentials: { username?: string; password?: string } = {}
+  if (userinfo !== undefined && userinfo !== '') {
+    const username = decodeURIComponent(colon < 0 ? userinfo : userinfo.slice(0, colon))
+    if (username !== '') credentials.username = username
+    if (colon >= 0) credentials.password = decodeURIComponent(userinfo.slice(colon + 1))
+  }
+  const tls = scheme === 'rediss'
+  if (mode === 'cluster') {
+    if (path !== undefined && path !== '')
+      throw new ConfigError(`REDIS_URL must be ${shape}: a cluster URL has no path (no database number)`)
+    return { mode, nodes, tls, ...credentials }
+  }
+  if (path === undefined || !/^[A-Za-z0-9._-]+$/.test(path)) {
+    throw new ConfigError(`REDIS_URL must be ${shape}: name the master the Sentinels watch (e.g. /mymaster)`)
+  }
+  return { mode, sentinels: nodes, masterName: path, tls, ...credentials }
 }
 
 function trustProxy(env: Env): Config['trustProxy'] {
@@ -156,6 +234,16 @@ function databaseUrl(env: Env): string {
   )
 }
 
+function databaseListenUrl(env: Env, databaseUrl: string): Config['databaseListenUrl'] {
+  const raw = env.DATABASE_LISTEN_URL
+  if (raw === undefined || raw === '') return undefined
+  if (!isPostgresUrl(databaseUrl)) {
+    throw new ConfigError('DATABASE_LISTEN_URL applies to PostgreSQL only: DATABASE_URL is not a postgres:// URL (unset it)')
+  }
+  if (raw === 'off' || isPostgresUrl(raw)) return raw
+  throw new ConfigError(`DATABASE_LISTEN_URL must be a postgres:// URL or off (got scheme ${JSON.stringify(raw.split(':')[0])})`)
+}
+
 /**
  * The in-memory limiter's state file: LIMITER_STATE_FILE (`off` disables it), by default beside a
  * SQLite database file. Nowhere by default on PostgreSQL or an in-memory SQLite database: there is
@@ -180,7 +268,9 @@ function limiterStateFile(env: Env, databaseUrl: string, redisUrl: string | unde
 
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 8080, 0, 65535)
-  const redisUrl = env.REDIS_URL ? url(env, 'REDIS_URL', '', ['redis:', 'rediss:']) : undefined
+  // Validated here; the limiter parses it again with the same function to connect.
+  const redisUrl = env.REDIS_URL ? env.REDIS_URL.replace(/\/+$/, '') : undefined
+  if (redisUrl !== undefined) redisTarget(redisUrl)
   const database = databaseUrl(env)
   const config: Config = {
     env: oneOf(env, 'ANIMAL_STORE_ENV', ['production', 'staging'] as const, 'production'),
@@ -190,6 +280,7 @@ export function loadConfig(env: Env = process.env): Config {
     productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.animal-store.example', ['http:', 'https:']),
     stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging.api.animal-store.example', ['http:', 'https:']),
     databaseUrl: database,
+    databaseListenUrl: databaseListenUrl(env, database),
     durability: oneOf(env, 'DURABILITY', ['process', 'power'] as const, 'process'),
     redisUrl,
     redisFailurePolicy: oneOf(env, 'REDIS_FAILURE_POLICY', ['open', 'closed'] as const, 'open'),
@@ -210,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     maxHeaderBytes: int(env, 'MAX_HEADER_BYTES', 8_192, 1_024, 65_536),
     maxConnections: int(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 0, 0, 300_000),
   }
   if (config.banMaxSeconds < config.banBaseSeconds) {
     throw new ConfigError('BAN_MAX_SECONDS must be at least BAN_BASE_SECONDS')

@@ -7,6 +7,7 @@ import { buildApp } from './app.js'
 import { firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { systemClock } from './clock.js'
 import { type Config, loadConfig } from './config.js'
+import { Drain } from './http/shutdown.js'
 import { createFirstKey } from './keys/key-service.js'
 import { createLimiter } from './limits/index.js'
 import type { RateLimiter } from './limits/limiter.js'
@@ -51,15 +52,23 @@ export async function startServer(config: Config): Promise<void> {
     if (first) process.stdout.write(firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port)))
 
     phase = 'building the app'
-    const app = await buildApp({ config, storage, limiter, metrics, logger: log })
+    const drain = new Drain()
+    const app = await buildApp({ config, storage, limiter, metrics, logger: log, drain })
     opened.push(app)
     app.server.headersTimeout = config.headersTimeoutMs
     app.server.maxHeadersCount = 100
     app.server.maxConnections = config.maxConnections
 
-    graceful = closeWithGrace({ delay: 10_000, logger: log }, async ({ signal, err }) => {
+    // The drain, then up to 10 s for the requests in flight.
+    graceful = closeWithGrace({ delay: config.shutdownDrainMs + 10_000, logger: log }, async ({ signal, err }) => {
       if (err) log.error({ err }, 'closing after an error')
-      else log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests')
+      else {
+        if (config.shutdownDrainMs > 0) {
+          log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /readyz answers 503, still serving every request')
+          await drain.start(config.shutdownDrainMs)
+        }
+        log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests')
+      }
       await app.close()
       await limiter.close()
       await storage.close()

@@ -26,7 +26,8 @@ export function redactUrl(raw: string): string {
   try {
     url = new URL(raw)
   } catch {
-    return raw
+    // Several hosts (redis+cluster://u:pw@h1:p1,h2:p2) are no WHATWG URL: hide the password by hand.
+    return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*:)[^@/]*@/i, '$1***@')
   }
   if (url.password !== '') url.password = '***'
   for (const name of [...url.searchParams.keys()]) if (/pass/i.test(name)) url.searchParams.set(name, '***')

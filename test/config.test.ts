@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { CONFIG_VARS } from '../bench/lib/env.mjs'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, loadConfig, redisTarget } from '../src/config.js'
 
 test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', () => {
   const c = loadConfig({})
@@ -12,6 +12,7 @@ test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', 
   assert.equal(c.durability, 'process')
   assert.equal(c.publicBaseUrl, undefined) // links are relative unless PUBLIC_BASE_URL is set
   assert.equal(c.trustProxy, false)
+  assert.equal(c.shutdownDrainMs, 0) // no drain unless a load balancer needs one
 })
 
 test('a bad value stops start-up with a message naming the variable', () => {
@@ -28,6 +29,7 @@ test('a bad value stops start-up with a message naming the variable', () => {
     [{ BOOTSTRAP_KEY: 'perhaps' }, /^BOOTSTRAP_KEY must be true or false/],
     [{ REDIS_FAILURE_POLICY: 'maybe' }, /^REDIS_FAILURE_POLICY/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL/],
+    [{ SHUTDOWN_DRAIN_MS: '5s' }, /^SHUTDOWN_DRAIN_MS must be an integer from 0 to 300000/],
   ]
   for (const [env, message] of cases) {
     assert.throws(
@@ -45,6 +47,65 @@ test('accepted forms of DATABASE_URL and TRUST_PROXY', () => {
   assert.throws(() => loadConfig({ TRUST_PROXY: '2' }), /hop counts are not supported/)
   assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8,127.0.0.1')
   assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl, 'https://api.example.com')
+})
+
+test('DATABASE_LISTEN_URL: DATABASE_URL by default, a direct postgres:// URL, or off; PostgreSQL only', () => {
+  const pg = 'postgres://u@pgbouncer:6432/db'
+  assert.equal(loadConfig({ DATABASE_URL: pg }).databaseListenUrl, undefined)
+  assert.equal(
+    loadConfig({ DATABASE_URL: pg, DATABASE_LISTEN_URL: 'postgres://u@primary:5432/db' }).databaseListenUrl,
+    'postgres://u@primary:5432/db',
+  )
+  assert.equal(loadConfig({ DATABASE_URL: pg, DATABASE_LISTEN_URL: 'off' }).databaseListenUrl, 'off')
+  assert.throws(
+    () => loadConfig({ DATABASE_URL: pg, DATABASE_LISTEN_URL: 'redis://x' }),
+    /DATABASE_LISTEN_URL must be a postgres:\/\/ URL or off/,
+  )
+  assert.throws(() => loadConfig({ DATABASE_LISTEN_URL: 'postgres://u@h/db' }), /DATABASE_LISTEN_URL applies to PostgreSQL only/)
+})
+
+test('REDIS_URL: one server, a Redis Cluster or Sentinels, with a clear message for a bad one', () => {
+  assert.deepEqual(redisTarget('redis://127.0.0.1:6379'), { mode: 'single', url: 'redis://127.0.0.1:6379' })
+  assert.deepEqual(redisTarget('redis+cluster://10.0.0.1:7000,10.0.0.2:7000'), {
+    mode: 'cluster',
+    nodes: [
+      { host: '10.0.0.1', port: 7000 },
+      { host: '10.0.0.2', port: 7000 },
+    ],
+    tls: false,
+  })
+  assert.deepEqual(redisTarget('rediss+cluster://app:p%40ss@[::1]:7000'), {
+    mode: 'cluster',
+    nodes: [{ host: '::1', port: 7000 }],
+    tls: true,
+    username: 'app',
+    password: 'p@ss',
+  })
+  assert.deepEqual(redisTarget('redis+sentinel://:pw@s1:26379,s2:26379/mymaster'), {
+    mode: 'sentinel',
+    sentinels: [
+      { host: 's1', port: 26379 },
+      { host: 's2', port: 26379 },
+    ],
+    masterName: 'mymaster',
+    tls: false,
+    password: 'pw',
+  })
+  assert.equal(loadConfig({ REDIS_URL: 'redis+cluster://h:1,h:2' }).redisUrl, 'redis+cluster://h:1,h:2')
+  const bad: [string, RegExp][] = [
+    ['redis+cluster://h', /REDIS_URL must be redis\+cluster:\/\/host:port,host:port,…: "h" is not host:port/],
+    ['redis+cluster://h:1,h:70000', /"h:70000" is not host:port/],
+    ['redis+cluster://h:1/0', /a cluster URL has no path/],
+    ['redis+sentinel://h:26379', /name the master the Sentinels watch/],
+    ['http://h:1', /REDIS_URL must use redis: or rediss:.*redis\+cluster:\/\/.*redis\+sentinel:\/\//],
+  ]
+  for (const [raw, message] of bad) {
+    assert.throws(
+      () => loadConfig({ REDIS_URL: raw }),
+      (e: unknown) => e instanceof ConfigError && message.test(e.message),
+      raw,
+    )
+  }
 })
 
 test('the limiter state file: beside a SQLite file by default, nowhere without one, off on request', () => {

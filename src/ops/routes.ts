@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
+import type { Drain } from '../http/shutdown.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import type { Storage } from '../storage/storage.js'
 import type { Metrics } from './metrics.js'
@@ -8,6 +9,8 @@ export interface OpsRoutesOptions {
   storage: Storage
   limiter: RateLimiter
   metrics: Metrics
+  /** Draining before a stop: not ready, whatever the dependencies say. */
+  drain?: Drain | undefined
   /** When the limiter fails closed, the service is not ready without it. */
   limiterRequired: boolean
 }
@@ -26,7 +29,7 @@ const ServiceIndex = Type.Object(
 )
 
 /** Health, readiness and metrics, outside /v1, with no key and no rate limit. */
-export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, { storage, limiter, metrics, limiterRequired }) => {
+export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, { storage, limiter, metrics, drain, limiterRequired }) => {
   let serviceIndex: { name: string; version: string; docs: string; openapi: string } | undefined
   app.get('/', { config: { public: true }, schema: { ...hidden, response: { 200: ServiceIndex } } }, async () => {
     serviceIndex ??= { name: 'Animal Store API', version: app.swagger().info.version, docs: '/docs', openapi: '/v1/openapi.json' }
@@ -36,6 +39,8 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, { sto
   app.get('/healthz', { config: { public: true }, schema: hidden }, async () => ({ status: 'ok' }))
 
   app.get('/readyz', { config: { public: true }, schema: hidden }, async (_request, reply) => {
+    // Stopping: the balancer must take this instance out now, while it still serves what it gets.
+    if (drain?.draining) return reply.code(503).send({ status: 'draining' })
     const check = async (name: string, ping: () => Promise<void>) => {
       try {
         await withTimeout(ping(), 1000)

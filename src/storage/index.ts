@@ -7,12 +7,12 @@ import type { Storage } from './storage.js'
  * Opens the engine DATABASE_URL names: postgres:// for PostgreSQL, anything else is a SQLite file.
  * A database that cannot be opened or reached is a StartupError naming DATABASE_URL and the cause.
  */
-export async function openStorage(config: Pick<Config, 'databaseUrl' | 'durability'>): Promise<Storage> {
+export async function openStorage(config: Pick<Config, 'databaseUrl' | 'databaseListenUrl' | 'durability'>): Promise<Storage> {
   if (/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     const { PostgresStorage } = await import('./postgres/postgres-storage.js')
     const { describeConnectFailure } = await import('./postgres/connection.js')
     try {
-      return await PostgresStorage.open({ databaseUrl: config.databaseUrl })
+      return await PostgresStorage.open({ databaseUrl: config.databaseUrl, listenUrl: config.databaseListenUrl })
     } catch (error) {
       throw new StartupError({ DATABASE_URL: redactUrl(config.databaseUrl) }, describeConnectFailure(error, config.databaseUrl))
     }

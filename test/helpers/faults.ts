@@ -8,6 +8,9 @@
  *   startThrowawayPostgres(t)  initdb into a temp dir, postgres on a free 127.0.0.1 port; database `test`, user
  *                              `postgres`, trust auth
  *
+ * test/helpers/proxies.ts (PgBouncer, HAProxy) and test/helpers/redis-topologies.ts (Redis Cluster,
+ * Sentinel) start their processes through `startThrowaway` below, with the same guarantees.
+ *
  * Both return a ThrowawayServer: `url`, `port`, `ready()`, and `stop()` (graceful: Redis SIGTERM,
  * which saves nothing, so its data is gone; PostgreSQL SIGINT, i.e. `pg_ctl stop -m fast`), `kill()`
  * (SIGKILL to the server's whole process group: for PostgreSQL the postmaster and every backend, a
@@ -80,8 +83,20 @@ function postgresBinDir(): string | undefined {
 
 const PG_BIN = postgresBinDir()
 
-function binaryMissing(kind: 'PostgreSQL' | 'Redis'): string | undefined {
-  if (kind === 'Redis') return spawnSync('redis-server', ['--version']).status === 0 ? undefined : 'redis-server is not on PATH'
+export type ThrowawayKind = 'PostgreSQL' | 'Redis' | 'PgBouncer' | 'HAProxy'
+
+const runs = (file: string, args: string[]) => spawnSync(file, args, { stdio: 'ignore' }).status === 0
+
+function binaryMissing(kind: ThrowawayKind): string | undefined {
+  if (kind === 'Redis')
+    return runs('redis-server', ['--version']) && runs('redis-cli', ['--version']) ? undefined : 'redis-server is not on PATH'
+  if (kind === 'HAProxy') return runs('haproxy', ['-v']) ? undefined : 'haproxy is not on PATH (apt-get install haproxy)'
+  if (kind === 'PgBouncer') {
+    if (!runs('pgbouncer', ['--version'])) return 'pgbouncer is not on PATH (apt-get install pgbouncer)'
+    return process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0
+      ? 'running as root, and no `postgres` user to run PgBouncer as'
+      : undefined
+  }
   if (!PG_BIN) return 'no PostgreSQL server binaries (initdb, postgres) in /usr/lib/postgresql/*/bin, PG_BINDIR or pg_config --bindir'
   if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0)
     return 'running as root, and no `postgres` user to run PostgreSQL as'
@@ -92,7 +107,7 @@ function binaryMissing(kind: 'PostgreSQL' | 'Redis'): string | undefined {
  * Call at the top of a test that starts throwaway servers. A missing binary skips the test with a
  * loud message, or fails it under REQUIRE_SERVICES=1. Returns true when the test may go on.
  */
-export function requireThrowaway(t: TestContext, ...kinds: Array<'PostgreSQL' | 'Redis'>): boolean {
+export function requireThrowaway(t: TestContext, ...kinds: ThrowawayKind[]): boolean {
   for (const kind of kinds) {
     const why = binaryMissing(kind)
     if (why === undefined) continue
@@ -104,8 +119,8 @@ export function requireThrowaway(t: TestContext, ...kinds: Array<'PostgreSQL' | 
   return true
 }
 
-/** As root, PostgreSQL's processes run as `postgres`; otherwise as ourselves. */
-function postgresUser(): { uid: number; gid: number } | undefined {
+/** As root, PostgreSQL's (and PgBouncer's) processes run as `postgres`; otherwise as ourselves. */
+export function postgresUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined
   const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim())
   const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim())
@@ -163,9 +178,11 @@ function killGroup(pid: number | undefined): void {
 // ---------------------------------------------------------------------------------------------
 // One server process in a temp dir, started and stopped as often as the test likes.
 
-interface Launch {
+export interface Launch {
   file: string
   args: string[]
+  /** Added to the child's minimal environment (PATH, LC_ALL). */
+  env?: Record<string, string>
   /** Graceful stop. */
   stopSignal: NodeJS.Signals
   user?: { uid: number; gid: number }
@@ -210,7 +227,7 @@ class Throwaway implements ThrowawayServer {
       cwd: this.dir,
       detached: true, // a group of its own: kill() reaches every backend, a terminal's Ctrl-C none
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH, LC_ALL: 'C' },
+      env: { PATH: process.env.PATH, LC_ALL: 'C', ...this.launch.env },
       ...user,
     })
     child.on('error', (error) => (this.tail += `\n${String(error)}`))
@@ -298,7 +315,7 @@ function freeSysvSegment(pidFile: string): void {
  * Creates the server in a fresh temp dir on a free port and starts it; another port when the one
  * just found was taken meanwhile. Disposed of after the test.
  */
-async function startThrowaway(
+export async function startThrowaway(
   t: TestContext,
   name: string,
   prepare: (dir: string, port: number) => Promise<{ url: string; launch: Launch }>,
@@ -327,7 +344,7 @@ async function startThrowaway(
 // Redis.
 
 /** One PING on a fresh connection: true on +PONG within a second. */
-function redisPing(port: number): Promise<boolean> {
+export function redisPing(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port })
     let reply = ''
@@ -381,7 +398,7 @@ export function startThrowawayRedis(t: TestContext): Promise<ThrowawayServer> {
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL.
 
-async function pgAnswers(url: string): Promise<boolean> {
+export async function pgAnswers(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 })
   client.on('error', () => {})
   try {

@@ -177,6 +177,8 @@ export interface ServerOptions {
   env?: EnvOverrides
   /** How long to wait for GET /healthz 200 (default HANG_MS). */
   readyTimeoutMs?: number
+  /** Listen on this port (e.g. to restart an instance where a load balancer expects it); default a free one. */
+  port?: number
 }
 
 export interface ServerProcess {
@@ -274,14 +276,14 @@ async function waitServerHealthy(server: ServerProcess, timeoutMs: number): Prom
  */
 export async function startServer(t: TestContext, options: ServerOptions): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt++) {
-    const server = spawnServerOnce(options, await freePort())
+    const server = spawnServerOnce(options, options.port ?? (await freePort()))
     t.after(() => server.kill())
     try {
       await waitServerHealthy(server, options.readyTimeoutMs ?? HANG_MS)
       return server
     } catch (error) {
       // Another process took the port between freePort() and listen(): try another one.
-      if (attempt < 3 && /EADDRINUSE/.test(server.stderr() + server.stdout())) continue
+      if (attempt < 3 && options.port === undefined && /EADDRINUSE/.test(server.stderr() + server.stdout())) continue
       throw error
     }
   }

@@ -387,3 +387,31 @@ test('healthz, readyz, metrics and request ids', { timeout: 30_000 }, async (t) 
   assert.match(log, new RegExp(`"reqId":"${safe.replace(/\./g, '\\.')}"`), "the safe id is the log line's reqId")
   assert.ok(!log.includes('has spaces in it'), 'the unsafe id is not logged')
 })
+
+test('SHUTDOWN_DRAIN_MS: after SIGTERM /readyz is 503 while every request is still served, then a clean exit', {
+  timeout: 40_000,
+}, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const { key } = await createKeyViaCli(db, { plan: 'pro', name: 'drain' })
+  const server = await startServer(t, { dir, db, env: { SHUTDOWN_DRAIN_MS: '3000' } })
+  assert.equal((await request(`${server.url}/readyz`)).status, 200)
+  const signalled = performance.now()
+  const stopped = server.stop('SIGTERM', 30_000)
+  const draining = await waitFor(async () => (await request(`${server.url}/readyz`)).status === 503, 2_500, 20)
+  assert.ok(draining, '/readyz answers 503 soon after SIGTERM')
+  const readyz = await request(`${server.url}/readyz`)
+  assert.deepEqual(readyz.body, { status: 'draining' })
+  // Still serving, on new connections too, while the balancer takes the instance out.
+  const created = await request(`${server.url}/v1/pets`, { method: 'POST', headers: bearer(key), body: { name: 'late', categoryId: 1 } })
+  assert.equal(created.status, 201, created.text)
+  const servedWithin = performance.now() - signalled
+  const { code, ms } = await stopped
+  assert.equal(code, 0, server.stderr())
+  process.stdout.write(
+    `drain: a 201 ${servedWithin.toFixed(0)} ms after SIGTERM; exit ${code} after ${ms.toFixed(0)} ms (SHUTDOWN_DRAIN_MS=3000)\n`,
+  )
+  assert.ok(servedWithin < ms, 'served during the drain, before the exit')
+  const log = await readFile(join(dir, 'server.log'), 'utf8')
+  assert.match(log, /draining: \/readyz answers 503/)
+})

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import type { RedisFailurePolicy } from '../../config.js'
 import type { Quota } from '../../keys/plans.js'
 import type { Metrics } from '../../ops/metrics.js'
@@ -8,6 +8,7 @@ import { redactUrl } from '../../startup-error.js'
 import { type BanPolicy, type LimitDecision, LimiterUnavailableError, type RateLimiter, type UsageSnapshot } from '../limiter.js'
 import type { MemoryLimiter } from '../memory/memory-limiter.js'
 import { banThreshold, type IdentityState, peekState } from '../policy.js'
+import { connectRedis } from './connection.js'
 
 // Read once at load; scripts/copy-assets.mjs puts the file next to the compiled module.
 const CONSUME_LUA = readFileSync(new URL('./consume.lua', import.meta.url), 'utf8')
@@ -16,6 +17,7 @@ const PEEK_LUA = readFileSync(new URL('./peek.lua', import.meta.url), 'utf8')
 const REASONS = [undefined, 'rate_limited', 'key_banned'] as const
 
 export interface RedisLimiterOptions {
+  /** REDIS_URL: redis://, rediss://, redis+cluster://… or redis+sentinel://…/master (src/config.ts). */
   url: string
   policy: BanPolicy
   /** 'open': decide with `fallback` while Redis is unreachable; 'closed': throw (503). */
@@ -32,7 +34,8 @@ export interface RedisLimiterOptions {
 
 type ConsumeReply = [number, number, number, number, number, number, number, number, number]
 type PeekReply = [number, number, number, number, number, number, number, number, number]
-type ScriptedRedis = Redis & {
+/** One server or a Sentinel-watched master (Redis), or a Redis Cluster. */
+type ScriptedRedis = (Redis | Cluster) & {
   asRateLimitConsume(key: string, ...args: number[]): Promise<ConsumeReply>
   asRateLimitPeek(key: string): Promise<PeekReply>
 }
@@ -60,22 +63,7 @@ export class RedisLimiter implements RateLimiter {
     this.failurePolicy = options.failurePolicy ?? 'open'
     this.keyPrefix = options.keyPrefix ?? 'as:rl:'
     const reconnectMaxMs = options.reconnectMaxMs ?? 1000
-    this.redis = new Redis(options.url, {
-      // A request must never wait long on the limiter: fail fast, then fall back or refuse.
-      connectTimeout: 1000,
-      commandTimeout: options.commandTimeoutMs ?? 500,
-      // A hung server (socket open, no replies) gets its connection dropped and redialled.
-      socketTimeout: 2000,
-      enableOfflineQueue: false,
-      // Never replay a consume after a reconnect: the request was already decided (by the fallback
-      // or with a 503), and a replay could count it a second time.
-      maxRetriesPerRequest: 0,
-      autoResendUnfulfilledCommands: false,
-      // Retries forever with capped backoff, so the limiter heals without a restart.
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 10), reconnectMaxMs) + Math.floor(Math.random() * 50),
-      // RESP2 works with every Redis version; RESP3 brings nothing to an integer-array reply.
-      protocol: 2,
-    }) as ScriptedRedis
+    this.redis = connectRedis(options.url, { commandTimeoutMs: options.commandTimeoutMs ?? 500, reconnectMaxMs }) as ScriptedRedis
     this.redis.defineCommand('asRateLimitConsume', { numberOfKeys: 1, lua: CONSUME_LUA })
     this.redis.defineCommand('asRateLimitPeek', { numberOfKeys: 1, lua: PEEK_LUA })
     // Requests that arrive while the very first connection is being made wait for it (bounded by

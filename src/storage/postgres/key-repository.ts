@@ -22,8 +22,13 @@ const metadataParam = (m: Record<string, unknown> | null) => (m === null ? null 
 export class PostgresKeyRepository implements KeyRepository {
   constructor(
     private readonly db: Db,
-    private readonly watcher: KeyChangeWatcher,
-  ) {}
+    /** None when LISTEN is off: then watchChanges is absent and polling alone sees changes. */
+    watcher: KeyChangeWatcher | undefined,
+  ) {
+    if (watcher !== undefined) this.watchChanges = (listener) => watcher.subscribe(listener)
+  }
+
+  readonly watchChanges?: (listener: (hash: string) => void) => Promise<() => Promise<void>>
 
   async insertKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<void> {
     if (audit === undefined) {
@@ -171,9 +176,5 @@ export class PostgresKeyRepository implements KeyRepository {
       [cursor],
     )
     return { cursor: rows.length ? rows[rows.length - 1]!.seq : cursor, hashes: rows.map((r) => r.key_hash) }
-  }
-
-  watchChanges(listener: (hash: string) => void): Promise<() => Promise<void>> {
-    return this.watcher.subscribe(listener)
   }
 }

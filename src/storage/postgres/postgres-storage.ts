@@ -22,43 +22,60 @@ export interface PostgresOptions {
   /** Tables live in this schema (created when missing) instead of the server's default search_path. */
   schema?: string
   poolSize?: number
+  /**
+   * Where the revocation LISTEN connection goes: undefined = databaseUrl; 'off' = nowhere (the
+   * key resolvers' polling alone sees revocations). Behind PgBouncer in transaction mode, a
+   * LISTEN through the pooler is lost when its server connection goes back to the pool.
+   */
+  listenUrl?: string | 'off'
 }
 
 /**
- * Applies each migrations/*.sql file once, in name order, each in its own transaction. A
- * session advisory lock (per schema) serialises instances that start at the same moment; it is
- * released when the connection closes even if this process dies half way.
+ * Applies each migrations/*.sql file once, in name order, each in its own transaction. Every one
+ * of those transactions first takes a transaction-scoped advisory lock (per schema), which
+ * serialises instances that start at the same moment and goes away at COMMIT or ROLLBACK, also
+ * when this process dies half way. Nothing outlives a transaction (no session lock, no SET), so
+ * migrations also run through PgBouncer in transaction pooling mode, where consecutive
+ * transactions of one client may run on different server connections.
  */
 async function migrate(config: pg.ClientConfig, schema: string | undefined): Promise<void> {
-  const client = new pg.Client({ ...config, statement_timeout: MIGRATION_TIMEOUT_MS, query_timeout: MIGRATION_TIMEOUT_MS + 1_000 })
+  const client = new pg.Client({ ...config, query_timeout: MIGRATION_TIMEOUT_MS + 1_000 })
   client.on('error', () => {}) // surfaces through the pending query instead
+  const lock = `animal_store:migrate:${schema ?? ''}`
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
   try {
     await client.connect()
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`animal_store:migrate:${schema ?? ''}`])
-    // Under the lock: two concurrent CREATE SCHEMA IF NOT EXISTS can still collide on the catalog.
-    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
-    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)')
-    const files = readdirSync(MIGRATIONS_DIR)
-      .filter((f) => f.endsWith('.sql'))
-      .sort()
     for (const file of files) {
-      const { rowCount } = await client.query('SELECT 1 FROM schema_migrations WHERE version = $1', [file])
-      if (rowCount) continue
       await client.query('BEGIN')
       try {
-        await client.query(readFileSync(MIGRATIONS_DIR + file, 'utf8'))
-        await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [file, Date.now()])
+        // SET LOCAL rather than a startup parameter, which PgBouncer does not pass on: the wait for
+        // another instance's lock and a long migration get the longer limit, this transaction only.
+        await client.query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`)
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lock])
+        // Under the lock: two concurrent CREATE SCHEMA IF NOT EXISTS can still collide on the catalog.
+        if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+        await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)')
+        const { rowCount } = await client.query('SELECT 1 FROM schema_migrations WHERE version = $1', [file])
+        if (!rowCount) {
+          try {
+            await client.query(readFileSync(MIGRATIONS_DIR + file, 'utf8'))
+          } catch (error) {
+            // Unavailability is still recognised through the cause.
+            throw new Error(`migration ${file} failed: ${(error as Error).message}`, { cause: error })
+          }
+          await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [file, Date.now()])
+        }
         await client.query('COMMIT')
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {})
-        // Unavailability is still recognised through the cause.
-        throw new Error(`migration ${file} failed: ${(error as Error).message}`, { cause: error })
+        throw error
       }
     }
   } catch (error) {
     throw toStorageError(error)
   } finally {
-    // Ending the session releases the advisory lock.
     await client.end().catch(() => {})
   }
 }
@@ -69,22 +86,22 @@ export class PostgresStorage implements Storage {
   readonly keys: KeyRepository
   readonly audit: AuditRepository
   private readonly db: Db
-  private readonly watcher: KeyChangeWatcher
+  private readonly watcher: KeyChangeWatcher | undefined
   private closed = false
 
   private constructor(
     private readonly pool: pg.Pool,
-    config: pg.ClientConfig,
+    listenConfig: pg.ClientConfig | undefined,
   ) {
     this.db = new Db(pool)
-    this.watcher = new KeyChangeWatcher(() => new pg.Client(config))
+    this.watcher = listenConfig === undefined ? undefined : new KeyChangeWatcher(() => new pg.Client(listenConfig))
     this.pets = new PostgresPetRepository(this.db)
     this.keys = new PostgresKeyRepository(this.db, this.watcher)
     this.audit = new PostgresAuditRepository(this.db)
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */
-  static async open({ databaseUrl, schema, poolSize = DEFAULT_POOL_SIZE }: PostgresOptions): Promise<PostgresStorage> {
+  static async open({ databaseUrl, schema, poolSize = DEFAULT_POOL_SIZE, listenUrl }: PostgresOptions): Promise<PostgresStorage> {
     if (schema !== undefined) assertSchemaName(schema)
     const config = clientConfig(databaseUrl, schema)
     await migrate(config, schema)
@@ -92,7 +109,8 @@ export class PostgresStorage implements Storage {
     // An idle pooled connection that dies (server restart, failover) emits 'error'; unhandled, that
     // would crash the process. The pool already drops it; the next query opens a fresh one.
     pool.on('error', () => {})
-    return new PostgresStorage(pool, config)
+    const listenConfig = listenUrl === 'off' ? undefined : listenUrl === undefined ? config : clientConfig(listenUrl, schema)
+    return new PostgresStorage(pool, listenConfig)
   }
 
   async ping(): Promise<void> {
@@ -102,7 +120,7 @@ export class PostgresStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await this.watcher.close()
+    await this.watcher?.close()
     await this.pool.end()
   }
 }
