@@ -1,5 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
+import { adminApi } from './admin/index.js'
+import { hideAdminFromRemote } from './admin/visibility.js'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
@@ -18,6 +20,7 @@ import { answerUnrouted, requireHost, unroutedError } from './http/route-fallbac
 import { RouteTable, settingsOf } from './http/route-settings.js'
 import { refuseWhileClosing } from './http/shutdown.js'
 import { strictSchemaController } from './http/validation.js'
+import type { KeyAdministration } from './keys/administration.js'
 import { KeyResolver } from './keys/key-resolver.js'
 import type { RateLimiter } from './limits/limiter.js'
 import { Metrics } from './ops/metrics.js'
@@ -34,6 +37,13 @@ export interface AppDependencies {
   metrics?: Metrics
   /** A pino logger or Fastify logger options; off when omitted. */
   logger?: FastifyServerOptions['loggerInstance'] | FastifyServerOptions['logger']
+  /** The key service behind the admin API (/admin/v1). */
+  keyAdmin?: KeyAdministration
+  /**
+   * 'main' (default): the public API, plus the admin API for loopback clients only when ADMIN_PORT
+   * is unset. 'admin': the admin API alone, for its own listener (ADMIN_PORT).
+   */
+  listener?: 'main' | 'admin'
 }
 
 export const BODY_LIMIT = 16 * 1024
@@ -58,6 +68,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       : { logger: (deps.logger as FastifyServerOptions['logger']) ?? false }
   // '' makes every link the service builds relative (RFC 8288), right for a client on any address.
   const linkBase = config.publicBaseUrl ?? ''
+  const listener = deps.listener ?? 'main'
+  const main = listener === 'main'
+  const admin =
+    deps.keyAdmin !== undefined && (!main || config.adminPort === undefined)
+      ? adminApi({ admin: deps.keyAdmin, storage, limiter, metrics, linkBase })
+      : undefined
+  // On the main listener the admin API answers loopback clients only (admin/visibility.ts).
+  const hideAdmin = admin !== undefined && main
 
   const routes = new RouteTable()
   const keys = new KeyResolver(storage.keys, {
@@ -102,14 +120,23 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // An unknown Expect value is ignored (RFC 9110 allows it) rather than Node's empty 417.
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res))
 
-  app.addHook('onReady', () => keys.start())
-  app.addHook('onClose', async () => keys.stop())
+  if (main) {
+    app.addHook('onReady', () => keys.start())
+    app.addHook('onClose', async () => keys.stop())
+  }
   app.decorate('keyResolver', keys)
   app.decorate('metrics', metrics)
 
-  if (config.corsOrigins !== undefined) await registerCors(app, config.corsOrigins)
+  if (config.corsOrigins !== undefined && main) await registerCors(app, config.corsOrigins)
   const deprecation = registerDeprecation(app, clock, linkBase)
-  admission.push(commonHeaders, refuseWhileClosing(app), deprecation.announce, createGuard({ keys, limiter, metrics }))
+  admission.push(
+    commonHeaders,
+    refuseWhileClosing(app),
+    deprecation.announce,
+    ...(hideAdmin ? [hideAdminFromRemote.mark] : []),
+    createGuard({ keys, limiter, metrics, admin: admin?.guard }),
+    ...(hideAdmin ? [hideAdminFromRemote.answer] : []),
+  )
   const routing: Step[] = [requireHost, answerUnrouted(routes), deprecation.enforceSunset]
   const steps = [...admission, ...routing]
   app.addHook('onRequest', (request, reply, done) => runSteps(steps, request, reply, done))
@@ -125,14 +152,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     done()
   })
 
-  await registerOpenApi(app, config)
-  await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, clock, linkBase })
-  await app.register(opsRoutes, {
-    storage,
-    limiter,
-    metrics,
-    limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
-  })
+  if (main) {
+    await registerOpenApi(app, config)
+    await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, clock, linkBase })
+    await app.register(opsRoutes, {
+      storage,
+      limiter,
+      metrics,
+      limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
+    })
+  }
+  await admin?.register(app)
   return app
 }
 

@@ -33,6 +33,11 @@ export function listeningBanner(address: string, port: number, host: string, not
   )
 }
 
+/** Where the admin API is: on its own listener (ADMIN_PORT), or on the main one for loopback clients only. */
+export function adminBannerLine(origin: string, loopbackOnly: boolean): string {
+  return `Admin API:   ${origin}/admin/v1${loopbackOnly ? ' (loopback clients only; set ADMIN_PORT for a listener of its own)' : ''} — token: ${CLI} admin-tokens create --name NAME`
+}
+
 /** The one-time display of the key created on a first start, with its id (for `keys revoke`). */
 export function firstKeyBanner(key: string, record: Pick<ApiKeyRecord, 'id'>, origin: string): string {
   return (

@@ -1,3 +1,4 @@
+import type { AdminTokenRepository } from '../keys/administration.js'
 import type { KeyRepository } from '../keys/repository.js'
 import type { PetRepository } from '../pets/repository.js'
 
@@ -6,6 +7,8 @@ export interface Storage {
   readonly kind: 'sqlite' | 'postgres'
   readonly pets: PetRepository
   readonly keys: KeyRepository
+  /** Tokens of the admin API (hashes only). */
+  readonly adminTokens: AdminTokenRepository
   /** Rejects when the engine cannot answer a trivial query (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>

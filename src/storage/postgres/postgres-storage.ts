@@ -4,6 +4,7 @@ import pg from 'pg'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { Storage } from '../storage.js'
+import { PostgresAdminTokenRepository } from './admin-token-repository.js'
 import { assertSchemaName, clientConfig, Db, TIMEOUTS, toStorageError } from './connection.js'
 import { PostgresKeyRepository } from './key-repository.js'
 import { PostgresPetRepository } from './pet-repository.js'
@@ -65,6 +66,7 @@ export class PostgresStorage implements Storage {
   readonly kind = 'postgres'
   readonly pets: PetRepository
   readonly keys: KeyRepository
+  readonly adminTokens: PostgresAdminTokenRepository
   private readonly db: Db
   private readonly watcher: RevocationWatcher
   private closed = false
@@ -77,6 +79,7 @@ export class PostgresStorage implements Storage {
     this.watcher = new RevocationWatcher(() => new pg.Client(config))
     this.pets = new PostgresPetRepository(this.db)
     this.keys = new PostgresKeyRepository(this.db, this.watcher)
+    this.adminTokens = new PostgresAdminTokenRepository(this.db)
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */

@@ -10,6 +10,7 @@ import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { type KeyRow, toKeyRecord } from '../key-row.js'
 import { type PetRow, toPet } from '../pet-row.js'
 import type { Storage } from '../storage.js'
+import { SqliteAdminTokenRepository } from './admin-token-repository.js'
 import { describeSqliteOpenFailure, prepareSqliteFile } from './sqlite-file.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
@@ -256,6 +257,7 @@ export class SqliteStorage implements Storage {
   readonly kind = 'sqlite'
   readonly pets: PetRepository
   readonly keys: KeyRepository
+  readonly adminTokens: SqliteAdminTokenRepository
   private readonly db: Database.Database
 
   /** Throws UnusableFileError, with the cause, when the file cannot be created, opened, written or migrated. */
@@ -280,6 +282,7 @@ export class SqliteStorage implements Storage {
     this.db = db
     this.pets = new SqlitePetRepository(this.db)
     this.keys = new SqliteKeyRepository(this.db)
+    this.adminTokens = new SqliteAdminTokenRepository(this.db)
   }
 
   async ping(): Promise<void> {
