@@ -13,7 +13,11 @@ import { MAX_CUSTOM_LIMIT, PLAN_NAMES } from '../keys/plans.js'
 export const ref = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T>>({ $ref: `${String((schema as { $id?: string }).$id)}#` })
 
 const time = (description: string) => Type.String({ format: 'date-time', description })
-const nullableTime = (description: string) => Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'date-time', description })
+// anyOf rather than a type array: understood alike by OpenAPI 3.0-era tools and 3.1.
+const nullableTime = (description: string) =>
+  Type.Unsafe<string | null>({ anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }], description })
+const nullableObject = (description: string) =>
+  Type.Unsafe<Record<string, unknown> | null>({ anyOf: [{ type: 'object', additionalProperties: true }, { type: 'null' }], description })
 
 export const KEY_ID_PATTERN = '^key_[0-9A-Za-z]{16}$'
 const keyId = (description: string) => Type.String({ pattern: KEY_ID_PATTERN, description })
@@ -31,14 +35,12 @@ const limit = (window: string) =>
     maximum: MAX_CUSTOM_LIMIT,
     description: `Requests per ${window}: Enterprise only (required there, both limits); other plans have the plan's fixed limits.`,
   })
-const metadata = Type.Unsafe<Record<string, unknown> | null>({
-  type: ['object', 'null'],
-  additionalProperties: true,
-  description: `A JSON object for the operator (customer id, ticket, …), at most ${MAX_METADATA_BYTES} bytes as JSON; null clears it. Never interpreted by the service.`,
-})
+const metadata = nullableObject(
+  `A JSON object for the operator (customer id, ticket, …), at most ${MAX_METADATA_BYTES} bytes as JSON; null clears it. Never interpreted by the service.`,
+)
 // No `format` in request schemas: the validator has no formats; the handler parses the time.
 const expiresAt = Type.Unsafe<string | null>({
-  type: ['string', 'null'],
+  anyOf: [{ type: 'string' }, { type: 'null' }],
   description: 'When the key stops working (RFC 3339, e.g. 2027-01-01T00:00:00Z; must be in the future); null: never.',
 })
 
@@ -62,11 +64,7 @@ export const AdminKeySchema = Type.Object(
     revokedAt: nullableTime('When the key was revoked; null: not revoked.'),
     rotatedTo: Type.Union([Type.String(), Type.Null()], { description: 'The key this one was rotated to.' }),
     rotatedFrom: Type.Union([Type.String(), Type.Null()], { description: 'The key this one was rotated from.' }),
-    metadata: Type.Unsafe<Record<string, unknown> | null>({
-      type: ['object', 'null'],
-      additionalProperties: true,
-      description: 'The operator’s JSON object, or null.',
-    }),
+    metadata: nullableObject('The operator’s JSON object, or null.'),
     lastUsedAt: nullableTime('Last time a request authenticated with the key (recorded in batches: up to a few seconds late).'),
   },
   { $id: 'AdminKey', title: 'AdminKey', additionalProperties: false },
