@@ -90,7 +90,8 @@ export interface KeyUsage {
   quotaId: string
   minute: WindowUsage
   day: WindowUsage
-  ban: { active: boolean; /** Unix seconds, or null when not banned. */ until: number | null; level: number }
+  /** `until`: Unix seconds, or null when not banned. */
+  ban: { active: boolean; until: number | null; level: number }
   lastUsedAt: number | null
 }
 
