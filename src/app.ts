@@ -146,7 +146,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     const ms = reply.elapsedTime
     metrics.observeRequest(request.method, settingsOf(request).url ?? 'unmatched', status, ms / 1000)
     request.log.info(
-      { method: request.method, url: redactKeys(request.url), status, ms: Math.round(ms * 100) / 100, keyId: request.apiKey?.id },
+      {
+        method: request.method,
+        url: redactKeys(request.url),
+        status,
+        ms: Math.round(ms * 100) / 100,
+        keyId: request.apiKey?.id,
+        adminTokenId: request.adminToken?.id,
+      },
       'request',
     )
     done()
