@@ -80,10 +80,7 @@ export async function startServer(config: Config): Promise<void> {
     // In a cluster the primary prints the banner once, for all workers (cluster.ts).
     if (!cluster.isWorker) {
       const { address, port } = bound(app)
-      const admin =
-        adminApp === undefined
-          ? adminBannerLine(reachableOrigin(address, port), true)
-          : adminBannerLine(reachableOrigin(bound(adminApp).address, bound(adminApp).port), false)
+      const admin = adminBannerLine(config, reachableOrigin(address, port))
       process.stdout.write(listeningBanner(address, port, config.host, [admin, ...(await degradedNotes(config, limiter))]))
     }
   } catch (error) {
