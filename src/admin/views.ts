@@ -78,7 +78,7 @@ export function assertStorableJson(value: unknown, path: string): void {
 }
 
 /** The service's field names, where the admin API calls a field otherwise. */
-const API_FIELD: Record<string, string> = { graceSeconds: 'gracePeriodSeconds' }
+const API_FIELD: Record<string, string> = { graceSeconds: 'gracePeriodSeconds', id: 'keyId' }
 
 /** The service's refusals in the closed list: bad input is 400 naming the field, an unknown key 404. */
 export async function callService<T>(work: () => Promise<T>): Promise<T> {
