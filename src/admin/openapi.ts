@@ -9,6 +9,12 @@ import { ADMIN_PREFIX } from './routes.js'
 
 export const ADMIN_DOC_PATH = `${ADMIN_PREFIX}/openapi.json`
 
+/** The admin API's own words where the shared descriptions speak of API keys and animals. */
+const ADMIN_ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
+  unauthorized: 'The admin token is missing, malformed, unknown or revoked, or an API key was sent instead.',
+  not_found: 'No key with that id, or no such route.',
+}
+
 const isAdminRoute = (url: string) => url.startsWith(ADMIN_PREFIX + '/')
 
 /**
@@ -52,7 +58,7 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
           '',
           '| code | status | meaning |',
           '|---|---|---|',
-          ...codes.map((c) => `| \`${c}\` | ${ERROR_STATUS[c]} | ${ERROR_DESCRIPTIONS[c]} |`),
+          ...codes.map((c) => `| \`${c}\` | ${ERROR_STATUS[c]} | ${ADMIN_ERROR_DESCRIPTIONS[c] ?? ERROR_DESCRIPTIONS[c]} |`),
         ].join('\n'),
       },
       servers: [{ url: ADMIN_PREFIX, description: 'This server (the address this document was loaded from)' }],
