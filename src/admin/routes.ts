@@ -228,7 +228,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         summary: 'Revoke an API key',
         description:
           'Idempotent: revoking a revoked key answers 200 with alreadyRevoked true and the first revocation time. ' +
-          'Every instance refuses the key within 2 s. No body. Written to the audit log (the first time).',
+          'Every instance refuses the key within 2 s. No body (none, or `{}`). Written to the audit log (the first time).',
         tags,
         params: KeyIdParams,
         response: {
@@ -238,6 +238,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       },
     },
     async (request) => {
+      // No body: none, or `{}` for clients that always send one; anything else would be ignored, so it is refused.
+      const body = request.body as unknown
+      if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)) {
+        throw new ApiError('invalid_request', 'revoke takes no body: send none, or {}')
+      }
       const { view, alreadyRevoked } = await callService(() => admin.revokeKey(request.params.keyId, changeContext(request)))
       return { apiKey: keyJson(view), alreadyRevoked }
     },
