@@ -22,6 +22,8 @@ import { refuseWhileClosing } from './http/shutdown.js'
 import { strictSchemaController } from './http/validation.js'
 import type { KeyAdministration } from './keys/administration.js'
 import { KeyResolver } from './keys/key-resolver.js'
+import { KeyService } from './keys/key-service.js'
+import { LastUsedRecorder } from './keys/last-used.js'
 import type { RateLimiter } from './limits/limiter.js'
 import { Metrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
@@ -37,7 +39,7 @@ export interface AppDependencies {
   metrics?: Metrics
   /** A pino logger or Fastify logger options; off when omitted. */
   logger?: FastifyServerOptions['loggerInstance'] | FastifyServerOptions['logger']
-  /** The key service behind the admin API (/admin/v1). */
+  /** The key service behind the admin API (/admin/v1); by default this app's own. */
   keyAdmin?: KeyAdministration
   /**
    * 'main' (default): the public API, plus the admin API for loopback clients only when ADMIN_PORT
@@ -70,19 +72,33 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const linkBase = config.publicBaseUrl ?? ''
   const listener = deps.listener ?? 'main'
   const main = listener === 'main'
-  const admin =
-    deps.keyAdmin !== undefined && (!main || config.adminPort === undefined)
-      ? adminApi({ admin: deps.keyAdmin, storage, limiter, metrics, linkBase })
-      : undefined
-  // On the main listener the admin API answers loopback clients only (admin/visibility.ts).
-  const hideAdmin = admin !== undefined && main
 
   const routes = new RouteTable()
   const keys = new KeyResolver(storage.keys, {
     env: config.env,
     refreshMs: config.keyRefreshMs,
-    onError: (error) => app.log.warn({ err: error }, 'key revocation poll failed'),
+    onError: (error) => app.log.warn({ err: error }, 'key change poll failed'),
   })
+  const lastUsed = new LastUsedRecorder(storage.keys, {
+    flushMs: config.lastUsedFlushMs,
+    onError: (error) => app.log.warn({ err: error }, 'writing last-used times failed; kept for the next flush'),
+  })
+  // The one key service of this process: the admin API calls it (the CLI builds its own).
+  const keyService = new KeyService({
+    keys: storage.keys,
+    audit: storage.audit,
+    limiter,
+    env: config.env,
+    clock,
+    pendingLastUse: (id) => lastUsed.pendingFor(id),
+  })
+  // The admin API: on this listener unless ADMIN_PORT gives it one of its own; on the main
+  // listener it answers loopback clients only (admin/visibility.ts).
+  const admin =
+    !main || config.adminPort === undefined
+      ? adminApi({ admin: deps.keyAdmin ?? keyService, storage, limiter, metrics, linkBase })
+      : undefined
+  const hideAdmin = admin !== undefined && main
   const admission: Step[] = []
 
   const app = Fastify({
@@ -121,10 +137,19 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res))
 
   if (main) {
-    app.addHook('onReady', () => keys.start())
-    app.addHook('onClose', async () => keys.stop())
+    app.addHook('onReady', async () => {
+      await keys.start()
+      lastUsed.start()
+    })
+    app.addHook('onClose', async () => {
+      await keys.stop()
+      // Before the caller closes storage: the last batch of last-used times is written.
+      await lastUsed.stop()
+    })
   }
   app.decorate('keyResolver', keys)
+  app.decorate('lastUsed', lastUsed)
+  app.decorate('keyService', keyService)
   app.decorate('metrics', metrics)
 
   if (config.corsOrigins !== undefined && main) await registerCors(app, config.corsOrigins)
@@ -134,7 +159,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     refuseWhileClosing(app),
     deprecation.announce,
     ...(hideAdmin ? [hideAdminFromRemote.mark] : []),
-    createGuard({ keys, limiter, metrics, admin: admin?.guard }),
+    createGuard({ keys, limiter, metrics, clock, lastUsed, admin: admin?.guard }),
     ...(hideAdmin ? [hideAdminFromRemote.answer] : []),
   )
   const routing: Step[] = [requireHost, answerUnrouted(routes), deprecation.enforceSunset]
@@ -176,6 +201,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 declare module 'fastify' {
   interface FastifyInstance {
     keyResolver: KeyResolver
+    lastUsed: LastUsedRecorder
+    keyService: KeyService
     metrics: Metrics
   }
 }

@@ -34,8 +34,10 @@ export interface Config {
   logLevel: string
   /** Log destination: a file path, or stdout when unset. */
   logFile: string | undefined
-  /** How often each instance checks storage for revoked keys (ms). */
+  /** How often each instance checks storage for changed (updated, rotated, revoked) keys (ms). */
   keyRefreshMs: number
+  /** How often the last-use times of keys are written to storage, in one batch (ms). */
+  lastUsedFlushMs: number
   /** Create and print one key on a first start with no key at all. */
   bootstrapKey: boolean
   /** Rejected requests within one minute window that trigger a temporary ban (0: the key's per-minute limit). */
@@ -221,6 +223,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     logFile: env.LOG_FILE || undefined,
     keyRefreshMs: int(env, 'KEY_REFRESH_MS', 1000, 50, 60_000),
+    lastUsedFlushMs: int(env, 'LAST_USED_FLUSH_MS', 5000, 100, 600_000),
     bootstrapKey: bool(env, 'BOOTSTRAP_KEY', true),
     banThreshold: int(env, 'BAN_THRESHOLD', 0, 0, 1_000_000),
     banBaseSeconds: int(env, 'BAN_BASE_SECONDS', 60, 1, 86_400),

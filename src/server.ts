@@ -54,9 +54,12 @@ export async function startServer(config: Config): Promise<void> {
     const app = await buildApp({ config, storage, limiter, metrics, logger: log })
     opened.push(app)
     limitConnections(app, config)
-    // ADMIN_PORT: the admin API on a listener of its own, built from the same dependencies.
+    // ADMIN_PORT: the admin API on a listener of its own, built from the same dependencies and
+    // calling the main app's key service (whose last-used batch the usage numbers include).
     const adminApp =
-      config.adminPort === undefined ? undefined : await buildApp({ config, storage, limiter, metrics, logger: log, listener: 'admin' })
+      config.adminPort === undefined
+        ? undefined
+        : await buildApp({ config, storage, limiter, metrics, logger: log, listener: 'admin', keyAdmin: app.keyService })
     if (adminApp !== undefined) {
       opened.push(adminApp)
       limitConnections(adminApp, config)

@@ -68,6 +68,11 @@ test('the limiter state file: beside a SQLite file by default, nowhere without o
   for (const bad of ['0', '99', '600001', '2s', '-1']) {
     assert.throws(() => loadConfig({ LIMITER_SNAPSHOT_MS: bad }), /LIMITER_SNAPSHOT_MS must be an integer from 100 to 600000/, bad)
   }
+  assert.equal(loadConfig({}).lastUsedFlushMs, 5000)
+  assert.equal(loadConfig({ LAST_USED_FLUSH_MS: '250' }).lastUsedFlushMs, 250)
+  for (const bad of ['0', '99', '600001', '5s']) {
+    assert.throws(() => loadConfig({ LAST_USED_FLUSH_MS: bad }), /LAST_USED_FLUSH_MS must be an integer from 100 to 600000/, bad)
+  }
 })
 
 test('the variables a child service must not inherit are exactly the ones loadConfig reads', () => {

@@ -88,7 +88,7 @@ export interface components {
              * @description Machine-readable error code from a closed list.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "unauthorized" | "key_expired" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /** @description The HTTP status code, repeated. */
@@ -166,7 +166,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.) */
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
             401: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -318,7 +318,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.) */
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
             401: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -560,7 +560,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.) */
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
             401: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -739,4 +739,4 @@ type ReadonlyArray<T> = [
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsPetsPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/pets"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
 export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
-export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "not_found", "method_not_allowed", "request_timeout", "idempotency_conflict", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "not_found", "method_not_allowed", "request_timeout", "idempotency_conflict", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];

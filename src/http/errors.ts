@@ -9,6 +9,7 @@ import { type Static, Type } from 'typebox'
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
+  key_expired: 401,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
@@ -29,6 +30,8 @@ export type ErrorCode = keyof typeof ERROR_STATUS
 export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   invalid_request: 'The request is malformed: a parameter or body field is missing or invalid (the message names it).',
   unauthorized: 'The API key is missing, malformed, unknown or revoked.',
+  key_expired:
+    'The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.',
   not_found: 'The route or the requested animal does not exist.',
   method_not_allowed: 'The path exists but not for this method; see the Allow header.',
   request_timeout: 'The client took too long to send its request.',

@@ -1,6 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Clock } from '../clock.js'
 import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
+import { limiterIdentity } from '../keys/key-service.js'
+import type { LastUsedRecorder } from '../keys/last-used.js'
 import { ANONYMOUS_QUOTA } from '../keys/plans.js'
 import type { LimitDecision, RateLimiter } from '../limits/limiter.js'
 import type { Metrics } from '../ops/metrics.js'
@@ -21,6 +24,9 @@ export interface GuardOptions {
   keys: KeyResolver
   limiter: RateLimiter
   metrics: Metrics
+  /** Expiry is checked against it on every request. */
+  clock: Clock
+  lastUsed: Pick<LastUsedRecorder, 'touch'>
   /** The step that authenticates and limits routes with `auth: 'admin'` (admin tokens, not API keys). */
   admin?: Step
 }
@@ -48,9 +54,9 @@ export function refusal(
     : new ApiError('rate_limited', `Rate limit exceeded; retry after ${wait} s`)
 }
 
-type Problem = 'missing' | 'malformed' | 'invalid'
+type Problem = 'missing' | 'malformed' | 'invalid' | 'expired'
 
-const UNAUTHORIZED: Record<Problem, string> = {
+const UNAUTHORIZED: Record<Exclude<Problem, 'expired'>, string> = {
   missing: 'Missing API key: send Authorization: Bearer <API key>',
   malformed: 'Malformed Authorization header: expected Bearer <API key>',
   invalid: 'Invalid or revoked API key',
@@ -59,8 +65,11 @@ const UNAUTHORIZED: Record<Problem, string> = {
 /**
  * Authentication, then rate limiting, as one request step, so both run before the body is read or
  * validated: a keyless bad request is 401, and a flood is refused before it costs a parse.
- * A valid key is limited by its plan; anything else (no key, a malformed, unknown or revoked key)
- * is limited per client address at the Free plan's rates, which also throttles key guessing.
+ * A valid key is limited by its plan, under its quota (`k:<quotaId>`, shared along its rotation
+ * chain); anything else (no key, a malformed, unknown, revoked or expired key) is limited per
+ * client address at the Free plan's rates, which also throttles key guessing. An expired key
+ * (also a rotated one past its grace period) is 401 key_expired, checked against the clock on
+ * every request, so expiry needs no cache invalidation.
  * Routes with `public: true` skip both; routes with `auth: 'admin'` go to the `admin` step instead
  * (admin tokens, the admin quota). Every route needs a key; a request no route serves is
  * limited but not refused for want of a key (it gets its 404/405).
@@ -68,7 +77,7 @@ const UNAUTHORIZED: Record<Problem, string> = {
  * A cached key and the in-memory limiter decide without a promise (this runs on every request);
  * storage lookups and Redis go async.
  */
-export function createGuard({ keys, limiter, metrics, admin }: GuardOptions): Step {
+export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: GuardOptions): Step {
   /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
   const conclude = (
     request: FastifyRequest,
@@ -76,6 +85,7 @@ export function createGuard({ keys, limiter, metrics, admin }: GuardOptions): St
     key: ApiKeyRecord | undefined,
     problem: Problem | undefined,
     decision: LimitDecision,
+    expiredAt: number | undefined,
   ): ApiError | undefined => {
     setRateLimitHeaders(reply, decision)
     if (!decision.allowed) return refusal(request, decision, metrics, key ? { keyId: key.id } : undefined)
@@ -84,20 +94,41 @@ export function createGuard({ keys, limiter, metrics, admin }: GuardOptions): St
       return undefined
     }
     if (settingsOf(request).url === undefined) return undefined
+    if (problem === 'expired')
+      return new ApiError('key_expired', `This API key expired at ${new Date(expiredAt!).toISOString()}`, {
+        'www-authenticate': bearerChallenge('invalid_token'),
+      })
     return new ApiError('unauthorized', UNAUTHORIZED[problem!], {
       'www-authenticate': bearerChallenge(problem === 'missing' ? 'invalid_request' : 'invalid_token'),
     })
   }
 
-  const limit = (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, problem: Problem | undefined, done: Done) => {
-    const identity = key !== undefined ? 'k:' + key.id : addressIdentity(request.ip)
+  const limit = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    found: ApiKeyRecord | undefined,
+    invalid: Problem | undefined,
+    done: Done,
+  ) => {
+    let key = found
+    let problem = invalid
+    let expiredAt: number | undefined
+    if (key !== undefined) {
+      const now = clock.now()
+      if (key.expiresAt !== null && key.expiresAt <= now) {
+        expiredAt = key.expiresAt
+        key = undefined
+        problem = 'expired'
+      } else lastUsed.touch(key.id, now)
+    }
+    const identity = key !== undefined ? limiterIdentity(key) : addressIdentity(request.ip)
     const quota = key ?? ANONYMOUS_QUOTA
     if (limiter.consumeSync !== undefined) {
-      done(conclude(request, reply, key, problem, limiter.consumeSync(identity, quota)))
+      done(conclude(request, reply, key, problem, limiter.consumeSync(identity, quota), expiredAt))
       return
     }
     limiter.consume(identity, quota).then(
-      (decision) => done(conclude(request, reply, key, problem, decision)),
+      (decision) => done(conclude(request, reply, key, problem, decision, expiredAt)),
       (error: Error) => done(error),
     )
   }

@@ -26,7 +26,7 @@ export const rateLimitHeaderDocs = {
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request: a parameter or body field is missing or invalid; the message names it.',
-  401: 'Missing or invalid API key.',
+  401: 'Missing, invalid or expired API key.',
   404: 'The requested animal could not be found.',
   409: 'A request with the same Idempotency-Key is still in flight.',
   410: 'The operation is past its sunset date.',

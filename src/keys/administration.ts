@@ -90,8 +90,7 @@ export interface KeyUsage {
   quotaId: string
   minute: WindowUsage
   day: WindowUsage
-  /** `until`: Unix seconds, or null when not banned. */
-  ban: { active: boolean; until: number | null; level: number }
+  ban: { active: boolean /** Unix seconds, or null when not banned. */; until: number | null; level: number }
   lastUsedAt: number | null
 }
 

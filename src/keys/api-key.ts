@@ -32,8 +32,20 @@ export interface ApiKeyRecord {
   hash: string
   /** Display prefix (environment prefix and first 4 random characters), safe to show and log. */
   prefix: string
+  /** The quota (limiter identity `k:<quotaId>`) the key counts against: the first key id of its rotation chain. */
+  quotaId: string
   createdAt: number
+  /** Last change to name, plan, limits, metadata, expiry, rotation or revocation. */
+  updatedAt: number
+  /** The key answers 401 key_expired from this time on (a rotated key: the end of its grace period). */
+  expiresAt: number | null
   revokedAt: number | null
+  rotatedTo: string | null
+  rotatedFrom: string | null
+  /** Free-form JSON object for the operator; never read by the service. */
+  metadata: Record<string, unknown> | null
+  /** As last flushed by a server's last-used batcher (see keys/last-used.ts). */
+  lastUsedAt: number | null
 }
 
 function base62(bytes: Buffer, length: number): string {

@@ -4,7 +4,7 @@ import type { KeyRepository } from './repository.js'
 
 export interface KeyResolverOptions {
   env: Environment
-  /** How often to poll storage for revocations made by other processes (ms). */
+  /** How often to poll storage for key changes made by other processes (ms). */
   refreshMs: number
   onError?: (error: unknown) => void
 }
@@ -12,11 +12,12 @@ export interface KeyResolverOptions {
 /**
  * Turns a presented key into its record without a storage round trip on the hot path.
  *
- * Active keys are cached by hash with no TTL; correctness comes from invalidation instead: every
- * `refreshMs` the resolver reads the revocation log that `revokeKey` appends to (in any process),
- * and drops those hashes. Stores that can push revocations (PostgreSQL LISTEN/NOTIFY) also drop
- * them the moment they commit; the polling stays as the safety net for messages lost while the
- * push channel reconnects. Unknown keys are not cached, so a key created a moment ago works at
+ * Unrevoked keys are cached by hash with no TTL; correctness comes from invalidation instead: every
+ * `refreshMs` the resolver reads the change log that every key change (update, rotation,
+ * revocation, in any process) appends to, and drops those hashes; the next request reloads the
+ * key. Stores that can push changes (PostgreSQL LISTEN/NOTIFY) also drop them the moment they
+ * commit; the polling stays as the safety net for messages lost while the push channel
+ * reconnects. Expiry needs no invalidation: the record carries expiresAt, checked on every request. Unknown keys are not cached, so a key created a moment ago works at
  * once; malformed keys (bad prefix or checksum) never reach storage at all, and guessing is
  * throttled by the per-address limit.
  */
@@ -38,10 +39,10 @@ export class KeyResolver {
 
   async start(): Promise<void> {
     const generation = this.generation
-    // Subscribed before reading the cursor, so no revocation falls between the two.
-    if (this.keys.watchRevocations) {
+    // Subscribed before reading the cursor, so no change falls between the two.
+    if (this.keys.watchChanges) {
       try {
-        const unwatch = await this.keys.watchRevocations((hash) => this.forget(hash))
+        const unwatch = await this.keys.watchChanges((hash) => this.forget(hash))
         if (generation !== this.generation) await unwatch()
         else this.unwatch = unwatch
       } catch (error) {
@@ -49,7 +50,7 @@ export class KeyResolver {
         this.options.onError?.(error)
       }
     }
-    const cursor = (await this.keys.revocationsSince(null)).cursor
+    const cursor = (await this.keys.changesSince(null)).cursor
     if (generation !== this.generation) return
     this.cursor = cursor
     this.timer = setInterval(() => void this.refresh(), this.options.refreshMs)
@@ -80,13 +81,13 @@ export class KeyResolver {
     return this.cache.get(hashKey(key))
   }
 
-  /** The active key record, or undefined for a malformed, unknown or revoked key. */
+  /** The key record (possibly expired: the caller checks), or undefined for a malformed, unknown or revoked key. */
   async resolve(key: string): Promise<ApiKeyRecord | undefined> {
     if (!isWellFormedKey(key, this.options.env)) return undefined
     const hash = hashKey(key)
     const cached = this.cache.get(hash)
     if (cached !== undefined) return cached
-    // A lookup that overlaps an invalidation may have read the key before its revocation
+    // A lookup that overlaps an invalidation may have read the key before its change
     // committed: use its answer for this request only, never cache it.
     const seen = this.invalidations
     const record = await this.keys.findKeyByHash(hash)
@@ -95,12 +96,12 @@ export class KeyResolver {
     return record
   }
 
-  /** Drops keys revoked since the last poll from the cache (on the timer; tests call it rather than wait). */
+  /** Drops keys changed since the last poll from the cache (on the timer; tests call it rather than wait). */
   async refresh(): Promise<void> {
     if (this.polling) return
     this.polling = true
     try {
-      const batch = await this.keys.revocationsSince(this.cursor ?? 0)
+      const batch = await this.keys.changesSince(this.cursor ?? 0)
       this.cursor = batch.cursor
       for (const hash of batch.hashes) this.forget(hash)
     } catch (error) {

@@ -1,74 +1,298 @@
+import { type Clock, systemClock } from '../clock.js'
 import type { Environment } from '../config.js'
+import type { RateLimiter } from '../limits/limiter.js'
+import {
+  type Actor,
+  type AuditAction,
+  type AuditPage,
+  type AuditQuery,
+  type AuditRepository,
+  type ChangeContext,
+  type CreateKeyRequest,
+  KEY_STATES,
+  type KeyAdministration,
+  KeyInputError,
+  KeyNotFoundError,
+  type KeyPage,
+  type KeyState,
+  type KeyUsage,
+  type KeyView,
+  type ListKeysQuery,
+  type UpdateKeyRequest,
+} from './administration.js'
 import { type ApiKeyRecord, displayPrefix, generateKey, generateKeyId, hashKey } from './api-key.js'
-import { isPlanName, MAX_CUSTOM_LIMIT, PLAN_QUOTAS, type PlanName } from './plans.js'
-import type { KeyRepository } from './repository.js'
+import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan } from './key-validation.js'
+import { PLAN_QUOTAS, type PlanName } from './plans.js'
+import type { AuditDraft, KeyRepository } from './repository.js'
 
-export class KeyInputError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'KeyInputError'
-  }
+/** The limiter identity of a key: its quota, shared along its rotation chain. */
+export const limiterIdentity = (record: Pick<ApiKeyRecord, 'quotaId'>): string => 'k:' + record.quotaId
+
+export function keyState(record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: number): KeyState {
+  if (record.revokedAt !== null) return 'revoked'
+  return record.expiresAt !== null && record.expiresAt <= now ? 'expired' : 'active'
 }
 
-export interface CreateKeyInput {
-  plan: string
-  name: string
-  perMinute?: number
-  perDay?: number
-}
-
-export interface NewKeySpec {
+interface NewKeySpec {
   plan: PlanName
   name: string
   perMinute: number
   perDay: number
+  expiresAt: number | null
+  metadata: Record<string, unknown> | null
+}
+
+function newRecord(spec: NewKeySpec, env: Environment, now: number, chain?: { quotaId: string; rotatedFrom: string }) {
+  const key = generateKey(env)
+  const id = generateKeyId()
+  const record: ApiKeyRecord = {
+    id,
+    ...spec,
+    hash: hashKey(key),
+    prefix: displayPrefix(key),
+    quotaId: chain?.quotaId ?? id,
+    createdAt: now,
+    updatedAt: now,
+    revokedAt: null,
+    rotatedTo: null,
+    rotatedFrom: chain?.rotatedFrom ?? null,
+    lastUsedAt: null,
+  }
+  return { key, record }
+}
+
+function checkCreate(input: CreateKeyRequest, now: number): NewKeySpec {
+  const plan = checkPlan(input.plan)
+  const name = checkName(input.name)
+  return {
+    plan,
+    name,
+    ...checkLimits(plan, input.perMinute, input.perDay),
+    expiresAt: checkExpiry(input.expiresAt, now),
+    metadata: checkMetadata(input.metadata),
+  }
+}
+
+/** Optimistic updates retry this often when another writer changed the key in between. */
+const MAX_ATTEMPTS = 5
+
+export interface KeyServiceOptions {
+  keys: KeyRepository
+  audit: AuditRepository
+  /** For usage: its peek() shows the counters the rate-limit headers show. */
+  limiter: Pick<RateLimiter, 'peek'>
+  env: Environment
+  clock?: Clock
+  /** Last-use times this process has seen but not yet written (the server's batcher; absent in the CLI). */
+  pendingLastUse?: (id: string) => number | undefined
 }
 
 /**
- * Checks a key request: a known plan, a name, and custom limits on Enterprise only (and required
- * there). Any two positive limits make a plan, also a day limit below the minute limit (a trial
- * key: 5 a day, no burst limit): the tightest window answers, as for every key.
+ * The key service: every rule of the key lifecycle (plans, limits, expiry, rotation, audit),
+ * behind the KeyAdministration contract that the CLI and the admin API both call.
  */
-export function validateKeyInput(input: CreateKeyInput): NewKeySpec {
-  if (!isPlanName(input.plan))
-    throw new KeyInputError(`--plan must be one of free, pro, business, enterprise (got ${JSON.stringify(input.plan)})`)
-  const name = input.name.trim()
-  if (name === '' || name.length > 100) throw new KeyInputError('--name must be 1 to 100 characters')
-  const custom = input.perMinute !== undefined || input.perDay !== undefined
-  if (input.plan !== 'enterprise') {
-    if (custom)
-      throw new KeyInputError(`--per-minute and --per-day apply to the enterprise plan only; the ${input.plan} plan has fixed limits`)
-    return { plan: input.plan, name, ...PLAN_QUOTAS[input.plan] }
+export class KeyService implements KeyAdministration {
+  private readonly keys: KeyRepository
+  private readonly auditLog: AuditRepository
+  private readonly clock: Clock
+
+  constructor(private readonly options: KeyServiceOptions) {
+    this.keys = options.keys
+    this.auditLog = options.audit
+    this.clock = options.clock ?? systemClock
   }
-  const { perMinute, perDay } = input
-  if (perMinute === undefined || perDay === undefined) throw new KeyInputError('the enterprise plan needs both --per-minute and --per-day')
-  for (const [flag, value] of [
-    ['--per-minute', perMinute],
-    ['--per-day', perDay],
-  ] as const) {
-    if (!Number.isSafeInteger(value) || value < 1 || value > MAX_CUSTOM_LIMIT) {
-      throw new KeyInputError(`${flag} must be an integer from 1 to ${MAX_CUSTOM_LIMIT}`)
+
+  async createKey(input: CreateKeyRequest, ctx: ChangeContext): Promise<{ key: string; view: KeyView }> {
+    const now = this.clock.now()
+    const { key, record } = newRecord(checkCreate(input, now), this.options.env, now)
+    await this.keys.insertKey(record, this.entry(ctx, 'key.create', record.id, now, describe(record)))
+    return { key, view: this.view(record, now) }
+  }
+
+  async listKeys(query: ListKeysQuery): Promise<KeyPage> {
+    const limit = query.limit
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
+    if (query.plan !== undefined) checkPlan(query.plan)
+    if (query.state !== undefined && !KEY_STATES.includes(query.state))
+      throw new KeyInputError('state', `state must be one of ${KEY_STATES.join(', ')} (got ${JSON.stringify(query.state)})`)
+    const now = this.clock.now()
+    const rows = await this.keys.pageKeys({ ...query, limit: limit + 1, now })
+    const page = rows.slice(0, limit)
+    return { keys: page.map((r) => this.view(r, now)), nextAfter: rows.length > limit ? page[page.length - 1]!.id : null }
+  }
+
+  async getKey(id: string): Promise<KeyView> {
+    return this.view(await this.find(id), this.clock.now())
+  }
+
+  async updateKey(id: string, patch: UpdateKeyRequest, ctx: ChangeContext): Promise<KeyView> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.find(id)
+      const now = this.clock.now()
+      refuseRetired(current, 'updated')
+      const plan = patch.plan === undefined ? current.plan : checkPlan(patch.plan)
+      // Limits: given ones are checked against the plan; otherwise a key staying on enterprise
+      // keeps its own, any other plan takes the plan's (so switching away from enterprise resets
+      // them), and switching to enterprise needs both.
+      const keep = plan === 'enterprise' && current.plan === 'enterprise'
+      const limits = checkLimits(
+        plan,
+        patch.perMinute ?? (keep ? current.perMinute : undefined),
+        patch.perDay ?? (keep ? current.perDay : undefined),
+      )
+      const next = {
+        name: patch.name === undefined ? current.name : checkName(patch.name),
+        plan,
+        ...limits,
+        expiresAt: patch.expiresAt === undefined ? current.expiresAt : checkExpiry(patch.expiresAt, now),
+        metadata: patch.metadata === undefined ? current.metadata : checkMetadata(patch.metadata),
+        // Strictly increasing: the optimistic check of a concurrent writer must fail.
+        updatedAt: Math.max(now, current.updatedAt + 1),
+      }
+      const changes = changedFields(current, next)
+      if (changes.length === 0) return this.view(current, now)
+      const updated = await this.keys.updateKey(
+        id,
+        current.updatedAt,
+        next,
+        this.entry(ctx, 'key.update', id, now, { changed: changes, ...describe(next) }),
+      )
+      if (updated !== undefined) return this.view(updated, now)
+      if (attempt >= MAX_ATTEMPTS) throw new Error(`key ${id} kept changing during the update; try again`)
     }
   }
-  return { plan: 'enterprise', name, perMinute, perDay }
-}
 
-function newRecord(spec: NewKeySpec, env: Environment, now: number): { key: string; record: ApiKeyRecord } {
-  const key = generateKey(env)
-  return {
-    key,
-    record: { id: generateKeyId(), ...spec, hash: hashKey(key), prefix: displayPrefix(key), createdAt: now, revokedAt: null },
+  async rotateKey(
+    id: string,
+    options: { graceSeconds: number },
+    ctx: ChangeContext,
+  ): Promise<{ key: string; view: KeyView; previous: KeyView }> {
+    const grace = checkGrace(options.graceSeconds)
+    for (let attempt = 1; ; attempt++) {
+      const old = await this.find(id)
+      const now = this.clock.now()
+      refuseRetired(old, 'rotated')
+      if (keyState(old, now) === 'expired')
+        throw new KeyInputError('id', `id ${id} has expired and cannot be rotated; create a new key (or update its expiresAt first)`)
+      const { key, record } = newRecord(
+        // The successor keeps the old key's own expiry, if it had one: rotation changes the secret, not the contract.
+        { plan: old.plan, name: old.name, perMinute: old.perMinute, perDay: old.perDay, expiresAt: old.expiresAt, metadata: old.metadata },
+        this.options.env,
+        now,
+        { quotaId: old.quotaId, rotatedFrom: old.id },
+      )
+      const at = Math.max(now, old.updatedAt + 1)
+      const graceEnd = now + grace * 1000
+      const revokedAt = grace === 0 ? at : null
+      const expiresAt = grace === 0 ? old.expiresAt : Math.min(graceEnd, old.expiresAt ?? Number.POSITIVE_INFINITY)
+      const done = await this.keys.rotateKey(
+        { id, expectedUpdatedAt: old.updatedAt, successor: record, expiresAt, revokedAt, at },
+        this.entry(ctx, 'key.rotate', id, now, {
+          successorId: record.id,
+          graceSeconds: grace,
+          oldKeyExpiresAt: expiresAt,
+          oldKeyRevokedAt: revokedAt,
+        }),
+      )
+      if (done) {
+        const previous = { ...old, rotatedTo: record.id, expiresAt, revokedAt, updatedAt: at }
+        return { key, view: this.view(record, now), previous: this.view(previous, now) }
+      }
+      if (attempt >= MAX_ATTEMPTS) throw new Error(`key ${id} kept changing during the rotation; try again`)
+    }
+  }
+
+  async revokeKey(id: string, ctx: ChangeContext): Promise<{ view: KeyView; alreadyRevoked: boolean }> {
+    const now = this.clock.now()
+    const revoked = await this.keys.revokeKey(id, now, this.entry(ctx, 'key.revoke', id, now, {}))
+    const record = await this.find(id)
+    return { view: this.view(record, now), alreadyRevoked: !revoked }
+  }
+
+  async keyUsage(id: string): Promise<KeyUsage> {
+    const record = await this.find(id)
+    const usage = await this.options.limiter.peek(limiterIdentity(record), record)
+    return {
+      keyId: record.id,
+      quotaId: record.quotaId,
+      minute: usage.minute,
+      day: usage.day,
+      ban: usage.ban,
+      lastUsedAt: this.lastUsed(record),
+    }
+  }
+
+  listAudit(query: AuditQuery): Promise<AuditPage> {
+    if (!Number.isSafeInteger(query.limit) || query.limit < 1 || query.limit > 100)
+      throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
+    return this.auditLog.list(query)
+  }
+
+  private async find(id: string): Promise<ApiKeyRecord> {
+    const record = await this.keys.findKeyById(id)
+    if (record === undefined) throw new KeyNotFoundError(id)
+    return record
+  }
+
+  private lastUsed(record: ApiKeyRecord): number | null {
+    const pending = this.options.pendingLastUse?.(record.id)
+    if (pending === undefined) return record.lastUsedAt
+    return Math.max(pending, record.lastUsedAt ?? 0)
+  }
+
+  private entry(ctx: ChangeContext, action: AuditAction, keyId: string, at: number, details: Record<string, unknown>): AuditDraft {
+    const actor: Actor = { type: ctx.actor.type, id: ctx.actor.id }
+    return { at, actor, action, keyId, details, requestId: ctx.requestId ?? null }
+  }
+
+  private view(r: ApiKeyRecord, now: number): KeyView {
+    return {
+      id: r.id,
+      name: r.name,
+      plan: r.plan,
+      perMinute: r.perMinute,
+      perDay: r.perDay,
+      prefix: r.prefix,
+      quotaId: r.quotaId,
+      state: keyState(r, now),
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
+      expiresAt: r.expiresAt,
+      revokedAt: r.revokedAt,
+      rotatedTo: r.rotatedTo,
+      rotatedFrom: r.rotatedFrom,
+      metadata: r.metadata,
+      lastUsedAt: this.lastUsed(r),
+    }
   }
 }
 
-/** Creates a key; the plain key is returned once and never stored. */
+/** A revoked key, or one already rotated away from, takes no more changes. */
+function refuseRetired(record: ApiKeyRecord, what: 'updated' | 'rotated'): void {
+  if (record.revokedAt !== null) throw new KeyInputError('id', `id ${record.id} is revoked; a revoked key cannot be ${what}`)
+  if (record.rotatedTo !== null)
+    throw new KeyInputError('id', `id ${record.id} was rotated to ${record.rotatedTo}; change that key instead`)
+}
+
+const FIELDS = ['name', 'plan', 'perMinute', 'perDay', 'expiresAt', 'metadata'] as const
+
+function changedFields(a: Pick<ApiKeyRecord, (typeof FIELDS)[number]>, b: Pick<ApiKeyRecord, (typeof FIELDS)[number]>): string[] {
+  return FIELDS.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]))
+}
+
+/** What the audit log keeps of a key: never its secret, its hash, nor its metadata (which may be personal). */
+function describe(r: Pick<ApiKeyRecord, 'name' | 'plan' | 'perMinute' | 'perDay' | 'expiresAt'>): Record<string, unknown> {
+  return { name: r.name, plan: r.plan, perMinute: r.perMinute, perDay: r.perDay, expiresAt: r.expiresAt }
+}
+
+/** Creates a key without an audit entry (tests and the benchmark's setup); the plain key is returned once and never stored. */
 export async function createApiKey(
   keys: KeyRepository,
-  input: CreateKeyInput,
+  input: CreateKeyRequest,
   env: Environment,
   now = Date.now(),
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  const created = newRecord(validateKeyInput(input), env, now)
+  const created = newRecord(checkCreate(input, now), env, now)
   await keys.insertKey(created.record)
   return created
 }
@@ -79,6 +303,8 @@ export async function createFirstKey(
   env: Environment,
   now = Date.now(),
 ): Promise<{ key: string; record: ApiKeyRecord } | undefined> {
-  const created = newRecord({ plan: 'free', name: 'first key', ...PLAN_QUOTAS.free }, env, now)
+  const created = newRecord({ plan: 'free', name: 'first key', ...PLAN_QUOTAS.free, expiresAt: null, metadata: null }, env, now)
   return (await keys.insertFirstKey(created.record)) ? created : undefined
 }
+
+export type CreateKeyInput = CreateKeyRequest

@@ -1,28 +1,85 @@
+import type { AuditEntry, KeyState } from './administration.js'
 import type { ApiKeyRecord } from './api-key.js'
+import type { PlanName } from './plans.js'
 
-export interface RevocationBatch {
+export interface KeyChangeBatch {
   /** Opaque position to pass to the next call. */
   cursor: number
+  /** Hashes of the keys changed (updated, rotated, revoked) after the previous cursor. */
   hashes: string[]
 }
 
-/** Storage of API keys (hashes only, never the keys themselves). */
+/** An audit entry to append in the same transaction as the change it describes. */
+export type AuditDraft = Omit<AuditEntry, 'seq'>
+
+export interface KeyPageFilter {
+  plan?: PlanName
+  state?: KeyState
+  name?: string
+  /** Rows to return (the caller asks for one more than a page to know whether another follows). */
+  limit: number
+  after?: string
+  /** What `expired` means: expires_at at or before this time. */
+  now: number
+}
+
+/** The mutable fields of a key, as the service computed them. */
+export interface KeyUpdate {
+  name: string
+  plan: PlanName
+  perMinute: number
+  perDay: number
+  expiresAt: number | null
+  metadata: Record<string, unknown> | null
+  updatedAt: number
+}
+
+export interface KeyRotation {
+  /** The key rotated away from. */
+  id: string
+  /** Its updatedAt as read: the rotation applies only if nothing changed it since. */
+  expectedUpdatedAt: number
+  successor: ApiKeyRecord
+  /** The old key's new expiry (end of the grace period), or null when it is revoked at once. */
+  expiresAt: number | null
+  revokedAt: number | null
+  at: number
+}
+
+/**
+ * Storage of API keys (hashes only, never the keys themselves). Every mutation that takes an audit
+ * entry writes it, the change and the change-log rows in one transaction: all or nothing.
+ */
 export interface KeyRepository {
-  insertKey(record: ApiKeyRecord): Promise<void>
+  insertKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<void>
   /** Inserts the record only when no key exists at all; atomic across processes. True when inserted. */
   insertFirstKey(record: ApiKeyRecord): Promise<boolean>
   /** Includes revoked keys (revokedAt set). */
   findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>
+  findKeyById(id: string): Promise<ApiKeyRecord | undefined>
+  /** Every key, oldest first. */
   listKeys(): Promise<ApiKeyRecord[]>
-  /** True when the key existed and was not already revoked. */
-  revokeKey(id: string, at: number): Promise<boolean>
-  /** Revocations recorded after `cursor` (0 for the current position with no hashes). */
-  revocationsSince(cursor: number | null): Promise<RevocationBatch>
+  /** Up to `limit` keys in ascending id order after `after`, filtered in SQL. */
+  pageKeys(filter: KeyPageFilter): Promise<ApiKeyRecord[]>
   /**
-   * Optional push channel: calls `listener` with the hash of each key revoked from now on, in any
-   * process, moments after the revocation commits. Best effort (messages sent while the channel
-   * is reconnecting are lost), so callers keep polling `revocationsSince` as well. Resolves to an
+   * Writes `update` to key `id` if it is neither revoked nor rotated and still has updatedAt
+   * `expectedUpdatedAt` (optimistic concurrency); plan and limits go to every unrevoked key of its
+   * quota too. Returns the updated record, or undefined when the condition failed (nothing written).
+   */
+  updateKey(id: string, expectedUpdatedAt: number, update: KeyUpdate, audit: AuditDraft): Promise<ApiKeyRecord | undefined>
+  /** Inserts the successor and retires the old key; false (nothing written) when the old key changed meanwhile. */
+  rotateKey(rotation: KeyRotation, audit: AuditDraft): Promise<boolean>
+  /** True when the key existed and was not already revoked. */
+  revokeKey(id: string, at: number, audit?: AuditDraft): Promise<boolean>
+  /** Records last-use times (key id -> ms) in one statement or transaction; never moves a time back. */
+  recordLastUsed(times: ReadonlyMap<string, number>): Promise<void>
+  /** Keys changed after `cursor` (null: the current position, with no hashes). */
+  changesSince(cursor: number | null): Promise<KeyChangeBatch>
+  /**
+   * Optional push channel: calls `listener` with the hash of each key changed from now on, in any
+   * process, moments after the change commits. Best effort (messages sent while the channel is
+   * reconnecting are lost), so callers keep polling `changesSince` as well. Resolves to an
    * unsubscribe function.
    */
-  watchRevocations?(listener: (hash: string) => void): Promise<() => Promise<void>>
+  watchChanges?(listener: (hash: string) => void): Promise<() => Promise<void>>
 }

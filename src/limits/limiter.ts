@@ -32,6 +32,24 @@ export interface BanPolicy {
   maxSeconds: number
 }
 
+export interface WindowUsage {
+  limit: number
+  used: number
+  remaining: number
+  /** Unix seconds at which this window resets. */
+  resetAt: number
+}
+
+/** One identity's counters as the next request would find them, without counting one. */
+export interface UsageSnapshot {
+  /** The limiter's clock (ms). */
+  now: number
+  minute: WindowUsage
+  day: WindowUsage
+  /** until: Unix seconds, or null when not banned; level: the escalation level (0 after it decays). */
+  ban: { active: boolean; until: number | null; level: number }
+}
+
 /**
  * A rate limiter: checks and counts the minute and day windows of one identity (a key id or a
  * client address) in one atomic step. A request refused by either window consumes neither.
@@ -41,6 +59,8 @@ export interface RateLimiter {
   consume(identity: string, quota: Quota): Promise<LimitDecision>
   /** The same decision without a promise, for limiters that need no I/O (the in-memory one). */
   consumeSync?(identity: string, quota: Quota): LimitDecision
+  /** The identity's counters under `quota` right now, counting nothing: the numbers the headers of its last request showed. */
+  peek(identity: string, quota: Quota): Promise<UsageSnapshot>
   /** Rejects when the limiter's backing store is unreachable (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>

@@ -1,5 +1,5 @@
 import type { Quota } from '../keys/plans.js'
-import type { BanPolicy, LimitDecision } from './limiter.js'
+import type { BanPolicy, LimitDecision, UsageSnapshot } from './limiter.js'
 
 /**
  * The limiting rules, as a pure function over one identity's counters, shared by the in-memory
@@ -103,6 +103,30 @@ export function consumeOne(s: IdentityState, now: number, quota: Quota, policy: 
   if (s.dayCount >= quota.perDay) until = Math.max(until, dayReset)
   d.retryAfter = Math.max(1, Math.ceil(until - now / 1000))
   return d
+}
+
+/**
+ * The state as consumeOne would find it at `now`, without changing it: a window that has rolled
+ * over reads as 0 used, a decayed ban level as 0. Used by both limiters' peek().
+ */
+export function peekState(s: IdentityState | undefined, now: number, quota: Quota): UsageSnapshot {
+  const minuteStart = now - (now % MINUTE_MS)
+  const dayStart = now - (now % DAY_MS)
+  const minuteUsed = s !== undefined && s.minuteStart === minuteStart ? s.minuteCount : 0
+  const dayUsed = s !== undefined && s.dayStart === dayStart ? s.dayCount : 0
+  const banned = s !== undefined && now < s.banUntil
+  const level = s === undefined || (s.banLevel > 0 && now >= s.banLevelExpiresAt) ? 0 : s.banLevel
+  return {
+    now,
+    minute: {
+      limit: quota.perMinute,
+      used: minuteUsed,
+      remaining: Math.max(0, quota.perMinute - minuteUsed),
+      resetAt: (minuteStart + MINUTE_MS) / 1000,
+    },
+    day: { limit: quota.perDay, used: dayUsed, remaining: Math.max(0, quota.perDay - dayUsed), resetAt: (dayStart + DAY_MS) / 1000 },
+    ban: { active: banned, until: banned ? Math.ceil(s.banUntil / 1000) : null, level },
+  }
 }
 
 /** True when the state holds nothing that still matters at `now` (safe to forget). */

@@ -1,3 +1,4 @@
+import type { AuditAction, AuditEntry } from '../keys/administration.js'
 import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { PlanName } from '../keys/plans.js'
 
@@ -10,9 +11,20 @@ export interface KeyRow {
   per_day: number
   hash: string
   prefix: string
+  quota_id: string
   created_at: number
+  updated_at: number
+  expires_at: number | null
   revoked_at: number | null
+  rotated_to: string | null
+  rotated_from: string | null
+  /** JSON text in SQLite, already parsed (jsonb) in PostgreSQL. */
+  metadata: string | Record<string, unknown> | null
+  last_used_at: number | null
 }
+
+const parseJson = (value: string | Record<string, unknown> | null): Record<string, unknown> | null =>
+  typeof value === 'string' ? (JSON.parse(value) as Record<string, unknown>) : value
 
 export const toKeyRecord = (r: KeyRow): ApiKeyRecord => ({
   id: r.id,
@@ -22,6 +34,70 @@ export const toKeyRecord = (r: KeyRow): ApiKeyRecord => ({
   perDay: r.per_day,
   hash: r.hash,
   prefix: r.prefix,
+  quotaId: r.quota_id,
   createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  expiresAt: r.expires_at,
   revokedAt: r.revoked_at,
+  rotatedTo: r.rotated_to,
+  rotatedFrom: r.rotated_from,
+  metadata: parseJson(r.metadata),
+  lastUsedAt: r.last_used_at,
 })
+
+/** Column list and values of an INSERT of a whole record, in the same order for both stores. */
+export const KEY_COLUMNS =
+  'id, name, plan, per_minute, per_day, hash, prefix, quota_id, created_at, updated_at, expires_at, revoked_at, rotated_to, rotated_from, metadata, last_used_at'
+
+export const keyValues = (k: ApiKeyRecord): unknown[] => [
+  k.id,
+  k.name,
+  k.plan,
+  k.perMinute,
+  k.perDay,
+  k.hash,
+  k.prefix,
+  k.quotaId,
+  k.createdAt,
+  k.updatedAt,
+  k.expiresAt,
+  k.revokedAt,
+  k.rotatedTo,
+  k.rotatedFrom,
+  k.metadata === null ? null : JSON.stringify(k.metadata),
+  k.lastUsedAt,
+]
+
+/** An audit_log row as both stores return it. */
+export interface AuditRow {
+  seq: number
+  at: number
+  actor_type: 'admin_token' | 'cli'
+  actor_id: string
+  action: AuditAction
+  key_id: string | null
+  details: string | Record<string, unknown>
+  request_id: string | null
+}
+
+export const toAuditEntry = (r: AuditRow): AuditEntry => ({
+  seq: r.seq,
+  at: r.at,
+  actor: { type: r.actor_type, id: r.actor_id },
+  action: r.action,
+  keyId: r.key_id,
+  details: parseJson(r.details) ?? {},
+  requestId: r.request_id,
+})
+
+export const AUDIT_COLUMNS = 'at, actor_type, actor_id, action, key_id, details, request_id'
+
+export const auditValues = (e: Omit<AuditEntry, 'seq'>): unknown[] => [
+  e.at,
+  e.actor.type,
+  e.actor.id,
+  e.action,
+  e.keyId,
+  JSON.stringify(e.details),
+  e.requestId,
+]

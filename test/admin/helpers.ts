@@ -8,7 +8,6 @@ import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { TEST_NOW } from '../helpers/app.js'
-import { FakeAdministration } from './fake-administration.js'
 
 export interface AdminTestApp {
   app: FastifyInstance
@@ -29,8 +28,7 @@ export async function buildAdminTestApp(options: { env?: Record<string, string>;
   const clock = new ManualClock(TEST_NOW)
   const storage = options.storage ?? new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
   const limiter = new MemoryLimiter(clock, banPolicy(config))
-  const keyAdmin = new FakeAdministration(storage, () => clock.now())
-  const app = await buildApp({ config, storage, limiter, clock, keyAdmin })
+  const app = await buildApp({ config, storage, limiter, clock })
   await app.ready()
   const { token, record } = await createAdminToken(storage.adminTokens, 'test token')
   return {

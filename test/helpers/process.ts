@@ -61,7 +61,7 @@ process.once('exit', killAllChildren)
 
 /**
  * How long a test waits for a running server to refuse a key revoked elsewhere. README promises
- * 2 s (the revocation log is polled every KEY_REFRESH_MS, default 1 s); the delay is printed, not
+ * 2 s (the key change log is polled every KEY_REFRESH_MS, default 1 s); the delay is printed, not
  * asserted: 5x the promise catches a server that never sees the revocation (a cached key would stay
  * valid until a restart) without failing on a busy machine.
  */

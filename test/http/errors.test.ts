@@ -117,6 +117,9 @@ describe('errors', () => {
       consume: async () => {
         throw new LimiterUnavailableError()
       },
+      peek: async () => {
+        throw new Error('unused')
+      },
       ping: async () => {
         throw new Error('down')
       },

@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
+import { KeyInputError } from '../../src/keys/administration.js'
 import { displayPrefix, generateKey, hashKey, isWellFormedKey } from '../../src/keys/api-key.js'
-import { KeyInputError, validateKeyInput } from '../../src/keys/key-service.js'
+import { checkLimits, checkName, checkPlan } from '../../src/keys/key-validation.js'
+
+function validateKeyInput(input: { plan: string; name: string; perMinute?: number; perDay?: number }) {
+  const plan = checkPlan(input.plan)
+  return { plan, name: checkName(input.name), ...checkLimits(plan, input.perMinute, input.perDay) }
+}
 
 test('keys carry the environment prefix, 38 base62 characters and a valid checksum', () => {
   const live = generateKey('production')

@@ -15,7 +15,7 @@ test('a lookup that races a revocation is not cached (regression)', async () => 
     // A repository whose lookup returns the pre-revocation row late, as a slow replica or pool would.
     const slow: KeyRepository = {
       ...storage.keys,
-      revocationsSince: (c) => storage.keys.revocationsSince(c),
+      changesSince: (c) => storage.keys.changesSince(c),
       findKeyByHash: async (hash): Promise<ApiKeyRecord | undefined> => {
         const row = await storage.keys.findKeyByHash(hash)
         await gate

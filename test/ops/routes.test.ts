@@ -45,6 +45,9 @@ test('readyz reports a failing limiter; fails only when the limiter is required 
     consume: async () => {
       throw new Error('unused')
     },
+    peek: async () => {
+      throw new Error('unused')
+    },
     ping: async () => {
       throw new Error('down')
     },

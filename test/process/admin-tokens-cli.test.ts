@@ -1,5 +1,6 @@
 /** `animal-store admin-tokens create|list|revoke`, run as real processes on a SQLite file. */
 import assert from 'node:assert/strict'
+import { userInfo } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
@@ -53,6 +54,18 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
     const stored = await storage.adminTokens.list()
     assert.equal(JSON.stringify(stored).includes(out.token.slice(13)), false)
     assert.equal(stored.find((s) => s.id === out.id)?.revokedAt, Date.parse(first.revokedAt))
+    // Audited under the OS user: two creates and one revoke (the repeated revoke changed nothing).
+    const { entries } = await storage.audit.list({ limit: 100 })
+    assert.deepEqual(
+      entries.map((e) => [e.action, e.actor.type, e.keyId, e.details.tokenId]),
+      [
+        ['admin_token.create', 'cli', null, out.id],
+        ['admin_token.create', 'cli', null, stored.find((s) => s.name === 'human')!.id],
+        ['admin_token.revoke', 'cli', null, out.id],
+      ],
+    )
+    assert.equal(entries[0]!.actor.id, userInfo().username)
+    assert.equal(JSON.stringify(entries).includes(out.token.slice(13)), false)
   } finally {
     await storage.close()
   }

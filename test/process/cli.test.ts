@@ -189,7 +189,7 @@ test('keys: input errors exit 2 with a clear message on stderr', { timeout: 120_
     { args: ['keys', 'create', '--plan', 'free', '--name', '   '], stderr: /--name/, why: 'blank --name' },
     { args: ['keys', 'create', '--plan', 'free', '--name', 'a', '--colour', 'red'], stderr: /colour/, why: 'unknown option' },
     { args: ['keys', 'frobnicate'], stderr: /frobnicate/, why: 'unknown keys command' },
-    { args: ['keys'], stderr: /create, list or revoke/, why: 'keys without a command' },
+    { args: ['keys'], stderr: /create, list, show, update, rotate, revoke or usage/, why: 'keys without a command' },
     { args: ['keys', 'revoke'], stderr: /KEY_ID/, why: 'revoke without an id' },
     { args: ['frobnicate'], stderr: /unknown command "frobnicate"/, why: 'unknown command' },
     { args: [], stderr: /^$/, why: 'no command (usage on stdout)' },

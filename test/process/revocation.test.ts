@@ -1,6 +1,6 @@
 /**
  * A key revoked by another process (the CLI) is refused by a running server (README: within 2 s;
- * the server polls the revocation log every KEY_REFRESH_MS, default 1000 ms). The delay is printed;
+ * the server polls the key change log every KEY_REFRESH_MS, default 1000 ms). The delay is printed;
  * the test waits up to REVOCATION_DEADLINE_MS for the refusal.
  */
 import assert from 'node:assert/strict'

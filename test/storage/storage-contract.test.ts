@@ -92,16 +92,24 @@ async function setup(t: TestContext, engine: Engine): Promise<Harness | undefine
 let keyCounter = 0
 function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   keyCounter++
+  const id = overrides.id ?? `key_${randomBytes(8).toString('hex')}`
   return {
-    id: `key_${randomBytes(8).toString('hex')}`,
+    id,
     name: `key ${keyCounter}`,
     plan: 'pro',
     perMinute: 300,
     perDay: 10_000,
     hash: randomBytes(32).toString('hex'),
     prefix: 'as_test_abcd',
+    quotaId: id,
     createdAt: 1_790_000_000_000 + keyCounter,
+    updatedAt: 1_790_000_000_000 + keyCounter,
+    expiresAt: null,
     revokedAt: null,
+    rotatedTo: null,
+    rotatedFrom: null,
+    metadata: null,
+    lastUsedAt: null,
     ...overrides,
   }
 }
@@ -239,11 +247,11 @@ for (const engine of ENGINES) {
       for (const pet of [...first, ...second]) assert.equal(pet.categoryId, Number(pet.name.slice(1)))
     })
 
-    test('keys: insert, find, list, revoke, revocationsSince', async (t) => {
+    test('keys: insert, find, list, revoke, changesSince', async (t) => {
       const h = await setup(t, engine)
       if (!h) return
       const keys = h.storage.keys
-      assert.deepEqual(await keys.revocationsSince(null), { cursor: 0, hashes: [] })
+      assert.deepEqual(await keys.changesSince(null), { cursor: 0, hashes: [] })
       const a = keyRecord({ plan: 'enterprise', perMinute: 1_000_000_000, perDay: 1_000_000_000 })
       const b = keyRecord()
       await keys.insertKey(a)
@@ -252,20 +260,20 @@ for (const engine of ENGINES) {
       assert.equal(await keys.findKeyByHash('0'.repeat(64)), undefined)
       assert.deepEqual(await keys.listKeys(), [a, b])
 
-      const start = (await keys.revocationsSince(null)).cursor
+      const start = (await keys.changesSince(null)).cursor
       assert.equal(await keys.revokeKey(a.id, 1_790_000_100_000), true)
       assert.equal(await keys.revokeKey(a.id, 1_790_000_200_000), false, 'already revoked')
       assert.equal(await keys.revokeKey('key_unknown', 1_790_000_200_000), false)
-      assert.deepEqual(await keys.findKeyByHash(a.hash), { ...a, revokedAt: 1_790_000_100_000 })
+      assert.deepEqual(await keys.findKeyByHash(a.hash), { ...a, revokedAt: 1_790_000_100_000, updatedAt: 1_790_000_100_000 })
 
-      const batch = await keys.revocationsSince(start)
+      const batch = await keys.changesSince(start)
       assert.deepEqual(batch.hashes, [a.hash])
       assert.ok(batch.cursor > start)
-      assert.deepEqual(await keys.revocationsSince(batch.cursor), { cursor: batch.cursor, hashes: [] })
-      assert.equal((await keys.revocationsSince(null)).cursor, batch.cursor, 'null -> current position')
+      assert.deepEqual(await keys.changesSince(batch.cursor), { cursor: batch.cursor, hashes: [] })
+      assert.equal((await keys.changesSince(null)).cursor, batch.cursor, 'null -> current position')
 
       await keys.revokeKey(b.id, 1_790_000_300_000)
-      assert.deepEqual((await keys.revocationsSince(start)).hashes, [a.hash, b.hash])
+      assert.deepEqual((await keys.changesSince(start)).hashes, [a.hash, b.hash])
     })
 
     test('a duplicate key hash is rejected as an ordinary error, not as unavailability', async (t) => {
@@ -510,7 +518,7 @@ describe('PostgreSQL specifics', () => {
     assert.deepEqual(await stores[4]!.pets.getPet(pet.id), pet)
   })
 
-  test('watchRevocations delivers a revocation made through another instance', async (t) => {
+  test('watchChanges delivers a revocation made through another instance', async (t) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const schema = randomSchema()
     const watcher = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
@@ -521,7 +529,7 @@ describe('PostgreSQL specifics', () => {
       await dropSchema(schema)
     })
     const heard: string[] = []
-    const unsubscribe = await watcher.keys.watchRevocations!((hash) => heard.push(hash))
+    const unsubscribe = await watcher.keys.watchChanges!((hash) => heard.push(hash))
     const key = keyRecord()
     await revoker.keys.insertKey(key)
     await revoker.keys.revokeKey(key.id, Date.now())
@@ -535,7 +543,7 @@ describe('PostgreSQL specifics', () => {
     assert.deepEqual(heard, [key.hash], 'nothing after unsubscribe')
   })
 
-  test('watchRevocations reconnects after its connection drops', async (t) => {
+  test('watchChanges reconnects after its connection drops', async (t) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const schema = randomSchema()
     const link = await relay(Number(new URL(PG_URL).port || 5432))
@@ -548,7 +556,7 @@ describe('PostgreSQL specifics', () => {
       await dropSchema(schema)
     })
     const heard: string[] = []
-    await watcher.keys.watchRevocations!((hash) => heard.push(hash))
+    await watcher.keys.watchChanges!((hash) => heard.push(hash))
 
     await link.cut()
     await new Promise((r) => setTimeout(r, 300)) // a few failed reconnect attempts

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js'
 import type { Quota } from '../../keys/plans.js'
-import type { BanPolicy, LimitDecision, RateLimiter } from '../limiter.js'
-import { consumeOne, freshState, type IdentityState, isStale } from '../policy.js'
+import type { BanPolicy, LimitDecision, RateLimiter, UsageSnapshot } from '../limiter.js'
+import { consumeOne, freshState, type IdentityState, isStale, peekState } from '../policy.js'
 import type { LimiterStateFile } from './state-file.js'
 
 export interface MemoryLimiterOptions {
@@ -60,6 +60,11 @@ export class MemoryLimiter implements RateLimiter {
 
   consume(identity: string, quota: Quota): Promise<LimitDecision> {
     return Promise.resolve(this.consumeSync(identity, quota))
+  }
+
+  /** Reads only: marks nothing dirty, so a peeking process (the CLI) never writes the state file. */
+  async peek(identity: string, quota: Quota): Promise<UsageSnapshot> {
+    return peekState(this.states.get(identity), this.clock.now(), quota)
   }
 
   /** Forgets identities whose windows and bans are all over, so memory stays bounded by activity. */

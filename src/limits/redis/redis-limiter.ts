@@ -5,12 +5,13 @@ import type { RedisFailurePolicy } from '../../config.js'
 import type { Quota } from '../../keys/plans.js'
 import type { Metrics } from '../../ops/metrics.js'
 import { redactUrl } from '../../startup-error.js'
-import { type BanPolicy, type LimitDecision, LimiterUnavailableError, type RateLimiter } from '../limiter.js'
+import { type BanPolicy, type LimitDecision, LimiterUnavailableError, type RateLimiter, type UsageSnapshot } from '../limiter.js'
 import type { MemoryLimiter } from '../memory/memory-limiter.js'
-import { banThreshold } from '../policy.js'
+import { banThreshold, type IdentityState, peekState } from '../policy.js'
 
 // Read once at load; scripts/copy-assets.mjs puts the file next to the compiled module.
 const CONSUME_LUA = readFileSync(new URL('./consume.lua', import.meta.url), 'utf8')
+const PEEK_LUA = readFileSync(new URL('./peek.lua', import.meta.url), 'utf8')
 
 const REASONS = [undefined, 'rate_limited', 'key_banned'] as const
 
@@ -30,8 +31,10 @@ export interface RedisLimiterOptions {
 }
 
 type ConsumeReply = [number, number, number, number, number, number, number, number, number]
+type PeekReply = [number, number, number, number, number, number, number, number, number]
 type ScriptedRedis = Redis & {
   asRateLimitConsume(key: string, ...args: number[]): Promise<ConsumeReply>
+  asRateLimitPeek(key: string): Promise<PeekReply>
 }
 
 /**
@@ -74,6 +77,7 @@ export class RedisLimiter implements RateLimiter {
       protocol: 2,
     }) as ScriptedRedis
     this.redis.defineCommand('asRateLimitConsume', { numberOfKeys: 1, lua: CONSUME_LUA })
+    this.redis.defineCommand('asRateLimitPeek', { numberOfKeys: 1, lua: PEEK_LUA })
     // Requests that arrive while the very first connection is being made wait for it (bounded by
     // connectTimeout) rather than fall back: a starting instance is not an outage.
     this.firstAttempt = new Promise((resolve) => {
@@ -99,6 +103,35 @@ export class RedisLimiter implements RateLimiter {
     this.options.metrics.limiterFallback.inc({ policy: this.failurePolicy })
     if (this.failurePolicy === 'closed') throw new LimiterUnavailableError()
     return this.options.fallback.consume(identity, quota)
+  }
+
+  /**
+   * Read-only, on Redis' clock like consume. While Redis is unreachable: the fallback's counts
+   * (what decides requests then) under REDIS_FAILURE_POLICY=open; LimiterUnavailableError under closed.
+   */
+  async peek(identity: string, quota: Quota): Promise<UsageSnapshot> {
+    if (this.up === undefined && !this.closing) await this.firstAttempt
+    if (this.redis.status === 'ready') {
+      try {
+        const [now, ...f] = await this.redis.asRateLimitPeek(this.keyPrefix + '{' + identity + '}')
+        const [minuteStart, minuteCount, minuteRejected, dayStart, dayCount, banUntil, banLevel, banLevelExpiresAt] = f as [
+          number,
+          number,
+          number,
+          number,
+          number,
+          number,
+          number,
+          number,
+        ]
+        const state: IdentityState = { minuteStart, minuteCount, minuteRejected, dayStart, dayCount, banUntil, banLevel, banLevelExpiresAt }
+        return peekState(state, now, quota)
+      } catch (error) {
+        this.markDown(error)
+      }
+    }
+    if (this.failurePolicy === 'closed') throw new LimiterUnavailableError()
+    return this.options.fallback.peek(identity, quota)
   }
 
   /** The decision from Redis, or undefined when Redis cannot give one now. */

@@ -1,22 +1,39 @@
 import type pg from 'pg'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
-import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
-import { type KeyRow, toKeyRecord } from '../key-row.js'
+import type { AuditDraft, KeyChangeBatch, KeyPageFilter, KeyRepository, KeyRotation, KeyUpdate } from '../../keys/repository.js'
+import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
 import type { Db } from './connection.js'
-import { REVOCATION_CHANNEL, type RevocationWatcher } from './revocation-watcher.js'
+import { KEY_CHANGE_CHANNEL, type KeyChangeWatcher } from './key-change-watcher.js'
 
-const INSERT = `INSERT INTO api_keys (id, name, plan, per_minute, per_day, hash, prefix, created_at, revoked_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
-const insertValues = (k: ApiKeyRecord) => [k.id, k.name, k.plan, k.perMinute, k.perDay, k.hash, k.prefix, k.createdAt, k.revokedAt]
+const INSERT = `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${KEY_COLUMNS.split(', ')
+  .map((_, i) => `$${i + 1}`)
+  .join(', ')})`
+
+const INSERT_AUDIT = `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+
+/** WHERE clause of a time-dependent key state; `now` is bound as the parameter numbered `n`. */
+const stateSql = (state: 'active' | 'expired', n: number): string =>
+  state === 'active'
+    ? `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $${n})`
+    : `revoked_at IS NULL AND expires_at IS NOT NULL AND expires_at <= $${n}`
+
+const metadataParam = (m: Record<string, unknown> | null) => (m === null ? null : JSON.stringify(m))
 
 export class PostgresKeyRepository implements KeyRepository {
   constructor(
     private readonly db: Db,
-    private readonly watcher: RevocationWatcher,
+    private readonly watcher: KeyChangeWatcher,
   ) {}
 
-  async insertKey(record: ApiKeyRecord): Promise<void> {
-    await this.db.query(INSERT, insertValues(record))
+  async insertKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<void> {
+    if (audit === undefined) {
+      await this.db.query(INSERT, keyValues(record))
+      return
+    }
+    await this.db.transaction(async (client) => {
+      await client.query(INSERT, keyValues(record))
+      await client.query(INSERT_AUDIT, auditValues(audit))
+    })
   }
 
   async insertFirstKey(record: ApiKeyRecord): Promise<boolean> {
@@ -27,7 +44,7 @@ export class PostgresKeyRepository implements KeyRepository {
       // for every process, and no other key can slip in between. Plain reads are not blocked.
       await client.query('LOCK TABLE api_keys IN SHARE ROW EXCLUSIVE MODE')
       if ((await client.query('SELECT 1 FROM api_keys LIMIT 1')).rowCount) return false
-      await client.query(INSERT, insertValues(record))
+      await client.query(INSERT, keyValues(record))
       return true
     })
   }
@@ -37,41 +54,126 @@ export class PostgresKeyRepository implements KeyRepository {
     return row && toKeyRecord(row)
   }
 
+  async findKeyById(id: string): Promise<ApiKeyRecord | undefined> {
+    const [row] = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id])
+    return row && toKeyRecord(row)
+  }
+
   async listKeys(): Promise<ApiKeyRecord[]> {
     return (await this.db.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id')).map(toKeyRecord)
   }
 
-  async revokeKey(id: string, at: number): Promise<boolean> {
-    return this.db.transaction(async (client: pg.PoolClient) => {
+  async pageKeys({ plan, state, name, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
+    const values: unknown[] = [after ?? '']
+    // COLLATE "C": the same byte order as SQLite's, whatever the database's collation.
+    const where = ['id COLLATE "C" > $1']
+    if (plan !== undefined) {
+      values.push(plan)
+      where.push(`plan = $${values.length}`)
+    }
+    if (state === 'revoked') where.push('revoked_at IS NOT NULL')
+    else if (state !== undefined) {
+      values.push(now)
+      where.push(stateSql(state, values.length))
+    }
+    if (name !== undefined) {
+      values.push(name)
+      // strpos, not LIKE: no wildcard in the name can change the meaning.
+      where.push(`strpos(lower(name), lower($${values.length})) > 0`)
+    }
+    values.push(limit)
+    const rows = await this.db.query<KeyRow>(
+      `SELECT * FROM api_keys WHERE ${where.join(' AND ')} ORDER BY id COLLATE "C" LIMIT $${values.length}`,
+      values,
+    )
+    return rows.map(toKeyRecord)
+  }
+
+  async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, audit: AuditDraft): Promise<ApiKeyRecord | undefined> {
+    return this.db.transaction(async (client) => {
+      const { rows } = await client.query<KeyRow>(
+        `UPDATE api_keys SET name = $1, plan = $2, per_minute = $3, per_day = $4, expires_at = $5, metadata = $6, updated_at = $7
+          WHERE id = $8 AND updated_at = $9 AND revoked_at IS NULL AND rotated_to IS NULL RETURNING *`,
+        [u.name, u.plan, u.perMinute, u.perDay, u.expiresAt, metadataParam(u.metadata), u.updatedAt, id, expectedUpdatedAt],
+      )
+      const row = rows[0]
+      if (row === undefined) return undefined
+      // The quota is shared along the rotation chain: so are its limits.
+      const others = await client.query<{ hash: string }>(
+        `UPDATE api_keys SET plan = $1, per_minute = $2, per_day = $3, updated_at = $4
+          WHERE quota_id = $5 AND id <> $6 AND revoked_at IS NULL
+            AND (plan <> $1 OR per_minute <> $2 OR per_day <> $3) RETURNING hash`,
+        [u.plan, u.perMinute, u.perDay, u.updatedAt, row.quota_id, id],
+      )
+      await this.logChanges(client, [row.hash, ...others.rows.map((r) => r.hash)], u.updatedAt)
+      await client.query(INSERT_AUDIT, auditValues(audit))
+      return toKeyRecord(row)
+    })
+  }
+
+  async rotateKey(r: KeyRotation, audit: AuditDraft): Promise<boolean> {
+    return this.db.transaction(async (client) => {
       const { rows } = await client.query<{ hash: string }>(
-        'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING hash',
-        [at, id],
+        `UPDATE api_keys SET rotated_to = $1, expires_at = $2, revoked_at = $3, updated_at = $4
+          WHERE id = $5 AND updated_at = $6 AND revoked_at IS NULL AND rotated_to IS NULL RETURNING hash`,
+        [r.successor.id, r.expiresAt, r.revokedAt, r.at, r.id, r.expectedUpdatedAt],
       )
       const hash = rows[0]?.hash
       if (hash === undefined) return false
-      // A sequence hands out numbers in call order, not commit order: without this lock a poller
-      // could read seq 6, move its cursor past 5, and never see 5 commit. Revocations are rare.
-      await client.query('LOCK TABLE key_revocations IN SHARE ROW EXCLUSIVE MODE')
-      await client.query('INSERT INTO key_revocations (key_hash, revoked_at) VALUES ($1, $2)', [hash, at])
-      // Delivered to listeners only if and when the transaction commits.
-      await client.query('SELECT pg_notify($1, $2)', [REVOCATION_CHANNEL, hash])
+      await client.query(INSERT, keyValues(r.successor))
+      await this.logChanges(client, [hash], r.at)
+      await client.query(INSERT_AUDIT, auditValues(audit))
       return true
     })
   }
 
-  async revocationsSince(cursor: number | null): Promise<RevocationBatch> {
+  async revokeKey(id: string, at: number, audit?: AuditDraft): Promise<boolean> {
+    return this.db.transaction(async (client: pg.PoolClient) => {
+      const { rows } = await client.query<{ hash: string }>(
+        'UPDATE api_keys SET revoked_at = $1, updated_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING hash',
+        [at, id],
+      )
+      const hash = rows[0]?.hash
+      if (hash === undefined) return false
+      await this.logChanges(client, [hash], at)
+      if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit))
+      return true
+    })
+  }
+
+  /** Inside the caller's transaction: appends to the change log and NOTIFYs (delivered only on commit). */
+  private async logChanges(client: pg.PoolClient, hashes: string[], at: number): Promise<void> {
+    // A sequence hands out numbers in call order, not commit order: without this lock a poller
+    // could read seq 6, move its cursor past 5, and never see 5 commit. Key changes are rare.
+    await client.query('LOCK TABLE key_changes IN SHARE ROW EXCLUSIVE MODE')
+    await client.query('INSERT INTO key_changes (key_hash, changed_at) SELECT unnest($1::text[]), $2', [hashes, at])
+    for (const hash of hashes) await client.query('SELECT pg_notify($1, $2)', [KEY_CHANGE_CHANNEL, hash])
+  }
+
+  async recordLastUsed(times: ReadonlyMap<string, number>): Promise<void> {
+    if (times.size === 0) return
+    // One statement for the whole batch, whatever its size.
+    await this.db.query(
+      `UPDATE api_keys AS k SET last_used_at = v.at
+         FROM unnest($1::text[], $2::bigint[]) AS v(id, at)
+        WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.at)`,
+      [[...times.keys()], [...times.values()]],
+    )
+  }
+
+  async changesSince(cursor: number | null): Promise<KeyChangeBatch> {
     if (cursor === null) {
-      const [row] = await this.db.query<{ seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM key_revocations')
+      const [row] = await this.db.query<{ seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM key_changes')
       return { cursor: row?.seq ?? 0, hashes: [] }
     }
     const rows = await this.db.query<{ seq: number; key_hash: string }>(
-      'SELECT seq, key_hash FROM key_revocations WHERE seq > $1 ORDER BY seq',
+      'SELECT seq, key_hash FROM key_changes WHERE seq > $1 ORDER BY seq',
       [cursor],
     )
     return { cursor: rows.length ? rows[rows.length - 1]!.seq : cursor, hashes: rows.map((r) => r.key_hash) }
   }
 
-  watchRevocations(listener: (hash: string) => void): Promise<() => Promise<void>> {
+  watchChanges(listener: (hash: string) => void): Promise<() => Promise<void>> {
     return this.watcher.subscribe(listener)
   }
 }

@@ -1,14 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
+import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { Storage } from '../storage.js'
 import { PostgresAdminTokenRepository } from './admin-token-repository.js'
+import { PostgresAuditRepository } from './audit-repository.js'
 import { assertSchemaName, clientConfig, Db, TIMEOUTS, toStorageError } from './connection.js'
+import { KeyChangeWatcher } from './key-change-watcher.js'
 import { PostgresKeyRepository } from './key-repository.js'
 import { PostgresPetRepository } from './pet-repository.js'
-import { RevocationWatcher } from './revocation-watcher.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
 /** Enough for a request-bound workload (each request holds a connection for one short query). */
@@ -67,8 +69,9 @@ export class PostgresStorage implements Storage {
   readonly pets: PetRepository
   readonly keys: KeyRepository
   readonly adminTokens: PostgresAdminTokenRepository
+  readonly audit: AuditRepository
   private readonly db: Db
-  private readonly watcher: RevocationWatcher
+  private readonly watcher: KeyChangeWatcher
   private closed = false
 
   private constructor(
@@ -76,10 +79,11 @@ export class PostgresStorage implements Storage {
     config: pg.ClientConfig,
   ) {
     this.db = new Db(pool)
-    this.watcher = new RevocationWatcher(() => new pg.Client(config))
+    this.watcher = new KeyChangeWatcher(() => new pg.Client(config))
     this.pets = new PostgresPetRepository(this.db)
     this.keys = new PostgresKeyRepository(this.db, this.watcher)
     this.adminTokens = new PostgresAdminTokenRepository(this.db)
+    this.audit = new PostgresAuditRepository(this.db)
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */

@@ -3,14 +3,15 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { type Durability, sqliteFilename } from '../../config.js'
 import type { Int64 } from '../../int64.js'
-import type { ApiKeyRecord } from '../../keys/api-key.js'
-import type { KeyRepository, RevocationBatch } from '../../keys/repository.js'
+import type { AuditRepository } from '../../keys/administration.js'
+import type { KeyRepository } from '../../keys/repository.js'
 import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
-import { type KeyRow, toKeyRecord } from '../key-row.js'
 import { type PetRow, toPet } from '../pet-row.js'
 import type { Storage } from '../storage.js'
 import { SqliteAdminTokenRepository } from './admin-token-repository.js'
+import { SqliteAuditRepository } from './audit-repository.js'
+import { SqliteKeyRepository } from './key-repository.js'
 import { describeSqliteOpenFailure, prepareSqliteFile } from './sqlite-file.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
@@ -186,68 +187,6 @@ class SqlitePetRepository implements PetRepository {
   }
 }
 
-class SqliteKeyRepository implements KeyRepository {
-  constructor(private readonly db: Database.Database) {}
-
-  private insertRow(k: ApiKeyRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO api_keys (id, name, plan, per_minute, per_day, hash, prefix, created_at, revoked_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(k.id, k.name, k.plan, k.perMinute, k.perDay, k.hash, k.prefix, k.createdAt, k.revokedAt)
-  }
-
-  async insertKey(record: ApiKeyRecord): Promise<void> {
-    this.insertRow(record)
-  }
-
-  async insertFirstKey(record: ApiKeyRecord): Promise<boolean> {
-    return this.db
-      .transaction(() => {
-        if (this.db.prepare('SELECT 1 FROM api_keys LIMIT 1').get()) return false
-        this.insertRow(record)
-        return true
-      })
-      .immediate()
-  }
-
-  async findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE hash = ?').get(hash)
-    return row && toKeyRecord(row)
-  }
-
-  async listKeys(): Promise<ApiKeyRecord[]> {
-    return this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(toKeyRecord)
-  }
-
-  async revokeKey(id: string, at: number): Promise<boolean> {
-    return this.db
-      .transaction(() => {
-        const row = this.db
-          .prepare<[number, string], { hash: string }>(
-            'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash',
-          )
-          .get(at, id)
-        if (!row) return false
-        this.db.prepare('INSERT INTO key_revocations (key_hash, revoked_at) VALUES (?, ?)').run(row.hash, at)
-        return true
-      })
-      .immediate()
-  }
-
-  async revocationsSince(cursor: number | null): Promise<RevocationBatch> {
-    if (cursor === null) {
-      const row = this.db.prepare<[], { seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM key_revocations').get()
-      return { cursor: row?.seq ?? 0, hashes: [] }
-    }
-    const rows = this.db
-      .prepare<[number], { seq: number; key_hash: string }>('SELECT seq, key_hash FROM key_revocations WHERE seq > ? ORDER BY seq')
-      .all(cursor)
-    return { cursor: rows.length ? rows[rows.length - 1]!.seq : cursor, hashes: rows.map((r) => r.key_hash) }
-  }
-}
-
 export interface SqliteOptions {
   databaseUrl: string
   durability: Durability
@@ -258,6 +197,7 @@ export class SqliteStorage implements Storage {
   readonly pets: PetRepository
   readonly keys: KeyRepository
   readonly adminTokens: SqliteAdminTokenRepository
+  readonly audit: AuditRepository
   private readonly db: Database.Database
 
   /** Throws UnusableFileError, with the cause, when the file cannot be created, opened, written or migrated. */
@@ -283,6 +223,7 @@ export class SqliteStorage implements Storage {
     this.pets = new SqlitePetRepository(this.db)
     this.keys = new SqliteKeyRepository(this.db)
     this.adminTokens = new SqliteAdminTokenRepository(this.db)
+    this.audit = new SqliteAuditRepository(this.db)
   }
 
   async ping(): Promise<void> {

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 
-/** revokeKey NOTIFYs here inside its transaction, so a message means a committed revocation. */
-export const REVOCATION_CHANNEL = 'animal_store_key_revoked'
+/** Every key change (update, rotation, revocation) NOTIFYs here inside its transaction, so a message means a committed change. */
+export const KEY_CHANGE_CHANNEL = 'animal_store_key_changed'
 
 const BACKOFF = { initialMs: 100, maxMs: 5_000 } as const
 /** LISTEN alone never writes, so a half-open socket would go unnoticed for as long as TCP keepalive takes (minutes). */
@@ -10,11 +10,11 @@ const HEARTBEAT_MS = 15_000
 type Listener = (hash: string) => void
 
 /**
- * One dedicated connection LISTENing for key revocations, shared by every subscriber of a store.
+ * One dedicated connection LISTENing for key changes, shared by every subscriber of a store.
  * It reconnects with jittered exponential backoff whenever the connection drops; messages sent
- * while it is down are lost, which the resolvers' polling of key_revocations covers.
+ * while it is down are lost, which the resolvers' polling of key_changes covers.
  */
-export class RevocationWatcher {
+export class KeyChangeWatcher {
   // Wrapped so that the same function subscribed twice gets two independent subscriptions.
   private readonly listeners = new Set<{ listener: Listener }>()
   private client: pg.Client | undefined
@@ -56,7 +56,7 @@ export class RevocationWatcher {
     const client = this.newClient()
     this.client = client
     client.on('notification', (message) => {
-      if (message.channel !== REVOCATION_CHANNEL || !message.payload) return
+      if (message.channel !== KEY_CHANGE_CHANNEL || !message.payload) return
       for (const { listener } of [...this.listeners]) {
         // A throwing listener must not break the connection's message parsing, nor the others.
         try {
@@ -70,7 +70,7 @@ export class RevocationWatcher {
     client.on('end', () => this.lost(client))
     try {
       await client.connect()
-      await client.query(`LISTEN ${REVOCATION_CHANNEL}`)
+      await client.query(`LISTEN ${KEY_CHANGE_CHANNEL}`)
     } catch {
       this.lost(client)
       return

@@ -1,0 +1,68 @@
+import { KeyInputError, MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from './administration.js'
+import { isPlanName, MAX_CUSTOM_LIMIT, PLAN_NAMES, PLAN_QUOTAS, type PlanName, type Quota } from './plans.js'
+
+/**
+ * The rules of key input, once, for the CLI and the admin API alike. Each error names the field as
+ * the HTTP API does (`perMinute`); the CLI shows its flag instead (`--per-minute`).
+ */
+
+export const MAX_NAME_LENGTH = 100
+
+export function checkPlan(raw: unknown): PlanName {
+  if (typeof raw !== 'string' || !isPlanName(raw))
+    throw new KeyInputError('plan', `plan must be one of ${PLAN_NAMES.join(', ')} (got ${JSON.stringify(raw)})`)
+  return raw
+}
+
+export function checkName(raw: unknown): string {
+  const name = typeof raw === 'string' ? raw.trim() : ''
+  if (name === '' || name.length > MAX_NAME_LENGTH) throw new KeyInputError('name', `name must be 1 to ${MAX_NAME_LENGTH} characters`)
+  return name
+}
+
+function checkLimit(field: 'perMinute' | 'perDay', value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_CUSTOM_LIMIT)
+    throw new KeyInputError(field, `${field} must be an integer from 1 to ${MAX_CUSTOM_LIMIT}`)
+  return value
+}
+
+/**
+ * The limits of a key on `plan`: the plan's own, or on Enterprise the custom ones, which are then
+ * required (both). Any two positive limits make a plan, also a day limit below the minute limit
+ * (a trial key: 5 a day, no burst limit): the tightest window answers, as for every key.
+ */
+export function checkLimits(plan: PlanName, perMinute: number | undefined, perDay: number | undefined): Quota {
+  if (plan !== 'enterprise') {
+    const given = perMinute !== undefined ? 'perMinute' : perDay !== undefined ? 'perDay' : undefined
+    if (given !== undefined)
+      throw new KeyInputError(given, `${given} applies to the enterprise plan only; the ${plan} plan has fixed limits`)
+    return { ...PLAN_QUOTAS[plan] }
+  }
+  const missing = perMinute === undefined ? 'perMinute' : perDay === undefined ? 'perDay' : undefined
+  if (missing !== undefined) throw new KeyInputError(missing, `${missing}: the enterprise plan needs both perMinute and perDay`)
+  return { perMinute: checkLimit('perMinute', perMinute), perDay: checkLimit('perDay', perDay) }
+}
+
+/** An expiry (ms) strictly after `now`, or null for none. */
+export function checkExpiry(raw: unknown, now: number): number | null {
+  if (raw === null || raw === undefined) return null
+  if (typeof raw !== 'number' || !Number.isSafeInteger(raw)) throw new KeyInputError('expiresAt', 'expiresAt must be a date and time')
+  if (raw <= now) throw new KeyInputError('expiresAt', `expiresAt must be in the future (got ${new Date(raw).toISOString()})`)
+  return raw
+}
+
+/** A plain JSON object of at most MAX_METADATA_BYTES as UTF-8 JSON, or null for none. */
+export function checkMetadata(raw: unknown): Record<string, unknown> | null {
+  if (raw === null || raw === undefined) return null
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new KeyInputError('metadata', 'metadata must be a JSON object')
+  const bytes = Buffer.byteLength(JSON.stringify(raw), 'utf8')
+  if (bytes > MAX_METADATA_BYTES)
+    throw new KeyInputError('metadata', `metadata must be at most ${MAX_METADATA_BYTES} bytes as JSON (got ${bytes})`)
+  return raw as Record<string, unknown>
+}
+
+export function checkGrace(raw: unknown): number {
+  if (typeof raw !== 'number' || !Number.isSafeInteger(raw) || raw < 0 || raw > MAX_GRACE_SECONDS)
+    throw new KeyInputError('graceSeconds', `graceSeconds must be an integer from 0 to ${MAX_GRACE_SECONDS} (7 days)`)
+  return raw
+}

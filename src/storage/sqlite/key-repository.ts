@@ -1,0 +1,167 @@
+import type Database from 'better-sqlite3'
+import type { ApiKeyRecord } from '../../keys/api-key.js'
+import type { AuditDraft, KeyChangeBatch, KeyPageFilter, KeyRepository, KeyRotation, KeyUpdate } from '../../keys/repository.js'
+import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
+
+/** WHERE clause of each key state at `now` (bound as the named parameter @now). */
+const STATE_SQL = {
+  active: 'revoked_at IS NULL AND (expires_at IS NULL OR expires_at > @now)',
+  expired: 'revoked_at IS NULL AND expires_at IS NOT NULL AND expires_at <= @now',
+  revoked: 'revoked_at IS NOT NULL',
+} as const
+
+/**
+ * API keys in SQLite. better-sqlite3 is synchronous, so each mutation is one IMMEDIATE transaction
+ * (the write lock first: no other process can change the key between the check and the write).
+ */
+export class SqliteKeyRepository implements KeyRepository {
+  constructor(private readonly db: Database.Database) {}
+
+  private insertRow(k: ApiKeyRecord): void {
+    this.db.prepare(`INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${KEY_COLUMNS.replace(/\w+/g, '?')})`).run(...keyValues(k))
+  }
+
+  private logChange(hash: string, at: number): void {
+    this.db.prepare('INSERT INTO key_changes (key_hash, changed_at) VALUES (?, ?)').run(hash, at)
+  }
+
+  private audit(entry: AuditDraft | undefined): void {
+    if (entry !== undefined)
+      this.db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(...auditValues(entry))
+  }
+
+  async insertKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<void> {
+    this.db
+      .transaction(() => {
+        this.insertRow(record)
+        this.audit(audit)
+      })
+      .immediate()
+  }
+
+  async insertFirstKey(record: ApiKeyRecord): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        if (this.db.prepare('SELECT 1 FROM api_keys LIMIT 1').get()) return false
+        this.insertRow(record)
+        return true
+      })
+      .immediate()
+  }
+
+  async findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    const row = this.db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE hash = ?').get(hash)
+    return row && toKeyRecord(row)
+  }
+
+  async findKeyById(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = this.db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?').get(id)
+    return row && toKeyRecord(row)
+  }
+
+  async listKeys(): Promise<ApiKeyRecord[]> {
+    return this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(toKeyRecord)
+  }
+
+  async pageKeys({ plan, state, name, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
+    const where = ['id > @after']
+    if (plan !== undefined) where.push('plan = @plan')
+    if (state !== undefined) where.push(STATE_SQL[state])
+    // instr, not LIKE: no wildcard in the name can change the meaning. lower() folds ASCII only.
+    if (name !== undefined) where.push('instr(lower(name), lower(@name)) > 0')
+    return this.db
+      .prepare<[Record<string, unknown>], KeyRow>(`SELECT * FROM api_keys WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`)
+      .all({ after: after ?? '', plan: plan ?? null, name: name ?? null, now, limit })
+      .map(toKeyRecord)
+  }
+
+  async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, audit: AuditDraft): Promise<ApiKeyRecord | undefined> {
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare<unknown[], KeyRow>(
+            `UPDATE api_keys SET name = ?, plan = ?, per_minute = ?, per_day = ?, expires_at = ?, metadata = ?, updated_at = ?
+              WHERE id = ? AND updated_at = ? AND revoked_at IS NULL AND rotated_to IS NULL RETURNING *`,
+          )
+          .get(
+            u.name,
+            u.plan,
+            u.perMinute,
+            u.perDay,
+            u.expiresAt,
+            u.metadata === null ? null : JSON.stringify(u.metadata),
+            u.updatedAt,
+            id,
+            expectedUpdatedAt,
+          )
+        if (row === undefined) return undefined
+        // The quota is shared along the rotation chain: so are its limits.
+        const others = this.db
+          .prepare<unknown[], { hash: string }>(
+            `UPDATE api_keys SET plan = ?, per_minute = ?, per_day = ?, updated_at = ?
+              WHERE quota_id = ? AND id <> ? AND revoked_at IS NULL
+                AND (plan <> ? OR per_minute <> ? OR per_day <> ?) RETURNING hash`,
+          )
+          .all(u.plan, u.perMinute, u.perDay, u.updatedAt, row.quota_id, id, u.plan, u.perMinute, u.perDay)
+        for (const { hash } of [row, ...others]) this.logChange(hash, u.updatedAt)
+        this.audit(audit)
+        return toKeyRecord(row)
+      })
+      .immediate()
+  }
+
+  async rotateKey(r: KeyRotation, audit: AuditDraft): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const old = this.db
+          .prepare<unknown[], { hash: string }>(
+            `UPDATE api_keys SET rotated_to = ?, expires_at = ?, revoked_at = ?, updated_at = ?
+              WHERE id = ? AND updated_at = ? AND revoked_at IS NULL AND rotated_to IS NULL RETURNING hash`,
+          )
+          .get(r.successor.id, r.expiresAt, r.revokedAt, r.at, r.id, r.expectedUpdatedAt)
+        if (old === undefined) return false
+        this.insertRow(r.successor)
+        this.logChange(old.hash, r.at)
+        this.audit(audit)
+        return true
+      })
+      .immediate()
+  }
+
+  async revokeKey(id: string, at: number, audit?: AuditDraft): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare<[number, number, string], { hash: string }>(
+            'UPDATE api_keys SET revoked_at = ?, updated_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash',
+          )
+          .get(at, at, id)
+        if (!row) return false
+        this.logChange(row.hash, at)
+        this.audit(audit)
+        return true
+      })
+      .immediate()
+  }
+
+  async recordLastUsed(times: ReadonlyMap<string, number>): Promise<void> {
+    if (times.size === 0) return
+    const update = this.db.prepare<[number, string, number]>(
+      'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+    )
+    this.db.transaction(() => {
+      for (const [id, at] of times) update.run(at, id, at)
+    })()
+  }
+
+  async changesSince(cursor: number | null): Promise<KeyChangeBatch> {
+    if (cursor === null) {
+      const row = this.db.prepare<[], { seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM key_changes').get()
+      return { cursor: row?.seq ?? 0, hashes: [] }
+    }
+    const rows = this.db
+      .prepare<[number], { seq: number; key_hash: string }>('SELECT seq, key_hash FROM key_changes WHERE seq > ? ORDER BY seq')
+      .all(cursor)
+    return { cursor: rows.length ? rows[rows.length - 1]!.seq : cursor, hashes: rows.map((r) => r.key_hash) }
+  }
+}
