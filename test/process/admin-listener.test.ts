@@ -4,9 +4,10 @@
  * gracefully with it; without ADMIN_PORT, on the main listener for loopback clients.
  */
 import assert from 'node:assert/strict'
+import net from 'node:net'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { freePort, REVOCATION_DEADLINE_MS, request, runCli, startServer, useTempDir, waitFor } from '../helpers/process.js'
+import { freePort, REVOCATION_DEADLINE_MS, request, runCli, runServerToExit, startServer, useTempDir, waitFor } from '../helpers/process.js'
 
 async function adminToken(db: string): Promise<string> {
   const created = await runCli(['admin-tokens', 'create', '--name', 'ops', '--json'], { db })
@@ -79,4 +80,20 @@ test('no ADMIN_PORT: the admin API on the main listener, for loopback clients', 
   const res = await request(`${server.url}/admin/v1/keys`, { headers: { authorization: `Bearer ${token}` } })
   assert.equal(res.status, 200, res.text)
   assert.deepEqual((res.body as { data: unknown[] }).data, [])
+})
+
+test('ADMIN_PORT already taken: the start fails in one line naming ADMIN_PORT and ADMIN_HOST, exit status 2', {
+  timeout: 60_000,
+}, async (t) => {
+  const dir = await useTempDir(t)
+  const taken = net.createServer()
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())))
+  const port = (taken.address() as net.AddressInfo).port
+  const result = await runServerToExit({ dir, env: { ADMIN_PORT: String(port) } })
+  assert.equal(result.code, 2, result.stderr)
+  assert.equal(
+    result.stderr.trim(),
+    `animal-store: cannot start: ADMIN_PORT=${port} ADMIN_HOST=127.0.0.1: address already in use: another process listens on 127.0.0.1:${port} (EADDRINUSE)`,
+  )
 })
