@@ -95,9 +95,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // The admin API: on this listener unless ADMIN_PORT gives it one of its own; on the main
   // listener it answers loopback clients only (admin/visibility.ts).
   const admin =
-    !main || config.adminPort === undefined
-      ? adminApi({ admin: deps.keyAdmin ?? keyService, storage, limiter, metrics, linkBase })
-      : undefined
+    !main || config.adminPort === undefined ? adminApi({ admin: deps.keyAdmin ?? keyService, storage, limiter, metrics }) : undefined
   const hideAdmin = admin !== undefined && main
   const admission: Step[] = []
 

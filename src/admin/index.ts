@@ -14,14 +14,13 @@ export interface AdminApiOptions {
   storage: Storage
   limiter: RateLimiter
   metrics: Metrics
-  linkBase: string
 }
 
 /**
  * The admin API as one unit for app.ts: its guard step (for http/guard.ts, routes with
  * `auth: 'admin'`) and `register`, which mounts its document and routes under /admin/v1.
  */
-export function adminApi({ admin, storage, limiter, metrics, linkBase }: AdminApiOptions): {
+export function adminApi({ admin, storage, limiter, metrics }: AdminApiOptions): {
   guard: Step
   register(app: FastifyInstance): Promise<void>
 } {
@@ -30,7 +29,7 @@ export function adminApi({ admin, storage, limiter, metrics, linkBase }: AdminAp
     async register(app) {
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)
-      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin, linkBase })
+      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin })
     },
   }
 }

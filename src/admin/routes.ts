@@ -27,8 +27,6 @@ export const ADMIN_PREFIX = '/admin/v1'
 
 export interface AdminRoutesOptions {
   admin: KeyAdministration
-  /** Prefix of the links the routes build: '' for relative links, or an absolute origin. */
-  linkBase: string
 }
 
 /** Who is changing what, for the audit log the service writes: the admin token and the request id. */
@@ -37,6 +35,10 @@ const changeContext = (request: FastifyRequest): ChangeContext => ({
   requestId: request.id,
 })
 
+/**
+ * Paging links are always relative (RFC 8288): PUBLIC_BASE_URL names the public listener, and the
+ * admin API may be on another one (ADMIN_PORT), or reachable only from this machine.
+ */
 const link = (path: string, query: Record<string, string | number | undefined>) =>
   `<${path}?${Object.entries(query)
     .filter(([, v]) => v !== undefined)
@@ -64,7 +66,7 @@ const tags = ['keys']
  * parses its input, calls the key service (keys/administration.ts) and writes the answer; every
  * rule lives in the service. Every route has `auth: 'admin'`: an admin token, the admin quota.
  */
-export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (app, { admin, linkBase }) => {
+export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (app, { admin }) => {
   for (const schema of ADMIN_SCHEMAS) app.addSchema(schema)
   const config = { auth: 'admin' as const }
   const key = ref(AdminKeySchema)
@@ -124,7 +126,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       const { limit = ADMIN_LIST_LIMIT.default, after, plan, state, name } = request.query
       const page = await callService(() => admin.listKeys({ limit, after, plan, state, name }))
       if (page.nextAfter !== null) {
-        reply.header('link', link(`${linkBase}${ADMIN_PREFIX}/keys`, { limit, plan, state, name, after: page.nextAfter }))
+        reply.header('link', link(`${ADMIN_PREFIX}/keys`, { limit, plan, state, name, after: page.nextAfter }))
       }
       return { data: page.keys.map(keyJson), nextAfter: page.nextAfter }
     },
@@ -288,8 +290,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
     async (request, reply) => {
       const { limit = ADMIN_LIST_LIMIT.default, after, keyId } = request.query
       const page = await admin.listAudit({ limit, after, keyId })
-      if (page.nextAfter !== null)
-        reply.header('link', link(`${linkBase}${ADMIN_PREFIX}/audit-log`, { limit, keyId, after: page.nextAfter }))
+      if (page.nextAfter !== null) reply.header('link', link(`${ADMIN_PREFIX}/audit-log`, { limit, keyId, after: page.nextAfter }))
       return { data: page.entries.map(auditJson), nextAfter: page.nextAfter }
     },
   )

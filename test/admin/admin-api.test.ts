@@ -452,3 +452,16 @@ describe('admin API with ADMIN_PORT set', () => {
     }
   })
 })
+
+describe('admin API links', () => {
+  test('paging links stay relative with PUBLIC_BASE_URL (it names the public listener, not the admin one)', async () => {
+    const t = await buildAdminTestApp({ env: { PUBLIC_BASE_URL: 'https://api.example.com' } })
+    try {
+      for (const name of ['one', 'two']) assert.equal((await t.call('POST', '/admin/v1/keys', { plan: 'free', name })).statusCode, 201)
+      const res = await t.call('GET', '/admin/v1/keys?limit=1')
+      assert.match(String(res.headers.link), /^<\/admin\/v1\/keys\?limit=1&after=key_\w+>; rel="next"$/)
+    } finally {
+      await t.close()
+    }
+  })
+})
