@@ -10,6 +10,7 @@ import type { Options as AjvOptions } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { LightMyRequestResponse } from 'fastify'
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
+import { StorageUnavailableError } from '../../src/storage/storage.js'
 import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
@@ -108,7 +109,21 @@ describe('admin OpenAPI document', () => {
       ['listAuditLog', 'GET', 200, () => t.call('GET', '/admin/v1/audit-log?limit=2')],
       ['listAuditLog', 'GET', 400, () => t.call('GET', '/admin/v1/audit-log?limit=x')],
       ['listAuditLog', 'GET', 401, () => t.app.inject({ url: '/admin/v1/audit-log', headers: { authorization: 'Bearer as_live_x' } })],
+      ['listKeys', 'GET', 500, () => failing(new Error('disk on fire'))],
+      ['listKeys', 'GET', 503, () => failing(new StorageUnavailableError(new Error('ECONNREFUSED')))],
     ]
+    /** listKeys while the store fails with `error` (after authentication and limiting, as a real outage would). */
+    async function failing(error: Error) {
+      const pageKeys = t.storage.keys.pageKeys
+      t.storage.keys.pageKeys = async () => {
+        throw error
+      }
+      try {
+        return await t.call('GET', '/admin/v1/keys')
+      } finally {
+        t.storage.keys.pageKeys = pageKeys
+      }
+    }
     for (const [operationId, method, status, ask] of cases) {
       const res = await ask()
       const why = `${operationId} ${status}: ${res.body.slice(0, 300)}`
