@@ -1,5 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
+import { adminApi } from './admin/index.js'
+import { hideAdminFromRemote } from './admin/visibility.js'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
@@ -18,6 +20,7 @@ import { answerUnrouted, requireHost, unroutedError } from './http/route-fallbac
 import { RouteTable, settingsOf } from './http/route-settings.js'
 import { type Drain, refuseWhileClosing } from './http/shutdown.js'
 import { strictSchemaController } from './http/validation.js'
+import type { KeyAdministration } from './keys/administration.js'
 import { KeyResolver } from './keys/key-resolver.js'
 import { KeyService } from './keys/key-service.js'
 import { LastUsedRecorder } from './keys/last-used.js'
@@ -38,6 +41,13 @@ export interface AppDependencies {
   drain?: Drain
   /** A pino logger or Fastify logger options; off when omitted. */
   logger?: FastifyServerOptions['loggerInstance'] | FastifyServerOptions['logger']
+  /** The key service behind the admin API (/admin/v1); by default this app's own. */
+  keyAdmin?: KeyAdministration
+  /**
+   * 'main' (default): the public API, plus the admin API for loopback clients only when ADMIN_PORT
+   * is unset. 'admin': the admin API alone, for its own listener (ADMIN_PORT).
+   */
+  listener?: 'main' | 'admin'
 }
 
 export const BODY_LIMIT = 16 * 1024
@@ -62,6 +72,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       : { logger: (deps.logger as FastifyServerOptions['logger']) ?? false }
   // '' makes every link the service builds relative (RFC 8288), right for a client on any address.
   const linkBase = config.publicBaseUrl ?? ''
+  const listener = deps.listener ?? 'main'
+  const main = listener === 'main'
 
   const routes = new RouteTable()
   const keys = new KeyResolver(storage.keys, {
@@ -82,6 +94,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     clock,
     pendingLastUse: (id) => lastUsed.pendingFor(id),
   })
+  // The admin API: on this listener unless ADMIN_PORT gives it one of its own; on the main
+  // listener it answers loopback clients only (admin/visibility.ts).
+  const admin =
+    !main || config.adminPort === undefined ? adminApi({ admin: deps.keyAdmin ?? keyService, storage, limiter, metrics }) : undefined
+  const hideAdmin = admin !== undefined && main
   const admission: Step[] = []
 
   const app = Fastify({
@@ -119,23 +136,32 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // An unknown Expect value is ignored (RFC 9110 allows it) rather than Node's empty 417.
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res))
 
-  app.addHook('onReady', async () => {
-    await keys.start()
-    lastUsed.start()
-  })
-  app.addHook('onClose', async () => {
-    await keys.stop()
-    // Before the caller closes storage: the last batch of last-used times is written.
-    await lastUsed.stop()
-  })
+  if (main) {
+    app.addHook('onReady', async () => {
+      await keys.start()
+      lastUsed.start()
+    })
+    app.addHook('onClose', async () => {
+      await keys.stop()
+      // Before the caller closes storage: the last batch of last-used times is written.
+      await lastUsed.stop()
+    })
+  }
   app.decorate('keyResolver', keys)
   app.decorate('lastUsed', lastUsed)
   app.decorate('keyService', keyService)
   app.decorate('metrics', metrics)
 
-  if (config.corsOrigins !== undefined) await registerCors(app, config.corsOrigins)
+  if (config.corsOrigins !== undefined && main) await registerCors(app, config.corsOrigins)
   const deprecation = registerDeprecation(app, clock, linkBase)
-  admission.push(commonHeaders, refuseWhileClosing(app), deprecation.announce, createGuard({ keys, limiter, metrics, clock, lastUsed }))
+  admission.push(
+    commonHeaders,
+    refuseWhileClosing(app),
+    deprecation.announce,
+    ...(hideAdmin ? [hideAdminFromRemote.mark] : []),
+    createGuard({ keys, limiter, metrics, clock, lastUsed, admin: admin?.guard }),
+    ...(hideAdmin ? [hideAdminFromRemote.answer] : []),
+  )
   const routing: Step[] = [requireHost, answerUnrouted(routes), deprecation.enforceSunset]
   const steps = [...admission, ...routing]
   app.addHook('onRequest', (request, reply, done) => runSteps(steps, request, reply, done))
@@ -145,21 +171,31 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     const ms = reply.elapsedTime
     metrics.observeRequest(request.method, settingsOf(request).url ?? 'unmatched', status, ms / 1000)
     request.log.info(
-      { method: request.method, url: redactKeys(request.url), status, ms: Math.round(ms * 100) / 100, keyId: request.apiKey?.id },
+      {
+        method: request.method,
+        url: redactKeys(request.url),
+        status,
+        ms: Math.round(ms * 100) / 100,
+        keyId: request.apiKey?.id,
+        adminTokenId: request.adminToken?.id,
+      },
       'request',
     )
     done()
   })
 
-  await registerOpenApi(app, config)
-  await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, clock, linkBase })
-  await app.register(opsRoutes, {
-    storage,
-    limiter,
-    metrics,
-    drain: deps.drain,
-    limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
-  })
+  if (main) {
+    await registerOpenApi(app, config)
+    await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, clock, linkBase })
+    await app.register(opsRoutes, {
+      storage,
+      limiter,
+      metrics,
+      drain: deps.drain,
+      limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
+    })
+  }
+  await admin?.register(app)
   return app
 }
 

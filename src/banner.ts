@@ -2,6 +2,7 @@
  * What a person starting the server reads on the terminal: written to stdout as plain text, never
  * through the logger (the first key is a secret, and the rest is for people, not log pipelines).
  */
+import type { Config } from './config.js'
 import type { ApiKeyRecord } from './keys/api-key.js'
 
 /** The fast form of the CLI from the project directory (`npx animal-store` may go to the npm registry). */
@@ -31,6 +32,15 @@ export function listeningBanner(address: string, port: number, host: string, not
       ...notes.map((note) => `  ${note}`),
     ].join('\n') + '\n'
   )
+}
+
+/** Where the admin API is: on its own listener (ADMIN_PORT), or on the main one (at `mainOrigin`) for loopback clients only. */
+export function adminBannerLine(config: Pick<Config, 'adminPort' | 'adminHost'>, mainOrigin: string): string {
+  const where =
+    config.adminPort === undefined
+      ? `${mainOrigin}/admin/v1 (loopback clients only; set ADMIN_PORT for a listener of its own)`
+      : `${reachableOrigin(config.adminHost, config.adminPort)}/admin/v1`
+  return `Admin API:   ${where} — token: ${CLI} admin-tokens create --name NAME`
 }
 
 /** The one-time display of the key created on a first start, with its id (for `keys revoke`). */

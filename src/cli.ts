@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
 import { CLI } from './banner.js'
+import { ADMIN_TOKENS_USAGE, AdminTokenInputError, adminTokensCommand } from './cli/admin-tokens-command.js'
 import { CommandError, inputErrorMessage, KEYS_USAGE, keysCommand, UsageError } from './cli/keys-command.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { KeyInputError, KeyNotFoundError } from './keys/administration.js'
@@ -9,6 +10,7 @@ import { StartupError, startFailureLine } from './startup-error.js'
 const USAGE = `Usage:
   animal-store serve [--workers N]
 ${KEYS_USAGE}
+${ADMIN_TOKENS_USAGE}
 
 Times are ISO 8601 (2027-01-31T00:00:00Z). The database is DATABASE_URL (default data/animal-store.db);
 the key prefix follows ANIMAL_STORE_ENV. In the project directory, run it as \`${CLI} ...\` or
@@ -42,6 +44,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     const config = loadConfig()
     if (command === 'keys') await keysCommand(config, rest)
+    else if (command === 'admin-tokens') await adminTokensCommand(config, rest)
     else if (command === 'serve') await serve(config, rest)
     else throw new UsageError(`unknown command ${JSON.stringify(command)}`)
     return 0
@@ -52,7 +55,10 @@ export async function main(argv: string[]): Promise<number> {
       return 2
     }
     const usage =
-      error instanceof UsageError || error instanceof KeyInputError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+      error instanceof UsageError ||
+      error instanceof KeyInputError ||
+      error instanceof AdminTokenInputError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     if (usage) {
       const message = error instanceof KeyInputError ? inputErrorMessage(error) : (error as Error).message
       process.stderr.write(`animal-store: ${message}\n\n${USAGE}\n`)

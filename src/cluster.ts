@@ -1,5 +1,5 @@
 import cluster from 'node:cluster'
-import { firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
+import { adminBannerLine, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { type Config, ConfigError } from './config.js'
 
 /**
@@ -53,7 +53,8 @@ export async function startCluster(config: Config, workers: number): Promise<voi
   }
   for (let i = 0; i < workers; i++) fork()
   cluster.once('listening', (_worker, address) => {
-    process.stdout.write(listeningBanner(address.address ?? '', address.port, config.host, [`Workers:     ${workers}`]))
+    const admin = adminBannerLine(config, reachableOrigin(address.address ?? '', address.port))
+    process.stdout.write(listeningBanner(address.address ?? '', address.port, config.host, [`Workers:     ${workers}`, admin]))
   })
   // Workers that die soon after starting (database unreachable, ...) are replaced with exponential
   // backoff rather than every 0.5 s; one that ran for a while resets it.

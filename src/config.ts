@@ -1,3 +1,5 @@
+import { isIP } from 'node:net'
+
 /**
  * Environment -> typed, validated configuration. Every variable is read here and nowhere else;
  * a bad value stops the process at start with a message naming the variable and what it accepts.
@@ -21,6 +23,9 @@ export interface Config {
   env: Environment
   host: string
   port: number
+  /** The admin API's own listener (ADMIN_PORT/ADMIN_HOST); unset: on the main one, loopback clients only. */
+  adminPort: number | undefined
+  adminHost: string
   /**
    * Origin clients reach this instance at (no /v1), when set: links become absolute with it and
    * the OpenAPI document lists it. Unset: links are relative, right for a client on any address.
@@ -266,6 +271,25 @@ function limiterStateFile(env: Env, databaseUrl: string, redisUrl: string | unde
   return sqliteFile === ':memory:' || sqliteFile === '' ? undefined : `${sqliteFile}.limits.json`
 }
 
+/**
+ * ADMIN_PORT puts the admin API on a listener of its own (at ADMIN_HOST, loopback by default) and
+ * off the main one. ADMIN_HOST alone would suggest an address the API is not on: refused.
+ */
+function adminListener(env: Env, port: number): Pick<Config, 'adminPort' | 'adminHost'> {
+  const adminPort = env.ADMIN_PORT === undefined || env.ADMIN_PORT === '' ? undefined : int(env, 'ADMIN_PORT', 0, 1, 65535)
+  const adminHost = env.ADMIN_HOST || '127.0.0.1'
+  if (adminPort === undefined) {
+    if (env.ADMIN_HOST)
+      throw new ConfigError('ADMIN_HOST needs ADMIN_PORT (without it the admin API is on the main listener, loopback clients only)')
+    return { adminPort, adminHost }
+  }
+  if (adminPort === port) throw new ConfigError(`ADMIN_PORT must differ from PORT (both ${port}): the admin API gets a listener of its own`)
+  if (!isIP(adminHost) && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(adminHost)) {
+    throw new ConfigError(`ADMIN_HOST must be an IP address or a host name (got ${JSON.stringify(adminHost)})`)
+  }
+  return { adminPort, adminHost }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 8080, 0, 65535)
   // Validated here; the limiter parses it again with the same function to connect.
@@ -276,6 +300,7 @@ export function loadConfig(env: Env = process.env): Config {
     env: oneOf(env, 'ANIMAL_STORE_ENV', ['production', 'staging'] as const, 'production'),
     host: env.HOST || '0.0.0.0',
     port,
+    ...adminListener(env, port),
     publicBaseUrl: env.PUBLIC_BASE_URL ? url(env, 'PUBLIC_BASE_URL', '', ['http:', 'https:']) : undefined,
     productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.animal-store.example', ['http:', 'https:']),
     stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging.api.animal-store.example', ['http:', 'https:']),

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
-import { firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
+import { adminBannerLine, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { systemClock } from './clock.js'
 import { type Config, loadConfig } from './config.js'
 import { Drain } from './http/shutdown.js'
@@ -55,9 +55,17 @@ export async function startServer(config: Config): Promise<void> {
     const drain = new Drain()
     const app = await buildApp({ config, storage, limiter, metrics, logger: log, drain })
     opened.push(app)
-    app.server.headersTimeout = config.headersTimeoutMs
-    app.server.maxHeadersCount = 100
-    app.server.maxConnections = config.maxConnections
+    limitConnections(app, config)
+    // ADMIN_PORT: the admin API on a listener of its own, built from the same dependencies and
+    // calling the main app's key service (whose last-used batch the usage numbers include).
+    const adminApp =
+      config.adminPort === undefined
+        ? undefined
+        : await buildApp({ config, storage, limiter, metrics, logger: log, listener: 'admin', keyAdmin: app.keyService })
+    if (adminApp !== undefined) {
+      opened.push(adminApp)
+      limitConnections(adminApp, config)
+    }
 
     // The drain, then up to 10 s for the requests in flight.
     graceful = closeWithGrace({ delay: config.shutdownDrainMs + 10_000, logger: log }, async ({ signal, err }) => {
@@ -69,18 +77,23 @@ export async function startServer(config: Config): Promise<void> {
         }
         log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests')
       }
-      await app.close()
+      await Promise.all([app.close(), adminApp?.close()])
       await limiter.close()
       await storage.close()
       await new Promise<void>((resolve) => log.flush(() => resolve()))
     })
 
     phase = `listening (PORT=${config.port} HOST=${config.host})`
-    await listen(app, config)
+    await listen(app, { PORT: config.port, HOST: config.host })
+    if (adminApp !== undefined) {
+      phase = `listening (ADMIN_PORT=${config.adminPort} ADMIN_HOST=${config.adminHost})`
+      await listen(adminApp, { ADMIN_PORT: config.adminPort!, ADMIN_HOST: config.adminHost })
+    }
     // In a cluster the primary prints the banner once, for all workers (cluster.ts).
     if (!cluster.isWorker) {
       const { address, port } = bound(app)
-      process.stdout.write(listeningBanner(address, port, config.host, await degradedNotes(config, limiter)))
+      const admin = adminBannerLine(config, reachableOrigin(address, port))
+      process.stdout.write(listeningBanner(address, port, config.host, [admin, ...(await degradedNotes(config, limiter))]))
     }
   } catch (error) {
     graceful?.uninstall()
@@ -99,21 +112,29 @@ export async function startServer(config: Config): Promise<void> {
   }
 }
 
-async function listen(app: FastifyInstance, config: Config): Promise<void> {
+function limitConnections(app: FastifyInstance, config: Config): void {
+  app.server.headersTimeout = config.headersTimeoutMs
+  app.server.maxHeadersCount = 100
+  app.server.maxConnections = config.maxConnections
+}
+
+/** Listens where `vars` say (port then host: PORT/HOST or ADMIN_PORT/ADMIN_HOST, named in the failure line). */
+async function listen(app: FastifyInstance, vars: Record<string, string | number>): Promise<void> {
+  const [port, host] = Object.values(vars) as [number, string]
   try {
-    await app.listen({ port: config.port, host: config.host })
+    await app.listen({ port, host })
   } catch (error) {
     const code = String((error as { code?: unknown }).code)
-    const where = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
+    const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
     const causes: Record<string, string> = {
       EADDRINUSE: `address already in use: another process listens on ${where}`,
       EACCES: `permission denied to listen on ${where}: ports below 1024 need privileges`,
-      EADDRNOTAVAIL: `${config.host} is not an address of this machine`,
-      ENOTFOUND: `the host name ${config.host} cannot be resolved`,
-      EAI_AGAIN: `the host name ${config.host} cannot be resolved`,
+      EADDRNOTAVAIL: `${host} is not an address of this machine`,
+      ENOTFOUND: `the host name ${host} cannot be resolved`,
+      EAI_AGAIN: `the host name ${host} cannot be resolved`,
     }
     const cause = causes[code] === undefined ? `cannot listen on ${where}: ${(error as Error).message}` : `${causes[code]} (${code})`
-    throw new StartupError({ PORT: config.port, HOST: config.host }, cause)
+    throw new StartupError(vars, cause)
   }
 }
 

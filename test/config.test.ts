@@ -150,3 +150,23 @@ test('the variables a child service must not inherit are exactly the ones loadCo
   )
   assert.deepEqual([...read].sort(), [...CONFIG_VARS].sort())
 })
+
+test('the admin listener: none by default (admin API on the main listener, loopback only); ADMIN_PORT with ADMIN_HOST', () => {
+  assert.deepEqual([loadConfig({}).adminPort, loadConfig({}).adminHost], [undefined, '127.0.0.1'])
+  const c = loadConfig({ ADMIN_PORT: '9090' })
+  assert.deepEqual([c.adminPort, c.adminHost], [9090, '127.0.0.1'])
+  assert.equal(loadConfig({ ADMIN_PORT: '9090', ADMIN_HOST: '::1' }).adminHost, '::1')
+  for (const [env, message] of [
+    [{ ADMIN_PORT: 'x' }, /^ADMIN_PORT must be an integer from 1 to 65535/],
+    [{ ADMIN_PORT: '0' }, /^ADMIN_PORT must be an integer from 1 to 65535/],
+    [{ ADMIN_PORT: '8080' }, /^ADMIN_PORT must differ from PORT/],
+    [{ ADMIN_HOST: '10.0.0.1' }, /^ADMIN_HOST needs ADMIN_PORT/],
+    [{ ADMIN_PORT: '9090', ADMIN_HOST: 'not a host' }, /^ADMIN_HOST must be an IP address or a host name/],
+  ] as const) {
+    assert.throws(
+      () => loadConfig(env),
+      (e: unknown) => e instanceof ConfigError && message.test(e.message),
+      JSON.stringify(env),
+    )
+  }
+})

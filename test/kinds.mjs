@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url'
 
 const KINDS = {
   unit: ['config.test.ts', 'startup-error.test.ts', 'keys', 'limits', 'storage', 'project'],
-  http: ['http', 'pets', 'ops', 'fuzz'],
+  http: ['http', 'pets', 'ops', 'fuzz', 'admin'],
   system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client'],
 }
 

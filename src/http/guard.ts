@@ -27,6 +27,31 @@ export interface GuardOptions {
   /** Expiry is checked against it on every request. */
   clock: Clock
   lastUsed: Pick<LastUsedRecorder, 'touch'>
+  /** The step that authenticates and limits routes with `auth: 'admin'` (admin tokens, not API keys). */
+  admin?: Step
+}
+
+/**
+ * The 429 for a refused limiter decision (counted in the metrics; a ban's start logged), for API
+ * keys and admin tokens alike. `who` names the credential the request was limited by, if any.
+ */
+export function refusal(
+  request: FastifyRequest,
+  decision: LimitDecision,
+  metrics: Metrics,
+  who: { keyId: string } | { adminTokenId: string } | undefined,
+): ApiError {
+  const banned = decision.reason === 'key_banned'
+  metrics.rateLimited.inc({ code: banned ? 'key_banned' : 'rate_limited' })
+  if (decision.banStarted) {
+    metrics.bans.inc()
+    request.log.warn({ ...who, ip: who ? undefined : request.ip, seconds: decision.retryAfter }, 'temporary ban started')
+  }
+  const subject = who === undefined ? 'This client address' : 'keyId' in who ? 'This API key' : 'This admin token'
+  const wait = secondsUntilRetry(decision)
+  return banned
+    ? new ApiError('key_banned', `${subject} is temporarily banned for sending while rate limited; retry after ${wait} s`)
+    : new ApiError('rate_limited', `Rate limit exceeded; retry after ${wait} s`)
 }
 
 type Problem = 'missing' | 'malformed' | 'invalid' | 'expired'
@@ -45,13 +70,14 @@ const UNAUTHORIZED: Record<Exclude<Problem, 'expired'>, string> = {
  * client address at the Free plan's rates, which also throttles key guessing. An expired key
  * (also a rotated one past its grace period) is 401 key_expired, checked against the clock on
  * every request, so expiry needs no cache invalidation.
- * Routes with `public: true` skip both. Every route needs a key; a request no route serves is
+ * Routes with `public: true` skip both; routes with `auth: 'admin'` go to the `admin` step instead
+ * (admin tokens, the admin quota). Every route needs a key; a request no route serves is
  * limited but not refused for want of a key (it gets its 404/405).
  *
  * A cached key and the in-memory limiter decide without a promise (this runs on every request);
  * storage lookups and Redis go async.
  */
-export function createGuard({ keys, limiter, metrics, clock, lastUsed }: GuardOptions): Step {
+export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: GuardOptions): Step {
   /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
   const conclude = (
     request: FastifyRequest,
@@ -62,19 +88,7 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed }: GuardOp
     expiredAt: number | undefined,
   ): ApiError | undefined => {
     setRateLimitHeaders(reply, decision)
-    if (!decision.allowed) {
-      const banned = decision.reason === 'key_banned'
-      metrics.rateLimited.inc({ code: banned ? 'key_banned' : 'rate_limited' })
-      if (decision.banStarted) {
-        metrics.bans.inc()
-        request.log.warn({ keyId: key?.id, ip: key ? undefined : request.ip, seconds: decision.retryAfter }, 'temporary ban started')
-      }
-      const who = key ? 'This API key' : 'This client address'
-      const wait = secondsUntilRetry(decision)
-      return banned
-        ? new ApiError('key_banned', `${who} is temporarily banned for sending while rate limited; retry after ${wait} s`)
-        : new ApiError('rate_limited', `Rate limit exceeded; retry after ${wait} s`)
-    }
+    if (!decision.allowed) return refusal(request, decision, metrics, key ? { keyId: key.id } : undefined)
     if (key !== undefined) {
       request.apiKey = key
       return undefined
@@ -120,10 +134,12 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed }: GuardOp
   }
 
   return (request, reply, done) => {
-    if (settingsOf(request).public === true) {
+    const settings = settingsOf(request)
+    if (settings.public === true) {
       done()
       return
     }
+    if (settings.auth === 'admin' && admin !== undefined) return admin(request, reply, done)
     const header = request.headers.authorization
     if (header === undefined || header === '') return limit(request, reply, undefined, 'missing', done)
     const token = parseBearer(header)

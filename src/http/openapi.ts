@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import { PLAN_QUOTAS } from '../keys/plans.js'
 import { registerDocsConsole } from './docs-console.js'
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from './errors.js'
+import { keepReferencedSchemas } from './openapi-components.js'
 
 const DOC_PATH = '/v1/openapi.json'
 
@@ -67,7 +68,12 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     },
     // Components are named by their $id (Pet, NewPet, PetStatus, Error), not def-0, def-1, ...
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    transform: ({ schema, url }) => ({ schema: schema as never, url: url.replace(/^\/v1(?=\/)/, '') }),
+    // The admin API (/admin/v1) has its own document (admin/openapi.ts), never this one.
+    transform: ({ schema, url }) => ({
+      schema: (url.startsWith('/admin/') ? { ...schema, hide: true } : schema) as never,
+      url: url.replace(/^\/v1(?=\/)/, ''),
+    }),
+    transformObject: (document) => keepReferencedSchemas((document as { openapiObject: object }).openapiObject),
   })
 
   app.get(DOC_PATH, { config: { public: true }, schema: { hide: true } }, async () => app.swagger())

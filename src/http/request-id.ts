@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/
-const KEY_LIKE = /as_(live|test)_/
+const KEY_LIKE = /as_(live|test|admin)_/
 
 /**
  * Keeps a client's X-Request-Id when it is safe to log verbatim (short, plain characters, and not

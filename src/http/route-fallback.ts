@@ -24,8 +24,12 @@ export function unroutedError(routes: RouteTable, request: FastifyRequest): ApiE
       allow: allowed.join(', '),
     })
   }
-  return new ApiError('not_found', `No route for ${request.method} ${redactKeys(path.slice(0, 200))}`)
+  return noRouteError(request)
 }
+
+/** The 404 of a path no route serves. */
+export const noRouteError = (request: FastifyRequest): ApiError =>
+  new ApiError('not_found', `No route for ${request.method} ${redactKeys(requestPath(request.url).slice(0, 200))}`)
 
 /**
  * Answers unrouted requests in onRequest, after authentication and limiting but before any body

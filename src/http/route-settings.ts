@@ -9,6 +9,8 @@ declare module 'fastify' {
     page?: boolean
     /** Deprecated: every answer says so, and from the sunset on the route answers 410. */
     deprecation?: Deprecation
+    /** 'admin': authenticated by an admin token (not an API key) and limited at the admin quota. */
+    auth?: 'admin'
   }
   interface FastifyRequest {
     /** The settings of the route this request is for (see settingsOf). */
@@ -23,6 +25,7 @@ export interface RouteSettings {
   public?: boolean
   page?: boolean
   deprecation?: Deprecation
+  auth?: 'admin'
 }
 
 /**

@@ -157,7 +157,7 @@ function describeValidationError(error: ValidationProblem, part: string): string
       return `${field} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`
     case 'type':
       if (path === '' && part === 'body') return `body must be a JSON ${error.params.type}`
-      return `${field} must be ${error.params.type === 'integer' ? 'an integer' : `a ${error.params.type}`}`
+      return `${field} must be ${/^[aeiou]/.test(String(error.params.type)) ? 'an' : 'a'} ${error.params.type}`
     case 'minLength':
       return error.params.limit === 1 ? `${field} must not be empty` : `${field} must be at least ${error.params.limit} characters long`
     case 'maxLength':

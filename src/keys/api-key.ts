@@ -14,6 +14,14 @@ const RANDOM_LENGTH = 32
 const CHECKSUM_LENGTH = 6
 const KEY_PATTERN = /^as_(live|test)_[0-9A-Za-z]{38}$/
 
+/**
+ * Admin token format: the same shape with its own prefix, `as_admin_`, in every environment (an
+ * admin token belongs to one deployment's database, not to an environment's clients). Another
+ * prefix and another table: an API key is never an admin token, and a scanner tells them apart.
+ */
+export const ADMIN_TOKEN_PREFIX = 'as_admin_'
+const ADMIN_TOKEN_PATTERN = /^as_admin_[0-9A-Za-z]{38}$/
+
 export interface ApiKeyRecord {
   id: string
   name: string
@@ -66,16 +74,33 @@ function checksum(body: string): string {
   return out
 }
 
-export function generateKey(env: Environment): string {
-  const body = KEY_PREFIX[env] + base62(randomBytes(RANDOM_LENGTH + 8), RANDOM_LENGTH)
+function generateSecret(prefix: string): string {
+  const body = prefix + base62(randomBytes(RANDOM_LENGTH + 8), RANDOM_LENGTH)
   return body + checksum(body)
+}
+
+const hasValidChecksum = (secret: string) =>
+  checksum(secret.slice(0, secret.length - CHECKSUM_LENGTH)) === secret.slice(secret.length - CHECKSUM_LENGTH)
+
+export function generateKey(env: Environment): string {
+  return generateSecret(KEY_PREFIX[env])
 }
 
 /** True when the key has this environment's prefix, the right length and a valid checksum. */
 export function isWellFormedKey(key: string, env: Environment): boolean {
-  if (!KEY_PATTERN.test(key) || !key.startsWith(KEY_PREFIX[env])) return false
-  const body = key.slice(0, key.length - CHECKSUM_LENGTH)
-  return checksum(body) === key.slice(key.length - CHECKSUM_LENGTH)
+  return KEY_PATTERN.test(key) && key.startsWith(KEY_PREFIX[env]) && hasValidChecksum(key)
+}
+
+/** Shaped like an API key of either environment (prefix and length; the checksum is not checked). */
+export const looksLikeApiKey = (secret: string): boolean => KEY_PATTERN.test(secret)
+
+export function generateAdminToken(): string {
+  return generateSecret(ADMIN_TOKEN_PREFIX)
+}
+
+/** True when the token has the admin prefix, the right length and a valid checksum. */
+export function isWellFormedAdminToken(token: string): boolean {
+  return ADMIN_TOKEN_PATTERN.test(token) && hasValidChecksum(token)
 }
 
 /** SHA-256 in hex. crypto.hash is the one-shot form: about 3x cheaper than a Hash object, and this runs on every request. */
@@ -83,10 +108,15 @@ export function hashKey(key: string): string {
   return hash('sha256', key)
 }
 
-export function displayPrefix(key: string): string {
-  return key.slice(0, KEY_PREFIX.production.length + 4)
+/** The prefix (`as_live_`, `as_test_`, `as_admin_`) and the first 4 random characters. */
+export function displayPrefix(secret: string): string {
+  return secret.slice(0, secret.indexOf('_', 3) + 5)
 }
 
 export function generateKeyId(): string {
   return 'key_' + base62(randomBytes(24), 16)
+}
+
+export function generateAdminTokenId(): string {
+  return 'adm_' + base62(randomBytes(24), 16)
 }

@@ -16,6 +16,12 @@ export const PLAN_QUOTAS: Record<Exclude<PlanName, 'enterprise'>, Quota> = {
 /** Requests without a valid key are limited per client address at the Free plan's rates. */
 export const ANONYMOUS_QUOTA: Quota = PLAN_QUOTAS.free
 
+/**
+ * Every admin token is limited at this fixed quota (the admin API, /admin/v1): ample for an
+ * operator's scripts and dashboards, small enough that a leaked token cannot flood storage.
+ */
+export const ADMIN_QUOTA: Quota = { perMinute: 600, perDay: 100_000 }
+
 export const MAX_CUSTOM_LIMIT = 1_000_000_000
 
 export function isPlanName(value: string): value is PlanName {

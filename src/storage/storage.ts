@@ -1,4 +1,4 @@
-import type { AuditRepository } from '../keys/administration.js'
+import type { AdminTokenRepository, AuditRepository } from '../keys/administration.js'
 import type { KeyRepository } from '../keys/repository.js'
 import type { PetRepository } from '../pets/repository.js'
 
@@ -7,6 +7,8 @@ export interface Storage {
   readonly kind: 'sqlite' | 'postgres'
   readonly pets: PetRepository
   readonly keys: KeyRepository
+  /** Tokens of the admin API (hashes only). */
+  readonly adminTokens: AdminTokenRepository
   /** Who changed which key, when (append-only; never a secret). */
   readonly audit: AuditRepository
   /** Rejects when the engine cannot answer a trivial query (used by /readyz). */

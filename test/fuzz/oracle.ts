@@ -29,7 +29,7 @@ const CONDITIONAL_HEADERS: Record<string, string[]> = {
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 /** An API key pasted as a request id is never echoed (README: keys are never logged). */
-const KEY_LIKE = /as_(live|test)_/
+const KEY_LIKE = /as_(live|test|admin)_/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 export interface Expectation {

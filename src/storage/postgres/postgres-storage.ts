@@ -5,6 +5,7 @@ import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { Storage } from '../storage.js'
+import { PostgresAdminTokenRepository } from './admin-token-repository.js'
 import { PostgresAuditRepository } from './audit-repository.js'
 import { assertSchemaName, clientConfig, Db, TIMEOUTS, toStorageError } from './connection.js'
 import { KeyChangeWatcher } from './key-change-watcher.js'
@@ -84,6 +85,7 @@ export class PostgresStorage implements Storage {
   readonly kind = 'postgres'
   readonly pets: PetRepository
   readonly keys: KeyRepository
+  readonly adminTokens: PostgresAdminTokenRepository
   readonly audit: AuditRepository
   private readonly db: Db
   private readonly watcher: KeyChangeWatcher | undefined
@@ -97,6 +99,7 @@ export class PostgresStorage implements Storage {
     this.watcher = listenConfig === undefined ? undefined : new KeyChangeWatcher(() => new pg.Client(listenConfig))
     this.pets = new PostgresPetRepository(this.db)
     this.keys = new PostgresKeyRepository(this.db, this.watcher)
+    this.adminTokens = new PostgresAdminTokenRepository(this.db)
     this.audit = new PostgresAuditRepository(this.db)
   }
 

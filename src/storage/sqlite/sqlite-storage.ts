@@ -9,6 +9,7 @@ import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { type PetRow, toPet } from '../pet-row.js'
 import type { Storage } from '../storage.js'
+import { SqliteAdminTokenRepository } from './admin-token-repository.js'
 import { SqliteAuditRepository } from './audit-repository.js'
 import { SqliteKeyRepository } from './key-repository.js'
 import { describeSqliteOpenFailure, prepareSqliteFile } from './sqlite-file.js'
@@ -195,6 +196,7 @@ export class SqliteStorage implements Storage {
   readonly kind = 'sqlite'
   readonly pets: PetRepository
   readonly keys: KeyRepository
+  readonly adminTokens: SqliteAdminTokenRepository
   readonly audit: AuditRepository
   private readonly db: Database.Database
 
@@ -220,6 +222,7 @@ export class SqliteStorage implements Storage {
     this.db = db
     this.pets = new SqlitePetRepository(this.db)
     this.keys = new SqliteKeyRepository(this.db)
+    this.adminTokens = new SqliteAdminTokenRepository(this.db)
     this.audit = new SqliteAuditRepository(this.db)
   }
 

@@ -1,0 +1,76 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { bearerChallenge, parseBearer } from '../http/auth.js'
+import { addressIdentity } from '../http/client-address.js'
+import { ApiError } from '../http/errors.js'
+import { refusal } from '../http/guard.js'
+import type { Done, Step } from '../http/pipeline.js'
+import { setRateLimitHeaders } from '../http/rate-limit-headers.js'
+import type { AdminTokenRecord } from '../keys/administration.js'
+import { ADMIN_QUOTA, ANONYMOUS_QUOTA } from '../keys/plans.js'
+import type { LimitDecision, RateLimiter } from '../limits/limiter.js'
+import type { Metrics } from '../ops/metrics.js'
+import { ADMIN_UNAUTHORIZED, type AdminAuthProblem, type AdminTokenResolver } from './admin-tokens.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The admin token an admin route was called with (set by the admin guard). */
+    adminToken: AdminTokenRecord | null
+  }
+}
+
+export interface AdminGuardOptions {
+  tokens: AdminTokenResolver
+  limiter: RateLimiter
+  metrics: Metrics
+}
+
+/**
+ * The guard of the admin routes (route config `auth: 'admin'`; http/guard.ts hands them here):
+ * authentication by admin token, then the same limiter, headers and 429s as /v1. A valid token is
+ * limited per token at ADMIN_QUOTA; anything else per client address at the anonymous rates (the
+ * same identity as keyless /v1 requests: guessing is slow on either surface), then refused 401.
+ */
+export function createAdminGuard({ tokens, limiter, metrics }: AdminGuardOptions): Step {
+  const conclude = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    token: AdminTokenRecord | undefined,
+    problem: AdminAuthProblem | undefined,
+    decision: LimitDecision,
+  ): ApiError | undefined => {
+    setRateLimitHeaders(reply, decision)
+    if (!decision.allowed) return refusal(request, decision, metrics, token ? { adminTokenId: token.id } : undefined)
+    if (token !== undefined) {
+      request.adminToken = token
+      return undefined
+    }
+    return new ApiError('unauthorized', ADMIN_UNAUTHORIZED[problem!], {
+      'www-authenticate': bearerChallenge(problem === 'missing' ? 'invalid_request' : 'invalid_token'),
+    })
+  }
+
+  const limit = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    token: AdminTokenRecord | undefined,
+    problem: AdminAuthProblem | undefined,
+    done: Done,
+  ) => {
+    const identity = token !== undefined ? 'adm:' + token.id : addressIdentity(request.ip)
+    limiter.consume(identity, token !== undefined ? ADMIN_QUOTA : ANONYMOUS_QUOTA).then(
+      (decision) => done(conclude(request, reply, token, problem, decision)),
+      (error: Error) => done(error),
+    )
+  }
+
+  return (request, reply, done) => {
+    const header = request.headers.authorization
+    if (header === undefined || header === '') return limit(request, reply, undefined, 'missing', done)
+    const presented = parseBearer(header)
+    if (presented === undefined) return limit(request, reply, undefined, 'malformed', done)
+    tokens.resolve(presented).then(
+      (result) => limit(request, reply, result.token, result.problem, done),
+      (error: Error) => done(error),
+    )
+  }
+}

@@ -1,0 +1,114 @@
+import type { Actor, AdminTokenRecord, AdminTokenRepository, AuditRepository } from '../keys/administration.js'
+import {
+  ADMIN_TOKEN_PREFIX,
+  displayPrefix,
+  generateAdminToken,
+  generateAdminTokenId,
+  hashKey,
+  isWellFormedAdminToken,
+  looksLikeApiKey,
+} from '../keys/api-key.js'
+
+/**
+ * Admin tokens: created, listed and revoked by the CLI (it needs database access, which is what
+ * makes its user an operator), presented by callers of the admin API. Only the SHA-256 and a
+ * display prefix are stored; the token is returned once, by `createAdminToken`.
+ */
+
+export class AdminTokenInputError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'AdminTokenInputError'
+  }
+}
+
+/** Where a token change is written to the audit log, by whom; none until the store has one. */
+export interface AdminTokenAudit {
+  audit: AuditRepository
+  actor: Actor
+}
+
+const MAX_NAME_LENGTH = 100
+
+export async function createAdminToken(
+  tokens: AdminTokenRepository,
+  name: string,
+  audit?: AdminTokenAudit,
+  now = Date.now(),
+): Promise<{ token: string; record: AdminTokenRecord }> {
+  if (name.trim() === '' || name.length > MAX_NAME_LENGTH)
+    throw new AdminTokenInputError(`--name must be 1 to ${MAX_NAME_LENGTH} characters`)
+  const token = generateAdminToken()
+  const record: AdminTokenRecord = {
+    id: generateAdminTokenId(),
+    name,
+    hash: hashKey(token),
+    prefix: displayPrefix(token),
+    createdAt: now,
+    revokedAt: null,
+  }
+  await tokens.insert(record)
+  await audit?.audit.append({
+    at: now,
+    actor: audit.actor,
+    action: 'admin_token.create',
+    keyId: null,
+    details: { tokenId: record.id, name, prefix: record.prefix },
+    requestId: null,
+  })
+  return { token, record }
+}
+
+/**
+ * Idempotent: revoking a revoked token returns it with `alreadyRevoked` and the first revocation
+ * time kept. Undefined when no token has this id.
+ */
+export async function revokeAdminToken(
+  tokens: AdminTokenRepository,
+  id: string,
+  audit?: AdminTokenAudit,
+  now = Date.now(),
+): Promise<{ record: AdminTokenRecord; alreadyRevoked: boolean } | undefined> {
+  const revoked = await tokens.revoke(id, now)
+  const record = (await tokens.list()).find((t) => t.id === id)
+  if (record === undefined) return undefined
+  if (revoked) {
+    await audit?.audit.append({
+      at: now,
+      actor: audit.actor,
+      action: 'admin_token.revoke',
+      keyId: null,
+      details: { tokenId: id, name: record.name, prefix: record.prefix },
+      requestId: null,
+    })
+  }
+  return { record, alreadyRevoked: !revoked }
+}
+
+/** Why a presented admin token is refused: each answers 401 with its own message. */
+export type AdminAuthProblem = 'missing' | 'malformed' | 'api_key' | 'invalid'
+
+export type AdminAuthResult = { token: AdminTokenRecord; problem?: undefined } | { token?: undefined; problem: AdminAuthProblem }
+
+/**
+ * Presented token -> its record. No cache: admin calls are few, and reading storage every time
+ * makes a revocation effective at once on every instance. A malformed token (or an API key)
+ * never reaches storage.
+ */
+export class AdminTokenResolver {
+  constructor(private readonly tokens: AdminTokenRepository) {}
+
+  async resolve(presented: string): Promise<AdminAuthResult> {
+    if (!isWellFormedAdminToken(presented)) return { problem: looksLikeApiKey(presented) ? 'api_key' : 'invalid' }
+    const record = await this.tokens.findByHash(hashKey(presented))
+    if (record === undefined || record.revokedAt !== null) return { problem: 'invalid' }
+    return { token: record }
+  }
+}
+
+export const ADMIN_UNAUTHORIZED: Record<AdminAuthProblem, string> = {
+  missing: `Missing admin token: send Authorization: Bearer ${ADMIN_TOKEN_PREFIX}… (create one with: animal-store admin-tokens create)`,
+  malformed: `Malformed Authorization header: expected Bearer ${ADMIN_TOKEN_PREFIX}…`,
+  api_key: `API keys cannot call the admin API: send an admin token (${ADMIN_TOKEN_PREFIX}…)`,
+  invalid: 'Invalid or revoked admin token',
+}

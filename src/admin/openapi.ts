@@ -1,0 +1,85 @@
+import swagger from '@fastify/swagger'
+import type { FastifyInstance } from 'fastify'
+import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../http/errors.js'
+import { keepReferencedSchemas } from '../http/openapi-components.js'
+import { MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from '../keys/administration.js'
+import { ADMIN_TOKEN_PREFIX } from '../keys/api-key.js'
+import { ADMIN_QUOTA } from '../keys/plans.js'
+import { ADMIN_PREFIX } from './routes.js'
+
+export const ADMIN_DOC_PATH = `${ADMIN_PREFIX}/openapi.json`
+
+/** The admin API's own words where the shared descriptions speak of API keys and animals. */
+const ADMIN_ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
+  unauthorized: 'The admin token is missing, malformed, unknown or revoked, or an API key was sent instead.',
+  not_found: 'No key with that id, or no such route.',
+}
+
+const isAdminRoute = (url: string) => url.startsWith(ADMIN_PREFIX + '/')
+
+/**
+ * The admin API's own OpenAPI 3.1 document, at /admin/v1/openapi.json (an admin call like any
+ * other: a token is needed), generated from the admin route schemas by a second @fastify/swagger
+ * instance (decorator `adminSwagger`) that sees only the admin routes. Never part of the public
+ * document or /docs. Register before the admin routes.
+ */
+export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> {
+  const codes = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) =>
+    [
+      'invalid_request',
+      'unauthorized',
+      'not_found',
+      'method_not_allowed',
+      'payload_too_large',
+      'unsupported_media_type',
+      'rate_limited',
+      'key_banned',
+      'internal_error',
+      'service_unavailable',
+    ].includes(c),
+  )
+  await app.register(swagger, {
+    decorator: 'adminSwagger',
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Animal Store admin API',
+        version: '1.0.0',
+        description: [
+          `Manage API keys over HTTP: create, list, get, update, rotate, revoke, usage, and the audit log. Every call needs \`Authorization: Bearer ${ADMIN_TOKEN_PREFIX}…\` (an admin token, created with \`animal-store admin-tokens create --name NAME\`; an API key is refused).`,
+          '',
+          `**Where.** On its own listener when ADMIN_PORT is set (ADMIN_HOST, default 127.0.0.1), and then not on the main one; otherwise on the main listener for loopback clients only (others get 404).`,
+          '',
+          `**Rate limits.** ${ADMIN_QUOTA.perMinute} requests per minute and ${ADMIN_QUOTA.perDay.toLocaleString('en')} per UTC day per admin token, with the same headers and 429s as the public API; requests without a valid token are limited per client address.`,
+          '',
+          `**Rules.** Times are RFC 3339 strings (UTC). Bodies are strict: unknown fields are 400, nothing is coerced. metadata: a JSON object of at most ${MAX_METADATA_BYTES} bytes. Rotation grace: 0 to ${MAX_GRACE_SECONDS} s. Every change is written to the audit log with the admin token's id and the X-Request-Id; secrets never are.`,
+          '',
+          '**Errors.** `{"code","message","status"}`, codes:',
+          '',
+          '| code | status | meaning |',
+          '|---|---|---|',
+          ...codes.map((c) => `| \`${c}\` | ${ERROR_STATUS[c]} | ${ADMIN_ERROR_DESCRIPTIONS[c] ?? ERROR_DESCRIPTIONS[c]} |`),
+        ].join('\n'),
+      },
+      servers: [{ url: ADMIN_PREFIX, description: 'This server (the address this document was loaded from)' }],
+      tags: [
+        { name: 'keys', description: 'API keys' },
+        { name: 'audit', description: 'The audit log' },
+      ],
+      components: {
+        securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: `Admin token, ${ADMIN_TOKEN_PREFIX}…` } },
+      },
+      security: [{ adminToken: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: ({ schema, url }) => ({
+      schema: (isAdminRoute(url) && url !== ADMIN_DOC_PATH ? schema : { ...schema, hide: true }) as never,
+      url: url.startsWith(ADMIN_PREFIX) ? url.slice(ADMIN_PREFIX.length) : url,
+    }),
+    transformObject: (document) => keepReferencedSchemas((document as { openapiObject: object }).openapiObject),
+  })
+
+  app.get(ADMIN_DOC_PATH, { config: { auth: 'admin' }, schema: { hide: true } }, async () =>
+    (app as unknown as { adminSwagger(): unknown }).adminSwagger(),
+  )
+}

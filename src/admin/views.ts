@@ -1,0 +1,96 @@
+import { ApiError } from '../http/errors.js'
+import { type AuditEntry, KeyInputError, KeyNotFoundError, type KeyUsage, type KeyView } from '../keys/administration.js'
+import type { AdminKey, AuditEntryJson } from './schemas.js'
+
+/** The service's values (Unix ms) as the admin API writes them: RFC 3339 strings in UTC. */
+
+const iso = (ms: number) => new Date(ms).toISOString()
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms))
+
+export function keyJson(view: KeyView): AdminKey {
+  return {
+    id: view.id,
+    name: view.name,
+    plan: view.plan,
+    perMinute: view.perMinute,
+    perDay: view.perDay,
+    prefix: view.prefix,
+    quotaId: view.quotaId,
+    state: view.state,
+    createdAt: iso(view.createdAt),
+    updatedAt: iso(view.updatedAt),
+    expiresAt: isoOrNull(view.expiresAt),
+    revokedAt: isoOrNull(view.revokedAt),
+    rotatedTo: view.rotatedTo,
+    rotatedFrom: view.rotatedFrom,
+    metadata: view.metadata,
+    lastUsedAt: isoOrNull(view.lastUsedAt),
+  }
+}
+
+export function usageJson(usage: KeyUsage) {
+  const window = (w: KeyUsage['minute']) => ({ limit: w.limit, used: w.used, remaining: w.remaining, resetAt: iso(w.resetAt * 1000) })
+  return {
+    keyId: usage.keyId,
+    quotaId: usage.quotaId,
+    minute: window(usage.minute),
+    day: window(usage.day),
+    ban: { active: usage.ban.active, until: usage.ban.until === null ? null : iso(usage.ban.until * 1000), level: usage.ban.level },
+    lastUsedAt: isoOrNull(usage.lastUsedAt),
+  }
+}
+
+export function auditJson(entry: AuditEntry): AuditEntryJson {
+  return {
+    seq: entry.seq,
+    at: iso(entry.at),
+    actor: entry.actor,
+    action: entry.action,
+    keyId: entry.keyId,
+    details: entry.details,
+    requestId: entry.requestId,
+  }
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
+
+/** An RFC 3339 time from a request -> Unix ms; null stays null (clears the expiry). */
+export function parseTime(field: string, value: string | null | undefined): number | null | undefined {
+  if (value === null || value === undefined) return value
+  const ms = RFC3339.test(value) ? Date.parse(value) : Number.NaN
+  if (Number.isNaN(ms)) throw new ApiError('invalid_request', `${field} must be an RFC 3339 date-time such as 2027-01-01T00:00:00Z`)
+  return ms
+}
+
+/**
+ * Metadata is stored and returned as JSON: a number the body parser kept exact (a bigint above
+ * 2^53) or refused to read as written (1.0, 1e3 become NaN: integers have one spelling) could not
+ * come back as sent, so it is refused rather than altered.
+ */
+export function assertStorableJson(value: unknown, path: string): void {
+  if (typeof value === 'bigint')
+    throw new ApiError('invalid_request', `${path} is an integer beyond ±2^53, which JSON metadata cannot keep exactly`)
+  if (typeof value === 'number' && !Number.isFinite(value))
+    throw new ApiError('invalid_request', `${path} must be a number written in plain decimal (integers without a fraction or exponent)`)
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) assertStorableJson(item, `${path}[${i}]`)
+  } else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) assertStorableJson(v, `${path}.${k}`)
+}
+
+/** The service's field names, where the admin API calls a field otherwise. */
+const API_FIELD: Record<string, string> = { graceSeconds: 'gracePeriodSeconds', id: 'keyId' }
+
+/** The service's refusals in the closed list: bad input is 400 naming the field, an unknown key 404. */
+export async function callService<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (error instanceof KeyInputError) {
+      const field = API_FIELD[error.field] ?? error.field
+      const message = error.message.startsWith(error.field) ? field + error.message.slice(error.field.length) : `${field}: ${error.message}`
+      throw new ApiError('invalid_request', message)
+    }
+    if (error instanceof KeyNotFoundError) throw new ApiError('not_found', `No key with id ${error.id}`)
+    throw error
+  }
+}

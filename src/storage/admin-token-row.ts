@@ -1,0 +1,20 @@
+import type { AdminTokenRecord } from '../keys/administration.js'
+
+/** An admin_tokens row as both SQL stores return it (same column names in both migrations). */
+export interface AdminTokenRow {
+  id: string
+  name: string
+  hash: string
+  prefix: string
+  created_at: number
+  revoked_at: number | null
+}
+
+export const toAdminTokenRecord = (r: AdminTokenRow): AdminTokenRecord => ({
+  id: r.id,
+  name: r.name,
+  hash: r.hash,
+  prefix: r.prefix,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+})

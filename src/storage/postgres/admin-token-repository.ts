@@ -1,0 +1,32 @@
+import type { AdminTokenRecord, AdminTokenRepository } from '../../keys/administration.js'
+import { type AdminTokenRow, toAdminTokenRecord } from '../admin-token-row.js'
+import type { Db } from './connection.js'
+
+export class PostgresAdminTokenRepository implements AdminTokenRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(t: AdminTokenRecord): Promise<void> {
+    await this.db.query('INSERT INTO admin_tokens (id, name, hash, prefix, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+      t.id,
+      t.name,
+      t.hash,
+      t.prefix,
+      t.createdAt,
+      t.revokedAt,
+    ])
+  }
+
+  async findByHash(hash: string): Promise<AdminTokenRecord | undefined> {
+    const [row] = await this.db.query<AdminTokenRow>('SELECT * FROM admin_tokens WHERE hash = $1', [hash])
+    return row && toAdminTokenRecord(row)
+  }
+
+  async list(): Promise<AdminTokenRecord[]> {
+    return (await this.db.query<AdminTokenRow>('SELECT * FROM admin_tokens ORDER BY created_at, id')).map(toAdminTokenRecord)
+  }
+
+  async revoke(id: string, at: number): Promise<boolean> {
+    const rows = await this.db.query('UPDATE admin_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id', [at, id])
+    return rows.length > 0
+  }
+}

@@ -1,0 +1,34 @@
+import type Database from 'better-sqlite3'
+import type { AdminTokenRecord, AdminTokenRepository } from '../../keys/administration.js'
+import { type AdminTokenRow, toAdminTokenRecord } from '../admin-token-row.js'
+
+export class SqliteAdminTokenRepository implements AdminTokenRepository {
+  private readonly insertRow
+  private readonly byHash
+  private readonly all
+  private readonly revokeRow
+
+  constructor(db: Database.Database) {
+    this.insertRow = db.prepare('INSERT INTO admin_tokens (id, name, hash, prefix, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)')
+    this.byHash = db.prepare<[string], AdminTokenRow>('SELECT * FROM admin_tokens WHERE hash = ?')
+    this.all = db.prepare<[], AdminTokenRow>('SELECT * FROM admin_tokens ORDER BY created_at, id')
+    this.revokeRow = db.prepare('UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+  }
+
+  async insert(t: AdminTokenRecord): Promise<void> {
+    this.insertRow.run(t.id, t.name, t.hash, t.prefix, t.createdAt, t.revokedAt)
+  }
+
+  async findByHash(hash: string): Promise<AdminTokenRecord | undefined> {
+    const row = this.byHash.get(hash)
+    return row && toAdminTokenRecord(row)
+  }
+
+  async list(): Promise<AdminTokenRecord[]> {
+    return this.all.all().map(toAdminTokenRecord)
+  }
+
+  async revoke(id: string, at: number): Promise<boolean> {
+    return this.revokeRow.run(at, id).changes > 0
+  }
+}

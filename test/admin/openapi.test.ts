@@ -1,0 +1,149 @@
+/**
+ * The admin API's own OpenAPI document (/admin/v1/openapi.json): a valid OpenAPI 3.1 document,
+ * every admin operation in it and nothing else, answers that match it; and the public document
+ * (/v1/openapi.json, /docs) that knows nothing of the admin API.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import type { Options as AjvOptions } from 'ajv'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import type { LightMyRequestResponse } from 'fastify'
+import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
+import { StorageUnavailableError } from '../../src/storage/storage.js'
+import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+
+function ajv2020(opts: AjvOptions) {
+  const ajv = new Ajv2020({ ...opts, strict: false, allErrors: true })
+  ajv.addFormat('date-time', RFC3339)
+  ajv.addFormat('int64', { type: 'number', validate: (v: number) => Number.isInteger(v) })
+  return ajv
+}
+
+describe('admin OpenAPI document', () => {
+  let t: AdminTestApp
+  let doc: any
+  let api: OpenAPIBackend
+  before(async () => {
+    t = await buildAdminTestApp()
+    const res = await t.call('GET', '/admin/v1/openapi.json')
+    assert.equal(res.statusCode, 200, res.body)
+    doc = res.json()
+    api = new OpenAPIBackend({
+      definition: structuredClone(doc),
+      apiRoot: '/admin/v1',
+      strict: true,
+      validate: true,
+      quick: false,
+      customizeAjv: (_original, opts) => ajv2020(opts as AjvOptions) as never,
+    })
+    await api.init()
+  })
+  after(() => t.close())
+
+  test('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(doc)
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2))
+    assert.equal(doc.openapi, '3.1.0')
+    assert.deepEqual(doc.servers, [{ url: '/admin/v1', description: 'This server (the address this document was loaded from)' }])
+    assert.deepEqual(doc.security, [{ adminToken: [] }])
+  })
+
+  test('has every admin operation and nothing of the public API', () => {
+    const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods as Record<string, { operationId: string }>).map(([m, op]) => `${m.toUpperCase()} ${path} ${op.operationId}`),
+    )
+    assert.deepEqual(operations.sort(), [
+      'GET /audit-log listAuditLog',
+      'GET /keys listKeys',
+      'GET /keys/{keyId} getKey',
+      'GET /keys/{keyId}/usage getKeyUsage',
+      'PATCH /keys/{keyId} updateKey',
+      'POST /keys createKey',
+      'POST /keys/{keyId}/revoke revokeKey',
+      'POST /keys/{keyId}/rotate rotateKey',
+    ])
+    const schemas = Object.keys(doc.components.schemas).sort()
+    assert.equal(schemas.includes('Pet'), false)
+    assert.ok(schemas.includes('AdminKey') && schemas.includes('Error') && schemas.includes('AuditEntry'), schemas.join())
+    assert.equal(doc.components.schemas.CreateKey.additionalProperties, false)
+    assert.equal(doc.components.schemas.UpdateKey.additionalProperties, false)
+  })
+
+  test('the public document and /docs know nothing of the admin API', async () => {
+    const pub = (await t.app.inject({ url: '/v1/openapi.json' })).json()
+    assert.deepEqual(
+      Object.keys(pub.paths).filter((p) => p.includes('admin') || p.startsWith('/keys') || p.startsWith('/audit')),
+      [],
+    )
+    assert.deepEqual(Object.keys(pub.components.schemas).sort(), ['Error', 'NewPet', 'Pet', 'PetStatus'])
+    assert.equal(JSON.stringify(pub).includes('as_admin_'), false)
+    assert.equal((await new Validator().validate(pub)).valid, true)
+  })
+
+  test('answers match the document: status, body schema, headers', async () => {
+    const created = await t.call('POST', '/admin/v1/keys', { plan: 'pro', name: 'doc', metadata: { a: [1, 'b'] } })
+    const id = created.json().apiKey.id as string
+    for (let i = 0; i < 3; i++) await t.call('POST', '/admin/v1/keys', { plan: 'free', name: `doc ${i}` })
+    const cases: Array<[string, string, number, () => Promise<LightMyRequestResponse>]> = [
+      ['createKey', 'POST', 201, async () => created],
+      ['createKey', 'POST', 400, () => t.call('POST', '/admin/v1/keys', { plan: 'gold', name: 'x' })],
+      ['createKey', 'POST', 401, () => t.app.inject({ method: 'POST', url: '/admin/v1/keys', payload: {} })],
+      ['createKey', 'POST', 415, () => t.call('POST', '/admin/v1/keys', 'plan=free', { 'content-type': 'text/plain' })],
+      ['createKey', 'POST', 413, () => t.call('POST', '/admin/v1/keys', { plan: 'free', name: 'x', metadata: { b: 'x'.repeat(17_000) } })],
+      ['listKeys', 'GET', 200, () => t.call('GET', '/admin/v1/keys?limit=2')],
+      ['listKeys', 'GET', 400, () => t.call('GET', '/admin/v1/keys?limit=0')],
+      ['getKey', 'GET', 200, () => t.call('GET', `/admin/v1/keys/${id}`)],
+      ['getKey', 'GET', 404, () => t.call('GET', '/admin/v1/keys/key_0000000000000000')],
+      ['getKey', 'GET', 400, () => t.call('GET', '/admin/v1/keys/x')],
+      ['updateKey', 'PATCH', 200, () => t.call('PATCH', `/admin/v1/keys/${id}`, { name: 'doc 2', metadata: null })],
+      ['updateKey', 'PATCH', 400, () => t.call('PATCH', `/admin/v1/keys/${id}`, { nope: 1 })],
+      ['updateKey', 'PATCH', 404, () => t.call('PATCH', '/admin/v1/keys/key_0000000000000000', { name: 'x' })],
+      ['getKeyUsage', 'GET', 200, () => t.call('GET', `/admin/v1/keys/${id}/usage`)],
+      ['rotateKey', 'POST', 201, () => t.call('POST', `/admin/v1/keys/${id}/rotate`, { gracePeriodSeconds: 60 })],
+      ['rotateKey', 'POST', 400, () => t.call('POST', `/admin/v1/keys/${id}/rotate`, { gracePeriodSeconds: 10 ** 6 })],
+      ['revokeKey', 'POST', 200, () => t.call('POST', `/admin/v1/keys/${id}/revoke`)],
+      ['revokeKey', 'POST', 404, () => t.call('POST', '/admin/v1/keys/key_0000000000000000/revoke')],
+      ['listAuditLog', 'GET', 200, () => t.call('GET', '/admin/v1/audit-log?limit=2')],
+      ['listAuditLog', 'GET', 400, () => t.call('GET', '/admin/v1/audit-log?limit=x')],
+      ['listAuditLog', 'GET', 401, () => t.app.inject({ url: '/admin/v1/audit-log', headers: { authorization: 'Bearer as_live_x' } })],
+      ['listKeys', 'GET', 500, () => failing(new Error('disk on fire'))],
+      ['listKeys', 'GET', 503, () => failing(new StorageUnavailableError(new Error('ECONNREFUSED')))],
+    ]
+    /** listKeys while the store fails with `error` (after authentication and limiting, as a real outage would). */
+    async function failing(error: Error) {
+      const pageKeys = t.storage.keys.pageKeys
+      t.storage.keys.pageKeys = async () => {
+        throw error
+      }
+      try {
+        return await t.call('GET', '/admin/v1/keys')
+      } finally {
+        t.storage.keys.pageKeys = pageKeys
+      }
+    }
+    for (const [operationId, method, status, ask] of cases) {
+      const res = await ask()
+      const why = `${operationId} ${status}: ${res.body.slice(0, 300)}`
+      assert.equal(res.statusCode, status, why)
+      const documented =
+        doc.paths[Object.keys(doc.paths).find((p) => doc.paths[p][method.toLowerCase()]?.operationId === operationId)!][
+          method.toLowerCase()
+        ].responses[String(status)]
+      assert.ok(documented, `${why}: status documented`)
+      const body = api.validator.validateResponse(res.json(), operationId, status)
+      assert.equal(body.valid, true, `${why}: ${JSON.stringify(body.errors)}`)
+      for (const name of Object.keys(documented.headers ?? {})) {
+        if (['Link', 'WWW-Authenticate', 'Retry-After'].includes(name)) continue
+        assert.ok(res.headers[name.toLowerCase()] !== undefined, `${why}: header ${name}`)
+      }
+      const headers = api.validator.validateResponseHeaders(res.headers as Record<string, string>, operationId, {
+        statusCode: status,
+        setMatchType: SetMatchType.Any,
+      })
+      assert.equal(headers.valid, true, `${why}: ${JSON.stringify(headers.errors)}`)
+    }
+  })
+})

@@ -1,0 +1,88 @@
+/** `animal-store admin-tokens create|list|revoke`, run as real processes on a SQLite file. */
+import assert from 'node:assert/strict'
+import { userInfo } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
+import { runCli, useTempDir } from '../helpers/process.js'
+
+test('admin-tokens create shows the token once; list and revoke (idempotent) never show it', { timeout: 60_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+
+  const created = await runCli(['admin-tokens', 'create', '--name', 'ops', '--json'], { db })
+  assert.equal(created.code, 0, created.stderr)
+  const out = JSON.parse(created.stdout)
+  assert.match(out.token, /^as_admin_[0-9A-Za-z]{38}$/)
+  assert.match(out.id, /^adm_[0-9A-Za-z]{16}$/)
+  assert.equal(out.name, 'ops')
+  assert.ok(out.token.startsWith(out.prefix))
+
+  const human = await runCli(['admin-tokens', 'create', '--name', 'human'], { db })
+  assert.equal(human.code, 0, human.stderr)
+  assert.match(
+    human.stdout,
+    /^Created admin token adm_\w+ \(human\)\.\nThis is the only time the token is shown; store it now:\n\n {2}as_admin_\w{38}\n/,
+  )
+
+  const list = await runCli(['admin-tokens', 'list', '--json'], { db })
+  assert.equal(list.code, 0, list.stderr)
+  const rows = JSON.parse(list.stdout)
+  assert.deepEqual(
+    rows.map((r: { name: string; revokedAt: null }) => [r.name, r.revokedAt]),
+    [
+      ['ops', null],
+      ['human', null],
+    ],
+  )
+  assert.equal(list.stdout.includes(out.token), false)
+  assert.equal(list.stdout.includes(out.token.slice(13)), false)
+  const plain = await runCli(['admin-tokens', 'list'], { db })
+  assert.match(plain.stdout, new RegExp(`^${out.id} {2}${out.prefix}… {2}active {2}ops$`, 'm'))
+
+  const revoked = await runCli(['admin-tokens', 'revoke', out.id, '--json'], { db })
+  assert.equal(revoked.code, 0, revoked.stderr)
+  const first = JSON.parse(revoked.stdout)
+  assert.equal(first.revoked, true)
+  const again = await runCli(['admin-tokens', 'revoke', out.id], { db })
+  assert.equal(again.code, 0, again.stderr)
+  assert.equal(again.stdout, `Admin token ${out.id} was already revoked (at ${first.revokedAt}).\n`)
+
+  // Stored: the hash and prefix only.
+  const storage = new SqliteStorage({ databaseUrl: db, durability: 'process' })
+  try {
+    const stored = await storage.adminTokens.list()
+    assert.equal(JSON.stringify(stored).includes(out.token.slice(13)), false)
+    assert.equal(stored.find((s) => s.id === out.id)?.revokedAt, Date.parse(first.revokedAt))
+    // Audited under the OS user: two creates and one revoke (the repeated revoke changed nothing).
+    const { entries } = await storage.audit.list({ limit: 100 })
+    assert.deepEqual(
+      entries.map((e) => [e.action, e.actor.type, e.keyId, e.details.tokenId]),
+      [
+        ['admin_token.create', 'cli', null, out.id],
+        ['admin_token.create', 'cli', null, stored.find((s) => s.name === 'human')!.id],
+        ['admin_token.revoke', 'cli', null, out.id],
+      ],
+    )
+    assert.equal(entries[0]!.actor.id, userInfo().username)
+    assert.equal(JSON.stringify(entries).includes(out.token.slice(13)), false)
+  } finally {
+    await storage.close()
+  }
+})
+
+test('admin-tokens: bad input exits 2 with a message', { timeout: 60_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  for (const [args, message] of [
+    [['admin-tokens', 'create'], /admin-tokens create needs --name/],
+    [['admin-tokens', 'create', '--name', ' '], /--name must be 1 to 100 characters/],
+    [['admin-tokens', 'revoke'], /admin-tokens revoke takes exactly one TOKEN_ID/],
+    [['admin-tokens', 'revoke', 'adm_nope'], /^animal-store: no admin token with id adm_nope/],
+    [['admin-tokens', 'rotate'], /unknown admin-tokens command "rotate"/],
+  ] as const) {
+    const res = await runCli([...args], { db })
+    assert.equal(res.code, 2, `${args.join(' ')}: ${res.stdout}`)
+    assert.match(res.stderr, message, args.join(' '))
+  }
+})

@@ -1,0 +1,94 @@
+/** Admin tokens in storage (Storage.adminTokens), the same behaviour on SQLite and PostgreSQL. */
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { describe, type TestContext, test } from 'node:test'
+import pg from 'pg'
+import { AdminTokenResolver, createAdminToken, revokeAdminToken } from '../../src/admin/admin-tokens.js'
+import { generateKey, hashKey } from '../../src/keys/api-key.js'
+import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
+import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
+import type { Storage } from '../../src/storage/storage.js'
+import { PG_URL, requireService } from '../helpers/services.js'
+
+const ENGINES: Array<{ name: string; open(t: TestContext): Promise<Storage | undefined> }> = [
+  {
+    name: 'SQLite',
+    async open(t) {
+      const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
+      t.after(() => storage.close())
+      return storage
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    async open(t) {
+      if (!(await requireService(t, 'PostgreSQL'))) return undefined
+      const schema = `test_${randomBytes(6).toString('hex')}`
+      const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema, poolSize: 2 })
+      t.after(async () => {
+        await storage.close()
+        const client = new pg.Client({ connectionString: PG_URL })
+        await client.connect()
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+        await client.end()
+      })
+      return storage
+    },
+  },
+]
+
+for (const engine of ENGINES) {
+  describe(`admin tokens on ${engine.name}`, () => {
+    test('only the hash and the display prefix are stored; the token resolves to its record', async (t) => {
+      const storage = await engine.open(t)
+      if (storage === undefined) return
+      const { token, record } = await createAdminToken(storage.adminTokens, 'ops', undefined, 1_000)
+      assert.match(token, /^as_admin_[0-9A-Za-z]{38}$/)
+      assert.match(record.id, /^adm_[0-9A-Za-z]{16}$/)
+      const [stored] = await storage.adminTokens.list()
+      assert.deepEqual(stored, {
+        id: record.id,
+        name: 'ops',
+        hash: hashKey(token),
+        prefix: token.slice(0, 13),
+        createdAt: 1_000,
+        revokedAt: null,
+      })
+      assert.equal(JSON.stringify(stored).includes(token.slice(13)), false)
+      const resolver = new AdminTokenResolver(storage.adminTokens)
+      assert.deepEqual(await resolver.resolve(token), { token: stored })
+    })
+
+    test('revoke: once, then idempotent with the first time kept; a revoked token no longer resolves', async (t) => {
+      const storage = await engine.open(t)
+      if (storage === undefined) return
+      const { token, record } = await createAdminToken(storage.adminTokens, 'short', undefined, 1_000)
+      assert.deepEqual(await revokeAdminToken(storage.adminTokens, record.id, undefined, 2_000), {
+        record: { ...record, revokedAt: 2_000 },
+        alreadyRevoked: false,
+      })
+      assert.deepEqual(await revokeAdminToken(storage.adminTokens, record.id, undefined, 3_000), {
+        record: { ...record, revokedAt: 2_000 },
+        alreadyRevoked: true,
+      })
+      assert.equal(await revokeAdminToken(storage.adminTokens, 'adm_nope', undefined, 3_000), undefined)
+      assert.deepEqual(await new AdminTokenResolver(storage.adminTokens).resolve(token), { problem: 'invalid' })
+    })
+
+    test('an API key is never an admin token, even one whose hash is stored as one', async (t) => {
+      const storage = await engine.open(t)
+      if (storage === undefined) return
+      const key = generateKey('production')
+      await storage.adminTokens.insert({
+        id: 'adm_forged',
+        name: 'forged',
+        hash: hashKey(key),
+        prefix: 'as_live_xxxx',
+        createdAt: 1,
+        revokedAt: null,
+      })
+      assert.deepEqual(await new AdminTokenResolver(storage.adminTokens).resolve(key), { problem: 'api_key' })
+      assert.deepEqual(await new AdminTokenResolver(storage.adminTokens).resolve('as_admin_short'), { problem: 'invalid' })
+    })
+  })
+}
