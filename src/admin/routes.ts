@@ -124,7 +124,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
     },
     async (request, reply) => {
       const { limit = ADMIN_LIST_LIMIT.default, after, plan, state, name } = request.query
-      const page = await callService(() => admin.listKeys({ limit, after, plan, state, name }))
+      const page = await callService(() => admin.listKeys({ limit, after, plan, state, name }, changeContext(request)))
       if (page.nextAfter !== null) {
         reply.header('link', link(`${ADMIN_PREFIX}/keys`, { limit, plan, state, name, after: page.nextAfter }))
       }
@@ -147,7 +147,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         },
       },
     },
-    async (request) => keyJson(await callService(() => admin.getKey(request.params.keyId))),
+    async (request) => keyJson(await callService(() => admin.getKey(request.params.keyId, changeContext(request)))),
   )
 
   app.patch(
@@ -267,7 +267,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         },
       },
     },
-    async (request) => usageJson(await callService(() => admin.keyUsage(request.params.keyId))),
+    async (request) => usageJson(await callService(() => admin.keyUsage(request.params.keyId, changeContext(request)))),
   )
 
   app.get(
@@ -278,7 +278,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         operationId: 'listAuditLog',
         summary: 'List the audit log',
         description:
-          'Every change made through the admin API or the CLI (keys and admin tokens), oldest first: who, what, when, which key; never a secret. Paged with `after` (Link rel="next").',
+          'Every successful admin call (changes and reads) and every change made with the CLI (keys and admin tokens), oldest first: who, what, when, which key; never a secret. Paged with `after` (Link rel="next"). This listing is itself recorded, after it is read.',
         tags: ['audit'],
         querystring: ListAuditQuery,
         response: {
@@ -289,7 +289,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
     },
     async (request, reply) => {
       const { limit = ADMIN_LIST_LIMIT.default, after, keyId } = request.query
-      const page = await admin.listAudit({ limit, after, keyId })
+      const page = await admin.listAudit({ limit, after, keyId }, changeContext(request))
       if (page.nextAfter !== null) reply.header('link', link(`${ADMIN_PREFIX}/audit-log`, { limit, keyId, after: page.nextAfter }))
       return { data: page.entries.map(auditJson), nextAfter: page.nextAfter }
     },

@@ -100,7 +100,23 @@ export interface Actor {
   id: string
 }
 
-export const AUDIT_ACTIONS = ['key.create', 'key.update', 'key.rotate', 'key.revoke', 'admin_token.create', 'admin_token.revoke'] as const
+/**
+ * Changes are written in the same transaction as the change. Reads (`key.list`, `key.read`,
+ * `key.usage`, `audit_log.list`) are written after they succeed, when the caller passes a context
+ * (the admin API does, so every admin call is on record; the CLI, which reads the database itself, does not).
+ */
+export const AUDIT_ACTIONS = [
+  'key.create',
+  'key.update',
+  'key.rotate',
+  'key.revoke',
+  'key.list',
+  'key.read',
+  'key.usage',
+  'audit_log.list',
+  'admin_token.create',
+  'admin_token.revoke',
+] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
 /** One audit log entry. `details` never holds a secret (no key, no hash, no token). */
@@ -127,7 +143,7 @@ export interface AuditPage {
   nextAfter: number | null
 }
 
-/** Context of a mutating call. */
+/** Who is calling, for the audit log: required for a change, optional for a read (see AUDIT_ACTIONS). */
 export interface ChangeContext {
   actor: Actor
   requestId?: string | null
@@ -135,9 +151,9 @@ export interface ChangeContext {
 
 export interface KeyAdministration {
   createKey(input: CreateKeyRequest, ctx: ChangeContext): Promise<{ key: string; view: KeyView }>
-  listKeys(query: ListKeysQuery): Promise<KeyPage>
+  listKeys(query: ListKeysQuery, ctx?: ChangeContext): Promise<KeyPage>
   /** Throws KeyNotFoundError. */
-  getKey(id: string): Promise<KeyView>
+  getKey(id: string, ctx?: ChangeContext): Promise<KeyView>
   updateKey(id: string, patch: UpdateKeyRequest, ctx: ChangeContext): Promise<KeyView>
   /**
    * Issues a successor with the same plan, limits, name, metadata and quota; the old key keeps
@@ -146,8 +162,8 @@ export interface KeyAdministration {
   rotateKey(id: string, options: { graceSeconds: number }, ctx: ChangeContext): Promise<{ key: string; view: KeyView; previous: KeyView }>
   /** Idempotent: revoking a revoked key returns it with alreadyRevoked true and the first time kept. */
   revokeKey(id: string, ctx: ChangeContext): Promise<{ view: KeyView; alreadyRevoked: boolean }>
-  keyUsage(id: string): Promise<KeyUsage>
-  listAudit(query: AuditQuery): Promise<AuditPage>
+  keyUsage(id: string, ctx?: ChangeContext): Promise<KeyUsage>
+  listAudit(query: AuditQuery, ctx?: ChangeContext): Promise<AuditPage>
 }
 
 /** Bad input: `field` names it (`plan`, `perMinute`, `expiresAt`, `graceSeconds`, `metadata`, …); the message starts with it. */

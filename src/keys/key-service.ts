@@ -109,7 +109,7 @@ export class KeyService implements KeyAdministration {
     return { key, view: this.view(record, now) }
   }
 
-  async listKeys(query: ListKeysQuery): Promise<KeyPage> {
+  async listKeys(query: ListKeysQuery, ctx?: ChangeContext): Promise<KeyPage> {
     const limit = query.limit
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
     if (query.plan !== undefined) checkPlan(query.plan)
@@ -118,11 +118,16 @@ export class KeyService implements KeyAdministration {
     const now = this.clock.now()
     const rows = await this.keys.pageKeys({ ...query, limit: limit + 1, now })
     const page = rows.slice(0, limit)
+    const filter = { plan: query.plan, state: query.state, name: query.name, limit, after: query.after }
+    await this.recordRead(ctx, 'key.list', null, now, filter)
     return { keys: page.map((r) => this.view(r, now)), nextAfter: rows.length > limit ? page[page.length - 1]!.id : null }
   }
 
-  async getKey(id: string): Promise<KeyView> {
-    return this.view(await this.find(id), this.clock.now())
+  async getKey(id: string, ctx?: ChangeContext): Promise<KeyView> {
+    const record = await this.find(id)
+    const now = this.clock.now()
+    await this.recordRead(ctx, 'key.read', id, now, {})
+    return this.view(record, now)
   }
 
   async updateKey(id: string, patch: UpdateKeyRequest, ctx: ChangeContext): Promise<KeyView> {
@@ -209,9 +214,10 @@ export class KeyService implements KeyAdministration {
     return { view: this.view(record, now), alreadyRevoked: !revoked }
   }
 
-  async keyUsage(id: string): Promise<KeyUsage> {
+  async keyUsage(id: string, ctx?: ChangeContext): Promise<KeyUsage> {
     const record = await this.find(id)
     const usage = await this.options.limiter.peek(limiterIdentity(record), record)
+    await this.recordRead(ctx, 'key.usage', id, this.clock.now(), {})
     return {
       keyId: record.id,
       quotaId: record.quotaId,
@@ -222,10 +228,31 @@ export class KeyService implements KeyAdministration {
     }
   }
 
-  listAudit(query: AuditQuery): Promise<AuditPage> {
+  async listAudit(query: AuditQuery, ctx?: ChangeContext): Promise<AuditPage> {
     if (!Number.isSafeInteger(query.limit) || query.limit < 1 || query.limit > 100)
       throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
-    return this.auditLog.list(query)
+    // Read before the entry of this very read is written, so a page never shows its own reading.
+    const page = await this.auditLog.list(query)
+    await this.recordRead(ctx, 'audit_log.list', null, this.clock.now(), {
+      limit: query.limit,
+      after: query.after,
+      keyId: query.keyId,
+    })
+    return page
+  }
+
+  /** A successful read is on record when the caller says who it is (the admin API always does). */
+  private async recordRead(
+    ctx: ChangeContext | undefined,
+    action: AuditAction,
+    keyId: string | null,
+    at: number,
+    details: Record<string, unknown>,
+  ): Promise<void> {
+    if (ctx === undefined) return
+    // Absent filters are left out rather than written as null.
+    const given = Object.fromEntries(Object.entries(details).filter(([, v]) => v !== undefined))
+    await this.auditLog.append(this.entry(ctx, action, keyId, at, given))
   }
 
   private async find(id: string): Promise<ApiKeyRecord> {
@@ -240,7 +267,7 @@ export class KeyService implements KeyAdministration {
     return Math.max(pending, record.lastUsedAt ?? 0)
   }
 
-  private entry(ctx: ChangeContext, action: AuditAction, keyId: string, at: number, details: Record<string, unknown>): AuditDraft {
+  private entry(ctx: ChangeContext, action: AuditAction, keyId: string | null, at: number, details: Record<string, unknown>): AuditDraft {
     const actor: Actor = { type: ctx.actor.type, id: ctx.actor.id }
     return { at, actor, action, keyId, details, requestId: ctx.requestId ?? null }
   }

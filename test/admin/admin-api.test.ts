@@ -15,6 +15,8 @@ import { TEST_NOW } from '../helpers/app.js'
 import { PG_URL, pgReachable, REQUIRE_SERVICES } from '../helpers/services.js'
 import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
 
+const READ_ACTIONS = ['key.list', 'key.read', 'key.usage', 'audit_log.list']
+
 const FUTURE = new Date(TEST_NOW + 30 * 86_400_000).toISOString()
 
 /** The stores the operations run on: SQLite in memory, and PostgreSQL (a fresh schema) when reachable. */
@@ -60,7 +62,11 @@ for (const engine of ENGINES) {
       assert.equal(res.statusCode, 201, res.body)
       return res.json() as { key: string; apiKey: { id: string; [k: string]: unknown } }
     }
-    const auditCount = async () => (await t.call('GET', '/admin/v1/audit-log?limit=100')).json().data.length as number
+    /** Entries of changes (reads are on record too, this very one included). */
+    const auditCount = async () =>
+      ((await t.call('GET', '/admin/v1/audit-log?limit=100')).json().data as Array<{ action: string }>).filter(
+        (e) => !READ_ACTIONS.includes(e.action),
+      ).length
 
     test('POST /keys: 201 with the key once, its view and Location; the key works on /v1', async () => {
       const res = await t.call('POST', '/admin/v1/keys', { plan: 'pro', name: 'acme', expiresAt: FUTURE, metadata: { customer: 'c_1' } })
@@ -323,6 +329,41 @@ for (const engine of ENGINES) {
       const page = await t.call('GET', `/admin/v1/audit-log?keyId=${apiKey.id}&limit=1`)
       assert.equal(page.json().data.length, 1)
       assert.equal(page.headers.link, `</admin/v1/audit-log?limit=1&keyId=${apiKey.id}&after=${page.json().nextAfter}>; rel="next"`)
+    })
+
+    test('audit log: every successful read is on record too, by this token, with its filters', async () => {
+      const { apiKey } = await create({ plan: 'free', name: 'read audit' })
+      /** The whole log, page by page (it holds every earlier test's entries too). */
+      const wholeLog = async () => {
+        const all: Array<Record<string, unknown>> = []
+        for (let after: number | null = 0; after !== null; ) {
+          const page: { data: Array<Record<string, unknown>>; nextAfter: number | null } = (
+            await t.call('GET', `/admin/v1/audit-log?limit=100&after=${after}`)
+          ).json()
+          all.push(...page.data)
+          after = page.nextAfter
+        }
+        return all
+      }
+      const reads: Array<[string, string, string | null, Record<string, unknown>]> = [
+        [`/admin/v1/keys/${apiKey.id}`, 'key.read', apiKey.id, {}],
+        [`/admin/v1/keys/${apiKey.id}/usage`, 'key.usage', apiKey.id, {}],
+        ['/admin/v1/keys?plan=free&limit=5', 'key.list', null, { plan: 'free', limit: 5 }],
+        [`/admin/v1/audit-log?keyId=${apiKey.id}&limit=3`, 'audit_log.list', null, { keyId: apiKey.id, limit: 3 }],
+      ]
+      for (const [i, [url, action, keyId, details]] of reads.entries()) {
+        const res = await t.call('GET', url, undefined, { 'x-request-id': `read-${i}` })
+        assert.equal(res.statusCode, 200, res.body)
+        const entries = (await wholeLog()).filter((e) => e.requestId === `read-${i}`)
+        assert.equal(entries.length, 1, url)
+        assert.equal(entries[0]!.action, action)
+        assert.equal(entries[0]!.keyId, keyId)
+        assert.deepEqual(entries[0]!.actor, { type: 'admin_token', id: t.tokenId })
+        assert.deepEqual(entries[0]!.details, details)
+      }
+      // A read that fails (an unknown key) leaves no entry.
+      assert.equal((await t.call('GET', '/admin/v1/keys/key_0000000000000000', undefined, { 'x-request-id': 'read-404' })).statusCode, 404)
+      assert.equal((await wholeLog()).filter((e) => e.requestId === 'read-404').length, 0)
     })
   })
 }

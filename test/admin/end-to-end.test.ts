@@ -87,6 +87,8 @@ for (const engine of ENGINES) {
         [
           ['key.create', apiKey.id],
           ['key.rotate', apiKey.id],
+          ['key.usage', next.id],
+          ['key.usage', apiKey.id],
           ['key.revoke', apiKey.id],
           ['key.revoke', next.id],
         ],
