@@ -21,6 +21,7 @@ import { refuseWhileClosing } from './http/shutdown.js'
 import { strictSchemaController } from './http/validation.js'
 import { KeyResolver } from './keys/key-resolver.js'
 import type { RateLimiter } from './limits/limiter.js'
+import { infoLines } from './logger.js'
 import { Metrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
 import { petRoutes } from './pets/routes.js'
@@ -116,7 +117,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const steps = [...admission, ...routing]
   app.addHook('onRequest', (request, reply, done) => runSteps(steps, request, reply, done))
 
-  app.addHook('onResponse', accessLog(app.log, metrics))
+  app.addHook('onResponse', accessLog(app.log, metrics, typeof deps.logger === 'object' ? infoLines.get(deps.logger) : undefined))
 
   await registerOpenApi(app, config)
   await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, clock, linkBase })

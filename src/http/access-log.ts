@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'pino'
+import type { InfoLineWriter } from '../logger.js'
 import type { Metrics } from '../ops/metrics.js'
 import { redactKeys } from './common-headers.js'
 import type { Done } from './pipeline.js'
@@ -68,24 +69,30 @@ export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Bindings,
 /**
  * The onResponse hook: request metrics and the one access-log line per request. The line goes
  * through `log` (the app's logger) with the request id first, exactly as the request's child
- * logger would write it, without making that child (see RequestLogger).
+ * logger would write it, without making that child (see RequestLogger); built here and written
+ * by `writeLine` when the logger given to the app offers one (see logger.ts: Fastify wraps that
+ * logger in a child of its own, which writes the same line), else through pino's info().
  */
-export function accessLog(log: FastifyBaseLogger, metrics: Metrics) {
+export function accessLog(log: FastifyBaseLogger, metrics: Metrics, writeLine: InfoLineWriter | undefined) {
   return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
     const status = reply.statusCode
     const ms = reply.elapsedTime
     metrics.observeRequest(request.method, settingsOf(request).url ?? 'unmatched', status, ms / 1000)
-    log.info(
-      {
-        reqId: request.id,
-        method: request.method,
-        url: redactKeys(request.url),
-        status,
-        ms: Math.round(ms * 100) / 100,
-        keyId: request.apiKey?.id,
-      },
-      'request',
-    )
+    const url = redactKeys(request.url)
+    const rounded = Math.round(ms * 100) / 100
+    const keyId = request.apiKey?.id
+    if (writeLine !== undefined) {
+      // The fields in the order of the object below; undefined ones left out, as pino does.
+      writeLine(
+        `"${REQUEST_ID_LABEL}":${JSON.stringify(request.id)},"method":${JSON.stringify(request.method)},"url":${JSON.stringify(url)},` +
+          `"status":${status},"ms":${rounded}${keyId === undefined ? '' : `,"keyId":${JSON.stringify(keyId)}`}`,
+        REQUEST_MESSAGE,
+      )
+    } else {
+      log.info({ reqId: request.id, method: request.method, url, status, ms: rounded, keyId }, 'request')
+    }
     done()
   }
 }
+
+const REQUEST_MESSAGE = JSON.stringify('request')
