@@ -11,10 +11,11 @@ import { installGuards, onCleanup, shutdown, stop } from './lib/children.mjs'
 import { CONFIG_VARS } from './lib/env.mjs'
 import { request, wireSize } from './lib/http.mjs'
 import { measured, runFsyncBaseline, runPaced, runWrk, waitQuiet } from './lib/load.mjs'
-import { findPids, kernelThreads } from './lib/proc.mjs'
+import { findPids, kernelThreads, readMemory } from './lib/proc.mjs'
 import { summariseProfile } from './lib/profile.mjs'
 import { computeTargets, markdownReport } from './lib/report.mjs'
 import {
+  childPids,
   createBenchKey,
   createPgDatabase,
   DIST,
@@ -75,7 +76,13 @@ const OPTIONS = {
     type: 'string',
     help: 'max seconds to wait for a quiet machine (2 quiet 1 s windows) before each round (default 120; quick 2)',
   },
-  only: { type: 'string', help: 'comma list of sections to run: main,profile,growth,durability,pg (default all)' },
+  cluster: {
+    type: 'boolean',
+    help: 'run `serve --workers N` with the Redis limiter for each of --workers, to measure scaling (default on; off with --quick)',
+  },
+  'no-cluster': { type: 'boolean', help: 'skip the cluster scaling section' },
+  workers: { type: 'string', help: 'comma list of worker counts for the cluster section (default 1,2)' },
+  only: { type: 'string', help: 'comma list of sections to run: main,profile,growth,durability,pg,cluster (default all)' },
   out: { type: 'string', help: 'directory for <date>.json and <date>.md (default bench/results)' },
   'max-minutes': { type: 'string', help: 'hard deadline for the whole run; partial results are written (default 90)' },
   'keep-tmp': { type: 'boolean', help: 'keep the temp dir (databases, logs, profile)' },
@@ -125,9 +132,11 @@ function parseOptions() {
     if (!SQLITE_SCENARIOS[s]) throw new Error(`unknown scenario ${s} (known: ${Object.keys(SQLITE_SCENARIOS).join(', ')})`)
   const growth = list('growth', '10000,100000,1000000', '2000').map(Number)
   if (growth.some((n) => !Number.isInteger(n) || n < 200)) throw new Error('--growth sizes must be integers >= 200')
-  const only = list('only', 'main,profile,growth,durability,pg', 'main,profile,growth,durability,pg')
+  const only = list('only', 'main,profile,growth,durability,pg,cluster', 'main,profile,growth,durability,pg,cluster')
   for (const s of only)
-    if (!['main', 'profile', 'growth', 'durability', 'pg'].includes(s)) throw new Error(`unknown section ${s} in --only`)
+    if (!['main', 'profile', 'growth', 'durability', 'pg', 'cluster'].includes(s)) throw new Error(`unknown section ${s} in --only`)
+  const workers = list('workers', '1,2', '1,2').map(Number)
+  if (workers.some((n) => !Number.isInteger(n) || n < 1 || n > 64)) throw new Error('--workers must be integers from 1 to 64')
   return {
     quick,
     only,
@@ -142,6 +151,8 @@ function parseOptions() {
     pacedDuration: num('paced-duration', 10, 2, { min: 1 }),
     distinctPages: num('distinct-pages', 2000, 2000, { min: 1 }),
     pg: onOff('pg'),
+    cluster: onOff('cluster'),
+    workers,
     durability: onOff('durability'),
     profile: onOff('profile'),
     pgUrl: get('pg-url') ?? 'postgres://postgres@127.0.0.1:5432/test',
@@ -617,6 +628,12 @@ async function growthSection(results) {
           peakRssMb: Math.max(0, ...runs.map((r) => r.memory?.peakRssMb ?? 0)),
         })
       }
+      // The service's largest resident set at this size: sampled during the measured runs, and
+      // the kernel's own high-water mark over the process's life (start-up and warm-up included).
+      entry.peakRssMb = Math.max(0, ...entry.queries.map((q) => q.peakRssMb))
+      const hwm = readMemory(service.pid)?.hwmKb
+      entry.vmHwmMb = hwm ? Math.round(hwm / 102.4) / 10 : null
+      log(`growth ${seed.rows}: peak RSS ${entry.peakRssMb} MB (VmHWM ${entry.vmHwmMb} MB)`)
     } finally {
       await stop(service.child)
     }
@@ -850,6 +867,85 @@ async function pgSection(results) {
   }
 }
 
+/**
+ * `serve --workers N` with the Redis limiter (shared by the workers) on a SQLite file, for each N
+ * of --workers: GET list20 under the same wrk load. The workers may run on both CPUs (taskset
+ * 0,1) and wrk stays on CPU 0, so with 2 workers on a 2-CPU machine the load generator competes
+ * with one of them: the scaling measured is what this machine gives, not the service's alone.
+ */
+async function clusterSection(results) {
+  const section = {
+    backend: 'SQLite + Redis limiter, serve --workers N (cluster)',
+    status: 'not run',
+    pinning: 'service (primary and workers) on CPUs 0,1; wrk on CPU 0',
+    scenario: 'list20',
+    runs: [],
+  }
+  results.cluster = section
+  const dbFile = join(tmp, 'cluster.db')
+  const key = await createBenchKey(dbFile)
+  await seedSqlite(dbFile, opts.catalogue)
+  const sc = SQLITE_SCENARIOS.list20
+  for (const workers of opts.workers) {
+    let service
+    try {
+      service = await startService({
+        env: opts.serviceEnv,
+        databaseUrl: dbFile,
+        redisUrl: opts.redisUrl,
+        logFile: join(tmp, `service-cluster-${workers}.log`),
+        cpu: '0,1',
+        workers,
+      })
+    } catch (error) {
+      section.reason = `serve --workers ${workers} with REDIS_URL=${opts.redisUrl} did not start: ${error.message}`
+      log(`cluster: not run: ${section.reason}`)
+      return
+    }
+    const processes = () => [service.pid, ...childPids(service.pid)]
+    const groups = harnessGroups({ server: processes, redis: () => findPids((_cmd, comm) => comm === 'redis-server') })
+    const load = (seconds) =>
+      runWrk({ port: service.port, path: sc.path(), key: key.key, seconds, connections: opts.connections, cpu: LOAD_CPU })
+    const run = { workers, rounds: [] }
+    section.runs.push(run)
+    try {
+      log(`cluster: serve --workers ${workers}, ${sc.name}: warm-up ${opts.warmup}s`)
+      if (opts.warmup > 0) await load(opts.warmup)
+      for (let r = 1; r <= opts.rounds; r++) {
+        for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
+          const waited = await quiet(groups)
+          const m = await measured({ groups, thresholdPct: opts.voidThreshold }, () => load(opts.duration))
+          const rssMb = processes().map((pid) => Math.round((readMemory(pid)?.rssKb ?? 0) / 102.4) / 10)
+          run.rounds.push({ round: r, attempt, quietWait: waited, ...m, rssMb, void: m.voidReason !== null })
+          log(
+            `cluster workers=${workers} round ${r}: ${m.rps} rps, p99 ${m.p99Ms} ms, service CPU ${m.cpu.groupsPct.server}%, ` +
+              `Redis ${m.cpu.groupsPct.redis}%, harness+wrk ${m.cpu.harnessPct}%${m.voidReason ? ` VOID: ${m.voidReason}` : ''}`,
+          )
+          if (!m.voidReason) break
+        }
+      }
+    } finally {
+      await stop(service.child)
+    }
+    const valid = run.rounds.filter((x) => !x.void)
+    run.summary = {
+      validRounds: valid.length,
+      rps: round2(median(valid.map((x) => x.rps))),
+      p50Ms: round3(median(valid.map((x) => x.p50Ms))),
+      p99Ms: round3(median(valid.map((x) => x.p99Ms))),
+      serviceCpuPct: round2(median(valid.map((x) => x.cpu.groupsPct.server))),
+      redisCpuPct: round2(median(valid.map((x) => x.cpu.groupsPct.redis))),
+      harnessCpuPct: round2(median(valid.map((x) => x.cpu.harnessPct))),
+      totalBusyPct: round2(median(valid.map((x) => x.cpu.totalBusyPct))),
+      peakRssMbPerProcess: Math.max(0, ...run.rounds.flatMap((x) => x.rssMb)),
+      httpErrors: run.rounds.reduce((n, x) => n + x.errorStatus + x.socketErrors, 0),
+    }
+  }
+  const one = section.runs.find((x) => x.workers === 1)?.summary.rps
+  for (const x of section.runs) x.summary.vsOneWorker = one && x.summary.rps ? round2(x.summary.rps / one) : null
+  section.status = 'ok'
+}
+
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
@@ -892,6 +988,7 @@ async function main() {
   if (opts.durability && opts.only.includes('durability')) await section('durability', 'durability', () => durabilitySection(results))
   if (opts.pg && opts.only.includes('pg')) await section('PG+Redis', 'pg', () => pgSection(results))
   else results.pg = { status: 'not run', reason: opts.quick ? 'skipped in --quick' : 'skipped (--no-pg or --only)', scenarios: [] }
+  if (opts.cluster && opts.only.includes('cluster')) await section('cluster', 'cluster', () => clusterSection(results))
 
   writeResults(results)
 }

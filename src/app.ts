@@ -4,8 +4,9 @@ import { adminApi } from './admin/index.js'
 import { hideAdminFromRemote } from './admin/visibility.js'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
+import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
-import { commonHeaders, redactKeys } from './http/common-headers.js'
+import { commonHeaders } from './http/common-headers.js'
 import { registerCors } from './http/cors.js'
 import { registerDeprecation } from './http/deprecation.js'
 import { registerErrorHandling } from './http/error-handler.js'
@@ -17,7 +18,7 @@ import { registerOpenApi } from './http/openapi.js'
 import { runSteps, type Step } from './http/pipeline.js'
 import { requestId } from './http/request-id.js'
 import { answerUnrouted, requireHost, unroutedError } from './http/route-fallback.js'
-import { RouteTable, settingsOf } from './http/route-settings.js'
+import { RouteTable } from './http/route-settings.js'
 import { type Drain, refuseWhileClosing } from './http/shutdown.js'
 import { strictSchemaController } from './http/validation.js'
 import type { KeyAdministration } from './keys/administration.js'
@@ -25,6 +26,7 @@ import { KeyResolver } from './keys/key-resolver.js'
 import { KeyService } from './keys/key-service.js'
 import { LastUsedRecorder } from './keys/last-used.js'
 import type { RateLimiter } from './limits/limiter.js'
+import { infoLines } from './logger.js'
 import { Metrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
 import { petRoutes } from './pets/routes.js'
@@ -104,7 +106,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const app = Fastify({
     ...loggerOptions,
     // One access-log line per request, written in onResponse below, instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LABEL }),
+    childLoggerFactory: lazyRequestLogger,
     genReqId: requestId,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
@@ -166,23 +169,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const steps = [...admission, ...routing]
   app.addHook('onRequest', (request, reply, done) => runSteps(steps, request, reply, done))
 
-  app.addHook('onResponse', (request, reply, done) => {
-    const status = reply.statusCode
-    const ms = reply.elapsedTime
-    metrics.observeRequest(request.method, settingsOf(request).url ?? 'unmatched', status, ms / 1000)
-    request.log.info(
-      {
-        method: request.method,
-        url: redactKeys(request.url),
-        status,
-        ms: Math.round(ms * 100) / 100,
-        keyId: request.apiKey?.id,
-        adminTokenId: request.adminToken?.id,
-      },
-      'request',
-    )
-    done()
-  })
+  app.addHook('onResponse', accessLog(app.log, metrics, typeof deps.logger === 'object' ? infoLines.get(deps.logger) : undefined))
 
   if (main) {
     await registerOpenApi(app, config)

@@ -103,7 +103,38 @@ export function markdownReport(r) {
       'Latency is measured from handing the request to the socket to the end of the response (client included); "schedule" latency (from when the request was due) is in the JSON. ' +
         '"Ceiling" is the same paced load on the bare node:http server with the same response bytes: the floor this machine and generator give at that rate.',
     )
+    if (g.sizes.some((s) => s.peakRssMb !== undefined)) {
+      L.push('')
+      L.push(
+        `Peak RSS of the service at ${sizes.join(' / ')}: ${g.sizes.map((s) => n(s.peakRssMb, 1)).join(' / ')} MB ` +
+          `(sampled every 200 ms during the runs; the kernel's VmHWM over each process's life: ${g.sizes.map((s) => n(s.vmHwmMb, 1)).join(' / ')} MB).`,
+      )
+    }
     L.push('')
+  }
+
+  const c = r.cluster
+  if (c?.status === 'ok') {
+    L.push('## `serve --workers N` with the Redis limiter (scaling)')
+    L.push('')
+    L.push(`${c.backend}; ${c.pinning}; GET /v1/pets?limit=20, wrk with ${r.options.connections} connections.`)
+    L.push('')
+    L.push(
+      '| Workers | req/s | vs 1 worker | p50 ms | p99 ms | Service CPU (all processes) | Redis CPU | Harness + wrk CPU | Machine busy | Peak RSS per process MB | Valid rounds | HTTP errors |',
+    )
+    L.push('|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
+    for (const x of c.runs) {
+      const m = x.summary
+      L.push(
+        `| ${x.workers} | ${n(m.rps)} | ${ratio(m.vsOneWorker)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${n(m.serviceCpuPct)}% | ${n(m.redisCpuPct)}% | ` +
+          `${n(m.harnessCpuPct)}% | ${n(m.totalBusyPct)}% | ${n(m.peakRssMbPerProcess, 1)} | ${m.validRounds}/${r.options.rounds} | ${m.httpErrors} |`,
+      )
+    }
+    L.push('')
+    L.push('CPU figures are % of one core (200% = both CPUs).')
+    L.push('')
+  } else if (c) {
+    L.push(`\`serve --workers N\` scaling: **${c.status}**${c.reason ? `: ${c.reason}` : ''}`, '')
   }
 
   const d = r.durability?.summary

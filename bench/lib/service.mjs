@@ -1,5 +1,5 @@
 // Starting the built service and the ceiling as real processes, creating the bench key, and seeding.
-import { closeSync, existsSync, openSync, readSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { run, start, stop } from './children.mjs'
@@ -23,7 +23,7 @@ function baseEnv() {
  * service's own last words) if it exits or is not healthy within 30 s.
  */
 export async function startService(options) {
-  const { databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [], env: extraEnv = {} } = options
+  const { databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [], env: extraEnv = {}, workers } = options
   const port = await freePort()
   const env = {
     ...baseEnv(),
@@ -38,9 +38,12 @@ export async function startService(options) {
   }
   if (redisUrl) env.REDIS_URL = redisUrl
   Object.assign(env, extraEnv)
-  const child = start('taskset', ['-c', String(cpu), process.execPath, ...nodeFlags, join(DIST, 'server.js')], { cwd: ROOT, env })
+  // `workers`: `animal-store serve --workers N` (node:cluster: a primary and N worker processes).
+  const entry = workers === undefined ? [join(DIST, 'server.js')] : [join(DIST, 'cli.js'), 'serve', '--workers', String(workers)]
+  const child = start('taskset', ['-c', String(cpu), process.execPath, ...nodeFlags, ...entry], { cwd: ROOT, env })
   try {
     await waitHealthy(port, child)
+    if (workers !== undefined) await waitListening(logFile, workers, child)
   } catch (error) {
     await stop(child, 3000)
     throw error
@@ -48,6 +51,38 @@ export async function startService(options) {
   const service = { child, pid: child.pid, port, logFile, died: null, options, restarts: 0 }
   watch(service)
   return service
+}
+
+/** Waits until `count` processes have logged that they listen (a cluster's workers; one log file, a pid per line). */
+async function waitListening(logFile, count, child, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const pids = new Set()
+    try {
+      for (const line of readFileSync(logFile, 'utf8').split('\n')) if (line.includes('Server listening')) pids.add(JSON.parse(line).pid)
+    } catch {
+      // not written yet
+    }
+    if (pids.size >= count) return
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`${pids.size} of ${count} workers listening after ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/** The pids of a process's children (a cluster primary's workers), from /proc/<pid>/stat. */
+export function childPids(parent) {
+  const out = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) out.push(Number(name))
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return out
 }
 
 function watch(service) {

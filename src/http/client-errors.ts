@@ -14,17 +14,17 @@ const REASONS: Partial<Record<ErrorCode, [string, string]>> = {
   invalid_request: ['Bad Request', 'Malformed HTTP request'],
 }
 
-/** The response being written on each socket, so a parser error can wait for it (see below). */
-const inFlight = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>()
+/**
+ * The last response started on each socket, so a parser error can wait for it (see below). An
+ * entry is not removed when its response ends: a finished or destroyed response is simply not
+ * waited for, and the entry goes with its socket (no listener per request on this hot path).
+ */
+const lastResponse = new WeakMap<Socket, ServerResponse>()
 
-/** Keeps `inFlight` for `server`: call once, before it serves. */
+/** Keeps `lastResponse` for `server`: call once, before it serves. */
 export function trackResponses(server: Server): void {
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket
-    inFlight.set(socket, { req, res })
-    res.once('close', () => {
-      if (inFlight.get(socket)?.res === res) inFlight.delete(socket)
-    })
+    lastResponse.set(req.socket, res)
   })
 }
 
@@ -33,11 +33,11 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   // written now would come before it (and lose, say, a 201), so answer once it is finished. Only
   // when that earlier request was complete: an error in the request being read itself (EOF before
   // its body) must be answered now.
-  const pending = inFlight.get(socket)
-  if (pending !== undefined && !pending.res.writableFinished && pending.req.complete) {
-    pending.res.once('finish', () => clientErrorHandler(error, socket))
-    pending.res.once('close', () => {
-      if (!pending.res.writableFinished) socket.destroy()
+  const pending = lastResponse.get(socket)
+  if (pending !== undefined && !pending.writableFinished && !pending.destroyed && pending.req.complete) {
+    pending.once('finish', () => clientErrorHandler(error, socket))
+    pending.once('close', () => {
+      if (!pending.writableFinished) socket.destroy()
     })
     return
   }

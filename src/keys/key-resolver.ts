@@ -77,8 +77,11 @@ export class KeyResolver {
    * (malformed, other environment, bad checksum), or undefined when storage must be asked.
    */
   resolveCached(key: string): ApiKeyRecord | false | undefined {
-    if (!isWellFormedKey(key, this.options.env)) return false
-    return this.cache.get(hashKey(key))
+    // Only well-formed keys of this environment are ever cached (see resolve), so a cached key needs
+    // no format and checksum check: that check runs for the keys storage must be asked about.
+    const cached = this.cache.get(hashKey(key))
+    if (cached !== undefined) return cached
+    return isWellFormedKey(key, this.options.env) ? undefined : false
   }
 
   /** The key record (possibly expired: the caller checks), or undefined for a malformed, unknown or revoked key. */

@@ -1,20 +1,17 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
+import { RequestMetrics } from './request-metrics.js'
 
 /** Prometheus metrics of one app instance (its own registry, so tests can build many apps). */
 export class Metrics {
   readonly registry = new Registry()
-  readonly requests = new Counter({
-    name: 'animal_store_http_requests_total',
-    help: 'HTTP requests by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  })
-  readonly duration = new Histogram({
-    name: 'animal_store_http_request_duration_seconds',
-    help: 'Time from request to response, by method and route pattern.',
-    labelNames: ['method', 'route'] as const,
+  /** animal_store_http_requests_total and animal_store_http_request_duration_seconds (see RequestMetrics). */
+  private readonly requests = new RequestMetrics({
+    registry: this.registry,
+    requestsName: 'animal_store_http_requests_total',
+    requestsHelp: 'HTTP requests by method, route pattern and status.',
+    durationName: 'animal_store_http_request_duration_seconds',
+    durationHelp: 'Time from request to response, by method and route pattern.',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [this.registry],
   })
   readonly rateLimited = new Counter({
     name: 'animal_store_rate_limited_total',
@@ -40,18 +37,8 @@ export class Metrics {
     registers: [this.registry],
   })
 
-  // Label children cached by key: prom-client would otherwise hash the label set on every request.
-  private readonly requestChildren = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>()
-
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = method + ' ' + route + ' ' + status
-    let child = this.requestChildren.get(key)
-    if (child === undefined) {
-      child = { count: this.requests.labels(method, route, String(status)), time: this.duration.labels(method, route) }
-      this.requestChildren.set(key, child)
-    }
-    child.count.inc()
-    child.time.observe(seconds)
+    this.requests.observe(method, route, status, seconds)
   }
 
   constructor(options: { defaultMetrics?: boolean } = {}) {

@@ -41,7 +41,11 @@ export interface PetRepository {
   createPetOnce(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
   /** Deletes the idempotency records created before `time` (epoch ms); resolves with how many. */
   deleteIdempotencyRecords(before: number): Promise<number>
-  /** Ascending id order. The result may be shared (cached): callers must not mutate it. */
+  /**
+   * Ascending id order. The result may be shared (cached): callers must not mutate it, and a store
+   * returns the same array again only while that page is unchanged (the list route caches the
+   * page's serialized answer by the array's identity).
+   */
   listPets(options: ListPetsOptions): Promise<Pet[]>
   getPet(id: Int64): Promise<Pet | undefined>
 }

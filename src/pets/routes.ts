@@ -5,7 +5,7 @@ import { ApiError } from '../http/errors.js'
 import { errorResponses, rateLimitHeaderDocs } from '../http/openapi-docs.js'
 import { IdempotentCreates, parseIdempotencyKey } from './idempotency.js'
 import type { PetRepository } from './repository.js'
-import { LIST_LIMIT, ListPetsQuery, NewPetSchema, PetIdParams, PetSchema } from './schemas.js'
+import { LIST_LIMIT, ListPetsQuery, NewPetSchema, type Pet, PetIdParams, PetSchema, type PetStatus } from './schemas.js'
 
 export interface PetRoutesOptions {
   pets: PetRepository
@@ -22,8 +22,25 @@ const pet = ref(PetSchema)
 /** Deprecated with the 1.0.0 release; removal announced by the spec for 5 December 2030. */
 export const GET_PET_DEPRECATION = { since: Date.UTC(2026, 0, 1), sunset: Date.UTC(2030, 11, 5), successor: '/v1/pets' }
 
+/** What Fastify sets for a serialized body: the list route sends its bytes with the same type. */
+const JSON_UTF8 = 'application/json; charset=utf-8'
+
+/** A list page as answered: its bytes and its Link header. */
+interface ListAnswer {
+  limit: number
+  status: PetStatus | undefined
+  body: Buffer
+  link: string | undefined
+}
+
 /** The animal catalogue: listPets, createPet and the deprecated getPet, under the /v1 prefix. */
 export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { pets, clock, linkBase }) => {
+  // The answer to a page, kept as long as the store keeps that page: a store that caches pages
+  // returns the same array again only while the page is unchanged (PetRepository.listPets), and
+  // drops it (so it is collected, and its entry with it) the moment it could change. Serializing
+  // a page is then done once, not per request; a store that caches nothing costs one entry per
+  // request, collected with its array.
+  const answers = new WeakMap<readonly Pet[], ListAnswer>()
   const idempotent = new IdempotentCreates(pets, clock, (error) => app.log.warn({ err: error }, 'idempotency record sweep failed'))
   app.addHook('onReady', async () => idempotent.start())
   app.addHook('onClose', async () => idempotent.stop())
@@ -57,11 +74,22 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
       const { limit = LIST_LIMIT.default, status, after } = request.query
       // One extra row tells whether a next page exists without a count query.
       const rows = await pets.listPets({ limit: limit + 1, status, afterId: after })
-      if (rows.length <= limit) return rows
-      const lastId = rows[limit - 1]!.id
-      const filter = status === undefined ? '' : `&status=${status}`
-      reply.header('link', `<${linkBase}/v1/pets?limit=${limit}${filter}&after=${lastId}>; rel="next"`)
-      return rows.slice(0, limit)
+      let page = answers.get(rows)
+      if (page === undefined || page.limit !== limit || page.status !== status) {
+        const more = rows.length > limit
+        const filter = status === undefined ? '' : `&status=${status}`
+        page = {
+          limit,
+          status,
+          // The route's own serializer (its response schema), as for any other answer.
+          body: Buffer.from(reply.serialize(more ? rows.slice(0, limit) : rows) as string),
+          link: more ? `<${linkBase}/v1/pets?limit=${limit}${filter}&after=${rows[limit - 1]!.id}>; rel="next"` : undefined,
+        }
+        answers.set(rows, page)
+      }
+      if (page.link !== undefined) reply.header('link', page.link)
+      // Already serialized: the typed send() expects the schema's shape, not its bytes.
+      return reply.type(JSON_UTF8).send(page.body as unknown as Pet[])
     },
   )
 

@@ -271,6 +271,47 @@ describe('pets routes', () => {
       assert.equal(res.headers.link, undefined)
     })
 
+    test('a repeated page answers the same bytes (served from the page cache); a create shows on the last page at once', async () => {
+      const app = await buildTestApp()
+      try {
+        const auth = bearer(await app.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
+        const create = (name: string) =>
+          app.app.inject({
+            method: 'POST',
+            url: '/v1/pets',
+            headers: { ...auth, 'content-type': 'application/json' },
+            payload: JSON.stringify({ name, categoryId: 1 }),
+          })
+        for (let i = 0; i < 3; i++) assert.equal((await create(`p${i}`)).statusCode, 201)
+        const get = (qs: string) => app.app.inject({ url: `/v1/pets${qs}`, headers: auth })
+        const full = [await get('?limit=2'), await get('?limit=2')]
+        for (const res of full) {
+          assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+          assert.equal(res.headers['content-length'], String(Buffer.byteLength(res.body)))
+          assert.match(res.headers.link as string, /after=\d+>; rel="next"$/)
+        }
+        assert.equal(full[0]!.body, full[1]!.body)
+        assert.equal(full[1]!.json().length, 2)
+        assert.deepEqual(
+          (await get('?limit=10')).json().map((p: { name: string }) => p.name),
+          ['p0', 'p1', 'p2'],
+        )
+        assert.equal((await create('p3')).statusCode, 201)
+        const tail = await get('?limit=10')
+        assert.deepEqual(
+          tail.json().map((p: { name: string }) => p.name),
+          ['p0', 'p1', 'p2', 'p3'],
+        )
+        assert.equal(tail.headers.link, undefined)
+        assert.equal(
+          (await app.app.inject({ method: 'HEAD', url: '/v1/pets?limit=10', headers: auth })).headers['content-length'],
+          tail.headers['content-length'],
+        )
+      } finally {
+        await app.close()
+      }
+    })
+
     test('after is validated like every parameter', async () => {
       assertError(await list('?after=-1'), 400, 'invalid_request', /after/)
       assertError(await list('?after=x'), 400, 'invalid_request', /after/)

@@ -32,7 +32,15 @@ export function connectRedis(url: string, options: RedisConnectionOptions): Redi
     protocol: 2,
   }
   if (target.mode === 'single') {
-    return new Redis(target.url, { ...common, enableOfflineQueue: false, retryStrategy: retryStrategy(options.reconnectMaxMs) })
+    return new Redis(target.url, {
+      ...common,
+      enableOfflineQueue: false,
+      retryStrategy: retryStrategy(options.reconnectMaxMs),
+      // The consumes of the requests handled in one event-loop turn go out in one write (and their
+      // replies come back in one read) instead of a syscall each way per request. Only here: the
+      // Cluster and Sentinel failover tests were made without it.
+      enableAutoPipelining: true,
+    })
   }
   const auth = { username: target.username, password: target.password, ...(target.tls ? { tls: {} } : {}) }
   if (target.mode === 'sentinel') {

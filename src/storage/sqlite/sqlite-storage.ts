@@ -55,6 +55,8 @@ class SqlitePetRepository implements PetRepository {
   private readonly insertClaim
   private readonly deleteClaims
   private queue: PendingInsert[] = []
+  /** One transaction over a batch of inserts; made once (better-sqlite3 builds four wrappers per transaction()). */
+  private readonly insertBatch
   private readonly dataVersion
   /**
    * Page cache. Pets are immutable and SQLite assigns ids in commit order (one writer at a time),
@@ -68,7 +70,7 @@ class SqlitePetRepository implements PetRepository {
   private seenVersion = -1
   private localWrites = 0
 
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
     // safeIntegers: int64 columns come back as bigint, so nothing above 2^53 is rounded.
     this.insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id')
     this.insert.safeIntegers(true)
@@ -81,6 +83,7 @@ class SqlitePetRepository implements PetRepository {
     )
     this.pageByStatus.safeIntegers(true)
     this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck()
+    this.insertBatch = db.transaction((batch: PendingInsert[]) => batch.map(({ pet, claim }) => this.insertOne(pet, claim)))
     this.findClaim = db.prepare<[string, string], { fingerprint: string; pet_id: bigint }>(
       'SELECT fingerprint, pet_id FROM idempotency_keys WHERE key_id = ? AND idem_key = ?',
     )
@@ -130,7 +133,7 @@ class SqlitePetRepository implements PetRepository {
     let results: IdempotentCreate[]
     try {
       // IMMEDIATE: the claim lookup must not be a read that another process's commit can outdate.
-      results = this.db.transaction(() => batch.map(({ pet, claim }) => this.insertOne(pet, claim))).immediate()
+      results = this.insertBatch.immediate(batch)
     } catch (error) {
       for (const p of batch) p.reject(error)
       return
