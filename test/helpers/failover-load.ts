@@ -60,6 +60,11 @@ export class LimitedLoad {
     await Promise.all(this.loops)
   }
 
+  /** Every key has used its whole quota in some minute window (so Redis holds it exhausted). */
+  exhausted(): boolean {
+    return this.keys.every((key, k) => [...this.allowed].some(([window, n]) => window.startsWith(`${k}@`) && n >= key.perMinute))
+  }
+
   /** The most any key was allowed in one minute window, and which. */
   maxAllowed(): { key: number; allowed: number } {
     let worst = { key: -1, allowed: 0 }
