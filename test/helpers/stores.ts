@@ -13,7 +13,8 @@ export interface StoreEngine {
   open(t: TestContext): Promise<Storage | undefined>
 }
 
-async function dropSchema(schema: string): Promise<void> {
+/** Drops a scratch PostgreSQL schema and everything in it. */
+export async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_URL })
   await client.connect()
   try {

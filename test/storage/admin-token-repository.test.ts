@@ -1,43 +1,11 @@
 /** Admin tokens in storage (Storage.adminTokens), the same behaviour on SQLite and PostgreSQL. */
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { describe, type TestContext, test } from 'node:test'
-import pg from 'pg'
+import { describe, test } from 'node:test'
 import { AdminTokenResolver, createAdminToken, revokeAdminToken } from '../../src/admin/admin-tokens.js'
 import { generateKey, hashKey } from '../../src/keys/api-key.js'
-import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
-import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import type { Storage } from '../../src/storage/storage.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { STORE_ENGINES } from '../helpers/stores.js'
 
-const ENGINES: Array<{ name: string; open(t: TestContext): Promise<Storage | undefined> }> = [
-  {
-    name: 'SQLite',
-    async open(t) {
-      const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
-      t.after(() => storage.close())
-      return storage
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    async open(t) {
-      if (!(await requireService(t, 'PostgreSQL'))) return undefined
-      const schema = `test_${randomBytes(6).toString('hex')}`
-      const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema, poolSize: 2 })
-      t.after(async () => {
-        await storage.close()
-        const client = new pg.Client({ connectionString: PG_URL })
-        await client.connect()
-        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-        await client.end()
-      })
-      return storage
-    },
-  },
-]
-
-for (const engine of ENGINES) {
+for (const engine of STORE_ENGINES) {
   describe(`admin tokens on ${engine.name}`, () => {
     test('only the hash and the display prefix are stored; the token resolves to its record', async (t) => {
       const storage = await engine.open(t)

@@ -16,6 +16,7 @@ import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { type Storage, StorageUnavailableError } from '../../src/storage/storage.js'
 import { REVOCATION_DEADLINE_MS } from '../helpers/process.js'
 import { PG_URL, requireService } from '../helpers/services.js'
+import { dropSchema } from '../helpers/stores.js'
 
 interface Harness {
   storage: Storage
@@ -31,16 +32,6 @@ interface Engine {
 }
 
 const randomSchema = () => `test_${randomBytes(6).toString('hex')}`
-
-async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL })
-  await client.connect()
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-  } finally {
-    await client.end()
-  }
-}
 
 /** Closes every store a test opened, then runs the engine's own cleanup. */
 function tracker(t: TestContext, cleanup?: () => Promise<void> | void) {
