@@ -34,7 +34,7 @@ export interface KeyView {
   rotatedFrom: string | null
   /** Free-form JSON object for the operator (customer id, ticket, …); bounded in size. */
   metadata: Record<string, unknown> | null
-  /** Last time a request authenticated with this key (batched, so up to a flush interval late). */
+  /** Last time a request authenticated with this key (stored in batches; the service adds what is pending). */
   lastUsedAt: number | null
 }
 

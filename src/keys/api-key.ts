@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 import type { Environment } from '../config.js'
-import type { PlanName } from './plans.js'
+import type { KeyView } from './administration.js'
 
 /**
  * Key format: `as_live_` (production) or `as_test_` (staging), 32 random base62 characters
@@ -22,30 +22,14 @@ const KEY_PATTERN = /^as_(live|test)_[0-9A-Za-z]{38}$/
 export const ADMIN_TOKEN_PREFIX = 'as_admin_'
 const ADMIN_TOKEN_PATTERN = /^as_admin_[0-9A-Za-z]{38}$/
 
-export interface ApiKeyRecord {
-  id: string
-  name: string
-  plan: PlanName
-  perMinute: number
-  perDay: number
+/**
+ * A key as stored: what the service shows of it (KeyView, less its derived state) and its hash.
+ * `lastUsedAt` here is as last flushed by a server's last-used batcher (keys/last-used.ts); the
+ * service adds what is still pending. `expiresAt` of a rotated key is the end of its grace period.
+ */
+export interface ApiKeyRecord extends Omit<KeyView, 'state'> {
   /** SHA-256 (hex) of the full key: the only form in which a key is stored. */
   hash: string
-  /** Display prefix (environment prefix and first 4 random characters), safe to show and log. */
-  prefix: string
-  /** The quota (limiter identity `k:<quotaId>`) the key counts against: the first key id of its rotation chain. */
-  quotaId: string
-  createdAt: number
-  /** Last change to name, plan, limits, metadata, expiry, rotation or revocation. */
-  updatedAt: number
-  /** The key answers 401 key_expired from this time on (a rotated key: the end of its grace period). */
-  expiresAt: number | null
-  revokedAt: number | null
-  rotatedTo: string | null
-  rotatedFrom: string | null
-  /** Free-form JSON object for the operator; never read by the service. */
-  metadata: Record<string, unknown> | null
-  /** As last flushed by a server's last-used batcher (see keys/last-used.ts). */
-  lastUsedAt: number | null
 }
 
 function base62(bytes: Buffer, length: number): string {
