@@ -223,7 +223,10 @@ describe('client retries against a scripted flaky server', () => {
     const client = new AnimalStoreClient({
       baseUrl: server.baseUrl,
       apiKey: KEY,
-      retry: { ...POLICY, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+      // The backoff must be long and certain to be waited: a fixed draw (half of the cap) well inside
+      // the deadline. (A random draw near the cap ran past the deadline, so the 503 was thrown at once.)
+      retry: { ...POLICY, baseDelayMs: 60_000, maxDelayMs: 60_000, deadlineMs: 300_000 },
+      random: () => 0.5,
     })
     server.script([apiError(503, 'service_unavailable')])
     const controller = new AbortController()

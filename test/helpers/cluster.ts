@@ -14,6 +14,7 @@ import type { TestContext } from 'node:test'
 import pg from 'pg'
 import { bearer, childEnv, type EnvOverrides, type ExitStatus, freePort, ROOT, sleep } from './process.js'
 import { PG_URL } from './services.js'
+import { awayFromBoundary } from './windows.js'
 
 export { waitFor } from './process.js'
 
@@ -106,15 +107,8 @@ export function tally(outcomes: Outcome[]): Record<string, number> {
   return counts
 }
 
-/**
- * Rate-limit windows are aligned to the clock minute (Redis' clock, the same machine's here). A
- * burst that straddles a minute boundary would legitimately get two minutes' quota, so wait for
- * the next minute when fewer than `seconds` are left in this one.
- */
-export async function ensureMinuteRoom(seconds: number): Promise<void> {
-  const intoMinute = Date.now() % 60_000
-  if (60_000 - intoMinute < seconds * 1000) await sleep(60_000 - intoMinute + 250)
-}
+/** Waits, when fewer than `seconds` are left in this minute (or day), for the next one. */
+export const ensureMinuteRoom = (seconds: number): Promise<void> => awayFromBoundary(seconds * 1000)
 
 // ---------------------------------------------------------------------------------------------
 // Processes.

@@ -8,23 +8,12 @@ import { type BanPolicy, type LimitDecision, LimiterUnavailableError, type RateL
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { consumeOne, DAY_MS, freshState, MINUTE_MS } from '../../src/limits/policy.js'
 import { REDIS_URL, redisReachable, requireService } from '../helpers/services.js'
+import { awayFromBoundary } from '../helpers/windows.js'
 import { DEFAULT_POLICY, FREE, fallbackCount, RUN_PREFIX, redisLimiter, redisUpGauge, timed, uniqueIdentity } from './redis-harness.js'
 
 const SHORT_BANS: BanPolicy = { threshold: 3, baseSeconds: 1, maxSeconds: 3 }
 
 // ---------- helpers ----------
-
-/**
- * Tests on a real clock must not straddle a window boundary: waits until at least `needMs`
- * remain in the current minute (and day), and the minute is not just starting (clock skew).
- */
-async function awayFromBoundary(needMs: number): Promise<void> {
-  const now = Date.now()
-  const intoMinute = now % MINUTE_MS
-  const leftInDay = DAY_MS - (now % DAY_MS)
-  if (MINUTE_MS - intoMinute >= needMs && intoMinute >= 300 && leftInDay >= needMs) return
-  await sleep(MINUTE_MS - intoMinute + 300)
-}
 
 const burst = (limiters: RateLimiter[], n: number, identity: string, quota: Quota) =>
   Promise.all(Array.from({ length: n }, (_, i) => limiters[i % limiters.length]!.consume(identity, quota)))

@@ -11,16 +11,11 @@ import { LimiterUnavailableError } from '../../src/limits/limiter.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { DAY_MS, freshState, MINUTE_MS, peekState } from '../../src/limits/policy.js'
 import { requireService } from '../helpers/services.js'
+import { awayFromBoundary } from '../helpers/windows.js'
 import { redisLimiter, uniqueIdentity } from './redis-harness.js'
 
 const SMALL = { perMinute: 5, perDay: 8 }
 const BANS: BanPolicy = { threshold: 2, baseSeconds: 30, maxSeconds: 300 }
-
-/** Waits until at least `needMs` remain in the current minute, so that a burst and its peek share one. */
-async function awayFromBoundary(needMs: number): Promise<void> {
-  const into = Date.now() % MINUTE_MS
-  if (MINUTE_MS - into < needMs || into < 300) await new Promise((r) => setTimeout(r, MINUTE_MS - into + 300))
-}
 
 const implementations: Array<{ name: string; make(t: TestContext): Promise<RateLimiter | undefined> }> = [
   { name: 'MemoryLimiter', make: async () => new MemoryLimiter(systemClock, BANS) },

@@ -7,16 +7,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { bearer, createKeyViaCli, request, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
-
-const MINUTE_MS = 60_000
-const DAY_MS = 86_400_000
-
-/** Waits, if needed, until at least `needMs` are left in the current minute (and UTC day). */
-async function awayFromBoundary(needMs: number): Promise<void> {
-  const now = Date.now()
-  if (MINUTE_MS - (now % MINUTE_MS) >= needMs && DAY_MS - (now % DAY_MS) >= needMs) return
-  await sleep(MINUTE_MS - (now % MINUTE_MS) + 200)
-}
+import { awayFromBoundary } from '../helpers/windows.js'
 
 async function get(server: ServerProcess, key: string) {
   const res = await request(`${server.url}/v1/pets`, { headers: bearer(key) })
