@@ -22,4 +22,12 @@ const KEY_IN_TEXT = /as_(live|test|admin)_[0-9A-Za-z]{38}/g
 export const redactKeys = (text: string) => (text.includes('as_') ? text.replace(KEY_IN_TEXT, (k) => displayPrefix(k) + '…') : text)
 
 /** The path of a request URL, also for absolute-form request targets (`GET http://host/v1/pets`). */
-export const requestPath = (url: string) => (url.split('?')[0] ?? '').replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '')
+export function requestPath(url: string): string {
+  // Origin-form (nearly every request, and checked on every one): no split, no regex.
+  if (url.charCodeAt(0) === 0x2f) {
+    const query = url.indexOf('?')
+    return query === -1 ? url : url.slice(0, query)
+  }
+  return (url.split('?')[0] ?? '').replace(ABSOLUTE_FORM_ORIGIN, '')
+}
+const ABSOLUTE_FORM_ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { LRUCache } from 'lru-cache'
 import { type Static, type TSchema, Type } from 'typebox'
 import type { Clock } from '../clock.js'
 import { ApiError } from '../http/errors.js'
 import { errorResponses, rateLimitHeaderDocs } from '../http/openapi-docs.js'
+import type { Int64 } from '../int64.js'
 import { IdempotentCreates, parseIdempotencyKey } from './idempotency.js'
 import type { PetRepository } from './repository.js'
 import { LIST_LIMIT, ListPetsQuery, NewPetSchema, type Pet, PetIdParams, PetSchema, type PetStatus } from './schemas.js'
@@ -25,6 +27,9 @@ export const GET_PET_DEPRECATION = { since: Date.UTC(2026, 0, 1), sunset: Date.U
 /** What Fastify sets for a serialized body: the list route sends its bytes with the same type. */
 const JSON_UTF8 = 'application/json; charset=utf-8'
 
+/** Answers of GET /pets/{petId} kept: about 100 bytes each. */
+const FOUND_PETS_KEPT = 10_000
+
 /** A list page as answered: its bytes and its Link header. */
 interface ListAnswer {
   limit: number
@@ -41,6 +46,10 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
   // a page is then done once, not per request; a store that caches nothing costs one entry per
   // request, collected with its array.
   const answers = new WeakMap<readonly Pet[], ListAnswer>()
+  // Pets never change and are never deleted, so an animal's answer, once found, is its answer for
+  // good, on every instance: kept (bounded), it spares the store a read per request. A miss is
+  // not kept (the id may be created later).
+  const found = new LRUCache<Int64, Buffer>({ max: FOUND_PETS_KEPT })
   const idempotent = new IdempotentCreates(pets, clock, (error) => app.log.warn({ err: error }, 'idempotency record sweep failed'))
   app.addHook('onReady', async () => idempotent.start())
   app.addHook('onClose', async () => idempotent.stop())
@@ -163,10 +172,17 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         },
       },
     },
-    async (request) => {
-      const found = await pets.getPet(request.params.petId)
-      if (found === undefined) throw new ApiError('not_found', `No animal with id ${request.params.petId}`)
-      return found
+    async (request, reply) => {
+      const id = request.params.petId
+      let body = found.get(id)
+      if (body === undefined) {
+        const pet = await pets.getPet(id)
+        if (pet === undefined) throw new ApiError('not_found', `No animal with id ${id}`)
+        // The route's own serializer (its response schema), as for any other answer.
+        body = Buffer.from(reply.serialize(pet) as string)
+        found.set(id, body)
+      }
+      return reply.type(JSON_UTF8).send(body as unknown as Pet)
     },
   )
 }

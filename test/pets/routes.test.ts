@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { ManualClock } from '../../src/clock.js'
+import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'
 
@@ -336,6 +337,36 @@ describe('pets routes', () => {
       assertError(await t.app.inject({ url: '/v1/pets/9223372036854775807', headers: auth }), 404, 'not_found')
       for (const bad of ['abc', '1.5', '9223372036854775808', '1e3', '%20']) {
         assertError(await t.app.inject({ url: `/v1/pets/${bad}`, headers: auth }), 400, 'invalid_request', /petId/)
+      }
+    })
+
+    test('a found animal is read from the store once (pets never change); a miss is not kept', async () => {
+      const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
+      const reads: unknown[] = []
+      const getPet = storage.pets.getPet.bind(storage.pets)
+      storage.pets.getPet = (id) => {
+        reads.push(id)
+        return getPet(id)
+      }
+      const app = await buildTestApp({ storage })
+      try {
+        const key = bearer(await app.key({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 }))
+        const get = () => app.app.inject({ url: '/v1/pets/1', headers: key })
+        assertError(await get(), 404, 'not_found')
+        const created = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: key, payload: { name: 'Late', categoryId: 9 } })
+        assert.equal(created.statusCode, 201)
+        const first = await get()
+        const second = await get()
+        assert.deepEqual([first.statusCode, second.statusCode], [200, 200])
+        assert.deepEqual(first.json(), created.json(), 'the animal created after the 404 is found')
+        assert.equal(second.body, first.body)
+        assert.equal(second.headers['content-type'], 'application/json; charset=utf-8')
+        assert.equal(second.headers['content-length'], String(Buffer.byteLength(first.body)))
+        assert.deepEqual(reads, [1, 1], 'one read for the miss, one for the first find')
+        const head = await app.app.inject({ method: 'HEAD', url: '/v1/pets/1', headers: key })
+        assert.deepEqual([head.statusCode, head.body, head.headers['content-length']], [200, '', first.headers['content-length']])
+      } finally {
+        await app.close()
       }
     })
 
