@@ -30,11 +30,15 @@ const JSON_UTF8 = 'application/json; charset=utf-8'
 /** Answers of GET /pets/{petId} kept: about 100 bytes each. */
 const FOUND_PETS_KEPT = 10_000
 
-/** A list page as answered: its bytes and its Link header. */
+/**
+ * A list page as answered: its body and its Link header. Bodies are kept as strings, not Buffers:
+ * a string lives in the V8 heap, while a Buffer over 4 KB is a separate allocation outside it (the
+ * benchmark showed the same throughput either way and a lower p99 with strings).
+ */
 interface ListAnswer {
   limit: number
   status: PetStatus | undefined
-  body: Buffer
+  body: string
   link: string | undefined
 }
 
@@ -49,7 +53,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
   // Pets never change and are never deleted, so an animal's answer, once found, is its answer for
   // good, on every instance: kept (bounded), it spares the store a read per request. A miss is
   // not kept (the id may be created later).
-  const found = new LRUCache<Int64, Buffer>({ max: FOUND_PETS_KEPT })
+  const found = new LRUCache<Int64, string>({ max: FOUND_PETS_KEPT })
   const idempotent = new IdempotentCreates(pets, clock, (error) => app.log.warn({ err: error }, 'idempotency record sweep failed'))
   app.addHook('onReady', async () => idempotent.start())
   app.addHook('onClose', async () => idempotent.stop())
@@ -91,7 +95,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
           limit,
           status,
           // The route's own serializer (its response schema), as for any other answer.
-          body: Buffer.from(reply.serialize(more ? rows.slice(0, limit) : rows) as string),
+          body: reply.serialize(more ? rows.slice(0, limit) : rows) as string,
           link: more ? `<${linkBase}/v1/pets?limit=${limit}${filter}&after=${rows[limit - 1]!.id}>; rel="next"` : undefined,
         }
         answers.set(rows, page)
@@ -179,7 +183,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         const pet = await pets.getPet(id)
         if (pet === undefined) throw new ApiError('not_found', `No animal with id ${id}`)
         // The route's own serializer (its response schema), as for any other answer.
-        body = Buffer.from(reply.serialize(pet) as string)
+        body = reply.serialize(pet) as string
         found.set(id, body)
       }
       return reply.type(JSON_UTF8).send(body as unknown as Pet)

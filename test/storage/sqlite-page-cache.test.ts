@@ -11,8 +11,12 @@ test('the page cache never serves a stale tail page, also across connections (pr
   const b = new SqliteStorage({ databaseUrl: join(dir, 'db.sqlite'), durability: 'process' })
   try {
     for (let i = 0; i < 5; i++) await a.pets.createPet({ name: `p${i}`, categoryId: i, status: 'sold' })
-    assert.equal((await a.pets.listPets({ limit: 10 })).length, 5)
-    assert.equal((await a.pets.listPets({ limit: 10, status: 'sold' })).length, 5)
+    // Twice each: a page is cached from its second request on, and the checks below are about cached pages.
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await a.pets.listPets({ limit: 10 })).length, 5)
+      assert.equal((await a.pets.listPets({ limit: 10, status: 'sold' })).length, 5)
+    }
+    assert.equal(await a.pets.listPets({ limit: 10 }), await a.pets.listPets({ limit: 10 }), 'served from the cache')
     // A write through this connection.
     await a.pets.createPet({ name: 'own', categoryId: 1, status: 'sold' })
     assert.equal((await a.pets.listPets({ limit: 10 })).length, 6)
@@ -26,13 +30,40 @@ test('the page cache never serves a stale tail page, also across connections (pr
     )
     assert.equal((await a.pets.listPets({ limit: 10 })).length, 7)
     // Full pages are stable: later pets only ever get larger ids.
+    await a.pets.listPets({ limit: 3 })
     const firstPage = await a.pets.listPets({ limit: 3 })
     await b.pets.createPet({ name: 'later', categoryId: 3 })
-    assert.deepEqual(await a.pets.listPets({ limit: 3 }), firstPage)
+    assert.equal(await a.pets.listPets({ limit: 3 }), firstPage, 'a full page stays cached across writes')
     assert.equal((await a.pets.listPets({ limit: 3, afterId: 6 })).length, 2)
   } finally {
     await a.close()
     await b.close()
     rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a page is cached from its second request on; a scan that asks for each page once caches nothing', async () => {
+  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
+  try {
+    await Promise.all(Array.from({ length: 2010 }, (_, i) => storage.pets.createPet({ name: `p${i}`, categoryId: i })))
+    const once = await storage.pets.listPets({ limit: 5 })
+    const twice = await storage.pets.listPets({ limit: 5 })
+    assert.notEqual(twice, once, 'the first request is not cached')
+    assert.deepEqual(twice, once)
+    assert.equal(await storage.pets.listPets({ limit: 5 }), twice, 'the second request was')
+    // A scan over more distinct (full) pages than the doorkeeper remembers, round and round: never a cached page.
+    const scan = async () => {
+      const pages: unknown[] = []
+      for (let after = 0; after < 2000; after++) pages.push(await storage.pets.listPets({ limit: 2, afterId: after }))
+      return pages
+    }
+    await scan()
+    const second = await scan()
+    // Had the second round admitted its pages, the third would get those very arrays back.
+    const third = await scan()
+    assert.equal(third.filter((page, i) => page === second[i]).length, 0)
+    assert.deepEqual(third, second)
+  } finally {
+    await storage.close()
   }
 })

@@ -35,6 +35,8 @@ function migrate(db: Database.Database): void {
 
 /** Bounds the page cache: at most this many pets held by each kind of page (full, tail). */
 const PAGE_CACHE_PETS = 10_000
+/** Pages asked for once, remembered (by key only) so that a second request admits the page to the cache. */
+const PAGES_SEEN_ONCE = 1024
 
 interface PendingInsert {
   pet: NewPet
@@ -67,6 +69,13 @@ class SqlitePetRepository implements PetRepository {
   private readonly fullPages = new Map<string, Pet[]>()
   private readonly tailPages = new Map<string, Pet[]>()
   private readonly cachedPets = new Map<Map<string, Pet[]>, number>()
+  /**
+   * The cache's doorkeeper: a page is cached from its second request on. A page asked for once
+   * (a client paging through the whole catalogue, a crawler) would otherwise be cached, outlive
+   * a young-generation GC and be evicted soon after: old-generation garbage at every request,
+   * which let the heap grow to several times its live size under a scan (bench growth section).
+   */
+  private readonly seenOnce = new Set<string>()
   private seenVersion = -1
   private localWrites = 0
 
@@ -171,6 +180,11 @@ class SqlitePetRepository implements PetRepository {
     const tail = this.tailPages.get(key)
     if (tail !== undefined) return tail
     const rows = (status === undefined ? this.page.all(afterId, limit) : this.pageByStatus.all(status, afterId, limit)).map(toPet)
+    if (!this.seenOnce.delete(key)) {
+      if (this.seenOnce.size >= PAGES_SEEN_ONCE) this.seenOnce.delete(this.seenOnce.values().next().value!)
+      this.seenOnce.add(key)
+      return rows
+    }
     const cache = rows.length === limit ? this.fullPages : this.tailPages
     // Bounded by pets held, not pages: 101-pet pages would otherwise cost tens of MB.
     let held = this.cachedPets.get(cache) ?? 0
