@@ -42,10 +42,11 @@ export interface PetRepository {
   /** Deletes the idempotency records created before `time` (epoch ms); resolves with how many. */
   deleteIdempotencyRecords(before: number): Promise<number>
   /**
-   * Ascending id order. The result may be shared (cached): callers must not mutate it, and a store
-   * returns the same array again only while that page is unchanged (the list route caches the
-   * page's serialized answer by the array's identity).
+   * Ascending id order. A store that caches pages returns a cached page as a frozen array, the
+   * same one again only while that page is unchanged; the list route keeps the serialized answer
+   * of a frozen page by the array's identity (and of no other array: each would be one entry
+   * per request, kept past a young-generation GC).
    */
-  listPets(options: ListPetsOptions): Promise<Pet[]>
+  listPets(options: ListPetsOptions): Promise<readonly Pet[]>
   getPet(id: Int64): Promise<Pet | undefined>
 }

@@ -51,6 +51,8 @@ test('a page is cached from its second request on; a scan that asks for each pag
     assert.notEqual(twice, once, 'the first request is not cached')
     assert.deepEqual(twice, once)
     assert.equal(await storage.pets.listPets({ limit: 5 }), twice, 'the second request was')
+    // A shared page is frozen (the list route keeps answers for frozen pages only).
+    assert.deepEqual([Object.isFrozen(once), Object.isFrozen(twice)], [false, true])
     // A scan over more distinct (full) pages than the doorkeeper remembers, round and round: never a cached page.
     const scan = async () => {
       const pages: unknown[] = []

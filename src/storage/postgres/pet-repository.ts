@@ -79,7 +79,7 @@ export class PostgresPetRepository implements PetRepository {
   }
 
   /** Keyset paging: an index range scan from `afterId`, never OFFSET, so deep pages cost the same. */
-  async listPets({ limit, status, afterId = 0 }: ListPetsOptions): Promise<Pet[]> {
+  async listPets({ limit, status, afterId = 0 }: ListPetsOptions): Promise<readonly Pet[]> {
     // Beyond int8 either way would be a 22003 error; ids are positive, so below the range means from the start.
     if (!inInt64(afterId)) {
       if (afterId > 0) return []

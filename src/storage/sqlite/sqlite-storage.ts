@@ -66,9 +66,9 @@ class SqlitePetRepository implements PetRepository {
    * page that reached the end of the catalogue can grow; those are dropped whenever this or any
    * other connection (another worker process) commits, which `PRAGMA data_version` reveals.
    */
-  private readonly fullPages = new Map<string, Pet[]>()
-  private readonly tailPages = new Map<string, Pet[]>()
-  private readonly cachedPets = new Map<Map<string, Pet[]>, number>()
+  private readonly fullPages = new Map<string, readonly Pet[]>()
+  private readonly tailPages = new Map<string, readonly Pet[]>()
+  private readonly cachedPets = new Map<Map<string, readonly Pet[]>, number>()
   /**
    * The cache's doorkeeper: a page is cached from its second request on. A page asked for once
    * (a client paging through the whole catalogue, a crawler) would otherwise be cached, outlive
@@ -166,8 +166,8 @@ class SqlitePetRepository implements PetRepository {
     return { outcome: 'created', pet: created }
   }
 
-  /** The returned array may be shared with later callers: treat it as read-only. */
-  async listPets({ limit, status, afterId = 0 }: ListPetsOptions): Promise<Pet[]> {
+  /** A cached page is frozen and shared with later callers (PetRepository.listPets). */
+  async listPets({ limit, status, afterId = 0 }: ListPetsOptions): Promise<readonly Pet[]> {
     const key = `${limit}|${status ?? ''}|${afterId}`
     const full = this.fullPages.get(key)
     if (full !== undefined) return full
@@ -193,9 +193,10 @@ class SqlitePetRepository implements PetRepository {
       held -= cache.get(oldest)!.length
       cache.delete(oldest)
     }
-    cache.set(key, rows)
+    const page = Object.freeze(rows)
+    cache.set(key, page)
     this.cachedPets.set(cache, held + rows.length)
-    return rows
+    return page
   }
 
   async getPet(id: Int64): Promise<Pet | undefined> {
