@@ -38,6 +38,9 @@ export const noRouteError = (request: FastifyRequest): ApiError =>
 export function answerUnrouted(routes: RouteTable): Step {
   return (request, _reply, done) => {
     if (request.is404) done(unroutedError(routes, request))
+    // The asterisk-form target (`OPTIONS *`, RFC 9112 section 3.2.4) names the server, no resource;
+    // Fastify's router takes it for the root path.
+    else if (request.url === '*') done(noRouteError(request))
     else done()
   }
 }
