@@ -34,7 +34,7 @@ export interface paths {
         /**
          * Get an animal (deprecated)
          * @deprecated
-         * @description Deprecated since 2026-01-01; removal on 2030-12-05, after which it answers 410 Gone. Use /v1/pets instead. Every answer carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers. Use GET /pets with the status filter instead.
+         * @description Deprecated since 2026-01-01; removal on 2030-12-05, after which it answers 410 Gone. Use /v1/pets instead. Every answer carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers. Use GET /pets with the status filter instead. Animals never change, so an instance keeps the answer for an animal it has served (up to 10,000) and gives it again without reading the database, also while the database is unavailable (no 503 for such an animal).
          */
         get: operations["getPet"];
         put?: never;

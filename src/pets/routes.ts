@@ -169,7 +169,9 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
       schema: {
         operationId: 'getPet',
         summary: 'Get an animal (deprecated)',
-        description: 'Use GET /pets with the status filter instead.',
+        description:
+          'Use GET /pets with the status filter instead. Animals never change, so an instance keeps the answer for an animal it has served ' +
+          '(up to 10,000) and gives it again without reading the database, also while the database is unavailable (no 503 for such an animal).',
         tags: ['pets'],
         params: PetIdParams,
         response: {
