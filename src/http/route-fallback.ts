@@ -38,9 +38,12 @@ export const noRouteError = (request: FastifyRequest): ApiError =>
 export function answerUnrouted(routes: RouteTable): Step {
   return (request, _reply, done) => {
     if (request.is404) done(unroutedError(routes, request))
-    // The asterisk-form target (`OPTIONS *`, RFC 9112 section 3.2.4) names the server, no resource;
-    // Fastify's router takes it for the root path.
-    else if (request.url === '*') done(noRouteError(request))
+    // A path that does not start with '/' names no resource (the asterisk-form `OPTIONS *`, RFC 9112
+    // section 3.2.4, with or without a query); Fastify's router takes `*` for the root path. An
+    // absolute-form target with an empty path is the root (RFC 9112 section 3.2.2).
+    else if (isResourceless(requestPath(request.url))) done(noRouteError(request))
     else done()
   }
 }
+
+const isResourceless = (path: string) => path !== '' && path.charCodeAt(0) !== 0x2f
