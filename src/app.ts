@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
 import { adminApi } from './admin/index.js'
-import { hideAdminFromRemote } from './admin/visibility.js'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
@@ -46,8 +45,9 @@ export interface AppDependencies {
   /** The key service behind the admin API (/admin/v1); by default this app's own. */
   keyAdmin?: KeyAdministration
   /**
-   * 'main' (default): the public API, plus the admin API for loopback clients only when ADMIN_PORT
-   * is unset. 'admin': the admin API alone, for its own listener (ADMIN_PORT).
+   * 'main' (default): the public API, its docs, / and health. 'admin': the admin API, /metrics and
+   * health, for the admin listener (ADMIN_PORT). Neither serves the other's paths in any spelling:
+   * they are simply not routes of that app.
    */
   listener?: 'main' | 'admin'
 }
@@ -96,11 +96,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     clock,
     pendingLastUse: (id) => lastUsed.pendingFor(id),
   })
-  // The admin API: on this listener unless ADMIN_PORT gives it one of its own; on the main
-  // listener it answers loopback clients only (admin/visibility.ts).
-  const admin =
-    !main || config.adminPort === undefined ? adminApi({ admin: deps.keyAdmin ?? keyService, storage, limiter, metrics }) : undefined
-  const hideAdmin = admin !== undefined && main
+  const admin = main ? undefined : adminApi({ admin: deps.keyAdmin ?? keyService, storage, limiter, metrics })
   const admission: Step[] = []
 
   const app = Fastify({
@@ -161,9 +157,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     commonHeaders,
     refuseWhileClosing(app),
     deprecation.announce,
-    ...(hideAdmin ? [hideAdminFromRemote.mark] : []),
     createGuard({ keys, limiter, metrics, clock, lastUsed, admin: admin?.guard }),
-    ...(hideAdmin ? [hideAdminFromRemote.answer] : []),
   )
   const routing: Step[] = [requireHost, answerUnrouted(routes), deprecation.enforceSunset]
   const steps = [...admission, ...routing]
@@ -174,14 +168,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   if (main) {
     await registerOpenApi(app, config)
     await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, clock, linkBase })
-    await app.register(opsRoutes, {
-      storage,
-      limiter,
-      metrics,
-      drain: deps.drain,
-      limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
-    })
   }
+  await app.register(opsRoutes, {
+    storage,
+    limiter,
+    metrics,
+    drain: deps.drain,
+    limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
+    listener,
+  })
   await admin?.register(app)
   return app
 }

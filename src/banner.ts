@@ -2,7 +2,6 @@
  * What a person starting the server reads on the terminal: written to stdout as plain text, never
  * through the logger (the first key is a secret, and the rest is for people, not log pipelines).
  */
-import type { Config } from './config.js'
 import type { ApiKeyRecord } from './keys/api-key.js'
 
 /** The fast form of the CLI from the project directory (`npx animal-store` may go to the npm registry). */
@@ -34,13 +33,14 @@ export function listeningBanner(address: string, port: number, host: string, not
   )
 }
 
-/** Where the admin API is: on its own listener (ADMIN_PORT), or on the main one (at `mainOrigin`) for loopback clients only. */
-export function adminBannerLine(config: Pick<Config, 'adminPort' | 'adminHost'>, mainOrigin: string): string {
-  const where =
-    config.adminPort === undefined
-      ? `${mainOrigin}/admin/v1 (loopback clients only; set ADMIN_PORT for a listener of its own)`
-      : `${reachableOrigin(config.adminHost, config.adminPort)}/admin/v1`
-  return `Admin API:   ${where} — token: ${CLI} admin-tokens create --name NAME`
+/**
+ * Where the admin listener is bound (the admin API and /metrics), or that it is off. Its address is
+ * shown as bound, so ADMIN_PORT=0 shows the port picked and a wildcard ADMIN_HOST the loopback one.
+ */
+export function adminBannerLine(admin: { address: string; port: number } | undefined): string {
+  if (admin === undefined) return 'Admin API:   off (ADMIN_PORT=off): no admin API and no /metrics'
+  const origin = reachableOrigin(admin.address, admin.port)
+  return `Admin API:   ${origin}/admin/v1 (metrics: ${origin}/metrics) — token: ${CLI} admin-tokens create --name NAME`
 }
 
 /** The one-time display of the key created on a first start, with its id (for `keys revoke`). */

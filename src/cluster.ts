@@ -1,6 +1,7 @@
 import cluster from 'node:cluster'
 import { adminBannerLine, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { type Config, ConfigError } from './config.js'
+import type { Listening } from './server.js'
 
 /**
  * `serve --workers N`: N server processes on one machine sharing the port (node:cluster). They
@@ -52,9 +53,13 @@ export async function startCluster(config: Config, workers: number): Promise<voi
     if (!stopping) startedAt.set(cluster.fork().id, Date.now())
   }
   for (let i = 0; i < workers; i++) fork()
-  cluster.once('listening', (_worker, address) => {
-    const admin = adminBannerLine(config, reachableOrigin(address.address ?? '', address.port))
-    process.stdout.write(listeningBanner(address.address ?? '', address.port, config.host, [`Workers:     ${workers}`, admin]))
+  // The first worker to listen on every listener says where (all workers share the same ports).
+  let announced = false
+  cluster.on('message', (_worker, message: { animalStore?: unknown; listening?: Listening } | null) => {
+    if (announced || message?.animalStore !== 'listening' || message.listening === undefined) return
+    announced = true
+    const { main, admin } = message.listening
+    process.stdout.write(listeningBanner(main.address, main.port, config.host, [`Workers:     ${workers}`, adminBannerLine(admin)]))
   })
   // Workers that die soon after starting (database unreachable, ...) are replaced with exponential
   // backoff rather than every 0.5 s; one that ran for a while resets it.

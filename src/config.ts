@@ -23,7 +23,7 @@ export interface Config {
   env: Environment
   host: string
   port: number
-  /** The admin API's own listener (ADMIN_PORT/ADMIN_HOST); unset: on the main one, loopback clients only. */
+  /** The admin listener (admin API and /metrics): ADMIN_PORT (default 8081) on ADMIN_HOST; undefined: off. */
   adminPort: number | undefined
   adminHost: string
   /**
@@ -271,19 +271,33 @@ function limiterStateFile(env: Env, databaseUrl: string, redisUrl: string | unde
   return sqliteFile === ':memory:' || sqliteFile === '' ? undefined : `${sqliteFile}.limits.json`
 }
 
+/** Where the admin listener is when ADMIN_PORT is not set. */
+export const DEFAULT_ADMIN_PORT = 8081
+
 /**
- * ADMIN_PORT puts the admin API on a listener of its own (at ADMIN_HOST, loopback by default) and
- * off the main one. ADMIN_HOST alone would suggest an address the API is not on: refused.
+ * The admin listener (the admin API and /metrics) is a listener of its own, never the main one, in
+ * the way Kong's Admin API is: ADMIN_PORT (default 8081; 0 picks a free port) on ADMIN_HOST
+ * (default 127.0.0.1, reachable from this machine only). `ADMIN_PORT=off` serves neither anywhere.
+ * There is no mode that mounts them on the main listener: the main listener has no route for
+ * them, so no spelling of their paths can reach them there.
  */
 function adminListener(env: Env, port: number): Pick<Config, 'adminPort' | 'adminHost'> {
-  const adminPort = env.ADMIN_PORT === undefined || env.ADMIN_PORT === '' ? undefined : int(env, 'ADMIN_PORT', 0, 1, 65535)
+  const raw = env.ADMIN_PORT
   const adminHost = env.ADMIN_HOST || '127.0.0.1'
-  if (adminPort === undefined) {
+  if (raw === 'off') {
     if (env.ADMIN_HOST)
-      throw new ConfigError('ADMIN_HOST needs ADMIN_PORT (without it the admin API is on the main listener, loopback clients only)')
-    return { adminPort, adminHost }
+      throw new ConfigError('ADMIN_HOST has no effect with ADMIN_PORT=off (there is no admin listener): unset one of them')
+    return { adminPort: undefined, adminHost }
   }
-  if (adminPort === port) throw new ConfigError(`ADMIN_PORT must differ from PORT (both ${port}): the admin API gets a listener of its own`)
+  if (raw !== undefined && raw !== '' && !/^\d+$/.test(raw)) {
+    throw new ConfigError(`ADMIN_PORT must be an integer from 0 to 65535 or off (got ${JSON.stringify(raw)})`)
+  }
+  const adminPort = int(env, 'ADMIN_PORT', DEFAULT_ADMIN_PORT, 0, 65535)
+  if (adminPort === port && port !== 0) {
+    throw new ConfigError(
+      `ADMIN_PORT must differ from PORT (both ${port}): the admin API and /metrics have a listener of their own (ADMIN_PORT=off disables it)`,
+    )
+  }
   if (!isIP(adminHost) && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(adminHost)) {
     throw new ConfigError(`ADMIN_HOST must be an IP address or a host name (got ${JSON.stringify(adminHost)})`)
   }

@@ -56,12 +56,12 @@ export async function startServer(config: Config): Promise<void> {
     const app = await buildApp({ config, storage, limiter, metrics, logger: log, drain })
     opened.push(app)
     limitConnections(app, config)
-    // ADMIN_PORT: the admin API on a listener of its own, built from the same dependencies and
-    // calling the main app's key service (whose last-used batch the usage numbers include).
+    // The admin listener (admin API and /metrics; ADMIN_PORT=off: none), built from the same
+    // dependencies and calling the main app's key service (whose last-used batch the usage numbers include).
     const adminApp =
       config.adminPort === undefined
         ? undefined
-        : await buildApp({ config, storage, limiter, metrics, logger: log, listener: 'admin', keyAdmin: app.keyService })
+        : await buildApp({ config, storage, limiter, metrics, logger: log, drain, listener: 'admin', keyAdmin: app.keyService })
     if (adminApp !== undefined) {
       opened.push(adminApp)
       limitConnections(adminApp, config)
@@ -89,10 +89,12 @@ export async function startServer(config: Config): Promise<void> {
       phase = `listening (ADMIN_PORT=${config.adminPort} ADMIN_HOST=${config.adminHost})`
       await listen(adminApp, { ADMIN_PORT: config.adminPort!, ADMIN_HOST: config.adminHost })
     }
+    const listening: Listening = { main: bound(app), admin: adminApp === undefined ? undefined : bound(adminApp) }
     // In a cluster the primary prints the banner once, for all workers (cluster.ts).
-    if (!cluster.isWorker) {
-      const { address, port } = bound(app)
-      const admin = adminBannerLine(config, reachableOrigin(address, port))
+    if (cluster.isWorker) process.send?.({ animalStore: 'listening', listening }, undefined, undefined, () => {})
+    else {
+      const { address, port } = listening.main
+      const admin = adminBannerLine(listening.admin)
       process.stdout.write(listeningBanner(address, port, config.host, [admin, ...(await degradedNotes(config, limiter))]))
     }
   } catch (error) {
@@ -136,6 +138,12 @@ async function listen(app: FastifyInstance, vars: Record<string, string | number
     const cause = causes[code] === undefined ? `cannot listen on ${where}: ${(error as Error).message}` : `${causes[code]} (${code})`
     throw new StartupError(vars, cause)
   }
+}
+
+/** Where a process's listeners are bound: what a worker tells the primary of a cluster for its banner. */
+export interface Listening {
+  main: { address: string; port: number }
+  admin: { address: string; port: number } | undefined
 }
 
 /** The address and port the server is bound to (the port differs from PORT when PORT is 0). */

@@ -13,6 +13,12 @@ export interface OpsRoutesOptions {
   drain?: Drain | undefined
   /** When the limiter fails closed, the service is not ready without it. */
   limiterRequired: boolean
+  /**
+   * Which listener these are for. 'main': `GET /` (where the docs are), /healthz and /readyz.
+   * 'admin': /healthz, /readyz and /metrics, which is for operators only (series by route and
+   * status, dependency state) and so never on the main listener.
+   */
+  listener: 'main' | 'admin'
 }
 
 const hidden = { hide: true }
@@ -29,12 +35,17 @@ const ServiceIndex = Type.Object(
 )
 
 /** Health, readiness and metrics, outside /v1, with no key and no rate limit. */
-export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, { storage, limiter, metrics, drain, limiterRequired }) => {
-  let serviceIndex: { name: string; version: string; docs: string; openapi: string } | undefined
-  app.get('/', { config: { public: true }, schema: { ...hidden, response: { 200: ServiceIndex } } }, async () => {
-    serviceIndex ??= { name: 'Animal Store API', version: app.swagger().info.version, docs: '/docs', openapi: '/v1/openapi.json' }
-    return serviceIndex
-  })
+export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (
+  app,
+  { storage, limiter, metrics, drain, limiterRequired, listener },
+) => {
+  if (listener === 'main') {
+    let serviceIndex: { name: string; version: string; docs: string; openapi: string } | undefined
+    app.get('/', { config: { public: true }, schema: { ...hidden, response: { 200: ServiceIndex } } }, async () => {
+      serviceIndex ??= { name: 'Animal Store API', version: app.swagger().info.version, docs: '/docs', openapi: '/v1/openapi.json' }
+      return serviceIndex
+    })
+  }
 
   app.get('/healthz', { config: { public: true }, schema: hidden }, async () => ({ status: 'ok' }))
 
@@ -65,10 +76,12 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, { sto
     })
   })
 
-  app.get('/metrics', { config: { public: true }, schema: hidden }, async (_request, reply) => {
-    reply.header('content-type', metrics.registry.contentType)
-    return metrics.registry.metrics()
-  })
+  if (listener === 'admin') {
+    app.get('/metrics', { config: { public: true }, schema: hidden }, async (_request, reply) => {
+      reply.header('content-type', metrics.registry.contentType)
+      return metrics.registry.metrics()
+    })
+  }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

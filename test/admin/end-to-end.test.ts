@@ -37,7 +37,7 @@ for (const engine of ENGINES) {
       if (storage === null) return
       const a = await buildAdminTestApp(storage === undefined ? {} : { storage })
       t.after(() => a.close())
-      const pets = (key: string) => a.app.inject({ url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })
+      const pets = (key: string) => a.api.inject({ url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })
 
       const created = await a.call('POST', '/admin/v1/keys', { plan: 'enterprise', name: 'e2e', perMinute: 10, perDay: 1000 })
       assert.equal(created.statusCode, 201, created.body)

@@ -7,10 +7,13 @@ import { banPolicy } from '../../src/limits/index.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { TEST_NOW } from '../helpers/app.js'
+import { buildAdminApp, TEST_NOW } from '../helpers/app.js'
 
 export interface AdminTestApp {
+  /** The admin listener's app (admin API, /metrics). */
   app: FastifyInstance
+  /** The main listener's app (the public API), sharing storage, limiter and key service with `app`. */
+  api: FastifyInstance
   storage: Storage
   clock: ManualClock
   config: Config
@@ -22,17 +25,19 @@ export interface AdminTestApp {
   close(): Promise<void>
 }
 
-/** The app with the admin API mounted (ADMIN_PORT unset: on the main listener, loopback only), in-memory SQLite. */
+/** The admin listener's app and the main one beside it, as the server builds them, on in-memory SQLite. */
 export async function buildAdminTestApp(options: { env?: Record<string, string>; storage?: Storage } = {}): Promise<AdminTestApp> {
   const config = loadConfig({ BOOTSTRAP_KEY: 'false', ...options.env })
   const clock = new ManualClock(TEST_NOW)
   const storage = options.storage ?? new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
   const limiter = new MemoryLimiter(clock, banPolicy(config))
-  const app = await buildApp({ config, storage, limiter, clock })
-  await app.ready()
+  const api = await buildApp({ config, storage, limiter, clock })
+  await api.ready()
+  const app = await buildAdminApp(api, { config, storage, limiter, clock })
   const { token, record } = await createAdminToken(storage.adminTokens, 'test token')
   return {
     app,
+    api,
     storage,
     clock,
     config,
@@ -47,6 +52,7 @@ export async function buildAdminTestApp(options: { env?: Record<string, string>;
       }),
     close: async () => {
       await app.close()
+      await api.close()
       await limiter.close()
       await storage.close()
     },

@@ -73,7 +73,7 @@ describe('admin OpenAPI document', () => {
   })
 
   test('the public document and /docs know nothing of the admin API', async () => {
-    const pub = (await t.app.inject({ url: '/v1/openapi.json' })).json()
+    const pub = (await t.api.inject({ url: '/v1/openapi.json' })).json()
     assert.deepEqual(
       Object.keys(pub.paths).filter((p) => p.includes('admin') || p.startsWith('/keys') || p.startsWith('/audit')),
       [],

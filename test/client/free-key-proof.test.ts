@@ -116,7 +116,7 @@ test('20 loops sharing a Free key for 2 minutes: exactly the quota, no ban, noth
   )
 
   // The server saw what the clients saw: no answer went missing in between.
-  const metrics = await (await fetch(`${server.url}/metrics`)).text()
+  const metrics = await (await fetch(`${server.adminUrl}/metrics`)).text()
   const served = (status: number) =>
     Number(
       new RegExp(`animal_store_http_requests_total\\{method="POST",route="/v1/pets",status="${status}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0,

@@ -213,7 +213,7 @@ async function healthz(server: ServerProcess): Promise<number> {
 
 /** animal_store_limiter_fallback_total{policy} from /metrics (0 while absent). */
 async function fallbackTotal(server: ServerProcess, policy: 'open' | 'closed'): Promise<number> {
-  const res = await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
+  const res = await fetch(`${server.adminUrl}/metrics`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
   const text = await res.text()
   const match = new RegExp(`^animal_store_limiter_fallback_total\\{policy="${policy}"\\} (\\d+(?:\\.\\d+)?)$`, 'm').exec(text)
   return match ? Number(match[1]) : 0

@@ -105,7 +105,7 @@ test('the limiter on a 3-master Redis Cluster: exact limits, and a master failov
     assert.ok(replica, `master ${victim.port} has a replica to promote`)
     // Allowed counts are kept per minute window, so a boundary during the load changes nothing.
     await ensureMinuteRoom(20)
-    const watch = new FallbackWatch(bases)
+    const watch = new FallbackWatch(instances.map((s) => s.adminUrl))
     const load = new LimitedLoad(
       bases,
       keys.map(({ key }) => ({ key, perMinute: QUOTA })),

@@ -71,7 +71,7 @@ test('the limiter behind Sentinel follows a new master by itself after the old o
     ),
   )
   await ensureMinuteRoom(20)
-  const watch = new FallbackWatch(bases)
+  const watch = new FallbackWatch(instances.map((s) => s.adminUrl))
   const load = new LimitedLoad(
     bases,
     keys.map(({ key }) => ({ key, perMinute: QUOTA })),

@@ -18,6 +18,11 @@ export interface TestApp {
   limiter: RateLimiter
   clock: Clock
   config: Config
+  /**
+   * The admin listener's app (admin API, /metrics), built on first use from the same storage,
+   * limiter, clock and metrics, calling this app's key service, as the server builds it.
+   */
+  admin(): Promise<FastifyInstance>
   /** Creates a key in storage and returns the plain key. */
   key(input?: Partial<CreateKeyInput>): Promise<string>
   close(): Promise<void>
@@ -39,17 +44,33 @@ export async function buildTestApp(
   const limiter = options.limiter ?? new MemoryLimiter(clock, banPolicy(config))
   const app = await buildApp({ config, storage, limiter, clock })
   await app.ready()
+  let admin: Promise<FastifyInstance> | undefined
   return {
     app,
     storage,
     limiter,
     clock,
     config,
+    admin: () => {
+      admin ??= buildAdminApp(app, { config, storage, limiter, clock })
+      return admin
+    },
     key: async (input = {}) => (await createApiKey(storage.keys, { plan: 'free', name: 'test', ...input }, config.env)).key,
     close: async () => {
+      await (await admin)?.close()
       await app.close()
       await limiter.close()
       await storage.close()
     },
   }
+}
+
+/** The admin listener's app beside `main`, sharing its dependencies (as server.ts builds it). */
+export async function buildAdminApp(
+  main: FastifyInstance,
+  deps: { config: Config; storage: Storage; limiter: RateLimiter; clock: Clock },
+): Promise<FastifyInstance> {
+  const admin = await buildApp({ ...deps, metrics: main.metrics, listener: 'admin', keyAdmin: main.keyService })
+  await admin.ready()
+  return admin
 }

@@ -73,7 +73,7 @@ export class LimitedLoad {
   }
 }
 
-/** animal_store_limiter_fallback_total{policy} from one instance's /metrics (0 while absent). */
+/** animal_store_limiter_fallback_total{policy} from one instance's /metrics, at its admin listener `base` (0 while absent). */
 export async function fallbackCount(base: string, policy = 'open'): Promise<number> {
   const text = await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(5_000) })).text()
   const match = new RegExp(`^animal_store_limiter_fallback_total\\{policy="${policy}"\\} (\\d+)`, 'm').exec(text)

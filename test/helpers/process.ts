@@ -29,8 +29,17 @@ function entryArgs(entry: 'server' | 'cli'): string[] {
 
 export type EnvOverrides = Record<string, string | undefined>
 
-/** The parent's environment without service configuration and test-runner internals, plus `overrides` (undefined deletes). */
-export const childEnv = (overrides: EnvOverrides = {}): NodeJS.ProcessEnv => serviceEnv(overrides)
+/**
+ * The parent's environment without service configuration and test-runner internals, plus
+ * `overrides` (undefined deletes). The admin listener gets a free port (ADMIN_PORT=0) unless the
+ * test names one: its default, 8081, would be shared by every server a test run starts at once.
+ */
+export const childEnv = (overrides: EnvOverrides = {}): NodeJS.ProcessEnv => serviceEnv({ ADMIN_PORT: '0', ...overrides })
+
+/** The admin listener's origin, from the start-up banner's `Admin API:` line (undefined until printed, or when off). */
+export function adminOriginIn(stdout: string): string | undefined {
+  return /^ {2}Admin API: {3}(http:\/\/\S+)\/admin\/v1 /m.exec(stdout)?.[1]
+}
 
 // ---------------------------------------------------------------------------------------------
 // Child tracking: nothing outlives the test process.
@@ -187,6 +196,8 @@ export interface ServerProcess {
   readonly port: number
   /** http://127.0.0.1:PORT */
   readonly url: string
+  /** The admin listener's origin (admin API and /metrics), as the banner says; throws when it is off. */
+  readonly adminUrl: string
   readonly db: string
   readonly logFile: string
   /** Everything written so far. */
@@ -238,6 +249,11 @@ function spawnServerOnce(options: ServerOptions, port: number): ServerProcess {
     pid: child.pid!,
     port,
     url: `http://127.0.0.1:${port}`,
+    get adminUrl() {
+      const origin = adminOriginIn(stdout)
+      if (origin === undefined) throw new Error(`no admin listener in the banner of server pid ${child.pid}:\n${stdout}`)
+      return origin
+    },
     db,
     logFile,
     stdout: () => stdout,
@@ -264,6 +280,10 @@ async function waitServerHealthy(server: ServerProcess, timeoutMs: number): Prom
   }
   try {
     await waitHealthy(server.port, output, { timeoutMs, outputLines: Infinity })
+    // The banner (with the admin listener's address) is printed once every listener is bound.
+    if (!(await waitFor(() => /^Animal Store API listening on /m.test(server.stdout()), timeoutMs))) {
+      throw new Error(`printed no start-up banner within ${timeoutMs} ms`)
+    }
   } catch (error) {
     await server.kill()
     throw new Error(`server ${(error as Error).message}\n--- stdout ---\n${server.stdout()}`)

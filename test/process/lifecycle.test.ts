@@ -343,7 +343,7 @@ test('healthz, readyz, metrics and request ids', { timeout: 30_000 }, async (t) 
   for (let i = 0; i < 4; i++) statuses.push((await request(`${server.url}/v1/pets`, { headers: bearer(tiny.key) })).status)
   assert.deepEqual(statuses, [200, 200, 429, 429])
 
-  const metrics = await request(`${server.url}/metrics`)
+  const metrics = await request(`${server.adminUrl}/metrics`)
   assert.equal(metrics.status, 200)
   assert.match(metrics.headers.get('content-type') ?? '', /text\/plain/)
   const lines = metrics.text.split('\n')
