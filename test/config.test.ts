@@ -151,16 +151,21 @@ test('the variables a child service must not inherit are exactly the ones loadCo
   assert.deepEqual([...read].sort(), [...CONFIG_VARS].sort())
 })
 
-test('the admin listener: none by default (admin API on the main listener, loopback only); ADMIN_PORT with ADMIN_HOST', () => {
-  assert.deepEqual([loadConfig({}).adminPort, loadConfig({}).adminHost], [undefined, '127.0.0.1'])
+test('the admin listener: 8081 on 127.0.0.1 by default; ADMIN_PORT (0: a free port) with ADMIN_HOST; off', () => {
+  assert.deepEqual([loadConfig({}).adminPort, loadConfig({}).adminHost], [8081, '127.0.0.1'])
   const c = loadConfig({ ADMIN_PORT: '9090' })
   assert.deepEqual([c.adminPort, c.adminHost], [9090, '127.0.0.1'])
   assert.equal(loadConfig({ ADMIN_PORT: '9090', ADMIN_HOST: '::1' }).adminHost, '::1')
+  assert.equal(loadConfig({ ADMIN_HOST: '::1' }).adminHost, '::1')
+  assert.equal(loadConfig({ ADMIN_PORT: '0', PORT: '0' }).adminPort, 0, 'both on free ports')
+  assert.equal(loadConfig({ ADMIN_PORT: 'off' }).adminPort, undefined)
   for (const [env, message] of [
-    [{ ADMIN_PORT: 'x' }, /^ADMIN_PORT must be an integer from 1 to 65535/],
-    [{ ADMIN_PORT: '0' }, /^ADMIN_PORT must be an integer from 1 to 65535/],
+    [{ ADMIN_PORT: 'x' }, /^ADMIN_PORT must be an integer from 0 to 65535 or off/],
+    [{ ADMIN_PORT: 'OFF' }, /^ADMIN_PORT must be an integer from 0 to 65535 or off/],
+    [{ ADMIN_PORT: '65536' }, /^ADMIN_PORT must be an integer from 0 to 65535/],
     [{ ADMIN_PORT: '8080' }, /^ADMIN_PORT must differ from PORT/],
-    [{ ADMIN_HOST: '10.0.0.1' }, /^ADMIN_HOST needs ADMIN_PORT/],
+    [{ PORT: '8081' }, /^ADMIN_PORT must differ from PORT \(both 8081\)/],
+    [{ ADMIN_PORT: 'off', ADMIN_HOST: '10.0.0.1' }, /^ADMIN_HOST has no effect with ADMIN_PORT=off/],
     [{ ADMIN_PORT: '9090', ADMIN_HOST: 'not a host' }, /^ADMIN_HOST must be an IP address or a host name/],
   ] as const) {
     assert.throws(

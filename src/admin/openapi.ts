@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
+import { DEFAULT_ADMIN_PORT } from '../config.js'
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../http/errors.js'
 import { keepReferencedSchemas } from '../http/openapi-components.js'
 import { MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from '../keys/administration.js'
@@ -48,7 +49,7 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
         description: [
           `Manage API keys over HTTP: create, list, get, update, rotate, revoke, usage, and the audit log. Every call needs \`Authorization: Bearer ${ADMIN_TOKEN_PREFIX}…\` (an admin token, created with \`animal-store admin-tokens create --name NAME\`; an API key is refused).`,
           '',
-          `**Where.** On its own listener when ADMIN_PORT is set (ADMIN_HOST, default 127.0.0.1), and then not on the main one; otherwise on the main listener for loopback clients only (others get 404).`,
+          `**Where.** On the admin listener only (ADMIN_PORT, default ${DEFAULT_ADMIN_PORT}, on ADMIN_HOST, default 127.0.0.1: reachable from this machine only), with /metrics; never on the main listener, which answers 404 for these paths in any spelling. ADMIN_PORT=off turns both off.`,
           '',
           `**Rate limits.** ${ADMIN_QUOTA.perMinute} requests per minute and ${ADMIN_QUOTA.perDay.toLocaleString('en')} per UTC day per admin token, with the same headers and 429s as the public API; requests without a valid token are limited per client address.`,
           '',

@@ -37,7 +37,7 @@ const changeContext = (request: FastifyRequest): ChangeContext => ({
 
 /**
  * Paging links are always relative (RFC 8288): PUBLIC_BASE_URL names the public listener, and the
- * admin API may be on another one (ADMIN_PORT), or reachable only from this machine.
+ * admin API is on another one (ADMIN_PORT), reachable only from this machine by default.
  */
 const link = (path: string, query: Record<string, string | number | undefined>) =>
   `<${path}?${Object.entries(query)

@@ -261,7 +261,7 @@ for (const engine of ENGINES) {
       assert.equal(again.statusCode, 200)
       assert.equal(again.json().alreadyRevoked, true)
       assert.equal(again.json().apiKey.revokedAt, first.json().apiKey.revokedAt)
-      await t.app.keyResolver.refresh()
+      await t.api.keyResolver.refresh()
       assert.equal((await t.api.inject({ url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode, 401)
     })
 

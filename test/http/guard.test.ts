@@ -200,8 +200,16 @@ describe('rate limits', () => {
   test('public endpoints are neither authenticated nor limited', async () => {
     const t = await buildTestApp()
     try {
-      for (const url of ['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/docs']) {
-        const res = await t.app.inject({ url })
+      const admin = await t.admin()
+      for (const [app, url] of [
+        [t.app, '/healthz'],
+        [t.app, '/readyz'],
+        [t.app, '/v1/openapi.json'],
+        [t.app, '/docs'],
+        [admin, '/metrics'],
+        [admin, '/healthz'],
+      ] as const) {
+        const res = await app.inject({ url })
         assert.ok(res.statusCode === 200 || res.statusCode === 302, `${url}: ${res.statusCode}`)
         assert.equal(res.headers['x-ratelimit-limit'], undefined, url)
       }

@@ -4,7 +4,7 @@ import type { RateLimiter } from '../../src/limits/limiter.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { bearer, buildTestApp } from '../helpers/app.js'
 
-test('healthz, readyz and metrics', async () => {
+test('healthz, readyz and metrics (on the admin listener)', async () => {
   const t = await buildTestApp()
   try {
     assert.deepEqual((await t.app.inject({ url: '/healthz' })).json(), { status: 'ok' })
@@ -13,7 +13,8 @@ test('healthz, readyz and metrics', async () => {
     assert.deepEqual(ready.json().checks.database, { engine: 'sqlite', status: 'up' })
     const key = bearer(await t.key({ plan: 'enterprise', perMinute: 2, perDay: 10 }))
     for (let i = 0; i < 3; i++) await t.app.inject({ url: '/v1/pets', headers: key })
-    const metrics = (await t.app.inject({ url: '/metrics' })).body
+    assert.equal((await t.app.inject({ url: '/metrics' })).statusCode, 404, 'not on the main listener')
+    const metrics = (await (await t.admin()).inject({ url: '/metrics' })).body
     assert.match(metrics, /animal_store_http_requests_total\{method="GET",route="\/v1\/pets",status="200"\} 2/)
     assert.match(metrics, /animal_store_http_requests_total\{method="GET",route="\/v1\/pets",status="429"\} 1/)
     assert.match(metrics, /animal_store_rate_limited_total\{code="rate_limited"\} 1/)
