@@ -1,4 +1,4 @@
-import { isIP } from 'node:net'
+import { BlockList, isIP } from 'node:net'
 
 /**
  * Environment -> typed, validated configuration. Every variable is read here and nowhere else;
@@ -190,12 +190,40 @@ function trustProxy(env: Env): Config['trustProxy'] {
     throw new ConfigError("TRUST_PROXY hop counts are not supported: list the proxies' addresses or CIDRs (e.g. 10.0.0.0/8)")
   }
   const parts = raw.split(',').map((p) => p.trim())
-  const ok = /^[0-9a-fA-F:.]+(\/\d{1,3})?$|^(loopback|linklocal|uniquelocal)$/
-  const bad = parts.find((p) => !ok.test(p))
-  if (bad !== undefined) {
-    throw new ConfigError(`TRUST_PROXY must be false or a comma list of addresses/CIDRs (bad entry ${JSON.stringify(bad)})`)
-  }
+  for (const part of parts) trustedProxyEntry(part)
   return parts.join(',')
+}
+
+/**
+ * One TRUST_PROXY entry, checked as Fastify (proxy-addr) will read it, so a bad one stops the start
+ * with a message naming TRUST_PROXY rather than failing later inside Fastify.
+ */
+function trustedProxyEntry(entry: string): void {
+  if (entry === 'loopback' || entry === 'linklocal' || entry === 'uniquelocal') return
+  const bad = (why: string) =>
+    new ConfigError(`TRUST_PROXY must be false or a comma list of addresses/CIDRs (bad entry ${JSON.stringify(entry)}: ${why})`)
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) throw bad('not an IP address or CIDR')
+  if (prefix === undefined) return
+  const max = family === 4 ? 32 : 128
+  const length = /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN
+  if (!(length >= 0 && length <= max)) throw bad(`the prefix length of an IPv${family} CIDR is 1 to ${max}`)
+  const range = new BlockList()
+  try {
+    range.addSubnet(address, length, family === 4 ? 'ipv4' : 'ipv6')
+  } catch {
+    throw bad('not an IP address or CIDR')
+  }
+  // A range holding both ends of a family holds all of it (::ffff:0:0/96 is every IPv4 peer).
+  const everyone =
+    (range.check('0.0.0.0', 'ipv4') && range.check('255.255.255.255', 'ipv4')) ||
+    (range.check('::', 'ipv6') && range.check('ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'ipv6'))
+  if (everyone) {
+    throw new ConfigError(
+      `TRUST_PROXY entry ${JSON.stringify(entry)} trusts every peer, so any client could forge its address in X-Forwarded-For: list only the proxies' addresses or CIDRs`,
+    )
+  }
 }
 
 function corsOrigins(env: Env): Config['corsOrigins'] {

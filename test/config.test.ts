@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import Fastify from 'fastify'
 import { CONFIG_VARS } from '../bench/lib/env.mjs'
 import { ConfigError, loadConfig, redisTarget } from '../src/config.js'
 
@@ -40,12 +41,44 @@ test('a bad value stops start-up with a message naming the variable', () => {
   }
 })
 
+// Regression: these passed validation and then Fastify (proxy-addr) failed the start with
+// "invalid range on address", naming no variable.
+test('a TRUST_PROXY entry that is no address or CIDR stops start-up naming TRUST_PROXY and the entry', () => {
+  for (const entry of ['999.1.1.1', '10.0.0.0/33', '::/129', '10.0.0.0/', '10.0.0.0/x', '10.0.0.0/8/8', '127.1', 'true']) {
+    assert.throws(
+      () => loadConfig({ TRUST_PROXY: `127.0.0.1, ${entry}` }),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.message.startsWith('TRUST_PROXY') &&
+        e.message.includes(JSON.stringify(entry)) &&
+        !e.message.includes('\n'),
+      entry,
+    )
+  }
+})
+
+test('TRUST_PROXY refuses a range holding every peer: any client could forge its address', () => {
+  for (const entry of ['0.0.0.0/0', '::/0', '203.0.113.7/0', '::ffff:0:0/96', '0:0:0:0:0:ffff:0.0.0.0/96']) {
+    assert.throws(
+      () => loadConfig({ TRUST_PROXY: entry }),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.message.startsWith(`TRUST_PROXY entry ${JSON.stringify(entry)} trusts every peer`) &&
+        /forge/.test(e.message),
+      entry,
+    )
+  }
+})
+
 test('accepted forms of DATABASE_URL and TRUST_PROXY', () => {
   assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).databaseUrl, 'postgres://u@h/db')
   assert.equal(loadConfig({ DATABASE_URL: 'sqlite:///tmp/x.db' }).databaseUrl, 'sqlite:///tmp/x.db')
   assert.equal(loadConfig({ DATABASE_URL: '/tmp/x.db' }).databaseUrl, '/tmp/x.db')
   assert.throws(() => loadConfig({ TRUST_PROXY: '2' }), /hop counts are not supported/)
   assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8,127.0.0.1')
+  const every = 'loopback,linklocal,uniquelocal,10.1.2.3,10.0.0.0/8,10.1.2.3/32,1.0.0.0/1,::1,2001:db8::/32,::ffff:10.0.0.0/104'
+  assert.equal(loadConfig({ TRUST_PROXY: every }).trustProxy, every)
+  assert.doesNotThrow(() => Fastify({ trustProxy: every }), 'and Fastify takes it')
   assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl, 'https://api.example.com')
 })
 

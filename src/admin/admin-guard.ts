@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { bearerChallenge, parseBearer } from '../http/auth.js'
-import { addressIdentity } from '../http/client-address.js'
+import { addressIdentity, clientAddress } from '../http/client-address.js'
 import { ApiError } from '../http/errors.js'
 import { refusal } from '../http/guard.js'
 import type { Done, Step } from '../http/pipeline.js'
@@ -56,7 +56,7 @@ export function createAdminGuard({ tokens, limiter, metrics }: AdminGuardOptions
     problem: AdminAuthProblem | undefined,
     done: Done,
   ) => {
-    const identity = token !== undefined ? 'adm:' + token.id : addressIdentity(request.ip)
+    const identity = token !== undefined ? 'adm:' + token.id : addressIdentity(clientAddress(request))
     limiter.consume(identity, token !== undefined ? ADMIN_QUOTA : ANONYMOUS_QUOTA).then(
       (decision) => done(conclude(request, reply, token, problem, decision)),
       (error: Error) => done(error),

@@ -1,23 +1,77 @@
-import { isIPv6 } from 'node:net'
+import { isIP, isIPv6, SocketAddress } from 'node:net'
+import type { FastifyRequest } from 'fastify'
+
+// Node 20 has no SocketAddress.parse (22.13+), so the two forms a proxy may append a port in are
+// matched here; isIP and SocketAddress then judge the address itself.
+const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/
+const BRACKETED_IPV6 = /^\[([^\]]+)\](?::\d{1,5})?$/
+/** An IPv4-mapped IPv6 address as SocketAddress prints it, whatever form it was written in. */
+const IPV4_MAPPED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/
 
 /**
- * The identity keyless requests are limited by. IPv4: the address. IPv6: its /64 prefix, since
- * one client typically holds a whole /64 and could otherwise rotate through addresses at will.
+ * The address `value` names, in one canonical form, or undefined when it is not an address (a
+ * hostname, `unknown`, anything else). A port is dropped (`1.2.3.4:5555`, `[::1]:80`), an IPv6
+ * address is written the one way SocketAddress prints it, and an IPv4-mapped one (`::ffff:1.2.3.4`,
+ * `::FFFF:c633:6401`, `0:0:0:0:0:ffff:…`) becomes the IPv4 address: otherwise each spelling of
+ * one client would be a client of its own.
  */
-export function addressIdentity(ip: string): string {
-  if (!isIPv6(ip)) return 'a:' + ip
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-  if (mapped) return 'a:' + mapped[1]
-  const [head = '', tail = ''] = ip.toLowerCase().split('::')
-  const left = head ? head.split(':') : []
-  const right = ip.includes('::') ? (tail ? tail.split(':') : []) : []
-  const groups = ip.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left
-  return (
-    'a:' +
-    groups
-      .slice(0, 4)
-      .map((g) => g.replace(/^0+(?=.)/, ''))
-      .join(':') +
-    '::/64'
-  )
+export function parseAddress(value: string): string | undefined {
+  const ipv4 = IPV4_WITH_PORT.exec(value)
+  const ipv6 = BRACKETED_IPV6.exec(value)
+  const host = ipv4?.[1] ?? ipv6?.[1] ?? value
+  const family = isIP(host)
+  if (family === 4 && ipv6 === null) return host
+  if (family !== 6) return undefined
+  let canonical: string
+  try {
+    canonical = new SocketAddress({ address: host, family: 'ipv6' }).address
+  } catch {
+    return undefined // isIP's pattern and libuv's parser could disagree on an odd zone id
+  }
+  return IPV4_MAPPED.exec(canonical)?.[1] ?? canonical
 }
+
+/**
+ * The identity keyless requests are limited by, for an address from parseAddress. IPv4: the
+ * address. IPv6: its /64 prefix, since one client typically holds a whole /64 and could otherwise
+ * rotate through addresses at will.
+ */
+export function addressIdentity(address: string): string {
+  if (!isIPv6(address)) return 'a:' + address
+  // Canonical form: no leading zeros, lower case. A dotted tail (`::1.2.3.4`) only follows six
+  // zero groups, so counting it as one group never moves the first four.
+  const [head = '', tail] = address.split('::')
+  const left = head ? head.split(':') : []
+  const right = tail ? tail.split(':') : []
+  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
+  return 'a:' + groups.slice(0, 4).join(':') + '::/64'
+}
+
+type AddressedRequest = Pick<FastifyRequest, 'ip' | 'socket' | 'log'>
+
+/**
+ * Returns a function giving the address a request is limited by: its client address (with
+ * TRUST_PROXY, from X-Forwarded-For), or, when a trusted proxy forwarded something that is not an
+ * address, the address of that proxy (the socket's peer) — never a bucket of the value's own, or
+ * every new value would be a fresh window. That is reported once per function, not per request:
+ * a flood of such values must not fill the log.
+ */
+export function createClientAddress(): (request: AddressedRequest) => string {
+  let reported = false
+  return (request) => {
+    const address = parseAddress(request.ip ?? '')
+    if (address !== undefined) return address
+    const proxy = parseAddress(request.socket.remoteAddress ?? '') ?? 'unknown'
+    if (!reported) {
+      reported = true
+      request.log.warn(
+        { forwardedFor: (request.ip ?? '').slice(0, 100), proxy },
+        'a trusted proxy forwarded a client address that is not an address: such requests are limited as the proxy (reported once)',
+      )
+    }
+    return proxy
+  }
+}
+
+/** The one clientAddress of the process, shared by the API and admin guards. */
+export const clientAddress = createClientAddress()

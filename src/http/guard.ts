@@ -8,7 +8,7 @@ import { ANONYMOUS_QUOTA } from '../keys/plans.js'
 import type { LimitDecision, RateLimiter } from '../limits/limiter.js'
 import type { Metrics } from '../ops/metrics.js'
 import { bearerChallenge, parseBearer } from './auth.js'
-import { addressIdentity } from './client-address.js'
+import { addressIdentity, clientAddress } from './client-address.js'
 import { ApiError } from './errors.js'
 import type { Done, Step } from './pipeline.js'
 import { secondsUntilRetry, setRateLimitHeaders } from './rate-limit-headers.js'
@@ -45,7 +45,7 @@ export function refusal(
   metrics.rateLimited.inc({ code: banned ? 'key_banned' : 'rate_limited' })
   if (decision.banStarted) {
     metrics.bans.inc()
-    request.log.warn({ ...who, ip: who ? undefined : request.ip, seconds: decision.retryAfter }, 'temporary ban started')
+    request.log.warn({ ...who, ip: who ? undefined : clientAddress(request), seconds: decision.retryAfter }, 'temporary ban started')
   }
   const subject = who === undefined ? 'This client address' : 'keyId' in who ? 'This API key' : 'This admin token'
   const wait = secondsUntilRetry(decision)
@@ -121,7 +121,7 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: 
         problem = 'expired'
       } else lastUsed.touch(key.id, now)
     }
-    const identity = key !== undefined ? limiterIdentity(key) : addressIdentity(request.ip)
+    const identity = key !== undefined ? limiterIdentity(key) : addressIdentity(clientAddress(request))
     const quota = key ?? ANONYMOUS_QUOTA
     if (limiter.consumeSync !== undefined) {
       done(conclude(request, reply, key, problem, limiter.consumeSync(identity, quota), expiredAt))

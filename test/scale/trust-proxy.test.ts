@@ -82,6 +82,47 @@ describe('TRUST_PROXY through app.inject', () => {
     assert.equal(await keyless(cidr.app, '172.16.0.1', '198.51.100.250'), '429 rate_limited')
   })
 
+  // Regression: each X-Forwarded-For value that was not an address (or an address with a port, or
+  // a hex IPv4-mapped one) got a bucket of its own, so a proxy passing on what clients sent gave
+  // every invented value a fresh window (and grew the limiter's state without bound).
+  test('a forwarded value that is not an address is limited as the proxy that sent it; addresses are normalized', async (t) => {
+    const ta = await buildTestApp({ env: { TRUST_PROXY: '10.0.0.0/8' } })
+    t.after(() => ta.close())
+    const remaining = async (remoteAddress: string, xff?: string) => {
+      const res = await ta.app.inject({ url: '/v1/pets', remoteAddress, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } })
+      assert.equal(res.statusCode, 401)
+      return Number(res.headers['x-ratelimit-remaining'])
+    }
+    const proxy = '10.0.0.7'
+    const notAddresses = ['garbage-1', 'garbage-2', 'unknown', '999.1.1.1', '1.2.3.4:', '[1.2.3.4]:80', 'x'.repeat(2000)]
+    const seen = []
+    for (const value of notAddresses) seen.push(await remaining(proxy, value))
+    // Through two trusted hops, too: the socket's peer is the proxy that is charged.
+    seen.push(await remaining(proxy, 'garbage-3, 10.1.1.1'))
+    seen.push(await remaining(proxy)) // the proxy's own requests: the same bucket
+    assert.deepEqual(
+      seen,
+      seen.map((_, i) => FREE_PER_MINUTE - 1 - i),
+    )
+
+    // One client in any spelling is one bucket; two clients are two.
+    assert.deepEqual(
+      [await remaining(proxy, '1.2.3.4:5555'), await remaining(proxy, '1.2.3.4:6666'), await remaining(proxy, '1.2.3.4')],
+      [59, 58, 57],
+    )
+    assert.deepEqual(
+      [
+        await remaining(proxy, '198.51.100.1'),
+        await remaining(proxy, '::ffff:c633:6401'),
+        await remaining(proxy, '0:0:0:0:0:FFFF:C633:6401'),
+        await remaining('::ffff:10.0.0.7', '[::ffff:198.51.100.1]:443'),
+      ],
+      [59, 58, 57, 56],
+    )
+    assert.deepEqual([await remaining(proxy, '[2001:db8:1:2::1]:443'), await remaining(proxy, '2001:DB8:1:2::2')], [59, 58])
+    assert.equal(await remaining(proxy, '198.51.100.2'), 59)
+  })
+
   // Regression: Fastify 5.12 ignores a numeric trustProxy (hop-count-only trust "fails closed":
   // it trusts nothing), so TRUST_PROXY=1 used to be accepted yet have no effect: behind a load
   // balancer every keyless client would share the balancer's single window.
