@@ -371,11 +371,14 @@ async function main() {
     createKey(db, 'soak-throttled', 10, 1_000_000),
   ])
   port = await freePort()
+  const adminPort = await freePort()
   const url = `http://127.0.0.1:${port}`
   const server = start(process.execPath, entry('server'), {
     cwd: ROOT,
     env: serviceEnv({
       PORT: String(port),
+      ADMIN_PORT: String(adminPort), // /metrics is read there
+
       HOST: '127.0.0.1',
       DATABASE_URL: db,
       LOG_FILE: logFile,
@@ -498,7 +501,7 @@ async function main() {
 
   let metricsBans = null
   try {
-    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) })).text()
+    const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`, { signal: AbortSignal.timeout(5000) })).text()
     metricsBans = Number(/^animal_store_bans_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? NaN)
   } catch {
     // reported as null

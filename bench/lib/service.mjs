@@ -35,6 +35,7 @@ export async function startService(options) {
     LOG_LEVEL: 'info',
     LOG_FILE: logFile,
     BOOTSTRAP_KEY: 'false',
+    ADMIN_PORT: '0', // idle in the benchmark; a free port, so that no two runs contend for 8081
   }
   if (redisUrl) env.REDIS_URL = redisUrl
   Object.assign(env, extraEnv)
