@@ -6,9 +6,11 @@ import { CommandError, inputErrorMessage, KEYS_USAGE, keysCommand, UsageError } 
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { KeyInputError, KeyNotFoundError } from './keys/administration.js'
 import { StartupError, startFailureLine } from './startup-error.js'
+import { SERVICE_VERSION } from './version.js'
 
 const USAGE = `Usage:
   animal-store serve [--workers N]
+  animal-store --version
 ${KEYS_USAGE}
 ${ADMIN_TOKENS_USAGE}
 
@@ -41,6 +43,11 @@ export async function main(argv: string[]): Promise<number> {
     if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
       process.stdout.write(USAGE + '\n')
       return command === undefined ? 2 : 0
+    }
+    // Before the configuration is loaded: a version needs no database and cannot fail on one.
+    if (command === '--version') {
+      process.stdout.write(SERVICE_VERSION + '\n')
+      return 0
     }
     const config = loadConfig()
     if (command === 'keys') await keysCommand(config, rest)

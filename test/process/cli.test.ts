@@ -1,8 +1,11 @@
 /** The `animal-store keys` CLI, run as a real process against a real server on the same SQLite file. */
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { bearer, REVOCATION_DEADLINE_MS, request, runCli, sleep, startServer, useTempDir } from '../helpers/process.js'
+import { promisify } from 'node:util'
+import { bearer, childEnv, REVOCATION_DEADLINE_MS, ROOT, request, runCli, sleep, startServer, useTempDir } from '../helpers/process.js'
 
 const LIVE_KEY = /^as_live_[0-9A-Za-z]{38}$/
 const TEST_KEY = /^as_test_[0-9A-Za-z]{38}$/
@@ -211,6 +214,26 @@ test('keys: input errors exit 2 with a clear message on stderr', { timeout: 120_
   const help = await runCli(['--help'], { db })
   assert.equal(help.code, 0)
   assert.match(help.stdout, /Usage:/)
+})
+
+test('--version prints the version in package.json, from src/ and from the build, whatever the configuration', {
+  timeout: 30_000,
+}, async (t) => {
+  const dir = await useTempDir(t)
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+  // A configuration that stops every other command: the version needs none.
+  const env = { PORT: 'not-a-port' }
+  const fromSource = await runCli(['--version'], { db: join(dir, 'store.db'), env })
+  assert.deepEqual(
+    { code: fromSource.code, stdout: fromSource.stdout, stderr: fromSource.stderr },
+    { code: 0, stdout: `${version}\n`, stderr: '' },
+  )
+  // dist/ (built before the system tests) finds the same package.json, from any working directory.
+  const built = await promisify(execFile)(process.execPath, [join(ROOT, 'dist/cli.js'), '--version'], {
+    cwd: dir,
+    env: childEnv({ DATABASE_URL: join(dir, 'store.db'), ...env }),
+  })
+  assert.deepEqual(built, { stdout: `${version}\n`, stderr: '' })
 })
 
 test('staging keys (as_test_) are refused by a production server on the same database', { timeout: 30_000 }, async (t) => {
