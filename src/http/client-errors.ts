@@ -97,6 +97,7 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   let head = `HTTP/1.1 ${apiError.status} ${reason}\r\n`
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`
   socket.end(`${head}\r\n${body}`)
-  // No request object exists for this answer: its access line has what is known of it.
+  // No request Fastify logs owns this answer (none was read, or its own answer was sent already):
+  // a line of its own, with what is known.
   this.log.info({ status: apiError.status, ip }, 'request')
 }
