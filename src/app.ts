@@ -95,6 +95,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     env: config.env,
     clock,
     pendingLastUse: (id) => lastUsed.pendingFor(id),
+    // A change made here stops the key here at once; other processes learn of it from the change log.
+    cache: keys,
   })
   const admin = main ? undefined : adminApi({ admin: deps.keyAdmin ?? keyService, storage, limiter, metrics })
   const admission: Step[] = []

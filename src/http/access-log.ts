@@ -67,7 +67,8 @@ export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Bindings,
 }
 
 /**
- * The onResponse hook: request metrics and the one access-log line per request. The line goes
+ * The onResponse hook: request metrics and the one access-log line per request, with the client's
+ * address as the rate limiter sees it (TRUST_PROXY applied). The line goes
  * through `log` (the app's logger) with the request id first, exactly as the request's child
  * logger would write it, without making that child (see RequestLogger); built here and written
  * by `writeLine` when the logger given to the app offers one (see logger.ts: Fastify wraps that
@@ -80,18 +81,19 @@ export function accessLog(log: FastifyBaseLogger, metrics: Metrics, writeLine: I
     metrics.observeRequest(request.method, settingsOf(request).url ?? 'unmatched', status, ms / 1000)
     const url = redactKeys(request.url)
     const rounded = Math.round(ms * 100) / 100
+    const ip = request.ip
     const keyId = request.apiKey?.id
     const adminTokenId = request.adminToken?.id
     if (writeLine !== undefined) {
       // The fields in the order of the object below; undefined ones left out, as pino does.
       writeLine(
         `"${REQUEST_ID_LABEL}":${JSON.stringify(request.id)},"method":${JSON.stringify(request.method)},"url":${JSON.stringify(url)},` +
-          `"status":${status},"ms":${rounded}${keyId === undefined ? '' : `,"keyId":${JSON.stringify(keyId)}`}` +
+          `"status":${status},"ms":${rounded}${ip === undefined ? '' : `,"ip":${JSON.stringify(ip)}`}${keyId === undefined ? '' : `,"keyId":${JSON.stringify(keyId)}`}` +
           `${adminTokenId === undefined ? '' : `,"adminTokenId":${JSON.stringify(adminTokenId)}`}`,
         REQUEST_MESSAGE,
       )
     } else {
-      log.info({ reqId: request.id, method: request.method, url, status, ms: rounded, keyId, adminTokenId }, 'request')
+      log.info({ reqId: request.id, method: request.method, url, status, ms: rounded, ip, keyId, adminTokenId }, 'request')
     }
     done()
   }

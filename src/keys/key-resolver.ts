@@ -1,5 +1,6 @@
 import type { Environment } from '../config.js'
 import { type ApiKeyRecord, hashKey, isWellFormedKey } from './api-key.js'
+import type { KeyCache } from './key-service.js'
 import type { KeyRepository } from './repository.js'
 
 export interface KeyResolverOptions {
@@ -21,7 +22,7 @@ export interface KeyResolverOptions {
  * once; malformed keys (bad prefix or checksum) never reach storage at all, and guessing is
  * throttled by the per-address limit.
  */
-export class KeyResolver {
+export class KeyResolver implements KeyCache {
   private readonly cache = new Map<string, ApiKeyRecord>()
   private cursor: number | null = null
   private timer: NodeJS.Timeout | undefined
@@ -114,7 +115,7 @@ export class KeyResolver {
     }
   }
 
-  /** Drops one hash now (push-based invalidation, e.g. PostgreSQL NOTIFY). */
+  /** Drops one hash now (push-based invalidation: PostgreSQL NOTIFY, or the key service of this process). */
   forget(hash: string): void {
     this.invalidations++
     this.cache.delete(hash)

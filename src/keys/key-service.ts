@@ -85,6 +85,17 @@ export interface KeyServiceOptions {
   clock?: Clock
   /** Last-use times this process has seen but not yet written (the server's batcher; absent in the CLI). */
   pendingLastUse?: (id: string) => number | undefined
+  /**
+   * The key cache of this process (the server's KeyResolver; absent in the CLI): a key this service
+   * changes is dropped from it as soon as the change is committed, rather than at its next poll of
+   * the change log, which is how the other processes learn of it.
+   */
+  cache?: KeyCache
+}
+
+/** A cache of key records by hash, which must not serve a key once it has changed. */
+export interface KeyCache {
+  forget(hash: string): void
 }
 
 /**
@@ -162,7 +173,10 @@ export class KeyService implements KeyAdministration {
         next,
         this.entry(ctx, 'key.update', id, now, { changed: changes, ...describe(next) }),
       )
-      if (updated !== undefined) return this.view(updated, now)
+      if (updated !== undefined) {
+        this.options.cache?.forget(current.hash)
+        return this.view(updated, now)
+      }
       if (attempt >= MAX_ATTEMPTS) throw new Error(`key ${id} kept changing during the update; try again`)
     }
   }
@@ -200,6 +214,7 @@ export class KeyService implements KeyAdministration {
         }),
       )
       if (done) {
+        this.options.cache?.forget(old.hash)
         const previous = { ...old, rotatedTo: record.id, expiresAt, revokedAt, updatedAt: at }
         return { key, view: this.view(record, now), previous: this.view(previous, now) }
       }
@@ -211,6 +226,8 @@ export class KeyService implements KeyAdministration {
     const now = this.clock.now()
     const revoked = await this.keys.revokeKey(id, now, this.entry(ctx, 'key.revoke', id, now, {}))
     const record = await this.find(id)
+    // Also when it was already revoked (by another process, maybe not yet polled here).
+    this.options.cache?.forget(record.hash)
     return { view: this.view(record, now), alreadyRevoked: !revoked }
   }
 

@@ -36,9 +36,12 @@ test("the service logger's access line is byte for byte what pino's info() write
     ]
     for (const r of requests) await app.inject(r)
     // The reference: pino's own serialization of the same fields, through the same logger.
-    log.info({ reqId: 'my.id-1', method: 'GET', url: '/v1/pets?limit=2', status: 200, ms: 0, keyId: record.id }, 'request')
+    log.info({ reqId: 'my.id-1', method: 'GET', url: '/v1/pets?limit=2', status: 200, ms: 0, ip: '127.0.0.1', keyId: record.id }, 'request')
     // (app.inject percent-encodes the quotes and the é; the backslash stays and needs escaping.)
-    log.info({ reqId: 'my.id-2', method: 'GET', url: '/v1/pets?x=%22a\\b%22&%C3%A9', status: 401, ms: 0, keyId: undefined }, 'request')
+    log.info(
+      { reqId: 'my.id-2', method: 'GET', url: '/v1/pets?x=%22a\\b%22&%C3%A9', status: 401, ms: 0, ip: '127.0.0.1', keyId: undefined },
+      'request',
+    )
     await new Promise<void>((resolve) => log.flush(() => resolve()))
     const lines = readFileSync(file, 'utf8')
       .trim()
@@ -49,7 +52,7 @@ test("the service logger's access line is byte for byte what pino's info() write
     assert.equal(withoutMs(lines[0]!), withoutMs(lines[2]!))
     assert.equal(withoutMs(lines[1]!), withoutMs(lines[3]!))
     const first = JSON.parse(lines[0]!)
-    assert.deepEqual(Object.keys(first), ['level', 'time', 'pid', 'reqId', 'method', 'url', 'status', 'ms', 'keyId', 'msg'])
+    assert.deepEqual(Object.keys(first), ['level', 'time', 'pid', 'reqId', 'method', 'url', 'status', 'ms', 'ip', 'keyId', 'msg'])
     assert.equal(typeof first.time, 'number')
     assert.equal(first.pid, process.pid)
     assert.equal(JSON.parse(lines[1]!).url, '/v1/pets?x=%22a\\b%22&%C3%A9')

@@ -5,8 +5,14 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ManualClock } from '../../src/clock.js'
+import { createAdminToken } from '../../src/admin/admin-tokens.js'
+import { buildApp } from '../../src/app.js'
+import { ManualClock } from '../../src/clock.js'
+import { loadConfig } from '../../src/config.js'
 import type { ChangeContext } from '../../src/keys/administration.js'
+import { KeyService } from '../../src/keys/key-service.js'
+import { banPolicy } from '../../src/limits/index.js'
+import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { bearer, buildTestApp, TEST_NOW, type TestApp } from '../helpers/app.js'
 
@@ -82,22 +88,31 @@ test('a rotated key works during its grace period and shares one quota with its 
   }
 })
 
-test('a plan update takes effect at the cache refresh; a revocation likewise', async () => {
+test('a plan update made by another process takes effect at the cache refresh; a revocation likewise', async () => {
   const t = await buildTestApp()
   try {
-    const { key, view } = await t.app.keyService.createKey({ plan: 'free', name: 'upgrade me' }, CLI)
+    // The CLI, or another instance: its own key service on the same store.
+    const elsewhere = new KeyService({
+      keys: t.storage.keys,
+      audit: t.storage.audit,
+      limiter: t.limiter,
+      env: t.config.env,
+      clock: t.clock,
+    })
+    const { key, view } = await elsewhere.createKey({ plan: 'free', name: 'upgrade me' }, CLI)
     assert.equal((await get(t, key)).headers['x-ratelimit-limit'], '60')
-    await t.app.keyService.updateKey(view.id, { plan: 'enterprise', perMinute: 5000, perDay: 50_000 }, CLI)
+    await elsewhere.updateKey(view.id, { plan: 'enterprise', perMinute: 5000, perDay: 50_000 }, CLI)
     assert.equal((await get(t, key)).headers['x-ratelimit-limit'], '60', 'cached until the change log is read')
     await t.app.keyResolver.refresh()
     const upgraded = await get(t, key)
     assert.equal(upgraded.headers['x-ratelimit-limit'], '5000')
     assert.equal(remaining(upgraded), 4997, 'the same quota: its counts go on under the new limits')
-    await t.app.keyService.updateKey(view.id, { plan: 'free' }, CLI)
+    await elsewhere.updateKey(view.id, { plan: 'free' }, CLI)
     await t.app.keyResolver.refresh()
     assert.equal((await get(t, key)).headers['x-ratelimit-limit'], '60')
 
-    await t.app.keyService.revokeKey(view.id, CLI)
+    await elsewhere.revokeKey(view.id, CLI)
+    assert.equal((await get(t, key)).statusCode, 200, 'cached until the change log is read')
     await t.app.keyResolver.refresh()
     const res = await get(t, key)
     assert.equal(res.statusCode, 401)
@@ -105,6 +120,45 @@ test('a plan update takes effect at the cache refresh; a revocation likewise', a
   } finally {
     await t.close()
   }
+})
+
+test("a key changed through this instance's admin API is refused or re-planned at once here, not at the next poll", async (t) => {
+  // The poll of the change log effectively off: only the key service's own word can drop the keys.
+  const config = loadConfig({ BOOTSTRAP_KEY: 'false', KEY_REFRESH_MS: '60000', ADMIN_PORT: '8081' })
+  const clock = new ManualClock(TEST_NOW)
+  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
+  const limiter = new MemoryLimiter(clock, banPolicy(config))
+  // The public API, and the admin API on an app of its own that calls the public app's key service.
+  const main = await buildApp({ config, storage, limiter, clock })
+  const admin = await buildApp({ config, storage, limiter, clock, listener: 'admin', keyAdmin: main.keyService })
+  t.after(async () => {
+    await admin.close()
+    await main.close()
+    await limiter.close()
+    await storage.close()
+  })
+  await main.ready()
+  await admin.ready()
+  const { token } = await createAdminToken(storage.adminTokens, 'operator')
+  const adminCall = (method: 'POST' | 'PATCH', url: string, body: object) =>
+    admin.inject({ method, url: `/admin/v1/keys/${url}`, headers: bearer(token), payload: body })
+  const call = (key: string) => main.inject({ url: '/v1/pets', headers: bearer(key) })
+  const create = (name: string) => main.keyService.createKey({ plan: 'free', name }, CLI)
+  const [revoked, rotated, upgraded] = [await create('revoked'), await create('rotated'), await create('upgraded')]
+  for (const { key } of [revoked, rotated, upgraded]) assert.equal((await call(key)).statusCode, 200, 'cached by the first request')
+
+  assert.equal((await adminCall('POST', `${revoked.view.id}/revoke`, {})).statusCode, 200)
+  const afterRevoke = await call(revoked.key)
+  assert.equal(afterRevoke.statusCode, 401, 'revoked: refused at once')
+  assert.equal(afterRevoke.json().code, 'unauthorized')
+
+  const rotation = await adminCall('POST', `${rotated.view.id}/rotate`, { gracePeriodSeconds: 0 })
+  assert.equal(rotation.statusCode, 201)
+  assert.equal((await call(rotated.key)).statusCode, 401, 'rotated without grace: refused at once')
+  assert.equal((await call(rotation.json().key)).statusCode, 200, 'its successor works')
+
+  assert.equal((await adminCall('PATCH', upgraded.view.id, { plan: 'pro' })).statusCode, 200)
+  assert.equal((await call(upgraded.key)).headers['x-ratelimit-limit'], '300', "the new plan's limit at once")
 })
 
 test('usage shows the numbers the rate-limit headers of the last request showed, without counting', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
 import { ManualClock } from '../../src/clock.js'
 import { type ChangeContext, KeyInputError, KeyNotFoundError, MAX_METADATA_BYTES } from '../../src/keys/administration.js'
-import { hashKey } from '../../src/keys/api-key.js'
+import { type ApiKeyRecord, hashKey } from '../../src/keys/api-key.js'
 import { KeyService, limiterIdentity } from '../../src/keys/key-service.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import type { Storage } from '../../src/storage/storage.js'
@@ -22,6 +22,8 @@ interface Harness {
   clock: ManualClock
   limiter: MemoryLimiter
   pending: Map<string, number>
+  /** What the service told its key cache to forget, in order, with the stored key read at that moment. */
+  forgotten: Array<{ hash: string; stored: Promise<ApiKeyRecord | undefined> }>
 }
 
 async function harness(t: TestContext, open: (t: TestContext) => Promise<Storage | undefined>): Promise<Harness | undefined> {
@@ -31,6 +33,7 @@ async function harness(t: TestContext, open: (t: TestContext) => Promise<Storage
   const limiter = new MemoryLimiter(clock, POLICY)
   t.after(() => limiter.close())
   const pending = new Map<string, number>()
+  const forgotten: Harness['forgotten'] = []
   const service = new KeyService({
     keys: storage.keys,
     audit: storage.audit,
@@ -38,8 +41,9 @@ async function harness(t: TestContext, open: (t: TestContext) => Promise<Storage
     env: 'production',
     clock,
     pendingLastUse: (id) => pending.get(id),
+    cache: { forget: (hash) => forgotten.push({ hash, stored: storage.keys.findKeyByHash(hash) }) },
   })
-  return { storage, service, clock, limiter, pending }
+  return { storage, service, clock, limiter, pending, forgotten }
 }
 
 /** Asserts a KeyInputError naming `field`, with the message starting with it. */
@@ -332,6 +336,34 @@ for (const engine of STORE_ENGINES) {
         [...first.entries, ...rest.entries].map((e) => e.keyId),
         views.map((v) => v.id),
       )
+    })
+
+    test("update, rotate and revoke drop the key from this process's cache once committed; a refused change does not", async (t) => {
+      const h = await harness(t, engine.open)
+      if (!h) return
+      const { service, forgotten } = h
+      const { key, view } = await service.createKey({ plan: 'free', name: 'cached' }, CLI)
+      assert.equal(forgotten.length, 0, 'a new key is in no cache')
+
+      await service.updateKey(view.id, { plan: 'pro' }, ADMIN)
+      assert.equal(forgotten.length, 1)
+      assert.equal(forgotten[0]!.hash, hashKey(key))
+      assert.equal((await forgotten[0]!.stored)?.plan, 'pro', 'told once the update was committed')
+      await rejectsField(service.updateKey(view.id, { plan: 'gold' }, ADMIN), 'plan')
+      assert.equal(forgotten.length, 1, 'a refused update tells nothing')
+
+      await service.rotateKey(view.id, { graceSeconds: 0 }, ADMIN)
+      assert.equal(forgotten.length, 2)
+      assert.equal(forgotten[1]!.hash, hashKey(key))
+      assert.notEqual((await forgotten[1]!.stored)?.revokedAt, null, 'told once the rotation was committed')
+
+      const { key: other, view: otherView } = await service.createKey({ plan: 'free', name: 'revoked' }, CLI)
+      await service.revokeKey(otherView.id, ADMIN)
+      assert.equal(forgotten.length, 3)
+      assert.equal(forgotten[2]!.hash, hashKey(other))
+      assert.notEqual((await forgotten[2]!.stored)?.revokedAt, null, 'told once the revocation was committed')
+      await assert.rejects(service.revokeKey('key_doesnotexist0000', ADMIN), KeyNotFoundError)
+      assert.equal(forgotten.length, 3, 'an unknown id tells nothing')
     })
   })
 }
