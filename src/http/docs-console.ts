@@ -1,5 +1,6 @@
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
+import { docsAssetHandler } from './docs-assets.js'
 
 /**
  * Swagger UI formats a JSON answer with JSON.parse + JSON.stringify, which rounds int64 values
@@ -35,15 +36,19 @@ const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="220" height="40" vi
 /**
  * The interactive console at /docs. Its routes are public HTML pages (their own CSP, no key).
  * It would also serve the document at /docs/json (and /docs/yaml); one document has one address,
- * so those redirect to `documentPath`. An encapsulated plugin: its onRoute hook sees only the
- * console's routes.
+ * so those redirect to `documentPath`; its files (/docs/static/*) are served by docsAssetHandler.
+ * An encapsulated plugin: its onRoute hook sees only the console's routes.
  */
 export async function registerDocsConsole(app: FastifyInstance, { documentPath }: { documentPath: string }): Promise<void> {
+  const serveAsset = docsAssetHandler()
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, public: true, page: true }
     if (route.url === '/docs/json' || route.url === '/docs/yaml') {
       route.handler = async (_request, reply) => reply.redirect(documentPath, 308)
     }
+    // Swagger UI serves its files with @fastify/static under fixed options (any path handed to
+    // send, max-age=0, no compression); its file route gets this handler instead.
+    if (route.url === '/docs/static/*') route.handler = serveAsset
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',
