@@ -1,8 +1,8 @@
 /**
  * The public /docs console (Swagger UI): only its own files exist under /docs/static, anything else
- * is a 404 in the Error shape that logs nothing at error level; its large files go out compressed
- * and cacheable, while the API's answers stay as they were. Through app.inject, and through a real
- * socket where a client would normalise the path first.
+ * is a 404 in the Error shape that logs nothing at error level; its pages cannot be framed; its
+ * large files go out compressed and cacheable, while the API's answers stay as they were. Through
+ * app.inject, and through a real socket where a client would normalise the path first.
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
@@ -106,6 +106,15 @@ describe('/docs', () => {
     assert.deepEqual(log.errors(), [])
   })
 
+  test('the console cannot be framed: X-Frame-Options DENY and CSP frame-ancestors none', async () => {
+    for (const url of ['/docs', '/docs/', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css']) {
+      const res = await t.app.inject({ url })
+      assert.equal(res.statusCode, 200, url)
+      assert.equal(res.headers['x-frame-options'], 'DENY', url)
+      assert.match(String(res.headers['content-security-policy']), /(^|;)\s*frame-ancestors 'none'/, url)
+    }
+  })
+
   test('swagger-ui-bundle.js goes out compressed (br, gzip) with a day of Cache-Control and an ETag', async () => {
     const decode = { br: brotliDecompressSync, gzip: gunzipSync }
     const etags = new Set<string>()
@@ -167,11 +176,13 @@ describe('/docs', () => {
     assert.ok(gunzipSync(res.body).equals(BUNDLE))
   })
 
-  test('API answers are not compressed, whatever the client accepts', async () => {
+  test("API answers are neither compressed nor given the console's headers, whatever the client accepts", async () => {
     const key = await t.key()
     for (const url of ['/v1/pets', '/v1/openapi.json', '/v1/nothing', '/docs/nothing']) {
       const res = await t.app.inject({ url, headers: { ...bearer(key), 'accept-encoding': 'gzip, br' } })
       assert.equal(res.headers['content-encoding'], undefined, url)
+      assert.equal(res.headers['x-frame-options'], undefined, url)
+      assert.equal(res.headers['cross-origin-opener-policy'], undefined, url)
       assert.equal(res.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'", url)
       assert.equal(res.headers['cache-control'], 'no-store', url)
     }
