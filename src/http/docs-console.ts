@@ -1,5 +1,7 @@
+import helmet from '@fastify/helmet'
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
+import { docsAssetHandler } from './docs-assets.js'
 
 /**
  * Swagger UI formats a JSON answer with JSON.parse + JSON.stringify, which rounds int64 values
@@ -33,18 +35,56 @@ const EXACT_JSON_INTERCEPTOR = new Function(
 const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="220" height="40" viewBox="0 0 220 40"><text x="0" y="28" font-family="sans-serif" font-size="24" font-weight="700" fill="#ffffff">Animal Store API</text></svg>`
 
 /**
+ * The page's own policy: Swagger UI's files come from this origin, "Try it out" calls this origin
+ * or one of the document's other servers (`apiOrigins`), and no other site may frame it
+ * (clickjacking). Styles inline: Swagger UI sets style attributes. No upgrade-insecure-requests: the
+ * console must also work on a plain-HTTP address (127.0.0.1); HSTS belongs to the TLS terminator.
+ */
+function pageHeaders(apiOrigins: readonly string[]) {
+  return {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        baseUri: ["'self'"],
+        connectSrc: ["'self'", ...apiOrigins],
+        fontSrc: ["'self'", 'data:'],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        imgSrc: ["'self'", 'data:'],
+        objectSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        scriptSrcAttr: ["'none'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+      },
+    },
+    frameguard: { action: 'deny' as const },
+    strictTransportSecurity: false,
+  }
+}
+
+/**
  * The interactive console at /docs. Its routes are public HTML pages (their own CSP, no key).
  * It would also serve the document at /docs/json (and /docs/yaml); one document has one address,
- * so those redirect to `documentPath`. An encapsulated plugin: its onRoute hook sees only the
- * console's routes.
+ * so those redirect to `documentPath`; its files (/docs/static/*) are served by docsAssetHandler.
+ * An encapsulated plugin: its onRoute hook and the helmet headers reach only the console's routes,
+ * never the API's answers.
  */
-export async function registerDocsConsole(app: FastifyInstance, { documentPath }: { documentPath: string }): Promise<void> {
+export async function registerDocsConsole(
+  app: FastifyInstance,
+  { documentPath, apiOrigins }: { documentPath: string; apiOrigins: readonly string[] },
+): Promise<void> {
+  const serveAsset = docsAssetHandler()
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, public: true, page: true }
     if (route.url === '/docs/json' || route.url === '/docs/yaml') {
       route.handler = async (_request, reply) => reply.redirect(documentPath, 308)
     }
+    // Swagger UI serves its files with @fastify/static under fixed options (any path handed to
+    // send, max-age=0, no compression); its file route gets this handler instead.
+    if (route.url === '/docs/static/*') route.handler = serveAsset
   })
+  await app.register(helmet, pageHeaders(apiOrigins))
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { deepLinking: true, docExpansion: 'list', persistAuthorization: false, responseInterceptor: EXACT_JSON_INTERCEPTOR },

@@ -77,5 +77,6 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
   })
 
   app.get(DOC_PATH, { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
-  await app.register(registerDocsConsole, { documentPath: DOC_PATH })
+  const apiOrigins = servers.flatMap((s) => (s.url.startsWith('/') ? [] : [new URL(s.url).origin]))
+  await app.register(registerDocsConsole, { documentPath: DOC_PATH, apiOrigins })
 }

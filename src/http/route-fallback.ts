@@ -13,12 +13,13 @@ export function requireHost(request: FastifyRequest, _reply: FastifyReply, done:
 
 /**
  * What no route serves: 405 with Allow when some route serves the path with another method
- * (whatever the method), 404 otherwise. Both derived from the registered routes.
+ * (whatever the method), 404 otherwise, also when a route for this method found nothing there
+ * (reply.callNotFound). Both derived from the registered routes.
  */
 export function unroutedError(routes: RouteTable, request: FastifyRequest): ApiError {
   const path = requestPath(request.url)
   const allowed = routes.allowedMethods(path)
-  if (allowed.length > 0) {
+  if (allowed.length > 0 && !allowed.includes(request.method)) {
     const template = routes.templateOf(path)
     return new ApiError('method_not_allowed', `${request.method} is not allowed on ${template}; allowed: ${allowed.join(', ')}`, {
       allow: allowed.join(', '),

@@ -101,14 +101,17 @@ export class RouteTable {
     return undefined
   }
 
-  /** Templates that fit segment by segment: a `:param` fits any one segment, `*` the rest. */
+  /**
+   * Templates that fit segment by segment: a `:param` fits any one segment, `*` the rest (as the
+   * router does, `/docs/static/*` fits `/docs/static/` but not `/docs/static`).
+   */
   private matching(path: string): RouteEntry[] {
     const segments = path.split('/')
     return this.entries.filter(({ segments: template }) => {
       for (let i = 0; i < template.length; i++) {
         const t = template[i]!
-        if (t === '*') return true
         if (i >= segments.length) return false
+        if (t === '*') return true
         if (!t.startsWith(':') && t !== segments[i]) return false
       }
       return template.length === segments.length

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { type AppDependencies, buildApp } from '../../src/app.js'
 import { type Clock, ManualClock } from '../../src/clock.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { type CreateKeyInput, createApiKey } from '../../src/keys/key-service.js'
@@ -33,16 +33,23 @@ export const TEST_NOW = Date.UTC(2026, 10, 21, 12, 0, 30)
 
 /**
  * Builds the app for app.inject tests: in-memory SQLite and limiter and a manual clock unless
- * given others. Config starts from the defaults of an empty environment, overridden by `env`.
+ * given others. Config starts from the defaults of an empty environment, overridden by `env`. No
+ * logging unless given a `logger`.
  */
 export async function buildTestApp(
-  options: { env?: Record<string, string>; clock?: Clock; storage?: Storage; limiter?: RateLimiter } = {},
+  options: {
+    env?: Record<string, string>
+    clock?: Clock
+    storage?: Storage
+    limiter?: RateLimiter
+    logger?: AppDependencies['logger']
+  } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ BOOTSTRAP_KEY: 'false', ...options.env })
   const clock = options.clock ?? new ManualClock(TEST_NOW)
   const storage = options.storage ?? new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
   const limiter = options.limiter ?? new MemoryLimiter(clock, banPolicy(config))
-  const app = await buildApp({ config, storage, limiter, clock })
+  const app = await buildApp({ config, storage, limiter, clock, logger: options.logger })
   await app.ready()
   let admin: Promise<FastifyInstance> | undefined
   return {

@@ -37,6 +37,12 @@ test('GET /docs renders listPets, createPet and getPet (deprecated) in Chromium'
   page.on('response', (r) => {
     if (r.status() >= 400) failedRequests.push(`${r.url()}: ${r.status()}`)
   })
+  // The page's Content-Security-Policy must not block anything Swagger UI does.
+  const blocked: string[] = []
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) blocked.push(m.text())
+  })
+  const bundle = page.waitForResponse((r) => r.url().endsWith('/docs/static/swagger-ui-bundle.js'))
 
   const response = await page.goto(`${server.url}/docs`, { waitUntil: 'load', timeout: 20_000 })
   assert.ok(response, 'navigation response')
@@ -77,4 +83,7 @@ test('GET /docs renders listPets, createPet and getPet (deprecated) in Chromium'
 
   assert.deepEqual(pageErrors, [], 'no script errors on the page')
   assert.deepEqual(failedRequests, [], 'every resource of the page loaded')
+  assert.deepEqual(blocked, [], 'nothing blocked by the CSP')
+  // Chromium accepts br: the 1.5 MB bundle comes compressed, and decodes to a working page (above).
+  assert.equal((await bundle).headers()['content-encoding'], 'br')
 })
