@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 import type { Drain } from '../http/shutdown.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import type { Storage } from '../storage/storage.js'
+import { SERVICE_VERSION } from '../version.js'
 import type { Metrics } from './metrics.js'
 
 export interface OpsRoutesOptions {
@@ -28,6 +29,7 @@ const ServiceIndex = Type.Object(
   {
     name: Type.String(),
     version: Type.String({ description: "The API version (the OpenAPI document's info.version)." }),
+    serviceVersion: Type.String({ description: "This server's release (package.json's version; see CHANGELOG.md)." }),
     docs: Type.String({ description: 'Path of the interactive API reference (Swagger UI).' }),
     openapi: Type.String({ description: 'Path of the OpenAPI 3.1 document.' }),
   },
@@ -40,9 +42,15 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (
   { storage, limiter, metrics, drain, limiterRequired, listener },
 ) => {
   if (listener === 'main') {
-    let serviceIndex: { name: string; version: string; docs: string; openapi: string } | undefined
+    let serviceIndex: Static<typeof ServiceIndex> | undefined
     app.get('/', { config: { public: true }, schema: { ...hidden, response: { 200: ServiceIndex } } }, async () => {
-      serviceIndex ??= { name: 'Animal Store API', version: app.swagger().info.version, docs: '/docs', openapi: '/v1/openapi.json' }
+      serviceIndex ??= {
+        name: 'Animal Store API',
+        version: app.swagger().info.version,
+        serviceVersion: SERVICE_VERSION,
+        docs: '/docs',
+        openapi: '/v1/openapi.json',
+      }
       return serviceIndex
     })
   }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import type { RateLimiter } from '../../src/limits/limiter.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
@@ -80,7 +81,14 @@ test('GET / points at the docs and the OpenAPI document, with no key and no rate
       const res = await t.app.inject({ url: '/' })
       assert.equal(res.statusCode, 200, res.body)
       assert.match(res.headers['content-type'] as string, /^application\/json/)
-      assert.deepEqual(res.json(), { name: 'Animal Store API', version: openapi.info.version, docs: '/docs', openapi: '/v1/openapi.json' })
+      const { version: release } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
+      assert.deepEqual(res.json(), {
+        name: 'Animal Store API',
+        version: openapi.info.version,
+        serviceVersion: release,
+        docs: '/docs',
+        openapi: '/v1/openapi.json',
+      })
       assert.equal(res.headers['x-ratelimit-limit'], undefined, 'not rate-limited')
     }
     const { docs, openapi: openapiPath } = (await t.app.inject({ url: '/' })).json() as { docs: string; openapi: string }
