@@ -9,6 +9,7 @@ import { generateAdminToken } from '../../src/keys/api-key.js'
 import { createApiKey } from '../../src/keys/key-service.js'
 import { banPolicy } from '../../src/limits/index.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
+import { Metrics } from '../../src/ops/metrics.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { TEST_NOW } from '../helpers/app.js'
 
@@ -58,7 +59,7 @@ test('no key reaches a log line or an error body, wherever the client puts it', 
   }
 })
 
-test('a key percent-encoded in the path or the query, or cut short in a 404 message, reaches no log line or error body', async () => {
+test('a key percent-encoded in the path or the query, or cut short in a 404 message, reaches no log line, error body or metric', async () => {
   const lines: string[] = []
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -70,7 +71,8 @@ test('a key percent-encoded in the path or the query, or cut short in a 404 mess
   const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
   const clock = new ManualClock(TEST_NOW)
   const limiter = new MemoryLimiter(clock, banPolicy(config))
-  const app = await buildApp({ config, storage, limiter, clock, logger: pino({ level: 'info' }, sink) })
+  const metrics = new Metrics({ defaultMetrics: false })
+  const app = await buildApp({ config, storage, limiter, clock, metrics, logger: pino({ level: 'info' }, sink) })
   await app.ready()
   try {
     const { key } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
@@ -100,6 +102,10 @@ test('a key percent-encoded in the path or the query, or cut short in a 404 mess
       assert.equal(line.includes(token.slice(13)), false, line)
     }
     assert.equal(JSON.parse(accessLines[2]!).url, `/v1/pets?api_key=${key.slice(0, 12)}…`)
+    // Metrics are labelled by route pattern: an unrouted path is 'unmatched', never the URL.
+    const exposition = await metrics.registry.metrics()
+    assert.match(exposition, /route="unmatched"/)
+    assert.equal(exposition.includes(secret.slice(0, 8)) || exposition.includes(token.slice(9, 17)), false)
   } finally {
     await app.close()
     await limiter.close()
