@@ -3,9 +3,16 @@
  * before anything else touches it, so that a bad path is one clear cause instead of a hang or a
  * crash. Node 20's recursive mkdirSync spins forever on some paths (`/proc/nope/x.db`: mkdir
  * answers ENOENT for a parent that exists), so directories are created here one at a time.
+ *
+ * What the service writes (key hashes, customer metadata, the audit log, client addresses) is for
+ * its own user only: files it creates are PRIVATE_FILE_MODE and directories PRIVATE_DIRECTORY_MODE,
+ * whatever the umask lets through (most systems start processes with 022: world-readable).
  */
 import { mkdirSync, type Stats, statfsSync, statSync } from 'node:fs'
 import { dirname, join, parse, resolve } from 'node:path'
+
+export const PRIVATE_FILE_MODE = 0o600
+export const PRIVATE_DIRECTORY_MODE = 0o700
 
 /** The path cannot hold the file; the message is the cause, for an operator. */
 export class UnusableFileError extends Error {
@@ -94,7 +101,7 @@ export function prepareFileLocation(filename: string, what: string): string {
       )
     }
     try {
-      mkdirSync(current)
+      mkdirSync(current, { mode: PRIVATE_DIRECTORY_MODE })
     } catch (error) {
       throw new UnusableFileError(`cannot create directory ${current}: ${errnoText(error)}`)
     }

@@ -1,7 +1,7 @@
 import { closeSync, openSync } from 'node:fs'
 import { type Logger, pino } from 'pino'
 import type { Config } from './config.js'
-import { errnoText, prepareFileLocation, UnusableFileError } from './file-location.js'
+import { errnoText, PRIVATE_FILE_MODE, prepareFileLocation, UnusableFileError } from './file-location.js'
 import { StartupError } from './startup-error.js'
 
 /** Lines are written once this many bytes have gathered... */
@@ -25,6 +25,8 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logFile'>): Logg
   // and copies once.
   const destination = pino.destination({
     dest: config.logFile === undefined ? 1 : openableLogFile(config.logFile),
+    // Should it ever create the file (reopen() after a rotation moved it away).
+    mode: PRIVATE_FILE_MODE,
     sync: false,
     contentMode: 'buffer',
     minLength: LOG_BATCH_BYTES,
@@ -66,7 +68,8 @@ const lineAsBytes = (line: string): string => Buffer.from(line) as unknown as st
 
 /**
  * LOG_FILE checked (and its directory created) before pino opens it: pino would open it
- * asynchronously and crash the process with a stack on an unusable path.
+ * asynchronously and crash the process with a stack on an unusable path. Created private: it
+ * holds client addresses and key ids.
  */
 function openableLogFile(logFile: string): string {
   const unusable = (cause: string) => new StartupError({ LOG_FILE: logFile }, cause)
@@ -77,7 +80,7 @@ function openableLogFile(logFile: string): string {
     throw error instanceof UnusableFileError ? unusable(error.message) : error
   }
   try {
-    closeSync(openSync(file, 'a'))
+    closeSync(openSync(file, 'a', PRIVATE_FILE_MODE))
   } catch (error) {
     throw unusable(`${file} cannot be opened for appending: ${errnoText(error)}`)
   }

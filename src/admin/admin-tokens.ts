@@ -1,3 +1,4 @@
+import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter } from '../control-characters.js'
 import type { Actor, AdminTokenRecord, AdminTokenRepository, AuditRepository } from '../keys/administration.js'
 import {
   ADMIN_TOKEN_PREFIX,
@@ -38,6 +39,7 @@ export async function createAdminToken(
 ): Promise<{ token: string; record: AdminTokenRecord }> {
   if (name.trim() === '' || name.length > MAX_NAME_LENGTH)
     throw new AdminTokenInputError(`--name must be 1 to ${MAX_NAME_LENGTH} characters`)
+  if (hasControlCharacter(name)) throw new AdminTokenInputError(`--name ${CONTROL_CHARACTERS_REFUSED}`)
   const token = generateAdminToken()
   const record: AdminTokenRecord = {
     id: generateAdminTokenId(),

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox'
+import { NO_CONTROL_CHARACTERS } from '../control-characters.js'
 import { NOT_BLANK } from '../http/validation.js'
 import { AUDIT_ACTIONS, KEY_STATES, MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from '../keys/administration.js'
 import { MAX_CUSTOM_LIMIT, PLAN_NAMES } from '../keys/plans.js'
@@ -27,7 +28,10 @@ const keyName = Type.String({
   minLength: 1,
   maxLength: 100,
   pattern: NOT_BLANK,
-  description: 'A name for the operator (the customer, the app): 1 to 100 characters, not only white space.',
+  // A second pattern (JSON Schema allows one per schema), so that each refusal says what is wrong.
+  allOf: [{ pattern: NO_CONTROL_CHARACTERS }],
+  description:
+    'A name for the operator (the customer, the app): 1 to 100 characters, not only white space, no control characters (U+0000–U+001F, U+007F–U+009F).',
 })
 const limit = (window: string) =>
   Type.Integer({

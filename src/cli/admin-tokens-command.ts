@@ -3,9 +3,10 @@ import { parseArgs } from 'node:util'
 import { type AdminTokenAudit, AdminTokenInputError, createAdminToken, revokeAdminToken } from '../admin/admin-tokens.js'
 import { CLI } from '../banner.js'
 import type { Config } from '../config.js'
+import { escapeControlCharacters as printable } from '../control-characters.js'
 import { openStorage } from '../storage/index.js'
 import type { Storage } from '../storage/storage.js'
-import { CommandError, UsageError } from './keys-command.js'
+import { CommandError, printableJson, UsageError } from './keys-command.js'
 
 export { AdminTokenInputError }
 
@@ -27,7 +28,7 @@ export async function adminTokensCommand(config: Config, args: string[]): Promis
     strict: true,
     options: { name: { type: 'string' }, json: { type: 'boolean', default: false } },
   })
-  const print = (json: unknown, text: string) => process.stdout.write(values.json ? JSON.stringify(json) + '\n' : text)
+  const print = (json: unknown, text: string) => process.stdout.write(values.json ? printableJson(json) : text)
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
   const storage = await openStorage(config)
   try {
@@ -52,7 +53,7 @@ export async function adminTokensCommand(config: Config, args: string[]): Promis
         rows,
         rows.length === 0
           ? 'No admin tokens.\n'
-          : rows.map((r) => `${r.id}  ${r.prefix}…  ${r.revokedAt ? 'revoked ' + r.revokedAt : 'active'}  ${r.name}\n`).join(''),
+          : rows.map((r) => `${r.id}  ${r.prefix}…  ${r.revokedAt ? 'revoked ' + r.revokedAt : 'active'}  ${printable(r.name)}\n`).join(''),
       )
     } else if (sub === 'revoke') {
       const [id, extra] = positionals

@@ -2,6 +2,7 @@ import { userInfo } from 'node:os'
 import { parseArgs } from 'node:util'
 import { CLI } from '../banner.js'
 import type { Config } from '../config.js'
+import { escapeControlCharacters } from '../control-characters.js'
 import { type ChangeContext, KEY_STATES, KeyInputError, type KeyState, type KeyUsage, type KeyView } from '../keys/administration.js'
 import { KeyService } from '../keys/key-service.js'
 import type { PlanName } from '../keys/plans.js'
@@ -76,6 +77,12 @@ function metadata(raw: string | undefined, clearable: boolean): Record<string, u
   }
 }
 
+/**
+ * JSON for stdout, a terminal as often as a pipe: JSON.stringify leaves U+007F–U+009F as they
+ * are; escaped, the document means the same.
+ */
+export const printableJson = (json: unknown): string => `${escapeControlCharacters(JSON.stringify(json))}\n`
+
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
 const isoSeconds = (s: number | null): string | null => (s === null ? null : new Date(s * 1000).toISOString())
 
@@ -93,13 +100,13 @@ function viewJson(v: KeyView) {
 
 function line(v: KeyView): string {
   const state = v.state === 'revoked' ? `revoked ${iso(v.revokedAt)}` : v.state === 'expired' ? `expired ${iso(v.expiresAt)}` : 'active'
-  return `${v.id}  ${v.prefix}…  ${v.plan.padEnd(10)} ${String(v.perMinute).padStart(7)}/min ${String(v.perDay).padStart(9)}/day  ${state}  ${v.name}\n`
+  return `${v.id}  ${v.prefix}…  ${v.plan.padEnd(10)} ${String(v.perMinute).padStart(7)}/min ${String(v.perDay).padStart(9)}/day  ${state}  ${escapeControlCharacters(v.name)}\n`
 }
 
 function details(v: KeyView): string {
   const rows: Array<[string, string | number | null]> = [
     ['Key', `${v.id} (${v.prefix}…)`],
-    ['Name', v.name],
+    ['Name', escapeControlCharacters(v.name)],
     ['Plan', `${v.plan}: ${v.perMinute}/min, ${v.perDay}/day`],
     ['State', v.state],
     ['Quota', v.quotaId === v.id ? v.quotaId : `${v.quotaId} (shared along its rotation chain)`],
@@ -110,7 +117,7 @@ function details(v: KeyView): string {
     ['Rotated from', v.rotatedFrom ?? '-'],
     ['Rotated to', v.rotatedTo ?? '-'],
     ['Last used', iso(v.lastUsedAt) ?? 'never (or not yet flushed)'],
-    ['Metadata', v.metadata === null ? '-' : JSON.stringify(v.metadata)],
+    ['Metadata', v.metadata === null ? '-' : escapeControlCharacters(JSON.stringify(v.metadata))],
   ]
   return rows.map(([k, value]) => `${(k + ':').padEnd(14)}${value}\n`).join('')
 }
@@ -161,7 +168,7 @@ export async function keysCommand(config: Config, args: string[]): Promise<void>
     throw new UsageError(
       sub ? `unknown keys command ${JSON.stringify(sub)}` : 'keys needs a command: create, list, show, update, rotate, revoke or usage',
     )
-  const out = (json: unknown, text: string) => process.stdout.write(values.json ? JSON.stringify(json) + '\n' : text)
+  const out = (json: unknown, text: string) => process.stdout.write(values.json ? printableJson(json) : text)
   const ctx: ChangeContext = { actor: { type: 'cli', id: userInfo().username }, requestId: null }
   const storage = await openStorage(config)
   const usage = sub === 'usage' ? await openUsageSource(config) : undefined

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'pino'
 import type { InfoLineWriter } from '../logger.js'
 import type { Metrics } from '../ops/metrics.js'
-import { redactKeys } from './common-headers.js'
+import { redactKeys } from './key-redaction.js'
 import type { Done } from './pipeline.js'
 import { settingsOf } from './route-settings.js'
 

@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { displayPrefix } from '../keys/api-key.js'
 import type { Done } from './pipeline.js'
 import { settingsOf } from './route-settings.js'
 
@@ -16,10 +15,6 @@ export function commonHeaders(request: FastifyRequest, reply: FastifyReply, done
   }
   done()
 }
-
-/** A key or admin token pasted into a URL (by mistake) must not reach a log or an answer: keep only its display prefix. */
-const KEY_IN_TEXT = /as_(live|test|admin)_[0-9A-Za-z]{38}/g
-export const redactKeys = (text: string) => (text.includes('as_') ? text.replace(KEY_IN_TEXT, (k) => displayPrefix(k) + '…') : text)
 
 /** The path of a request URL, also for absolute-form request targets (`GET http://host/v1/pets`). */
 export function requestPath(url: string): string {

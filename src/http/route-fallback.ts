@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { redactKeys, requestPath } from './common-headers.js'
+import { requestPath } from './common-headers.js'
 import { ApiError } from './errors.js'
+import { redactKeys } from './key-redaction.js'
 import type { Done, Step } from './pipeline.js'
 import type { RouteTable } from './route-settings.js'
 
@@ -28,9 +29,9 @@ export function unroutedError(routes: RouteTable, request: FastifyRequest): ApiE
   return noRouteError(request)
 }
 
-/** The 404 of a path no route serves. */
+/** The 404 of a path no route serves. Redacted before it is cut short: a cut key would no longer match. */
 export const noRouteError = (request: FastifyRequest): ApiError =>
-  new ApiError('not_found', `No route for ${request.method} ${redactKeys(requestPath(request.url).slice(0, 200))}`)
+  new ApiError('not_found', `No route for ${request.method} ${redactKeys(requestPath(request.url)).slice(0, 200)}`)
 
 /**
  * Answers unrouted requests in onRequest, after authentication and limiting but before any body

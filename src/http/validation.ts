@@ -1,5 +1,6 @@
 import { Ajv, type SchemaObject, type SchemaValidateFunction } from 'ajv'
 import type { FastifyServerOptions } from 'fastify'
+import { CONTROL_CHARACTERS_REFUSED, NO_CONTROL_CHARACTERS } from '../control-characters.js'
 import { INT64_MAX, INT64_MIN, toInt64 } from '../int64.js'
 import { PLAIN_INTEGER } from './json-body.js'
 
@@ -163,7 +164,9 @@ function describeValidationError(error: ValidationProblem, part: string): string
     case 'maxLength':
       return `${field} must be at most ${error.params.limit} characters long`
     case 'pattern':
-      return error.params.pattern === NOT_BLANK ? `${field} must not be only white space` : `${field} must match ${error.params.pattern}`
+      if (error.params.pattern === NOT_BLANK) return `${field} must not be only white space`
+      if (error.params.pattern === NO_CONTROL_CHARACTERS) return `${field} ${CONTROL_CHARACTERS_REFUSED}`
+      return `${field} must match ${error.params.pattern}`
     default:
       return `${field} ${error.message ?? 'is invalid'}`
   }

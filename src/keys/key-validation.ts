@@ -1,3 +1,4 @@
+import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter } from '../control-characters.js'
 import { KeyInputError, MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from './administration.js'
 import { isPlanName, MAX_CUSTOM_LIMIT, PLAN_NAMES, PLAN_QUOTAS, type PlanName, type Quota } from './plans.js'
 
@@ -17,6 +18,8 @@ export function checkPlan(raw: unknown): PlanName {
 export function checkName(raw: unknown): string {
   const name = typeof raw === 'string' ? raw.trim() : ''
   if (name === '' || name.length > MAX_NAME_LENGTH) throw new KeyInputError('name', `name must be 1 to ${MAX_NAME_LENGTH} characters`)
+  // Checked before trimming too: the admin API's schema refuses a trailing newline, so does the CLI.
+  if (hasControlCharacter(raw as string)) throw new KeyInputError('name', `name ${CONTROL_CHARACTERS_REFUSED}`)
   return name
 }
 

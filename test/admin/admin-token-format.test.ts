@@ -1,7 +1,7 @@
 /** The admin token format: its own prefix, the API keys' checksum, a display prefix, redaction. */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { redactKeys } from '../../src/http/common-headers.js'
+import { redactKeys } from '../../src/http/key-redaction.js'
 import {
   displayPrefix,
   generateAdminToken,

@@ -5,9 +5,11 @@ import { pino } from 'pino'
 import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
+import { generateAdminToken } from '../../src/keys/api-key.js'
 import { createApiKey } from '../../src/keys/key-service.js'
 import { banPolicy } from '../../src/limits/index.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
+import { Metrics } from '../../src/ops/metrics.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { TEST_NOW } from '../helpers/app.js'
 
@@ -50,6 +52,60 @@ test('no key reaches a log line or an error body, wherever the client puts it', 
     assert.equal(log.includes(key.slice(12)), false, 'not even the secret part')
     assert.match(log, /"msg":"request"/)
     assert.match(log, /"keyId":"key_/)
+  } finally {
+    await app.close()
+    await limiter.close()
+    await storage.close()
+  }
+})
+
+test('a key percent-encoded in the path or the query, or cut short in a 404 message, reaches no log line, error body or metric', async () => {
+  const lines: string[] = []
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk))
+      cb()
+    },
+  })
+  const config = loadConfig({ BOOTSTRAP_KEY: 'false' })
+  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
+  const clock = new ManualClock(TEST_NOW)
+  const limiter = new MemoryLimiter(clock, banPolicy(config))
+  const metrics = new Metrics({ defaultMetrics: false })
+  const app = await buildApp({ config, storage, limiter, clock, metrics, logger: pino({ level: 'info' }, sink) })
+  await app.ready()
+  try {
+    const { key } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
+    const token = generateAdminToken()
+    const secret = key.slice(8)
+    const auth = { authorization: `Bearer ${key}` }
+    const urls = [
+      `/as%5Flive_${secret}`,
+      `/v1/as%5flive_${secret}`,
+      `/v1/pets?api_key=%61s_live_${secret}`,
+      `/v1/pets?api_key=${encodeURIComponent(key).replace(/_/g, '%5F')}`,
+      `/as%5Fadmin_${token.slice(9)}`,
+      // Cut at 200 characters in the 404 message, the key would be only partly there.
+      `/${'x'.repeat(170)}${key}`,
+    ]
+    for (const url of urls) {
+      const res = await app.inject({ url, headers: auth })
+      assert.equal(res.body.includes(secret.slice(0, 8)), false, `response body for ${url}: ${res.body}`)
+      assert.equal(res.body.includes(token.slice(9, 17)), false, `response body for ${url}: ${res.body}`)
+    }
+    const notFound = await app.inject({ url: `/as%5Flive_${secret}`, headers: auth })
+    assert.equal(notFound.json().message, `No route for GET /${key.slice(0, 12)}…`)
+    const accessLines = lines.filter((l) => l.includes('"msg":"request"'))
+    assert.equal(accessLines.length, urls.length + 1, 'one access line per request')
+    for (const line of accessLines) {
+      assert.equal(line.includes(secret.slice(4)), false, line)
+      assert.equal(line.includes(token.slice(13)), false, line)
+    }
+    assert.equal(JSON.parse(accessLines[2]!).url, `/v1/pets?api_key=${key.slice(0, 12)}…`)
+    // Metrics are labelled by route pattern: an unrouted path is 'unmatched', never the URL.
+    const exposition = await metrics.registry.metrics()
+    assert.match(exposition, /route="unmatched"/)
+    assert.equal(exposition.includes(secret.slice(0, 8)) || exposition.includes(token.slice(9, 17)), false)
   } finally {
     await app.close()
     await limiter.close()

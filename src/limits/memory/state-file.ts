@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { mkdir, open, rename, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
+import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../../file-location.js'
 import { type IdentityState, isStale } from '../policy.js'
 
 /**
@@ -130,8 +131,8 @@ export class LimiterStateFile {
     let identities = 0
     let blockingMs = 0
     try {
-      await mkdir(dirname(this.path), { recursive: true })
-      const handle = await open(temporary, 'w', 0o600)
+      await mkdir(dirname(this.path), { recursive: true, mode: PRIVATE_DIRECTORY_MODE })
+      const handle = await open(temporary, 'w', PRIVATE_FILE_MODE)
       try {
         let chunk = `{"format":"${STATE_FILE_FORMAT}","version":${STATE_FILE_VERSION},"savedAt":${now},"states":[`
         let inChunk = 0

@@ -4,9 +4,9 @@
  */
 import { accessSync, closeSync, constants, openSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { errnoOf, errnoText, prepareFileLocation, statOrUndefined, UnusableFileError } from '../../file-location.js'
+import { errnoOf, errnoText, PRIVATE_FILE_MODE, prepareFileLocation, statOrUndefined, UnusableFileError } from '../../file-location.js'
 
-/** The absolute path of a usable database file (created later by SQLite if missing); UnusableFileError otherwise. */
+/** The absolute path of a usable database file (created here, empty and private, if missing); UnusableFileError otherwise. */
 export function prepareSqliteFile(filename: string): string {
   const file = prepareFileLocation(filename, 'a database file')
   // SQLite opens a file it cannot write read-only without a word, and fails only at the first
@@ -17,8 +17,21 @@ export function prepareSqliteFile(filename: string): string {
     } catch (error) {
       throw new UnusableFileError(`${file} is read-only: ${errnoText(error)}`)
     }
-  }
+  } else createPrivately(file)
   return file
+}
+
+/**
+ * SQLite would create the file 0644 (less the umask), and creates its -wal and -shm files with the
+ * database file's own mode: a database file made 0600 first keeps all three private. An empty
+ * file is an empty database to SQLite.
+ */
+function createPrivately(file: string): void {
+  try {
+    closeSync(openSync(file, 'a', PRIVATE_FILE_MODE))
+  } catch {
+    // SQLite's own open then fails on the same cause, and describeSqliteOpenFailure says which.
+  }
 }
 
 /** Tries `open(path, flags)` and says why it fails, or undefined when it works (a file it created is removed). */

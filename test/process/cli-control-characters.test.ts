@@ -1,0 +1,116 @@
+/**
+ * Control characters never reach the operator's terminal through the CLI: names with them are
+ * refused (one input error, exit 2), and text stored with them anyway (before they were refused,
+ * or by another way into the database) is printed escaped, so it cannot clear the screen or forge
+ * a row.
+ */
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
+import { createKeyViaCli, runCli, useTempDir } from '../helpers/process.js'
+
+/** A screen clear, then a newline and a row of `keys list` that is not in the database. */
+const FORGED_ROW = 'evil\u001b[2J\u001b[H\nkey_AAAAAAAAAAAAAAAA  as_live_AAAA…  free  active  trusted'
+const REFUSED = 'animal-store: --name must not contain control characters (U+0000–U+001F, U+007F–U+009F)\n'
+/** Every control character but the newline that ends each line the CLI writes. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: what the test looks for
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/u
+
+test('keys create, keys update and admin-tokens create refuse a --name with control characters: exit 2, nothing stored', async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const { id } = await createKeyViaCli(db, { name: 'good' })
+  const runs = await Promise.all(
+    [
+      ['keys', 'create', '--plan', 'free', '--name', FORGED_ROW],
+      ['keys', 'create', '--plan', 'free', '--name', 'csi \u009b2J'],
+      ['keys', 'update', id, '--name', FORGED_ROW],
+      ['admin-tokens', 'create', '--name', 'title \u001b]0;pwned\u0007'],
+    ].map((args) => runCli(args, { db })),
+  )
+  for (const run of runs) {
+    assert.equal(run.code, 2, run.stderr)
+    assert.ok(run.stderr.startsWith(REFUSED), run.stderr)
+    assert.doesNotMatch(run.stderr + run.stdout, CONTROL)
+  }
+  const keys = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout)
+  assert.deepEqual(
+    keys.map((k: { name: string }) => k.name),
+    ['good'],
+  )
+  assert.deepEqual(JSON.parse((await runCli(['admin-tokens', 'list', '--json'], { db })).stdout), [])
+})
+
+test('names and metadata stored with control characters are printed escaped by keys list, keys show and admin-tokens list', async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const storage = new SqliteStorage({ databaseUrl: db, durability: 'process' })
+  const id = 'key_0000000000000001'
+  const metadata = { note: 'c1 \u009b2J', 'key\u001b': 'x' }
+  try {
+    // Straight into storage, past the service's checks: as a row stored before they existed.
+    await storage.keys.insertKey({
+      id,
+      name: FORGED_ROW,
+      plan: 'free',
+      perMinute: 60,
+      perDay: 1000,
+      prefix: 'as_live_AAAA',
+      quotaId: id,
+      createdAt: 0,
+      updatedAt: 0,
+      expiresAt: null,
+      revokedAt: null,
+      rotatedTo: null,
+      rotatedFrom: null,
+      metadata,
+      lastUsedAt: null,
+      hash: '0'.repeat(64),
+    })
+    await storage.adminTokens.insert({
+      id: 'adm_0000000000000001',
+      name: FORGED_ROW,
+      hash: '1'.repeat(64),
+      prefix: 'as_admin_AAAA',
+      createdAt: 0,
+      revokedAt: null,
+    })
+  } finally {
+    await storage.close()
+  }
+  const escapedName = 'evil\\u001b[2J\\u001b[H\\u000akey_AAAAAAAAAAAAAAAA  as_live_AAAA…  free  active  trusted'
+
+  const list = await runCli(['keys', 'list'], { db })
+  assert.equal(list.code, 0, list.stderr)
+  assert.doesNotMatch(list.stdout, CONTROL)
+  assert.match(list.stdout, /^key_0000000000000001 {2}as_live_AAAA… {2}free .* active {2}/)
+  assert.ok(list.stdout.endsWith(`  active  ${escapedName}\n`), list.stdout)
+  assert.equal(list.stdout.split('\n').length, 2, 'one row, none forged')
+
+  const show = await runCli(['keys', 'show', id], { db })
+  assert.equal(show.code, 0, show.stderr)
+  assert.doesNotMatch(show.stdout, CONTROL)
+  assert.ok(show.stdout.split('\n').includes(`${'Name:'.padEnd(14)}${escapedName}`), show.stdout)
+  assert.match(show.stdout, /^Metadata: +\{"note":"c1 \\u009b2J","key\\u001b":"x"\}$/m)
+
+  const tokens = await runCli(['admin-tokens', 'list'], { db })
+  assert.equal(tokens.code, 0, tokens.stderr)
+  assert.doesNotMatch(tokens.stdout, CONTROL)
+  assert.equal(tokens.stdout, `adm_0000000000000001  as_admin_AAAA…  active  ${escapedName}\n`)
+
+  // JSON output escapes them too, and still means the same.
+  for (const args of [
+    ['keys', 'show', id, '--json'],
+    ['keys', 'list', '--json'],
+    ['admin-tokens', 'list', '--json'],
+  ]) {
+    const json = await runCli(args, { db })
+    assert.equal(json.code, 0, json.stderr)
+    assert.doesNotMatch(json.stdout, CONTROL, args.join(' '))
+    assert.ok(json.stdout.includes('\\u009b') || args[0] === 'admin-tokens', args.join(' '))
+    const parsed = JSON.parse(json.stdout)
+    const named = [parsed].flat().find((v: { name: string }) => v.name === FORGED_ROW)
+    assert.ok(named, `${args.join(' ')}: the name as stored`)
+  }
+})
