@@ -90,7 +90,10 @@ export async function revokeAdminToken(
 /** Why a presented admin token is refused: each answers 401 with its own message. */
 export type AdminAuthProblem = 'missing' | 'malformed' | 'api_key' | 'invalid'
 
-export type AdminAuthResult = { token: AdminTokenRecord; problem?: undefined } | { token?: undefined; problem: AdminAuthProblem }
+/** A revoked token is refused like an unknown one, but its id is known (the access line names it). */
+export type AdminAuthResult =
+  | { token: AdminTokenRecord; problem?: undefined; revokedTokenId?: undefined }
+  | { token?: undefined; problem: AdminAuthProblem; revokedTokenId?: string }
 
 /**
  * Presented token -> its record. No cache: admin calls are few, and reading storage every time
@@ -103,7 +106,8 @@ export class AdminTokenResolver {
   async resolve(presented: string): Promise<AdminAuthResult> {
     if (!isWellFormedAdminToken(presented)) return { problem: looksLikeApiKey(presented) ? 'api_key' : 'invalid' }
     const record = await this.tokens.findByHash(hashKey(presented))
-    if (record === undefined || record.revokedAt !== null) return { problem: 'invalid' }
+    if (record === undefined) return { problem: 'invalid' }
+    if (record.revokedAt !== null) return { problem: 'invalid', revokedTokenId: record.id }
     return { token: record }
   }
 }
