@@ -74,16 +74,15 @@ export async function revokeAdminToken(
   const revoked = await tokens.revoke(id, now)
   const record = (await tokens.list()).find((t) => t.id === id)
   if (record === undefined) return undefined
-  if (revoked) {
-    await audit?.audit.append({
-      at: now,
-      actor: audit.actor,
-      action: 'admin_token.revoke',
-      keyId: null,
-      details: { tokenId: id, name: record.name, prefix: record.prefix },
-      requestId: null,
-    })
-  }
+  // A repeat changes nothing but succeeds all the same: on record, as a repeated key revoke is.
+  await audit?.audit.append({
+    at: now,
+    actor: audit.actor,
+    action: 'admin_token.revoke',
+    keyId: null,
+    details: { tokenId: id, name: record.name, prefix: record.prefix, ...(revoked ? {} : { alreadyRevoked: true }) },
+    requestId: null,
+  })
   return { record, alreadyRevoked: !revoked }
 }
 
