@@ -109,7 +109,7 @@ function logTail(file) {
     const lines = buf
       .toString('utf8')
       .split('\n')
-      .filter((l) => /"level":(4|5|6)\d|shutting down|signal/.test(l))
+      .filter((l) => /"level":"(warn|error|fatal)"|shutting down|signal/.test(l))
     return lines.slice(-3).join(' | ').slice(0, 1500) || '(no warning, error or shutdown line)'
   } catch (error) {
     return `(log not readable: ${error.message})`

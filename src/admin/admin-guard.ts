@@ -15,6 +15,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The admin token an admin route was called with (set by the admin guard). */
     adminToken: AdminTokenRecord | null
+    /**
+     * The id of the admin token the request presented, once storage knows that token, whether or
+     * not it was let through (revoked, over its limit): the access line names it.
+     */
+    presentedAdminTokenId?: string
   }
 }
 
@@ -69,7 +74,10 @@ export function createAdminGuard({ tokens, limiter, metrics }: AdminGuardOptions
     const presented = parseBearer(header)
     if (presented === undefined) return limit(request, reply, undefined, 'malformed', done)
     tokens.resolve(presented).then(
-      (result) => limit(request, reply, result.token, result.problem, done),
+      (result) => {
+        request.presentedAdminTokenId = result.token?.id ?? result.revokedTokenId
+        limit(request, reply, result.token, result.problem, done)
+      },
       (error: Error) => done(error),
     )
   }

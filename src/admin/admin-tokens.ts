@@ -74,23 +74,25 @@ export async function revokeAdminToken(
   const revoked = await tokens.revoke(id, now)
   const record = (await tokens.list()).find((t) => t.id === id)
   if (record === undefined) return undefined
-  if (revoked) {
-    await audit?.audit.append({
-      at: now,
-      actor: audit.actor,
-      action: 'admin_token.revoke',
-      keyId: null,
-      details: { tokenId: id, name: record.name, prefix: record.prefix },
-      requestId: null,
-    })
-  }
+  // A repeat changes nothing but succeeds all the same: on record, as a repeated key revoke is.
+  await audit?.audit.append({
+    at: now,
+    actor: audit.actor,
+    action: 'admin_token.revoke',
+    keyId: null,
+    details: { tokenId: id, name: record.name, prefix: record.prefix, ...(revoked ? {} : { alreadyRevoked: true }) },
+    requestId: null,
+  })
   return { record, alreadyRevoked: !revoked }
 }
 
 /** Why a presented admin token is refused: each answers 401 with its own message. */
 export type AdminAuthProblem = 'missing' | 'malformed' | 'api_key' | 'invalid'
 
-export type AdminAuthResult = { token: AdminTokenRecord; problem?: undefined } | { token?: undefined; problem: AdminAuthProblem }
+/** A revoked token is refused like an unknown one, but its id is known (the access line names it). */
+export type AdminAuthResult =
+  | { token: AdminTokenRecord; problem?: undefined; revokedTokenId?: undefined }
+  | { token?: undefined; problem: AdminAuthProblem; revokedTokenId?: string }
 
 /**
  * Presented token -> its record. No cache: admin calls are few, and reading storage every time
@@ -103,7 +105,8 @@ export class AdminTokenResolver {
   async resolve(presented: string): Promise<AdminAuthResult> {
     if (!isWellFormedAdminToken(presented)) return { problem: looksLikeApiKey(presented) ? 'api_key' : 'invalid' }
     const record = await this.tokens.findByHash(hashKey(presented))
-    if (record === undefined || record.revokedAt !== null) return { problem: 'invalid' }
+    if (record === undefined) return { problem: 'invalid' }
+    if (record.revokedAt !== null) return { problem: 'invalid', revokedTokenId: record.id }
     return { token: record }
   }
 }

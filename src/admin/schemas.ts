@@ -193,8 +193,10 @@ export const AuditEntrySchema = Type.Object(
     at: time('When the change was made.'),
     actor: Type.Object(
       {
-        type: Type.Unsafe<'admin_token' | 'cli'>({ type: 'string', enum: ['admin_token', 'cli'] }),
-        id: Type.String({ description: 'The admin token id (adm_…), or the OS user of the CLI.' }),
+        type: Type.Unsafe<'admin_token' | 'cli' | 'system'>({ type: 'string', enum: ['admin_token', 'cli', 'system'] }),
+        id: Type.String({
+          description: 'The admin token id (adm_…), the OS user of the CLI, or `bootstrap` (system: the first key, created at start-up).',
+        }),
       },
       { additionalProperties: false, description: 'Who made the change.' },
     ),
@@ -203,7 +205,7 @@ export const AuditEntrySchema = Type.Object(
     details: Type.Unsafe<Record<string, unknown>>({
       type: 'object',
       additionalProperties: true,
-      description: 'What changed (fields, before and after); never a key, hash or token.',
+      description: 'What changed (fields, before and after), times as RFC 3339; never a key, hash or token.',
     }),
     requestId: Type.Union([Type.String(), Type.Null()], { description: 'X-Request-Id of the admin call; null from the CLI.' }),
   },

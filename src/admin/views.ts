@@ -1,5 +1,12 @@
 import { ApiError } from '../http/errors.js'
-import { type AuditEntry, KeyInputError, KeyNotFoundError, type KeyUsage, type KeyView } from '../keys/administration.js'
+import {
+  AUDIT_TIME_DETAILS,
+  type AuditEntry,
+  KeyInputError,
+  KeyNotFoundError,
+  type KeyUsage,
+  type KeyView,
+} from '../keys/administration.js'
 import type { AdminKey, AuditEntryJson } from './schemas.js'
 
 /** The service's values (Unix ms) as the admin API writes them: RFC 3339 strings in UTC. */
@@ -47,9 +54,19 @@ export function auditJson(entry: AuditEntry): AuditEntryJson {
     actor: entry.actor,
     action: entry.action,
     keyId: entry.keyId,
-    details: entry.details,
+    details: detailsJson(entry.details),
     requestId: entry.requestId,
   }
+}
+
+/** An entry's details with its times (AUDIT_TIME_DETAILS) as RFC 3339; stored as Unix ms, in every row old or new. */
+function detailsJson(details: Record<string, unknown>): Record<string, unknown> {
+  const json = { ...details }
+  for (const field of AUDIT_TIME_DETAILS) {
+    const value = json[field]
+    if (typeof value === 'number') json[field] = iso(value)
+  }
+  return json
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'pino'
 import type { InfoLineWriter } from '../logger.js'
 import type { Metrics } from '../ops/metrics.js'
+import { clientAddress } from './client-address.js'
 import { redactKeys } from './key-redaction.js'
 import type { Done } from './pipeline.js'
 import { settingsOf } from './route-settings.js'
@@ -68,7 +69,9 @@ export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Bindings,
 
 /**
  * The onResponse hook: request metrics and the one access-log line per request, with the client's
- * address as the rate limiter sees it (TRUST_PROXY applied). The line goes
+ * address as the rate limiter sees it (clientAddress: TRUST_PROXY applied, one spelling per
+ * address), and the id of the key or admin token presented whenever storage knew it, whatever the
+ * status (a 401 for an expired or revoked key, a 429 included). The line goes
  * through `log` (the app's logger) with the request id first, exactly as the request's child
  * logger would write it, without making that child (see RequestLogger); built here and written
  * by `writeLine` when the logger given to the app offers one (see logger.ts: Fastify wraps that
@@ -81,14 +84,14 @@ export function accessLog(log: FastifyBaseLogger, metrics: Metrics, writeLine: I
     metrics.observeRequest(request.method, settingsOf(request).url ?? 'unmatched', status, ms / 1000)
     const url = redactKeys(request.url)
     const rounded = Math.round(ms * 100) / 100
-    const ip = request.ip
-    const keyId = request.apiKey?.id
-    const adminTokenId = request.adminToken?.id
+    const ip = clientAddress(request)
+    const keyId = request.presentedKeyId
+    const adminTokenId = request.presentedAdminTokenId
     if (writeLine !== undefined) {
       // The fields in the order of the object below; undefined ones left out, as pino does.
       writeLine(
         `"${REQUEST_ID_LABEL}":${JSON.stringify(request.id)},"method":${JSON.stringify(request.method)},"url":${JSON.stringify(url)},` +
-          `"status":${status},"ms":${rounded}${ip === undefined ? '' : `,"ip":${JSON.stringify(ip)}`}${keyId === undefined ? '' : `,"keyId":${JSON.stringify(keyId)}`}` +
+          `"status":${status},"ms":${rounded},"ip":${JSON.stringify(ip)}${keyId === undefined ? '' : `,"keyId":${JSON.stringify(keyId)}`}` +
           `${adminTokenId === undefined ? '' : `,"adminTokenId":${JSON.stringify(adminTokenId)}`}`,
         REQUEST_MESSAGE,
       )

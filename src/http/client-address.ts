@@ -62,7 +62,8 @@ export function createClientAddress(): (request: AddressedRequest) => string {
     const address = parseAddress(request.ip ?? '')
     if (address !== undefined) return address
     const proxy = parseAddress(request.socket.remoteAddress ?? '') ?? 'unknown'
-    if (!reported) {
+    // No address at all (a socket closed before its peer was read): nothing was forwarded.
+    if (!reported && request.ip !== undefined) {
       reported = true
       request.log.warn(
         { forwardedFor: (request.ip ?? '').slice(0, 100), proxy },
@@ -73,5 +74,5 @@ export function createClientAddress(): (request: AddressedRequest) => string {
   }
 }
 
-/** The one clientAddress of the process, shared by the API and admin guards. */
+/** The one clientAddress of the process, shared by the API and admin guards and the access line. */
 export const clientAddress = createClientAddress()

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import { parseAddress } from './client-address.js'
 import { ApiError, type ErrorCode } from './errors.js'
 
 /**
@@ -87,7 +88,8 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   }
   // The socket caches its peer's address once read, and has none to give once destroyed, which
   // closing it after this answer may do before the access line is written.
-  const ip = socket.remoteAddress
+  // Written as clientAddress writes an address (no request, so no forwarded one to trust).
+  const ip = parseAddress(socket.remoteAddress ?? '') ?? socket.remoteAddress
   if (pending !== undefined && !pending.req.complete && !pending.headersSent) {
     // The request being received (its headers were read, its body was not): answered on its own
     // response, so that Fastify ends it like any other, with its access line (key id included).

@@ -17,6 +17,11 @@ import { settingsOf } from './route-settings.js'
 declare module 'fastify' {
   interface FastifyRequest {
     apiKey: ApiKeyRecord | null
+    /**
+     * The id of the key the request presented, once storage knows that key, whether or not it was
+     * let through (expired, revoked, over its limit): the access line names it.
+     */
+    presentedKeyId?: string
   }
 }
 
@@ -114,8 +119,12 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: 
     let problem = invalid
     let expiredAt: number | undefined
     if (key !== undefined) {
+      request.presentedKeyId = key.id
       const now = clock.now()
-      if (key.expiresAt !== null && key.expiresAt <= now) {
+      if (key.revokedAt !== null) {
+        key = undefined
+        problem = 'invalid'
+      } else if (key.expiresAt !== null && key.expiresAt <= now) {
         expiredAt = key.expiresAt
         key = undefined
         problem = 'expired'

@@ -94,16 +94,25 @@ export interface KeyUsage {
   lastUsedAt: number | null
 }
 
-/** Who made a change, for the audit log: an admin token (by id) or the CLI (by OS user). */
+/**
+ * Who made a change, for the audit log: an admin token (by id), the CLI (by OS user), or the
+ * service itself (`system`/`bootstrap`: the first key, created at start-up).
+ */
 export interface Actor {
-  type: 'admin_token' | 'cli'
+  type: 'admin_token' | 'cli' | 'system'
   id: string
 }
 
+/** The actor of the first key a start creates (BOOTSTRAP_KEY). */
+export const BOOTSTRAP_ACTOR: Actor = { type: 'system', id: 'bootstrap' }
+
 /**
- * Changes are written in the same transaction as the change. Reads (`key.list`, `key.read`,
- * `key.usage`, `audit_log.list`) are written after they succeed, when the caller passes a context
- * (the admin API does, so every admin call is on record; the CLI, which reads the database itself, does not).
+ * Changes are written in the same transaction as the change. Calls that succeed without changing
+ * anything are written after they succeed: a repeated revoke (`key.revoke` with `alreadyRevoked:
+ * true`), an update to the values a key already has (`key.update` with `changed: []`), and the
+ * reads (`key.list`, `key.read`, `key.usage`, `audit_log.list`) when the caller passes a context
+ * (the admin API does, so every admin call on keys and the audit log is on record; the CLI, which
+ * reads the database itself, does not).
  */
 export const AUDIT_ACTIONS = [
   'key.create',
@@ -118,6 +127,12 @@ export const AUDIT_ACTIONS = [
   'admin_token.revoke',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
+
+/**
+ * The fields of an entry's `details` that hold a time: Unix ms (or null) like every time here, which
+ * the admin API writes as RFC 3339 like the rest of its times.
+ */
+export const AUDIT_TIME_DETAILS: readonly string[] = ['expiresAt', 'oldKeyExpiresAt', 'oldKeyRevokedAt']
 
 /** One audit log entry. `details` never holds a secret (no key, no hash, no token). */
 export interface AuditEntry {

@@ -85,7 +85,10 @@ export class KeyResolver implements KeyCache {
     return isWellFormedKey(key, this.options.env) ? undefined : false
   }
 
-  /** The key record (possibly expired: the caller checks), or undefined for a malformed, unknown or revoked key. */
+  /**
+   * The key record, or undefined for a malformed or unknown key. The record may be expired or
+   * revoked: the caller checks both (and can name the key in its log). Revoked keys are not cached.
+   */
   async resolve(key: string): Promise<ApiKeyRecord | undefined> {
     if (!isWellFormedKey(key, this.options.env)) return undefined
     const hash = hashKey(key)
@@ -95,7 +98,7 @@ export class KeyResolver implements KeyCache {
     // committed: use its answer for this request only, never cache it.
     const seen = this.invalidations
     const record = await this.keys.findKeyByHash(hash)
-    if (record === undefined || record.revokedAt !== null) return undefined
+    if (record === undefined || record.revokedAt !== null) return record
     if (seen === this.invalidations) this.cache.set(hash, record)
     return record
   }

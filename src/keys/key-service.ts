@@ -7,6 +7,7 @@ import {
   type AuditPage,
   type AuditQuery,
   type AuditRepository,
+  BOOTSTRAP_ACTOR,
   type ChangeContext,
   type CreateKeyRequest,
   KEY_STATES,
@@ -166,7 +167,11 @@ export class KeyService implements KeyAdministration {
         updatedAt: Math.max(now, current.updatedAt + 1),
       }
       const changes = changedFields(current, next)
-      if (changes.length === 0) return this.view(current, now)
+      if (changes.length === 0) {
+        // Nothing to write, but a successful call all the same: on record, as a read would be.
+        await this.auditLog.append(this.entry(ctx, 'key.update', id, now, { changed: [], ...describe(current) }))
+        return this.view(current, now)
+      }
       const updated = await this.keys.updateKey(
         id,
         current.updatedAt,
@@ -228,6 +233,8 @@ export class KeyService implements KeyAdministration {
     const record = await this.find(id)
     // Also when it was already revoked (by another process, maybe not yet polled here).
     this.options.cache?.forget(record.hash)
+    // A repeat changes nothing but succeeds all the same: on record, written after it (as a read is).
+    if (!revoked) await this.auditLog.append(this.entry(ctx, 'key.revoke', id, now, { alreadyRevoked: true }))
     return { view: this.view(record, now), alreadyRevoked: !revoked }
   }
 
@@ -341,14 +348,25 @@ export async function createApiKey(
   return created
 }
 
-/** On a first start with no key at all, creates one Free key so a newcomer can call the API at once. */
+/**
+ * On a first start with no key at all, creates one Free key so a newcomer can call the API at once;
+ * in the audit log as `key.create` by `system`/`bootstrap`, in the same transaction.
+ */
 export async function createFirstKey(
   keys: KeyRepository,
   env: Environment,
   now = Date.now(),
 ): Promise<{ key: string; record: ApiKeyRecord } | undefined> {
   const created = newRecord({ plan: 'free', name: 'first key', ...PLAN_QUOTAS.free, expiresAt: null, metadata: null }, env, now)
-  return (await keys.insertFirstKey(created.record)) ? created : undefined
+  const audit: AuditDraft = {
+    at: now,
+    actor: BOOTSTRAP_ACTOR,
+    action: 'key.create',
+    keyId: created.record.id,
+    details: describe(created.record),
+    requestId: null,
+  }
+  return (await keys.insertFirstKey(created.record, audit)) ? created : undefined
 }
 
 export type CreateKeyInput = CreateKeyRequest

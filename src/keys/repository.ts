@@ -52,8 +52,8 @@ export interface KeyRotation {
  */
 export interface KeyRepository {
   insertKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<void>
-  /** Inserts the record only when no key exists at all; atomic across processes. True when inserted. */
-  insertFirstKey(record: ApiKeyRecord): Promise<boolean>
+  /** Inserts the record (and its audit entry) only when no key exists at all; atomic across processes. True when inserted. */
+  insertFirstKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<boolean>
   /** Includes revoked keys (revokedAt set). */
   findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>
   findKeyById(id: string): Promise<ApiKeyRecord | undefined>

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
 import { createAdminToken } from '../../src/admin/admin-tokens.js'
 import { generateKey } from '../../src/keys/api-key.js'
+import { createFirstKey } from '../../src/keys/key-service.js'
 import { ADMIN_QUOTA } from '../../src/keys/plans.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
@@ -306,15 +307,16 @@ for (const engine of ENGINES) {
       assert.equal(last.action, 'key.update')
       assert.match(last.requestId, /^[0-9a-f]{8}-[0-9a-f]{4}-/)
       const rotated = (await t.call('POST', `/admin/v1/keys/${apiKey.id}/rotate`, { gracePeriodSeconds: 0 })).json()
-      // Rotated with no grace: revoked already, so this revoke changes (and logs) nothing.
+      // Rotated with no grace: revoked already, so this revoke changes nothing, and is on record.
       assert.equal((await t.call('POST', `/admin/v1/keys/${apiKey.id}/revoke`)).json().alreadyRevoked, true)
       const res = await t.call('GET', `/admin/v1/audit-log?keyId=${apiKey.id}`)
       assert.equal(res.statusCode, 200, res.body)
       const entries = res.json().data
       assert.deepEqual(
         entries.map((e: { action: string }) => e.action),
-        ['key.create', 'key.update', 'key.update', 'key.rotate'],
+        ['key.create', 'key.update', 'key.update', 'key.rotate', 'key.revoke'],
       )
+      assert.deepEqual(entries.at(-1).details, { alreadyRevoked: true })
       for (const e of entries) {
         assert.deepEqual(e.actor, { type: 'admin_token', id: t.tokenId })
         assert.equal(e.keyId, apiKey.id)
@@ -329,6 +331,50 @@ for (const engine of ENGINES) {
       const page = await t.call('GET', `/admin/v1/audit-log?keyId=${apiKey.id}&limit=1`)
       assert.equal(page.json().data.length, 1)
       assert.equal(page.headers.link, `</admin/v1/audit-log?limit=1&keyId=${apiKey.id}&after=${page.json().nextAfter}>; rel="next"`)
+    })
+
+    test('audit log: times in details are RFC 3339 like every other time; a repeated revoke and an update to the same values are on record', async () => {
+      const { apiKey } = await create({ plan: 'pro', name: 'timed', expiresAt: FUTURE })
+      const same = await t.call(
+        'PATCH',
+        `/admin/v1/keys/${apiKey.id}`,
+        { name: 'timed', expiresAt: FUTURE },
+        { 'x-request-id': 'same-values' },
+      )
+      assert.equal(same.statusCode, 200, same.body)
+      const rotated = await t.call('POST', `/admin/v1/keys/${apiKey.id}/rotate`, { gracePeriodSeconds: 60 })
+      assert.equal(rotated.statusCode, 201, rotated.body)
+      assert.equal((await t.call('POST', `/admin/v1/keys/${apiKey.id}/revoke`)).json().alreadyRevoked, false)
+      const again = await t.call('POST', `/admin/v1/keys/${apiKey.id}/revoke`, undefined, { 'x-request-id': 'revoke-again' })
+      assert.equal(again.json().alreadyRevoked, true)
+      const entries = (await t.call('GET', `/admin/v1/audit-log?keyId=${apiKey.id}`)).json().data as Array<Record<string, unknown>>
+      const limits = { plan: 'pro', perMinute: 300, perDay: 10_000 }
+      assert.deepEqual(
+        entries.map((e) => [e.action, e.details]),
+        [
+          ['key.create', { name: 'timed', ...limits, expiresAt: FUTURE }],
+          ['key.update', { changed: [], name: 'timed', ...limits, expiresAt: FUTURE }],
+          [
+            'key.rotate',
+            {
+              successorId: rotated.json().apiKey.id,
+              graceSeconds: 60,
+              oldKeyExpiresAt: rotated.json().previous.expiresAt,
+              oldKeyRevokedAt: null,
+            },
+          ],
+          ['key.revoke', {}],
+          ['key.revoke', { alreadyRevoked: true }],
+        ],
+      )
+      assert.deepEqual(
+        entries.filter((e) => e.requestId === 'same-values' || e.requestId === 'revoke-again').map((e) => e.actor),
+        [
+          { type: 'admin_token', id: t.tokenId },
+          { type: 'admin_token', id: t.tokenId },
+        ],
+      )
+      assert.match(rotated.json().previous.expiresAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
     })
 
     test('audit log: every successful read is on record too, by this token, with its filters', async () => {
@@ -367,6 +413,31 @@ for (const engine of ENGINES) {
     })
   })
 }
+
+describe('admin API audit log of a first start', () => {
+  test('the key a first start created is in the audit log, by system/bootstrap', async () => {
+    const t = await buildAdminTestApp()
+    try {
+      const first = await createFirstKey(t.storage.keys, t.config.env, TEST_NOW)
+      assert.ok(first)
+      const res = await t.call('GET', '/admin/v1/audit-log')
+      assert.equal(res.statusCode, 200, res.body)
+      assert.deepEqual(res.json().data, [
+        {
+          seq: res.json().data[0].seq,
+          at: new Date(TEST_NOW).toISOString(),
+          actor: { type: 'system', id: 'bootstrap' },
+          action: 'key.create',
+          keyId: first.record.id,
+          details: { name: 'first key', plan: 'free', perMinute: 60, perDay: 1000, expiresAt: null },
+          requestId: null,
+        },
+      ])
+    } finally {
+      await t.close()
+    }
+  })
+})
 
 describe('admin API authentication and limits', () => {
   let t: AdminTestApp

@@ -231,7 +231,7 @@ async function assertCleanExit(server: ServerProcess, what: string): Promise<voi
   assert.equal(stopped.code, 0, `${what}: exits 0 on SIGTERM after the outage`)
   const fatal = readFileSync(server.logFile, 'utf8')
     .split('\n')
-    .filter((line) => /"level":60|unhandled|uncaught/i.test(line))
+    .filter((line) => /"level":"fatal"|unhandled|uncaught/i.test(line))
   assert.deepEqual(fatal.slice(0, 3), [], `${what}: no fatal or unhandled error logged`)
 }
 

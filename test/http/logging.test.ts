@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
 import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
@@ -9,9 +14,12 @@ import { generateAdminToken } from '../../src/keys/api-key.js'
 import { createApiKey } from '../../src/keys/key-service.js'
 import { banPolicy } from '../../src/limits/index.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
+import { createLogger, infoLines } from '../../src/logger.js'
 import { Metrics } from '../../src/ops/metrics.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { TEST_NOW } from '../helpers/app.js'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 test('no key reaches a log line or an error body, wherever the client puts it', async () => {
   const lines: string[] = []
@@ -111,4 +119,27 @@ test('a key percent-encoded in the path or the query, or cut short in a 404 mess
     await limiter.close()
     await storage.close()
   }
+})
+
+test('npm run logs shows the service log readably: the time (UTC), the level by name, one line per entry', async (t) => {
+  const dir = mkdtempSync(join(os.tmpdir(), 'logs-script-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'service.log')
+  const log = createLogger({ logLevel: 'info', logFile: file })
+  infoLines.get(log)!('"reqId":"r-1","status":429,"ip":"203.0.113.7","keyId":"key_abc"', '"request"')
+  log.warn({ ip: '203.0.113.7', seconds: 60 }, 'temporary ban started')
+  await new Promise<void>((resolve) => log.flush(() => resolve()))
+  const written = readFileSync(file, 'utf8')
+  const [access, ban] = written
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { time: string })
+  const shown = (iso: string) => iso.replace('T', ' ').replace('Z', '')
+  const run = spawnSync('npm', ['run', '--silent', 'logs'], { cwd: ROOT, input: written, encoding: 'utf8' })
+  assert.equal(run.status, 0, run.stderr)
+  assert.equal(
+    run.stdout,
+    `[${shown(access!.time)}] INFO (${process.pid}): request {"reqId":"r-1","status":429,"ip":"203.0.113.7","keyId":"key_abc"}\n` +
+      `[${shown(ban!.time)}] WARN (${process.pid}): temporary ban started {"ip":"203.0.113.7","seconds":60}\n`,
+  )
 })

@@ -31,7 +31,8 @@ test('a lookup that races a revocation is not cached (regression)', async () => 
     assert.ok(await pending, 'the in-flight request may still pass')
     assert.equal(resolver.cachedCount, 0, 'but the stale record must not be cached')
     const again = await resolver.resolve(key)
-    assert.equal(again, undefined)
+    assert.notEqual(again?.revokedAt ?? null, null, 'now the revoked record, for the guard to refuse')
+    assert.equal(resolver.cachedCount, 0, 'and a revoked key is never cached')
     await resolver.stop()
     assert.equal(hashKey(key), record.hash)
   } finally {

@@ -6,7 +6,7 @@ import { describe, type TestContext, test } from 'node:test'
 import { ManualClock } from '../../src/clock.js'
 import { type ChangeContext, KeyInputError, KeyNotFoundError, MAX_METADATA_BYTES } from '../../src/keys/administration.js'
 import { type ApiKeyRecord, hashKey } from '../../src/keys/api-key.js'
-import { KeyService, limiterIdentity } from '../../src/keys/key-service.js'
+import { createFirstKey, KeyService, limiterIdentity } from '../../src/keys/key-service.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { TEST_NOW } from '../helpers/app.js'
@@ -129,6 +129,29 @@ for (const engine of STORE_ENGINES) {
       await assert.rejects(h.service.getKey('key_nope'), KeyNotFoundError)
     })
 
+    test('the first key of a start is in the audit log, by system/bootstrap, written with the key; a later start adds neither', async (t) => {
+      const h = await harness(t, engine.open)
+      if (!h) return
+      const first = await createFirstKey(h.storage.keys, 'production', TEST_NOW)
+      assert.ok(first, 'created on an empty store')
+      assert.equal(await createFirstKey(h.storage.keys, 'production', TEST_NOW + 1000), undefined, 'not once a key exists')
+      const { entries } = await h.service.listAudit({ limit: 100 })
+      assert.deepEqual(
+        entries.map(({ seq, ...entry }) => entry),
+        [
+          {
+            at: TEST_NOW,
+            actor: { type: 'system', id: 'bootstrap' },
+            action: 'key.create',
+            keyId: first.record.id,
+            details: { name: 'first key', plan: 'free', perMinute: 60, perDay: 1000, expiresAt: null },
+            requestId: null,
+          },
+        ],
+      )
+      assert.ok(!JSON.stringify(entries).includes(first.key.slice(8)), 'no secret in the audit log')
+    })
+
     test('list: paged by id, filtered by plan, state and name in storage', async (t) => {
       const h = await harness(t, engine.open)
       if (!h) return
@@ -196,12 +219,29 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual([back.plan, back.perMinute, back.perDay], ['business', 1000, 100_000], 'leaving enterprise resets the limits')
       const cleared = await h.service.updateKey(view.id, { expiresAt: null }, CLI)
       assert.equal(cleared.expiresAt, null)
+      // The values it already has: nothing written to the key, but the call is on record.
+      const cursorBefore = (await h.storage.keys.changesSince(null)).cursor
+      const same = await h.service.updateKey(view.id, { name: 'b', plan: 'business' }, ADMIN)
+      assert.equal(same.updatedAt, cleared.updatedAt, 'the key is not written')
+      assert.deepEqual((await h.storage.keys.changesSince(cursorBefore)).hashes, [], 'nor the change log')
 
-      const actions = (await h.service.listAudit({ limit: 100, keyId: view.id })).entries.map((e) => e.action)
-      assert.deepEqual(actions, ['key.create', 'key.update', 'key.update', 'key.update', 'key.update', 'key.update'])
-      const first = (await h.service.listAudit({ limit: 100, keyId: view.id })).entries[1]!
+      const entries = (await h.service.listAudit({ limit: 100, keyId: view.id })).entries
+      assert.deepEqual(
+        entries.map((e) => e.action),
+        ['key.create', 'key.update', 'key.update', 'key.update', 'key.update', 'key.update', 'key.update'],
+      )
+      const first = entries[1]!
       assert.deepEqual(first.details.changed, ['name', 'expiresAt', 'metadata'])
       assert.equal(first.requestId, 'req-1')
+      assert.deepEqual(entries.at(-1)!.details, {
+        changed: [],
+        name: 'b',
+        plan: 'business',
+        perMinute: 1000,
+        perDay: 100_000,
+        expiresAt: null,
+      })
+      assert.equal(entries.at(-1)!.requestId, 'req-1')
 
       await h.service.revokeKey(view.id, CLI)
       await rejectsField(h.service.updateKey(view.id, { name: 'c' }, CLI), 'id', /revoked/)
@@ -296,13 +336,18 @@ for (const engine of STORE_ENGINES) {
       const first = await h.service.revokeKey(view.id, CLI)
       assert.deepEqual([first.alreadyRevoked, first.view.state, first.view.revokedAt], [false, 'revoked', TEST_NOW + 1000])
       h.clock.advance(1000)
-      const second = await h.service.revokeKey(view.id, CLI)
+      const second = await h.service.revokeKey(view.id, ADMIN)
       assert.deepEqual([second.alreadyRevoked, second.view.revokedAt], [true, TEST_NOW + 1000])
+      // A repeated revoke changes nothing, but succeeds: on record like every successful call.
       assert.deepEqual(
-        (await h.service.listAudit({ limit: 100, keyId: view.id })).entries.map((e) => e.action),
-        ['key.create', 'key.revoke'],
-        'a repeated revoke changes nothing and audits nothing',
+        (await h.service.listAudit({ limit: 100, keyId: view.id })).entries.map((e) => [e.action, e.at, e.actor.type, e.details]),
+        [
+          ['key.create', TEST_NOW, 'cli', { name: 'a', plan: 'free', perMinute: 60, perDay: 1000, expiresAt: null }],
+          ['key.revoke', TEST_NOW + 1000, 'cli', {}],
+          ['key.revoke', TEST_NOW + 2000, 'admin_token', { alreadyRevoked: true }],
+        ],
       )
+      assert.equal((await h.service.getKey(view.id)).revokedAt, TEST_NOW + 1000, 'the first revocation time kept')
       await assert.rejects(h.service.revokeKey('key_nope', CLI), KeyNotFoundError)
       await assert.rejects(h.service.keyUsage('key_nope'), KeyNotFoundError)
     })

@@ -54,14 +54,15 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
     const stored = await storage.adminTokens.list()
     assert.equal(JSON.stringify(stored).includes(out.token.slice(13)), false)
     assert.equal(stored.find((s) => s.id === out.id)?.revokedAt, Date.parse(first.revokedAt))
-    // Audited under the OS user: two creates and one revoke (the repeated revoke changed nothing).
+    // Audited under the OS user: two creates and two revokes (the repeat changed nothing, and says so).
     const { entries } = await storage.audit.list({ limit: 100 })
     assert.deepEqual(
-      entries.map((e) => [e.action, e.actor.type, e.keyId, e.details.tokenId]),
+      entries.map((e) => [e.action, e.actor.type, e.keyId, e.details.tokenId, e.details.alreadyRevoked]),
       [
-        ['admin_token.create', 'cli', null, out.id],
-        ['admin_token.create', 'cli', null, stored.find((s) => s.name === 'human')!.id],
-        ['admin_token.revoke', 'cli', null, out.id],
+        ['admin_token.create', 'cli', null, out.id, undefined],
+        ['admin_token.create', 'cli', null, stored.find((s) => s.name === 'human')!.id, undefined],
+        ['admin_token.revoke', 'cli', null, out.id, undefined],
+        ['admin_token.revoke', 'cli', null, out.id, true],
       ],
     )
     assert.equal(entries[0]!.actor.id, userInfo().username)

@@ -40,7 +40,7 @@ for (const engine of STORE_ENGINES) {
         alreadyRevoked: true,
       })
       assert.equal(await revokeAdminToken(storage.adminTokens, 'adm_nope', undefined, 3_000), undefined)
-      assert.deepEqual(await new AdminTokenResolver(storage.adminTokens).resolve(token), { problem: 'invalid' })
+      assert.deepEqual(await new AdminTokenResolver(storage.adminTokens).resolve(token), { problem: 'invalid', revokedTokenId: record.id })
     })
 
     test('an API key is never an admin token, even one whose hash is stored as one', async (t) => {

@@ -41,7 +41,7 @@ export class PostgresKeyRepository implements KeyRepository {
     })
   }
 
-  async insertFirstKey(record: ApiKeyRecord): Promise<boolean> {
+  async insertFirstKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<boolean> {
     // Every start after the first one ends here, without taking a lock.
     if ((await this.db.query('SELECT 1 FROM api_keys LIMIT 1')).length > 0) return false
     return this.db.transaction(async (client) => {
@@ -50,6 +50,7 @@ export class PostgresKeyRepository implements KeyRepository {
       await client.query('LOCK TABLE api_keys IN SHARE ROW EXCLUSIVE MODE')
       if ((await client.query('SELECT 1 FROM api_keys LIMIT 1')).rowCount) return false
       await client.query(INSERT, keyValues(record))
+      if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit))
       return true
     })
   }

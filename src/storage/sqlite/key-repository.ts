@@ -39,11 +39,12 @@ export class SqliteKeyRepository implements KeyRepository {
       .immediate()
   }
 
-  async insertFirstKey(record: ApiKeyRecord): Promise<boolean> {
+  async insertFirstKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<boolean> {
     return this.db
       .transaction(() => {
         if (this.db.prepare('SELECT 1 FROM api_keys LIMIT 1').get()) return false
         this.insertRow(record)
+        this.audit(audit)
         return true
       })
       .immediate()
