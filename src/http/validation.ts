@@ -13,7 +13,8 @@ import { PLAIN_INTEGER } from './json-body.js'
  * - Query strings and path parameters arrive as strings: integers go through the
  *   `integerString` keyword, which checks the range exactly (in bigint) and converts in place.
  * - One rule for integers everywhere: plain decimal, no leading zeros, no sign but '-', no fraction
- *   or exponent ("007", "1e3", "5.0", " 5", "0x10" are refused in a query, a path and a body alike).
+ *   or exponent, no "-0" ("007", "1e3", "5.0", " 5", "0x10", "-0" are refused in a query, a path and
+ *   a body alike).
  * - Query strings are closed: an unknown parameter is 400 on every operation, also on one that
  *   declares no parameter (closeQueryStrings), and a parameter given twice is 400 whatever its type.
  * - Every problem of a request part is reported, each in plain words (describeValidationErrors).
