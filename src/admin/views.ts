@@ -1,5 +1,5 @@
 import { ApiError } from '../http/errors.js'
-import { type AuditEntry, KeyInputError, KeyNotFoundError, type KeyUsage, type KeyView } from '../keys/administration.js'
+import { type AuditEntry, KeyConflictError, KeyInputError, KeyNotFoundError, type KeyUsage, type KeyView } from '../keys/administration.js'
 import type { AdminKey, AuditEntryJson } from './schemas.js'
 
 /** The service's values (Unix ms) as the admin API writes them: RFC 3339 strings in UTC. */
@@ -78,9 +78,9 @@ export function assertStorableJson(value: unknown, path: string): void {
 }
 
 /** The service's field names, where the admin API calls a field otherwise. */
-const API_FIELD: Record<string, string> = { graceSeconds: 'gracePeriodSeconds', id: 'keyId' }
+const API_FIELD: Record<string, string> = { graceSeconds: 'gracePeriodSeconds' }
 
-/** The service's refusals in the closed list: bad input is 400 naming the field, an unknown key 404. */
+/** The service's refusals in the closed list: bad input is 400 naming the field, an unknown key 404, a key in the wrong state 409. */
 export async function callService<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work()
@@ -91,6 +91,7 @@ export async function callService<T>(work: () => Promise<T>): Promise<T> {
       throw new ApiError('invalid_request', message)
     }
     if (error instanceof KeyNotFoundError) throw new ApiError('not_found', `No key with id ${error.id}`)
+    if (error instanceof KeyConflictError) throw new ApiError('conflict', error.message)
     throw error
   }
 }
