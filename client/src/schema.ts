@@ -57,11 +57,15 @@ export interface components {
         PetStatus: "available" | "pending" | "sold";
         /** NewPet */
         NewPet: {
-            /** @description The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed). */
+            /**
+             * @description The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed).
+             * @example Rex
+             */
             name: string;
             /**
              * Format: int64
              * @description Category identifier.
+             * @example 7
              */
             categoryId: number | bigint;
             status?: components["schemas"]["PetStatus"];
@@ -71,13 +75,18 @@ export interface components {
             /**
              * Format: int64
              * @description Unique identifier assigned by the service on creation.
+             * @example 1
              */
             id: number | bigint;
-            /** @description The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed). */
+            /**
+             * @description The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed).
+             * @example Rex
+             */
             name: string;
             /**
              * Format: int64
              * @description Identifier of the category the animal belongs to.
+             * @example 7
              */
             categoryId: number | bigint;
             status?: components["schemas"]["PetStatus"];

@@ -46,6 +46,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
         description: [
           'A catalogue of animals. Every operation needs `Authorization: Bearer <API key>`.',
           '',
+          "**Getting a key.** The operator of the server creates one with `node dist/cli.js keys create --plan free --name NAME` (in the service's directory); the first start of a server prints one.",
+          '',
           `**Rate limits.** Each key has a per-minute window (aligned to the clock minute) and a per-day window (the UTC calendar day), from its plan: ${plans()}, Enterprise custom. A request counts in both windows or in neither. Requests without a valid key are limited per client address at the Free rates. Every response carries X-RateLimit-Limit/-Remaining/-Reset for the tightest window, and the IETF draft RateLimit-Policy and RateLimit fields. Over a limit: 429 \`rate_limited\` with Retry-After. Sending on while limited (as many refused requests in one minute as the per-minute limit, at least 10) starts a temporary ban: 429 \`key_banned\`, 60 s, doubling with each further ban within 24 h, up to one hour.`,
           '',
           '**Errors.** Every error is `{"code","message","status"}` with one of these codes:',
