@@ -19,7 +19,7 @@ import { requestId } from './http/request-id.js'
 import { answerUnrouted, requireHost, unroutedError } from './http/route-fallback.js'
 import { RouteTable } from './http/route-settings.js'
 import { type Drain, refuseWhileClosing } from './http/shutdown.js'
-import { strictSchemaController } from './http/validation.js'
+import { closeQueryStrings, strictSchemaController } from './http/validation.js'
 import type { KeyAdministration } from './keys/administration.js'
 import { KeyResolver } from './keys/key-resolver.js'
 import { KeyService } from './keys/key-service.js'
@@ -130,6 +130,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   routes.collect(app)
+  app.addHook('onRoute', closeQueryStrings)
   for (const schema of [PetStatusSchema, NewPetSchema, PetSchema, ErrorBody]) app.addSchema(schema)
   registerJsonBody(app)
   registerErrorHandling(app, (request) => unroutedError(routes, request))

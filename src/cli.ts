@@ -4,7 +4,7 @@ import { CLI } from './banner.js'
 import { ADMIN_TOKENS_USAGE, AdminTokenInputError, adminTokensCommand } from './cli/admin-tokens-command.js'
 import { CommandError, inputErrorMessage, KEYS_USAGE, keysCommand, UsageError } from './cli/keys-command.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import { KeyInputError, KeyNotFoundError } from './keys/administration.js'
+import { KeyConflictError, KeyInputError, KeyNotFoundError } from './keys/administration.js'
 import { StartupError, startFailureLine } from './startup-error.js'
 import { SERVICE_VERSION } from './version.js'
 
@@ -56,9 +56,9 @@ export async function main(argv: string[]): Promise<number> {
     else throw new UsageError(`unknown command ${JSON.stringify(command)}`)
     return 0
   } catch (error) {
-    if (error instanceof KeyInputError && error.field === 'id') {
-      // A well-formed command on a key in the wrong state (revoked, rotated): one line.
-      process.stderr.write(`animal-store: ${inputErrorMessage(error)}\n`)
+    if (error instanceof KeyConflictError) {
+      // A well-formed command on a key in the wrong state (revoked, rotated, expired): one line, the admin API's 409 message.
+      process.stderr.write(`animal-store: ${error.message}\n`)
       return 2
     }
     const usage =

@@ -57,11 +57,15 @@ export interface components {
         PetStatus: "available" | "pending" | "sold";
         /** NewPet */
         NewPet: {
-            /** @description The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed). */
+            /**
+             * @description The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed).
+             * @example Rex
+             */
             name: string;
             /**
              * Format: int64
              * @description Category identifier.
+             * @example 7
              */
             categoryId: number | bigint;
             status?: components["schemas"]["PetStatus"];
@@ -71,13 +75,18 @@ export interface components {
             /**
              * Format: int64
              * @description Unique identifier assigned by the service on creation.
+             * @example 1
              */
             id: number | bigint;
-            /** @description The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed). */
+            /**
+             * @description The animal's name: 1 to 200 characters, not only white space; stored exactly as sent (not trimmed).
+             * @example Rex
+             */
             name: string;
             /**
              * Format: int64
              * @description Identifier of the category the animal belongs to.
+             * @example 7
              */
             categoryId: number | bigint;
             status?: components["schemas"]["PetStatus"];
@@ -88,7 +97,7 @@ export interface components {
              * @description Machine-readable error code from a closed list.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "key_expired" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "unauthorized" | "key_expired" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "idempotency_conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /** @description The HTTP status code, repeated. */
@@ -341,7 +350,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A request with the same Idempotency-Key is still in flight. Codes: `idempotency_conflict` (A request with the same Idempotency-Key is still being processed; retry after Retry-After seconds.) */
+            /** @description The request conflicts with the state of the resource (or of an earlier request). Codes: `idempotency_conflict` (A request with the same Idempotency-Key is still being processed; retry after Retry-After seconds.) */
             409: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -739,4 +748,4 @@ type ReadonlyArray<T> = [
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsPetsPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/pets"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
 export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
-export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "not_found", "method_not_allowed", "request_timeout", "idempotency_conflict", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "not_found", "method_not_allowed", "request_timeout", "conflict", "idempotency_conflict", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];

@@ -31,6 +31,7 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
       'unauthorized',
       'not_found',
       'method_not_allowed',
+      'conflict',
       'payload_too_large',
       'unsupported_media_type',
       'rate_limited',

@@ -49,9 +49,10 @@ const link = (path: string, query: Record<string, string | number | undefined>) 
 const ADMIN_STATUS_TEXT: Record<number, string> = {
   401: 'Missing, malformed, unknown or revoked admin token (an API key is never an admin token). Code: `unauthorized`.',
   404: 'No key with that id. Code: `not_found`.',
+  409: 'The key cannot take this change: it is revoked, or it was rotated (change its successor), or (a rotation) it has expired. Code: `conflict`.',
 }
 function errorResponses(...statuses: number[]): Record<number, object> {
-  const out = sharedErrorResponses(...statuses)
+  const out = sharedErrorResponses(...statuses.map((status) => (status === 409 ? 'conflict' : status)))
   for (const [status, description] of Object.entries(ADMIN_STATUS_TEXT)) {
     if (out[Number(status)] !== undefined) out[Number(status)] = { ...out[Number(status)], description }
   }
@@ -159,13 +160,14 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         summary: 'Update an API key',
         description:
           'Changes name, plan, limits, metadata or expiry: only the fields sent; null clears expiresAt or metadata. ' +
-          'All or nothing: a refused field changes nothing. Every instance applies it within 2 s. Written to the audit log.',
+          'All or nothing: a refused field changes nothing. Every instance applies it within 2 s. Written to the audit log. ' +
+          'A revoked key, or one that was rotated (its successor takes the changes), is 409 `conflict`.',
         tags,
         params: KeyIdParams,
         body: ref(UpdateKeyBody),
         response: {
           200: { description: 'The key as updated.', ...key, headers: rateLimitHeaderDocs },
-          ...errorResponses(400, 401, 404, 413, 415, 429, 500, 503),
+          ...errorResponses(400, 401, 404, 409, 413, 415, 429, 500, 503),
         },
       },
     },
@@ -196,7 +198,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         summary: 'Rotate an API key',
         description:
           'Issues a new key with the same plan, limits, name, metadata and quota (one quota for both: rotation never doubles a limit). ' +
-          'The old key keeps working for gracePeriodSeconds (0: revoked at once), then answers 401. Written to the audit log.',
+          'The old key keeps working for gracePeriodSeconds (0: revoked at once), then answers 401. Written to the audit log. ' +
+          'A key that is revoked, was rotated already, or has expired is 409 `conflict`.',
         tags,
         params: KeyIdParams,
         body: ref(RotateKeyBody),
@@ -206,7 +209,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
             ...ref(RotatedKeySchema),
             headers: { ...rateLimitHeaderDocs, Location: { type: 'string', description: 'Path of the new key.' } },
           },
-          ...errorResponses(400, 401, 404, 413, 415, 429, 500, 503),
+          ...errorResponses(400, 401, 404, 409, 413, 415, 429, 500, 503),
         },
       },
     },

@@ -23,7 +23,12 @@ const nullableObject = (description: string) =>
 export const KEY_ID_PATTERN = '^key_[0-9A-Za-z]{16}$'
 const keyId = (description: string) => Type.String({ pattern: KEY_ID_PATTERN, description })
 
-const plan = Type.Unsafe<(typeof PLAN_NAMES)[number]>({ type: 'string', enum: [...PLAN_NAMES], description: 'The plan.' })
+const plan = Type.Unsafe<(typeof PLAN_NAMES)[number]>({
+  type: 'string',
+  enum: [...PLAN_NAMES],
+  description: 'The plan.',
+  example: 'pro',
+})
 const keyName = Type.String({
   minLength: 1,
   maxLength: 100,
@@ -32,6 +37,7 @@ const keyName = Type.String({
   allOf: [{ pattern: NO_CONTROL_CHARACTERS }],
   description:
     'A name for the operator (the customer, the app): 1 to 100 characters, not only white space, no control characters (U+0000–U+001F, U+007F–U+009F).',
+  example: 'Acme',
 })
 const limit = (window: string) =>
   Type.Integer({
@@ -39,13 +45,17 @@ const limit = (window: string) =>
     maximum: MAX_CUSTOM_LIMIT,
     description: `Requests per ${window}: Enterprise only (required there, both limits); other plans have the plan's fixed limits.`,
   })
-const metadata = nullableObject(
-  `A JSON object for the operator (customer id, ticket, …), at most ${MAX_METADATA_BYTES} bytes as JSON; null clears it. Never interpreted by the service.`,
-)
+const metadata = Type.Unsafe<Record<string, unknown> | null>({
+  ...nullableObject(
+    `A JSON object for the operator (customer id, ticket, …), at most ${MAX_METADATA_BYTES} bytes as JSON; null clears it. Never interpreted by the service.`,
+  ),
+  example: { customer: 'c_42' },
+})
 // No `format` in request schemas: the validator has no formats; the handler parses the time.
 const expiresAt = Type.Unsafe<string | null>({
   anyOf: [{ type: 'string' }, { type: 'null' }],
   description: 'When the key stops working (RFC 3339, e.g. 2027-01-01T00:00:00Z; must be in the future); null: never.',
+  example: '2027-06-30T00:00:00Z',
 })
 
 export const AdminKeySchema = Type.Object(
@@ -112,6 +122,7 @@ export const RotateKeyBody = Type.Object(
       minimum: 0,
       maximum: MAX_GRACE_SECONDS,
       description: `How long the old key keeps working, in seconds: 0 revokes it at once; at most ${MAX_GRACE_SECONDS} (7 days).`,
+      example: 86_400,
     }),
   },
   { $id: 'RotateKey', title: 'RotateKey', additionalProperties: false },

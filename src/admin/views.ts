@@ -2,6 +2,7 @@ import { ApiError } from '../http/errors.js'
 import {
   AUDIT_TIME_DETAILS,
   type AuditEntry,
+  KeyConflictError,
   KeyInputError,
   KeyNotFoundError,
   type KeyUsage,
@@ -95,9 +96,9 @@ export function assertStorableJson(value: unknown, path: string): void {
 }
 
 /** The service's field names, where the admin API calls a field otherwise. */
-const API_FIELD: Record<string, string> = { graceSeconds: 'gracePeriodSeconds', id: 'keyId' }
+const API_FIELD: Record<string, string> = { graceSeconds: 'gracePeriodSeconds' }
 
-/** The service's refusals in the closed list: bad input is 400 naming the field, an unknown key 404. */
+/** The service's refusals in the closed list: bad input is 400 naming the field, an unknown key 404, a key in the wrong state 409. */
 export async function callService<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work()
@@ -108,6 +109,7 @@ export async function callService<T>(work: () => Promise<T>): Promise<T> {
       throw new ApiError('invalid_request', message)
     }
     if (error instanceof KeyNotFoundError) throw new ApiError('not_found', `No key with id ${error.id}`)
+    if (error instanceof KeyConflictError) throw new ApiError('conflict', error.message)
     throw error
   }
 }

@@ -41,7 +41,6 @@ const FLAGS: Record<string, string> = {
 
 /** A KeyInputError's message with the fields named as flags (`perMinute` -> `--per-minute`). */
 export function inputErrorMessage(error: KeyInputError): string {
-  if (error.field === 'id') return error.message.replace(/^id /, 'key ')
   let message = error.message.replace(/\b(perMinute|perDay|expiresAt|graceSeconds)\b/g, (field) => FLAGS[field]!)
   const flag = FLAGS[error.field]
   if (flag !== undefined && message.startsWith(error.field + ' ')) message = flag + message.slice(error.field.length)

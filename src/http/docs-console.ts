@@ -1,36 +1,49 @@
 import helmet from '@fastify/helmet'
-import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui'
+import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import { docsAssetHandler } from './docs-assets.js'
 
 /**
  * Swagger UI formats a JSON answer with JSON.parse + JSON.stringify, which rounds int64 values
- * above 2^53 (the API itself is exact). For such answers this response interceptor, run in the
- * browser, indents the text itself (only white space is added outside strings) and shows it as
- * text, so every digit stays as the service sent it. Kept as source text: a compiled function
- * could carry the bundler's helpers into the page.
+ * above 2^53 (the API itself is exact). This plugin, run in the browser, wraps the response body
+ * pane: for such answers it indents the text itself (only white space is added outside strings)
+ * and shows it as JSON, so every digit stays as the service sent it; the response and its headers
+ * pane are left as they came (content-type: application/json). Kept as source text: a compiled
+ * function could carry the bundler's helpers into the page.
  */
-const EXACT_JSON_INTERCEPTOR = new Function(
-  'res',
-  `var type = (res.headers && res.headers['content-type']) || '';
-  if (!/json/i.test(type) || typeof res.text !== 'string' || !/\\d{16,}/.test(res.text)) return res;
-  var text = res.text, out = '', depth = 0, inString = false;
-  var pad = function (n) { return '\\n' + new Array(n + 1).join('  '); };
-  for (var i = 0; i < text.length; i++) {
-    var c = text[i];
-    if (inString) { out += c; if (c === '\\\\') out += text[++i]; else if (c === '"') inString = false; continue; }
-    if (c === '"') { inString = true; out += c; }
-    else if (c === '{' || c === '[') { depth++; out += c + pad(depth); }
-    else if (c === '}' || c === ']') { depth--; out += pad(depth) + c; }
-    else if (c === ',') out += ',' + pad(depth);
-    else if (c === ':') out += ': ';
-    else if (!/\\s/.test(c)) out += c;
+const EXACT_JSON_PLUGIN = new Function(
+  'system',
+  `function indent(text) {
+    var out = '', depth = 0, inString = false;
+    var pad = function (n) { return '\\n' + new Array(n + 1).join('  '); };
+    for (var i = 0; i < text.length; i++) {
+      var c = text[i];
+      if (inString) { out += c; if (c === '\\\\') out += text[++i]; else if (c === '"') inString = false; continue; }
+      if (c === '"') { inString = true; out += c; }
+      else if (c === '{' || c === '[') { depth++; out += c + pad(depth); }
+      else if (c === '}' || c === ']') { depth--; out += pad(depth) + c; }
+      else if (c === ',') out += ',' + pad(depth);
+      else if (c === ':') out += ': ';
+      else if (!/\\s/.test(c)) out += c;
+    }
+    return out;
   }
-  res.text = out;
-  res.data = out;
-  res.headers['content-type'] = 'text/plain; charset=utf-8';
-  return res;`,
-) as NonNullable<FastifySwaggerUiOptions['uiConfig']>['responseInterceptor']
+  return { wrapComponents: { responseBody: function (Original) {
+    return function ExactJsonBody(props) {
+      var h = system.React.createElement;
+      if (!/json/i.test(props.contentType || '') || typeof props.content !== 'string' || !/\\d{16,}/.test(props.content)) return h(Original, props);
+      var Code = system.getComponent('HighlightCode', true);
+      return h('div', null, h('h5', null, 'Response body'),
+        h(Code, { language: 'json', downloadable: true, fileName: 'response.json', canCopy: true }, indent(props.content)));
+    };
+  } } };`,
+) as (system: unknown) => object
+
+/** The Swagger UI plugins of the page: its default one (the top bar's document loader) and the one above. */
+const PLUGINS = [
+  new Function('system', 'return SwaggerUIBundle.plugins.DownloadUrl(system);') as (system: unknown) => object,
+  EXACT_JSON_PLUGIN,
+]
 
 const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="220" height="40" viewBox="0 0 220 40"><text x="0" y="28" font-family="sans-serif" font-size="24" font-weight="700" fill="#ffffff">Animal Store API</text></svg>`
 
@@ -66,7 +79,7 @@ function pageHeaders(apiOrigins: readonly string[]) {
 /**
  * The interactive console at /docs. Its routes are public HTML pages (their own CSP, no key).
  * It would also serve the document at /docs/json (and /docs/yaml); one document has one address,
- * so those redirect to `documentPath`; its files (/docs/static/*) are served by docsAssetHandler.
+ * so those redirect to `documentPath`, which the page loads and shows; its files (/docs/static/*) are served by docsAssetHandler.
  * An encapsulated plugin: its onRoute hook and the helmet headers reach only the console's routes,
  * never the API's answers.
  */
@@ -87,7 +100,14 @@ export async function registerDocsConsole(
   await app.register(helmet, pageHeaders(apiOrigins))
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { deepLinking: true, docExpansion: 'list', persistAuthorization: false, responseInterceptor: EXACT_JSON_INTERCEPTOR },
+    uiConfig: {
+      deepLinking: true,
+      docExpansion: 'list',
+      persistAuthorization: false,
+      // The document's own address in the top bar, not /docs/json (which only redirects to it).
+      urls: [{ url: documentPath, name: documentPath }],
+      plugins: PLUGINS,
+    },
     theme: { title: 'Animal Store API — reference and console' },
     logo: { type: 'image/svg+xml', content: LOGO, href: '/docs', target: '_self' },
     staticCSP: false,

@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
+  conflict: 409,
   idempotency_conflict: 409,
   gone: 410,
   payload_too_large: 413,
@@ -35,6 +36,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   not_found: 'The route or the requested animal does not exist.',
   method_not_allowed: 'The path exists but not for this method; see the Allow header.',
   request_timeout: 'The client took too long to send its request.',
+  conflict:
+    "The change conflicts with the resource's state: the key is revoked, or was rotated (change its successor), or has expired (rotation).",
   idempotency_conflict: 'A request with the same Idempotency-Key is still being processed; retry after Retry-After seconds.',
   gone: 'The operation has passed its sunset date and was removed.',
   payload_too_large: 'The request body is larger than 16 KiB.',

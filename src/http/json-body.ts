@@ -9,8 +9,11 @@ import { ApiError } from './errors.js'
  * then rejects as unknown. Invalid UTF-8 is rejected rather than replaced.
  */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
-/** The one way to write an integer, in a body as in a query or path (see http/validation.ts). */
-export const PLAIN_INTEGER = /^-?(0|[1-9]\d*)$/
+/**
+ * The one way to write an integer, in a body as in a query or path (see http/validation.ts). Zero
+ * has one spelling: `-0` would be stored as 0, so the answer would not be what was sent.
+ */
+export const PLAIN_INTEGER = /^(0|-?[1-9]\d*)$/
 
 /**
  * A plain integer literal becomes a number (safe) or bigint (exact). A fraction or exponent that

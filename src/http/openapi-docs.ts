@@ -28,7 +28,7 @@ const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request: a parameter or body field is missing or invalid; the message names it.',
   401: 'Missing, invalid or expired API key.',
   404: 'The requested animal could not be found.',
-  409: 'A request with the same Idempotency-Key is still in flight.',
+  409: 'The request conflicts with the state of the resource (or of an earlier request).',
   410: 'The operation is past its sunset date.',
   413: 'Request body larger than 16 KiB.',
   415: 'Request body is not application/json.',
@@ -42,10 +42,15 @@ function codesFor(status: number): ErrorCode[] {
   return (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => ERROR_STATUS[c] === status)
 }
 
-export function errorResponses(...statuses: number[]): Record<number, object> {
+/**
+ * The error responses of an operation: a status documents every code of that status; a code, only
+ * that one (409 is `idempotency_conflict` on createPet, `conflict` on the admin API).
+ */
+export function errorResponses(...answers: Array<number | ErrorCode>): Record<number, object> {
   const out: Record<number, object> = {}
-  for (const status of statuses) {
-    const codes = codesFor(status)
+  for (const answer of answers) {
+    const status = typeof answer === 'number' ? answer : ERROR_STATUS[answer]
+    const codes = typeof answer === 'number' ? codesFor(status) : [answer]
     const headers: Record<string, object> = { ...rateLimitHeaderDocs }
     if (status === 429) {
       headers['Retry-After'] = {
@@ -54,7 +59,8 @@ export function errorResponses(...statuses: number[]): Record<number, object> {
           "Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then).",
       }
     }
-    if (status === 409) headers['Retry-After'] = { type: 'integer', description: 'Seconds to wait before retrying (1).' }
+    if (codes.includes('idempotency_conflict'))
+      headers['Retry-After'] = { type: 'integer', description: 'Seconds to wait before retrying (1).' }
     if (status === 401) headers['WWW-Authenticate'] = { type: 'string', description: 'Bearer challenge (RFC 6750).' }
     out[status] = {
       description: `${STATUS_TEXT[status] ?? ''} Codes: ${codes.map((c) => `\`${c}\` (${ERROR_DESCRIPTIONS[c]})`).join('; ')}`,

@@ -1,5 +1,5 @@
-import { Ajv, type SchemaObject, type SchemaValidateFunction } from 'ajv'
-import type { FastifyServerOptions } from 'fastify'
+import { Ajv, type ErrorObject, type SchemaObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv'
+import type { FastifyServerOptions, RouteOptions } from 'fastify'
 import { CONTROL_CHARACTERS_REFUSED, NO_CONTROL_CHARACTERS } from '../control-characters.js'
 import { INT64_MAX, INT64_MIN, toInt64 } from '../int64.js'
 import { PLAIN_INTEGER } from './json-body.js'
@@ -13,7 +13,10 @@ import { PLAIN_INTEGER } from './json-body.js'
  * - Query strings and path parameters arrive as strings: integers go through the
  *   `integerString` keyword, which checks the range exactly (in bigint) and converts in place.
  * - One rule for integers everywhere: plain decimal, no leading zeros, no sign but '-', no fraction
- *   or exponent ("007", "1e3", "5.0", " 5", "0x10" are refused in a query, a path and a body alike).
+ *   or exponent, no "-0" ("007", "1e3", "5.0", " 5", "0x10", "-0" are refused in a query, a path and
+ *   a body alike).
+ * - Query strings are closed: an unknown parameter is 400 on every operation, also on one that
+ *   declares no parameter (closeQueryStrings), and a parameter given twice is 400 whatever its type.
  * - Every problem of a request part is reported, each in plain words (describeValidationErrors).
  * Each route schema is transformed for the validator only; the OpenAPI document and the
  * serializer keep the plain `type: integer, format: int64` form.
@@ -73,7 +76,6 @@ const integerString: SchemaValidateFunction = (range: IntRange, data: unknown, _
     return false
   }
   if (typeof data === 'number') return true // a default the schema itself supplied
-  if (Array.isArray(data)) return fail('must be given once') // query strings repeat keys into arrays
   if (typeof data !== 'string' || data.length > 20 || !PLAIN_INTEGER.test(data)) return fail(rangeMessage(range))
   const v = BigInt(data)
   const { min, max } = rangeOf(range)
@@ -112,13 +114,58 @@ export const strictSchemaController = {
       }
       return ({ schema, httpPart }: { schema: unknown; httpPart?: string }) => {
         const part = (httpPart ?? 'body') as HttpPart
-        return ajv.compile(transform(schema, part) as SchemaObject)
+        if (part !== 'querystring') return ajv.compile(transform(schema, part) as SchemaObject)
+        const query = transform(schema, part) as SchemaObject & { properties?: object }
+        return givenOnce(ajv.compile({ ...query, additionalProperties: false }), Object.keys(query.properties ?? {}))
       }
     },
   },
   // Fastify's type declares buildValidator's result as Ajv's compile(schema); at run time Fastify
   // calls it with the route definition ({ schema, httpPart, ... }), as written above.
 } as unknown as NonNullable<FastifyServerOptions['schemaController']>
+
+/** The query string of an operation that declares no parameter: it accepts none. */
+const NO_QUERY_PARAMETERS = { type: 'object', properties: {}, additionalProperties: false }
+
+/**
+ * An onRoute hook, added before any route: every operation (a route of an OpenAPI document, that
+ * is, one whose schema is not hidden) validates its query string, so that an unknown parameter is
+ * 400 there too when the operation declares none (`POST /v1/pets?dryRun=1` must not create an
+ * animal). Hidden routes (health, the documents, the docs console) take what they are given.
+ */
+export function closeQueryStrings(route: RouteOptions): void {
+  const schema = route.schema as (RouteOptions['schema'] & { hide?: boolean }) | undefined
+  if (schema === undefined || schema.hide === true) return
+  schema.querystring ??= NO_QUERY_PARAMETERS
+}
+
+/**
+ * The query string parser turns a repeated parameter into an array, which each schema would
+ * refuse in its own words ("must be a string", "must be an integer …"): here it is one sentence
+ * for every parameter, in place of whatever else was said about it.
+ */
+function givenOnce(validate: ValidateFunction, names: readonly string[]): ValidateFunction {
+  const check = ((data: unknown, cxt?: Parameters<ValidateFunction>[1]) => {
+    const valid = validate(data, cxt)
+    const query = (data ?? {}) as Record<string, unknown>
+    const repeated = names.filter((name) => Array.isArray(query[name])).map((name) => `/${name}`)
+    if (repeated.length === 0) {
+      check.errors = validate.errors
+      return valid
+    }
+    const once = repeated.map(
+      (instancePath): ErrorObject => ({ keyword: 'givenOnce', instancePath, schemaPath: '', params: {}, message: 'must be given once' }),
+    )
+    const others = (validate.errors ?? []).filter(
+      (e) => !repeated.some((path) => e.instancePath === path || e.instancePath.startsWith(`${path}/`)),
+    )
+    check.errors = [...once, ...others]
+    return false
+  }) as ValidateFunction
+  // Fastify passes the parent object (so that keywords may convert values in place) only to a validator that has one.
+  Object.assign(check, { schema: validate.schema, schemaEnv: validate.schemaEnv })
+  return check
+}
 
 /**
  * Validation failures in plain words, each naming the field: "name is required; categoryId must be

@@ -192,6 +192,20 @@ export class KeyInputError extends Error {
   }
 }
 
+/**
+ * A well-formed change that the key's state does not allow: it is revoked, it was rotated (its
+ * successor takes the changes), or it has expired (a rotation). The message names the key and what to do.
+ */
+export class KeyConflictError extends Error {
+  constructor(
+    readonly id: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'KeyConflictError'
+  }
+}
+
 export class KeyNotFoundError extends Error {
   constructor(readonly id: string) {
     super(`No key with id ${id}`)

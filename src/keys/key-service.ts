@@ -12,6 +12,7 @@ import {
   type CreateKeyRequest,
   KEY_STATES,
   type KeyAdministration,
+  KeyConflictError,
   KeyInputError,
   KeyNotFoundError,
   type KeyPage,
@@ -197,7 +198,7 @@ export class KeyService implements KeyAdministration {
       const now = this.clock.now()
       refuseRetired(old, 'rotated')
       if (keyState(old, now) === 'expired')
-        throw new KeyInputError('id', `id ${id} has expired and cannot be rotated; create a new key (or update its expiresAt first)`)
+        throw new KeyConflictError(id, `key ${id} has expired and cannot be rotated; create a new key (or update its expiresAt first)`)
       const { key, record } = newRecord(
         // The successor keeps the old key's own expiry, if it had one: rotation changes the secret, not the contract.
         { plan: old.plan, name: old.name, perMinute: old.perMinute, perDay: old.perDay, expiresAt: old.expiresAt, metadata: old.metadata },
@@ -320,9 +321,9 @@ export class KeyService implements KeyAdministration {
 
 /** A revoked key, or one already rotated away from, takes no more changes. */
 function refuseRetired(record: ApiKeyRecord, what: 'updated' | 'rotated'): void {
-  if (record.revokedAt !== null) throw new KeyInputError('id', `id ${record.id} is revoked; a revoked key cannot be ${what}`)
+  if (record.revokedAt !== null) throw new KeyConflictError(record.id, `key ${record.id} is revoked; a revoked key cannot be ${what}`)
   if (record.rotatedTo !== null)
-    throw new KeyInputError('id', `id ${record.id} was rotated to ${record.rotatedTo}; change that key instead`)
+    throw new KeyConflictError(record.id, `key ${record.id} was rotated to ${record.rotatedTo}; change that key instead`)
 }
 
 const FIELDS = ['name', 'plan', 'perMinute', 'perDay', 'expiresAt', 'metadata'] as const

@@ -146,7 +146,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
               },
             },
           },
-          ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503),
+          ...errorResponses(400, 401, 'idempotency_conflict', 413, 415, 422, 429, 500, 503),
         },
       },
     },

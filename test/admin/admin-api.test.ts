@@ -266,23 +266,52 @@ for (const engine of ENGINES) {
       assert.equal((await t.api.inject({ url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode, 401)
     })
 
-    test('a revoked or rotated key takes no further change: 400 naming keyId, nothing written', async () => {
+    test('a revoked, rotated or (for a rotation) expired key takes no further change: 409 conflict naming the key, nothing written', async () => {
       const { apiKey: revoked } = await create({ plan: 'free', name: 'gone' })
       await t.call('POST', `/admin/v1/keys/${revoked.id}/revoke`)
       const { apiKey: rotated } = await create({ plan: 'free', name: 'old' })
       const successor = (await t.call('POST', `/admin/v1/keys/${rotated.id}/rotate`, { gracePeriodSeconds: 60 })).json().apiKey
+      const soon = new Date(t.clock.now() + 1000).toISOString()
+      const { apiKey: expired } = await create({ plan: 'free', name: 'brief', expiresAt: soon })
+      t.clock.advance(2000)
       const entries = await auditCount()
+      const stored = JSON.stringify(await t.storage.keys.listKeys())
       for (const [method, url, body, message] of [
-        ['PATCH', `/admin/v1/keys/${revoked.id}`, { name: 'x' }, new RegExp(`^keyId ${revoked.id} is revoked`)],
-        ['POST', `/admin/v1/keys/${revoked.id}/rotate`, { gracePeriodSeconds: 0 }, new RegExp(`^keyId ${revoked.id} is revoked`)],
-        ['PATCH', `/admin/v1/keys/${rotated.id}`, { name: 'x' }, new RegExp(`^keyId ${rotated.id} was rotated to ${successor.id}`)],
-        ['POST', `/admin/v1/keys/${rotated.id}/rotate`, { gracePeriodSeconds: 0 }, new RegExp(`^keyId ${rotated.id} was rotated`)],
+        ['PATCH', `/admin/v1/keys/${revoked.id}`, { name: 'x' }, `key ${revoked.id} is revoked; a revoked key cannot be updated`],
+        [
+          'POST',
+          `/admin/v1/keys/${revoked.id}/rotate`,
+          { gracePeriodSeconds: 0 },
+          `key ${revoked.id} is revoked; a revoked key cannot be rotated`,
+        ],
+        [
+          'PATCH',
+          `/admin/v1/keys/${rotated.id}`,
+          { name: 'x' },
+          `key ${rotated.id} was rotated to ${successor.id}; change that key instead`,
+        ],
+        [
+          'POST',
+          `/admin/v1/keys/${rotated.id}/rotate`,
+          { gracePeriodSeconds: 0 },
+          `key ${rotated.id} was rotated to ${successor.id}; change that key instead`,
+        ],
+        [
+          'POST',
+          `/admin/v1/keys/${expired.id}/rotate`,
+          { gracePeriodSeconds: 0 },
+          `key ${expired.id} has expired and cannot be rotated; create a new key (or update its expiresAt first)`,
+        ],
       ] as const) {
         const res = await t.call(method, url, body)
-        assert.equal(res.statusCode, 400, `${method} ${url}: ${res.body}`)
-        assert.match(res.json().message, message)
+        assert.equal(res.statusCode, 409, `${method} ${url}: ${res.body}`)
+        assert.deepEqual(res.json(), { code: 'conflict', message, status: 409 })
       }
       assert.equal(await auditCount(), entries)
+      assert.equal(JSON.stringify(await t.storage.keys.listKeys()), stored)
+      // Revoking a revoked key stays idempotent (200), and an expired key can still be brought back.
+      assert.equal((await t.call('POST', `/admin/v1/keys/${revoked.id}/revoke`)).json().alreadyRevoked, true)
+      assert.equal((await t.call('PATCH', `/admin/v1/keys/${expired.id}`, { expiresAt: null })).json().state, 'active')
     })
 
     test('usage: minute and day windows, ban, last use, with ISO times', async () => {

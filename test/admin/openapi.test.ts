@@ -104,6 +104,8 @@ describe('admin OpenAPI document', () => {
       ['getKeyUsage', 'GET', 200, () => t.call('GET', `/admin/v1/keys/${id}/usage`)],
       ['rotateKey', 'POST', 201, () => t.call('POST', `/admin/v1/keys/${id}/rotate`, { gracePeriodSeconds: 60 })],
       ['rotateKey', 'POST', 400, () => t.call('POST', `/admin/v1/keys/${id}/rotate`, { gracePeriodSeconds: 10 ** 6 })],
+      ['updateKey', 'PATCH', 409, () => t.call('PATCH', `/admin/v1/keys/${id}`, { name: 'after the rotation' })],
+      ['rotateKey', 'POST', 409, () => t.call('POST', `/admin/v1/keys/${id}/rotate`, { gracePeriodSeconds: 60 })],
       ['revokeKey', 'POST', 200, () => t.call('POST', `/admin/v1/keys/${id}/revoke`)],
       ['revokeKey', 'POST', 404, () => t.call('POST', '/admin/v1/keys/key_0000000000000000/revoke')],
       ['listAuditLog', 'GET', 200, () => t.call('GET', '/admin/v1/audit-log?limit=2')],

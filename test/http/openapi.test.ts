@@ -95,6 +95,10 @@ describe('OpenAPI document', () => {
     assert.equal(Pet.properties.categoryId.format, 'int64')
     const limit = doc.paths['/pets'].get.parameters.find((p: { name: string }) => p.name === 'limit')
     assert.deepEqual([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 100, 20])
+    // Real examples, which the console's "Try it out" fills in (not values made up from the patterns).
+    assert.deepEqual([NewPet.properties.name.example, NewPet.properties.categoryId.example], ['Rex', 7])
+    assert.deepEqual([Pet.properties.id.example, Pet.properties.name.example, Pet.properties.categoryId.example], [1, 'Rex', 7])
+    assert.ok(doc.info.description.includes('`node dist/cli.js keys create --plan free --name NAME`'), 'how to get a key')
   })
 
   test("the Error schema's codes are the README's closed list, which the service's table agrees with", () => {

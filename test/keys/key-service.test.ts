@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
 import { ManualClock } from '../../src/clock.js'
-import { type ChangeContext, KeyInputError, KeyNotFoundError, MAX_METADATA_BYTES } from '../../src/keys/administration.js'
+import { type ChangeContext, KeyConflictError, KeyInputError, KeyNotFoundError, MAX_METADATA_BYTES } from '../../src/keys/administration.js'
 import { type ApiKeyRecord, hashKey } from '../../src/keys/api-key.js'
 import { createFirstKey, KeyService, limiterIdentity } from '../../src/keys/key-service.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
@@ -47,6 +47,17 @@ async function harness(t: TestContext, open: (t: TestContext) => Promise<Storage
 }
 
 /** Asserts a KeyInputError naming `field`, with the message starting with it. */
+/** A change the key's state does not allow: a KeyConflictError naming the key (the admin API's 409). */
+async function conflicts(promise: Promise<unknown>, id: string, message: RegExp): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof KeyConflictError, `a KeyConflictError, got ${String(error)}`)
+    assert.equal(error.id, id)
+    assert.ok(error.message.startsWith(`key ${id} `), error.message)
+    assert.match(error.message, message)
+    return true
+  })
+}
+
 async function rejectsField(promise: Promise<unknown>, field: string, message?: RegExp): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
     assert.ok(error instanceof KeyInputError, `a KeyInputError, got ${String(error)}`)
@@ -244,7 +255,7 @@ for (const engine of STORE_ENGINES) {
       assert.equal(entries.at(-1)!.requestId, 'req-1')
 
       await h.service.revokeKey(view.id, CLI)
-      await rejectsField(h.service.updateKey(view.id, { name: 'c' }, CLI), 'id', /revoked/)
+      await conflicts(h.service.updateKey(view.id, { name: 'c' }, CLI), view.id, /is revoked/)
       await assert.rejects(h.service.updateKey('key_nope', { name: 'c' }, CLI), KeyNotFoundError)
     })
 
@@ -272,8 +283,8 @@ for (const engine of STORE_ENGINES) {
       await h.service.updateKey(view.id, { perMinute: 60, perDay: 600 }, CLI)
       assert.deepEqual([(await h.service.getKey(old.id)).perMinute, (await h.service.getKey(old.id)).perDay], [60, 600])
 
-      await rejectsField(h.service.rotateKey(old.id, { graceSeconds: 10 }, CLI), 'id', /rotated to/)
-      await rejectsField(h.service.updateKey(old.id, { name: 'x' }, CLI), 'id', /rotated to/)
+      await conflicts(h.service.rotateKey(old.id, { graceSeconds: 10 }, CLI), old.id, /rotated to/)
+      await conflicts(h.service.updateKey(old.id, { name: 'x' }, CLI), old.id, /rotated to/)
       h.clock.advance(3_600_000)
       assert.equal((await h.service.getKey(old.id)).state, 'expired')
       assert.equal((await h.service.getKey(view.id)).state, 'active')
@@ -291,7 +302,7 @@ for (const engine of STORE_ENGINES) {
       assert.equal(again.view.quotaId, old.id)
       for (const bad of [-1, 604_801, 1.5, Number.NaN])
         await rejectsField(h.service.rotateKey(again.view.id, { graceSeconds: bad }, CLI), 'graceSeconds')
-      await rejectsField(h.service.rotateKey(view.id, { graceSeconds: 10 }, CLI), 'id', /revoked/)
+      await conflicts(h.service.rotateKey(view.id, { graceSeconds: 10 }, CLI), view.id, /is revoked/)
       await assert.rejects(h.service.rotateKey('key_nope', { graceSeconds: 10 }, CLI), KeyNotFoundError)
     })
 

@@ -88,6 +88,20 @@ describe('pets routes', () => {
       assert.equal((await t.app.inject({ url: '/v1/pets?limit=10', headers: auth })).statusCode, 200)
     })
 
+    test('zero has one spelling: -0 is 400 in a body, a query and a path, and nothing is stored', async () => {
+      const before = (await t.app.inject({ url: '/v1/pets?limit=100', headers: auth })).json().length
+      assertError(
+        await post('{"name":"Minus zero","categoryId":-0}'),
+        400,
+        'invalid_request',
+        /^categoryId must be an int64 integer .* written in plain decimal$/,
+      )
+      assert.equal((await t.app.inject({ url: '/v1/pets?limit=100', headers: auth })).json().length, before)
+      assertError(await t.app.inject({ url: '/v1/pets?after=-0', headers: auth }), 400, 'invalid_request', /after .* plain decimal/)
+      assertError(await t.app.inject({ url: '/v1/pets/-0', headers: auth }), 400, 'invalid_request', /petId .* plain decimal/)
+      assert.equal((await post('{"name":"Minus one","categoryId":-1}')).json().categoryId, -1)
+    })
+
     test('a name of only white space is 400; other names are stored exactly as sent', async () => {
       for (const name of [' ', '   ', '\t\n', '\u00a0\u2003']) {
         assertError(await post({ name, categoryId: 1 }), 400, 'invalid_request', /name must not be only white space/)

@@ -91,6 +91,12 @@ test('keys show, update, rotate, list filters: --json, and bad input exits 2 nam
   // List: filters and pages.
   const free = await cliJson(['keys', 'create', '--plan', 'free', '--name', 'other'], db)
   await cliJson(['keys', 'revoke', free.id], db)
+  // A key in the wrong state: the admin API's 409 message, one line, status 2.
+  const revokedUpdate = await runCli(['keys', 'update', free.id, '--name', 'x'], { db })
+  assert.equal(revokedUpdate.code, 2)
+  assert.deepEqual(revokedUpdate.stderr.split('\n').filter(Boolean), [
+    `animal-store: key ${free.id} is revoked; a revoked key cannot be updated`,
+  ])
   const names = (rows: Json[]) => rows.map((k) => k.name).sort()
   assert.deepEqual(names((await cliJson(['keys', 'list', '--state', 'revoked'], db)) as unknown as Json[]), ['other'])
   assert.deepEqual(names((await cliJson(['keys', 'list', '--plan', 'enterprise'], db)) as unknown as Json[]), ['Acme Corp', 'Acme Corp'])

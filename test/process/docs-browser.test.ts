@@ -1,6 +1,7 @@
 /**
  * The interactive documentation in a real browser: /docs (Swagger UI) renders the three operations
- * of the OpenAPI document, with getPet marked deprecated. Needs Debian's chromium (playwright-core
+ * of the OpenAPI document, with getPet marked deprecated; its top bar shows the document's own
+ * address (/v1/openapi.json, not /docs/json, which redirects), and it says how to get a key. Needs Debian's chromium (playwright-core
  * drives it; no browser download). Missing chromium: a loud skip locally, a failure in CI.
  */
 import assert from 'node:assert/strict'
@@ -43,6 +44,8 @@ test('GET /docs renders listPets, createPet and getPet (deprecated) in Chromium'
     if (/Content Security Policy/i.test(m.text())) blocked.push(m.text())
   })
   const bundle = page.waitForResponse((r) => r.url().endsWith('/docs/static/swagger-ui-bundle.js'))
+  const fetched: string[] = []
+  page.on('request', (r) => fetched.push(new URL(r.url()).pathname))
 
   const response = await page.goto(`${server.url}/docs`, { waitUntil: 'load', timeout: 20_000 })
   assert.ok(response, 'navigation response')
@@ -67,6 +70,16 @@ test('GET /docs renders listPets, createPet and getPet (deprecated) in Chromium'
   const text = await page.locator('body').innerText()
   assert.match(text, /Animal Store API/)
   assert.ok(text.includes('/pets/{petId}'), 'the path template is shown')
+  assert.ok(text.includes('node dist/cli.js keys create --plan free --name NAME'), 'the page says how to get a key')
+
+  // The top bar names the document the page loaded: its own address, fetched directly.
+  const topBar = await page.$$eval('.topbar input, .topbar select', (fields) =>
+    fields.map((f) => (f as unknown as { value: string }).value),
+  )
+  assert.deepEqual(topBar, ['/v1/openapi.json'], 'the address in the top bar')
+  assert.equal(await page.locator('.topbar select option').innerText(), '/v1/openapi.json')
+  assert.ok(fetched.includes('/v1/openapi.json'), `fetched: ${fetched.join(', ')}`)
+  assert.equal(fetched.includes('/docs/json'), false, `fetched: ${fetched.join(', ')}`)
 
   const shot = join(dir, 'docs.png')
   await page.screenshot({ path: shot, fullPage: true })
