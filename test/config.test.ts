@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import Fastify from 'fastify'
 import { CONFIG_VARS } from '../bench/lib/env.mjs'
-import { ConfigError, loadConfig, redisTarget } from '../src/config.js'
+import { CONFIG_VARIABLES, ConfigError, loadConfig, redisTarget } from '../src/config.js'
+import { CONFIG_FILE_VARIABLE } from '../src/config-file.js'
 
 test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', () => {
   const c = loadConfig({})
@@ -169,9 +170,10 @@ test('the limiter state file: beside a SQLite file by default, nowhere without o
   }
 })
 
-test('the variables a child service must not inherit are exactly the ones loadConfig reads', () => {
+test("the variables a child service must not inherit are exactly the schema's, which are the ones loadConfig reads", () => {
   // The process tests, the soak and the benchmark strip CONFIG_VARS from a child's environment, so
   // that a developer's shell cannot change what a test runs; a variable missing from it would leak.
+  assert.deepEqual([...CONFIG_VARS].sort(), [...CONFIG_VARIABLES, CONFIG_FILE_VARIABLE].sort(), 'bench/lib/env.mjs CONFIG_VARS')
   const read = new Set<string>()
   const recording = (env: Record<string, string>) =>
     new Proxy(env as Record<string, string | undefined>, {
@@ -181,7 +183,7 @@ test('the variables a child service must not inherit are exactly the ones loadCo
   loadConfig(
     recording({ ANIMAL_STORE_ENV: 'staging', DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h', TRUST_PROXY: '10.0.0.0/8' }),
   )
-  assert.deepEqual([...read].sort(), [...CONFIG_VARS].sort())
+  assert.deepEqual([...read].sort(), [...CONFIG_VARIABLES].sort())
 })
 
 test('the admin listener: 8081 on 127.0.0.1 by default; ADMIN_PORT (0: a free port) with ADMIN_HOST; off', () => {
