@@ -94,8 +94,10 @@ export async function startServer(config: Config, source: ConfigSource): Promise
       await listen(adminApp, { ADMIN_PORT: config.adminPort!, ADMIN_HOST: config.adminHost })
     }
     const listening: Listening = { main: bound(app), admin: adminApp === undefined ? undefined : bound(adminApp) }
-    // In a cluster the primary prints the banner once, for all workers (cluster.ts).
+    // In a cluster the primary prints the banner once, for all workers (cluster.ts). The log's
+    // start-up lines are written out first, so that on a shared stdout the banner ends the start.
     if (cluster.isWorker) {
+      await flushed(log)
       process.send?.({ animalStore: 'listening', listening }, undefined, undefined, () => {})
     } else {
       const { address, port } = listening.main
@@ -104,6 +106,7 @@ export async function startServer(config: Config, source: ConfigSource): Promise
         ...configurationLines(config, source),
         ...(await degradedNotes(config, limiter)),
       ]
+      await flushed(log)
       process.stdout.write(listeningBanner(address, port, config.host, notes, cli))
     }
   } catch (error) {
