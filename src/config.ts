@@ -141,7 +141,7 @@ export const CONFIG_SCHEMA = Type.Object({
   ANIMAL_STORE_ENV: oneOf(['production', 'staging'], 'production', {
     cli: true,
     description:
-      'key prefix (`as_live_` / `as_test_`: a key of the other environment is refused) and the OpenAPI server listed first after this one',
+      'key prefix (`as_live_` / `as_test_`: a key of the other environment is refused); named in the OpenAPI document’s server for `PUBLIC_BASE_URL`',
   }),
   PORT: integer(0, 65535, 8080, { description: 'where the API listens (`0`: a free port)' }),
   HOST: text({ default: '0.0.0.0', accepts: 'an address or host name', description: 'the address the API listens on' }),

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
 import { test } from 'node:test'
 import Fastify from 'fastify'
 import { CONFIG_VARS } from '../bench/lib/env.mjs'
+// @ts-expect-error: a plain .mjs script, run by tsx
+import { CONFIGURATION_MD, generateConfigurationDoc } from '../scripts/config-docs.mjs'
 import { CONFIG_VARIABLES, ConfigError, loadConfig, redisTarget } from '../src/config.js'
 import { CONFIG_FILE_VARIABLE } from '../src/config-file.js'
 
@@ -209,4 +212,13 @@ test('the admin listener: 8081 on 127.0.0.1 by default; ADMIN_PORT (0: a free po
       JSON.stringify(env),
     )
   }
+})
+
+test('the reference table in docs/configuration.md is the one the schema generates', async () => {
+  const generated = (await generateConfigurationDoc()) as string
+  assert.ok(
+    generated === (await readFile(CONFIGURATION_MD, 'utf8')),
+    'docs/configuration.md is stale: the schema in src/config.ts changed. Run `npm run docs:config` and commit it',
+  )
+  for (const name of CONFIG_VARIABLES) assert.ok(generated.includes(`| \`${name}\` |`), name)
 })
