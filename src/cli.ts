@@ -8,14 +8,15 @@ import { type ConfigSource, loadConfiguration, takeConfigFileOption } from './co
 import { KeyInputError, KeyNotFoundError } from './keys/administration.js'
 import { StartupError, startFailureLine } from './startup-error.js'
 
-const USAGE = `Usage (each command also takes --config-file FILE, see below):
+const USAGE = `Usage:
   animal-store serve [--workers N]
 ${KEYS_USAGE}
 ${ADMIN_TOKENS_USAGE}
 
-Times are ISO 8601 (2027-01-31T00:00:00Z). The configuration is the server's: .env in the working
-directory (or --config-file FILE, ANIMAL_STORE_CONFIG_FILE; off: none) under the environment. The database
-is DATABASE_URL (default data/animal-store.db); the key prefix follows ANIMAL_STORE_ENV. In the project directory, run it as \`${CLI} ...\` or
+Times are ISO 8601 (2027-01-31T00:00:00Z). Every command reads the server's configuration: .env in
+the working directory (or --config-file FILE, or ANIMAL_STORE_CONFIG_FILE; off: none) under the
+environment. The database is DATABASE_URL (default data/animal-store.db); the key prefix follows
+ANIMAL_STORE_ENV. In the project directory, run it as \`${CLI} ...\` or
 \`npm run keys -- ...\` (\`npx animal-store\` may fetch a different package of that name from the npm registry).`
 
 function positiveInt(flag: string, raw: string | undefined): number | undefined {
