@@ -1,6 +1,5 @@
 import { BlockList, isIP } from 'node:net'
-import { type Static, type TSchema, type TSchemaOptions, Type } from 'typebox'
-import { Errors } from 'typebox/value'
+import { flag, fromText, integer, integerOrOff, oneOf, optional, problemOf, text, type Values, type Variable } from './config-schema.js'
 
 /**
  * Environment -> typed, validated configuration. Every variable is declared once, in
@@ -91,53 +90,17 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>
 
-/** What the reference (docs/configuration.md) and the start-up banner know of a variable beyond its type. */
-export interface VariableNotes extends TSchemaOptions {
-  description: string
-  /** What a value looks like, where the type alone does not say (a URL, a list). */
-  accepts?: string
-  /** The default, where it depends on other variables (the schema then has no `default`). */
-  defaultText?: string
-  /** The CLI reads it too, so a server and the CLI run beside it must agree on it. */
-  cli?: boolean
-}
-
-/**
- * A value that is a string with a shape of its own: `problem` says what is wrong with it (the
- * message after the variable's name), or undefined when it is right.
- */
-function text(notes: VariableNotes & { default?: string }, problem: (value: string) => string | undefined = () => undefined) {
-  return Type.Refine(
-    Type.String(notes),
-    (value) => problem(value) === undefined,
-    (value) => problem(value) ?? '',
-  )
-}
-
-const integer = (minimum: number, maximum: number, fallback: number, notes: VariableNotes) =>
-  Type.Integer({ minimum, maximum, default: fallback, ...notes })
-
-const oneOf = <const T extends string>(values: readonly T[], fallback: T, notes: VariableNotes) =>
-  Type.Union(
-    values.map((value) => Type.Literal(value)),
-    { default: fallback, ...notes },
-  )
-
-/** Words read as a boolean, any case. */
-const TRUE_WORDS = ['1', 'true', 'yes', 'on']
-const FALSE_WORDS = ['0', 'false', 'no', 'off']
-
 /** Where the admin listener is when ADMIN_PORT is not set. */
 export const DEFAULT_ADMIN_PORT = 8081
 
-const httpUrl = (notes: VariableNotes & { default?: string }) =>
+const httpUrl = (notes: Parameters<typeof text>[0]) =>
   text({ accepts: 'an absolute `http:` or `https:` URL', ...notes }, (value) => urlProblem(value, ['http:', 'https:']))
 
 /**
  * Every variable of the service, in the order of the reference. A variable that is unset or empty
  * takes its default. Rules between variables are in loadConfig.
  */
-export const CONFIG_SCHEMA = Type.Object({
+const VARIABLES = {
   ANIMAL_STORE_ENV: oneOf(['production', 'staging'], 'production', {
     cli: true,
     description:
@@ -145,8 +108,7 @@ export const CONFIG_SCHEMA = Type.Object({
   }),
   PORT: integer(0, 65535, 8080, { description: 'where the API listens (`0`: a free port)' }),
   HOST: text({ default: '0.0.0.0', accepts: 'an address or host name', description: 'the address the API listens on' }),
-  ADMIN_PORT: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Literal('off')], {
-    default: DEFAULT_ADMIN_PORT,
+  ADMIN_PORT: integerOrOff(0, 65535, DEFAULT_ADMIN_PORT, {
     description:
       'the admin listener: the admin API and `/metrics`, never on the main listener; `0` a free port, `off` neither anywhere; must differ from `PORT`',
   }),
@@ -161,7 +123,7 @@ export const CONFIG_SCHEMA = Type.Object({
         ? undefined
         : `must be an IP address or a host name (got ${JSON.stringify(value)})`,
   ),
-  PUBLIC_BASE_URL: Type.Optional(
+  PUBLIC_BASE_URL: optional(
     httpUrl({
       defaultText: 'unset (links are relative)',
       description: 'origin clients reach this instance at (no `/v1`): makes links absolute and adds it to the OpenAPI servers',
@@ -187,7 +149,7 @@ export const CONFIG_SCHEMA = Type.Object({
         ? undefined
         : `must be a file path, a sqlite: URL or a postgres:// URL (got scheme ${JSON.stringify(value.split(':')[0])})`,
   ),
-  DATABASE_LISTEN_URL: Type.Optional(
+  DATABASE_LISTEN_URL: optional(
     text(
       {
         defaultText: '`DATABASE_URL`',
@@ -207,7 +169,7 @@ export const CONFIG_SCHEMA = Type.Object({
     description:
       '`process`: a 201 survives a crash of the process (SQLite WAL, `synchronous=NORMAL`); `power`: fsync per commit (`synchronous=FULL`), with group commit',
   }),
-  REDIS_URL: Type.Optional(
+  REDIS_URL: optional(
     text(
       {
         defaultText: 'unset (limits in memory)',
@@ -225,7 +187,7 @@ export const CONFIG_SCHEMA = Type.Object({
   REDIS_FAILURE_POLICY: oneOf(['open', 'closed'], 'open', {
     description: 'when Redis is unreachable: `open` = decide with a local in-memory limiter; `closed` = 503',
   }),
-  CORS_ORIGINS: Type.Optional(
+  CORS_ORIGINS: optional(
     text(
       {
         defaultText: 'unset (no CORS)',
@@ -248,7 +210,7 @@ export const CONFIG_SCHEMA = Type.Object({
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info', {
     description: 'pino JSON logs; `info` writes one access line per request',
   }),
-  LOG_FILE: Type.Optional(
+  LOG_FILE: optional(
     text({ defaultText: 'unset (stdout)', accepts: 'a file path', description: 'where the log goes (appended; its directory is created)' }),
   ),
   KEY_REFRESH_MS: integer(50, 60_000, 1000, {
@@ -257,14 +219,14 @@ export const CONFIG_SCHEMA = Type.Object({
   LAST_USED_FLUSH_MS: integer(100, 600_000, 5000, {
     description: 'how often the last-use times of keys are written to storage, in one batch',
   }),
-  BOOTSTRAP_KEY: Type.Boolean({ default: true, description: 'create and print one Free key on a first start with no key' }),
+  BOOTSTRAP_KEY: flag(true, { description: 'create and print one Free key on a first start with no key' }),
   BAN_THRESHOLD: integer(0, 1_000_000, 0, {
     cli: true,
     description: 'rejected requests within one minute window that trigger a temporary ban (`0`: the key’s per-minute limit, at least 10)',
   }),
   BAN_BASE_SECONDS: integer(1, 86_400, 60, { cli: true, description: 'the first ban’s length; each further ban doubles it' }),
   BAN_MAX_SECONDS: integer(1, 7 * 86_400, 3600, { cli: true, description: 'the longest ban (at least `BAN_BASE_SECONDS`)' }),
-  LIMITER_STATE_FILE: Type.Optional(
+  LIMITER_STATE_FILE: optional(
     text({
       defaultText: '`<SQLite file>.limits.json`; none on PostgreSQL, `:memory:` or with `REDIS_URL`',
       accepts: 'a file path or `off`',
@@ -289,64 +251,33 @@ export const CONFIG_SCHEMA = Type.Object({
     description:
       'on SIGTERM/SIGINT, how long `/readyz` answers 503 while every request is still served, before the listener closes: behind a load balancer, longer than its health checks take to pull the instance (5000 with `deploy/haproxy.cfg`)',
   }),
-})
+} satisfies Record<string, Variable<unknown>>
 
-type Variables = Static<typeof CONFIG_SCHEMA>
+/** Every variable of the service as one JSON Schema object (in TypeBox's form), in the order of the reference. */
+export const CONFIG_SCHEMA = { type: 'object', properties: VARIABLES } as const
+
+type Variables = Values<typeof VARIABLES>
 export type ConfigVariable = keyof Variables
 
 /** The names of every variable the service reads. */
 export const CONFIG_VARIABLES = Object.keys(CONFIG_SCHEMA.properties) as ConfigVariable[]
 
 /** The variables the CLI reads too (the others concern only a server). */
-export const CLI_VARIABLES = CONFIG_VARIABLES.filter((name) => (CONFIG_SCHEMA.properties[name] as { cli?: boolean }).cli === true)
-
-/** What a schema accepts, as the error messages and the reference say it ("an integer from 0 to 65535"). */
-export function accepted(schema: TSchema): string {
-  const s = schema as { type?: string; const?: string; anyOf?: TSchema[]; minimum?: number; maximum?: number; accepts?: string }
-  if (s.type === 'integer') return `an integer from ${s.minimum} to ${s.maximum}`
-  if (s.type === 'boolean') return 'true or false'
-  if (s.const !== undefined) return s.const
-  if (s.anyOf?.every((member) => (member as { const?: unknown }).const !== undefined)) {
-    return `one of ${s.anyOf.map((member) => (member as { const: string }).const).join(', ')}`
-  }
-  if (s.anyOf !== undefined) return s.anyOf.map(accepted).join(' or ')
-  return s.accepts ?? 'text'
-}
-
-/** A variable's text as the value its schema checks: digits as a number, boolean words as a boolean. */
-function fromText(schema: TSchema, raw: string): unknown {
-  const s = schema as { type?: string; const?: string; anyOf?: TSchema[] }
-  if (s.type === 'integer') return /^\d+$/.test(raw) ? Number(raw) : raw
-  if (s.type === 'boolean') {
-    if (TRUE_WORDS.includes(raw.toLowerCase())) return true
-    if (FALSE_WORDS.includes(raw.toLowerCase())) return false
-    return raw
-  }
-  if (s.anyOf !== undefined && !s.anyOf.some((member) => (member as { const?: unknown }).const === raw)) {
-    const number = s.anyOf.find((member) => (member as { type?: string }).type === 'integer')
-    if (number !== undefined) return fromText(number, raw)
-  }
-  return raw
-}
+export const CLI_VARIABLES = CONFIG_VARIABLES.filter((name) => (VARIABLES[name] as Variable<unknown>).cli === true)
 
 /** Each variable of `env` checked against its schema; unset and empty ones take their default. */
 function readVariables(env: Env): Variables {
   const values: Record<string, unknown> = {}
   for (const name of CONFIG_VARIABLES) {
-    const schema: TSchema = CONFIG_SCHEMA.properties[name]
+    const schema: Variable<unknown> = VARIABLES[name]
     const raw = env[name]
     if (raw === undefined || raw === '') {
-      values[name] = (schema as { default?: unknown }).default
+      values[name] = schema.default
       continue
     }
-    const value = fromText(schema, raw)
-    const [error] = Errors(schema, value)
-    if (error !== undefined) {
-      throw new ConfigError(
-        error.keyword === '~refine' ? `${name} ${error.message}` : `${name} must be ${accepted(schema)} (got ${JSON.stringify(raw)})`,
-      )
-    }
-    values[name] = value
+    const problem = problemOf(name, schema, raw)
+    if (problem !== undefined) throw new ConfigError(problem)
+    values[name] = fromText(schema, raw)
   }
   return values as Variables
 }
