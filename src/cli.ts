@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util'
 import { CLI } from './banner.js'
 import { ADMIN_TOKENS_USAGE, AdminTokenInputError, adminTokensCommand } from './cli/admin-tokens-command.js'
 import { CommandError, inputErrorMessage, KEYS_USAGE, keysCommand, UsageError } from './cli/keys-command.js'
-import { type Config, ConfigError, loadConfig } from './config.js'
+import { type Config, ConfigError } from './config.js'
+import { type ConfigSource, loadConfiguration, takeConfigFileOption } from './config-file.js'
 import { KeyConflictError, KeyInputError, KeyNotFoundError } from './keys/administration.js'
 import { StartupError, startFailureLine } from './startup-error.js'
 import { SERVICE_VERSION } from './version.js'
@@ -14,8 +15,10 @@ const USAGE = `Usage:
 ${KEYS_USAGE}
 ${ADMIN_TOKENS_USAGE}
 
-Times are ISO 8601 (2027-01-31T00:00:00Z). The database is DATABASE_URL (default data/animal-store.db);
-the key prefix follows ANIMAL_STORE_ENV. In the project directory, run it as \`${CLI} ...\` or
+Times are ISO 8601 (2027-01-31T00:00:00Z). Every command reads the server's configuration: .env in
+the working directory (or --config-file FILE, or ANIMAL_STORE_CONFIG_FILE; off: none) under the
+environment. The database is DATABASE_URL (default data/animal-store.db); the key prefix follows
+ANIMAL_STORE_ENV. In the project directory, run it as \`${CLI} ...\` or
 \`npm run keys -- ...\` (\`npx animal-store\` may fetch a different package of that name from the npm registry).`
 
 function positiveInt(flag: string, raw: string | undefined): number | undefined {
@@ -24,22 +27,25 @@ function positiveInt(flag: string, raw: string | undefined): number | undefined 
   return Number(raw)
 }
 
-async function serve(config: Config, args: string[]): Promise<void> {
+async function serve(config: Config, source: ConfigSource, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, strict: true, options: { workers: { type: 'string' } } })
   const workers = positiveInt('--workers', values.workers) ?? 1
   if (workers < 1 || workers > 64) throw new UsageError('--workers must be from 1 to 64')
   if (workers === 1) {
     const { startServer } = await import('./server.js')
-    await startServer(config)
+    await startServer(config, source)
     return
   }
   const { startCluster } = await import('./cluster.js')
-  await startCluster(config, workers)
+  await startCluster(config, workers, source)
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv
+  let command: string | undefined
   try {
+    const { configFile, args } = takeConfigFileOption(argv)
+    const [name, ...rest] = args
+    command = name
     if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
       process.stdout.write(USAGE + '\n')
       return command === undefined ? 2 : 0
@@ -49,10 +55,10 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(SERVICE_VERSION + '\n')
       return 0
     }
-    const config = loadConfig()
+    const { config, source } = loadConfiguration({ configFile })
     if (command === 'keys') await keysCommand(config, rest)
     else if (command === 'admin-tokens') await adminTokensCommand(config, rest)
-    else if (command === 'serve') await serve(config, rest)
+    else if (command === 'serve') await serve(config, source, rest)
     else throw new UsageError(`unknown command ${JSON.stringify(command)}`)
     return 0
   } catch (error) {

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster'
-import { adminBannerLine, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
+import { adminBannerLine, cliCommand, configurationLines, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { type Config, ConfigError } from './config.js'
+import type { ConfigSource } from './config-file.js'
 import type { Listening } from './server.js'
 
 /**
@@ -8,7 +9,7 @@ import type { Listening } from './server.js'
  * share nothing but the database and Redis, so N > 1 needs REDIS_URL: N in-memory limiters would
  * each allow the full quota. A worker that dies is replaced; SIGTERM/SIGINT drain all workers.
  */
-export async function startCluster(config: Config, workers: number): Promise<void> {
+export async function startCluster(config: Config, workers: number, source: ConfigSource): Promise<void> {
   if (config.redisUrl === undefined) {
     throw new ConfigError(
       `--workers ${workers} needs a shared rate-limit store: set REDIS_URL (each worker's in-memory limiter would allow the whole quota)`,
@@ -17,7 +18,7 @@ export async function startCluster(config: Config, workers: number): Promise<voi
   if (cluster.isWorker) {
     const { startServer } = await import('./server.js')
     try {
-      await startServer({ ...config, bootstrapKey: false })
+      await startServer({ ...config, bootstrapKey: false }, source)
     } catch (error) {
       // The IPC channel would keep a failed worker alive, idle, forever: exit, so the primary
       // starts another one (with backoff) and the service comes up once the database does.
@@ -41,7 +42,8 @@ export async function startCluster(config: Config, workers: number): Promise<voi
     const storage = await openStorage(config)
     try {
       const first = await createFirstKey(storage.keys, config.env)
-      if (first) process.stdout.write(firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port)))
+      if (first)
+        process.stdout.write(firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port), cliCommand(source)))
     } finally {
       await storage.close()
     }
@@ -59,7 +61,9 @@ export async function startCluster(config: Config, workers: number): Promise<voi
     if (announced || message?.animalStore !== 'listening' || message.listening === undefined) return
     announced = true
     const { main, admin } = message.listening
-    process.stdout.write(listeningBanner(main.address, main.port, config.host, [`Workers:     ${workers}`, adminBannerLine(admin)]))
+    const cli = cliCommand(source)
+    const notes = [`Workers:     ${workers}`, adminBannerLine(admin, cli), ...configurationLines(config, source)]
+    process.stdout.write(listeningBanner(main.address, main.port, config.host, notes, cli))
   })
   // Workers that die soon after starting (database unreachable, ...) are replaced with exponential
   // backoff rather than every 0.5 s; one that ran for a while resets it.

@@ -1,8 +1,11 @@
 import { BlockList, isIP } from 'node:net'
+import { flag, fromText, integer, integerOrOff, oneOf, optional, problemOf, text, type Values, type Variable } from './config-schema.js'
 
 /**
- * Environment -> typed, validated configuration. Every variable is read here and nowhere else;
- * a bad value stops the process at start with a message naming the variable and what it accepts.
+ * Environment -> typed, validated configuration. Every variable is declared once, in
+ * CONFIG_SCHEMA (type, default, bounds, meaning), and read here and nowhere else; a bad value stops
+ * the process at start with one line naming the variable and what it accepts. The reference in
+ * docs/configuration.md is generated from the same schema (npm run docs:config).
  */
 export type Environment = 'production' | 'staging'
 export type Durability = 'process' | 'power'
@@ -87,43 +90,210 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>
 
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  if ((allowed as readonly string[]).includes(raw)) return raw as T
-  throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(raw)})`)
-}
+/** Where the admin listener is when ADMIN_PORT is not set. */
+export const DEFAULT_ADMIN_PORT = 8081
 
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`)
+const httpUrl = (notes: Parameters<typeof text>[0]) =>
+  text({ accepts: 'an absolute `http:` or `https:` URL', ...notes }, (value) => urlProblem(value, ['http:', 'https:']))
+
+/**
+ * Every variable of the service, in the order of the reference. A variable that is unset or empty
+ * takes its default. Rules between variables are in loadConfig.
+ */
+const VARIABLES = {
+  ANIMAL_STORE_ENV: oneOf(['production', 'staging'], 'production', {
+    cli: true,
+    description:
+      'key prefix (`as_live_` / `as_test_`: a key of the other environment is refused); named in the OpenAPI document’s server for `PUBLIC_BASE_URL`',
+  }),
+  PORT: integer(0, 65535, 8080, { description: 'where the API listens (`0`: a free port)' }),
+  HOST: text({ default: '0.0.0.0', accepts: 'an address or host name', description: 'the address the API listens on' }),
+  ADMIN_PORT: integerOrOff(0, 65535, DEFAULT_ADMIN_PORT, {
+    description:
+      'the admin listener: the admin API and `/metrics`, never on the main listener; `0` a free port, `off` neither anywhere; must differ from `PORT`',
+  }),
+  ADMIN_HOST: text(
+    {
+      default: '127.0.0.1',
+      accepts: 'an IP address or a host name',
+      description: 'the address of the admin listener (the default is reachable from this machine only)',
+    },
+    (value) =>
+      isIP(value) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(value)
+        ? undefined
+        : `must be an IP address or a host name (got ${JSON.stringify(value)})`,
+  ),
+  PUBLIC_BASE_URL: optional(
+    httpUrl({
+      defaultText: 'unset (links are relative)',
+      description: 'origin clients reach this instance at (no `/v1`): makes links absolute and adds it to the OpenAPI servers',
+    }),
+  ),
+  PRODUCTION_BASE_URL: httpUrl({
+    default: 'https://api.animal-store.example',
+    description: 'the production server listed in the OpenAPI document (+ `/v1`)',
+  }),
+  STAGING_BASE_URL: httpUrl({
+    default: 'https://staging.api.animal-store.example',
+    description: 'the staging server listed in the OpenAPI document (+ `/v1`)',
+  }),
+  DATABASE_URL: text(
+    {
+      default: 'data/animal-store.db',
+      cli: true,
+      accepts: 'a SQLite file path or `sqlite:` URL (`sqlite:///abs/path.db`, `sqlite::memory:`), or `postgres://…`',
+      description: 'the database (a relative path is relative to the working directory)',
+    },
+    (value) =>
+      isPostgresUrl(value) || value.startsWith('sqlite:') || !/^[a-z][a-z0-9+.-]*:\/\//i.test(value)
+        ? undefined
+        : `must be a file path, a sqlite: URL or a postgres:// URL (got scheme ${JSON.stringify(value.split(':')[0])})`,
+  ),
+  DATABASE_LISTEN_URL: optional(
+    text(
+      {
+        defaultText: '`DATABASE_URL`',
+        cli: true,
+        accepts: '`postgres://…` or `off`',
+        description:
+          'PostgreSQL only: where the revocation `LISTEN` connection goes; behind PgBouncer in transaction mode, PostgreSQL itself (or `off`: revocations by polling alone); see docs/deployment.md',
+      },
+      (value) =>
+        value === 'off' || isPostgresUrl(value)
+          ? undefined
+          : `must be a postgres:// URL or off (got scheme ${JSON.stringify(value.split(':')[0])})`,
+    ),
+  ),
+  DURABILITY: oneOf(['process', 'power'], 'process', {
+    cli: true,
+    description:
+      '`process`: a 201 survives a crash of the process (SQLite WAL, `synchronous=NORMAL`); `power`: fsync per commit (`synchronous=FULL`), with group commit',
+  }),
+  REDIS_URL: optional(
+    text(
+      {
+        defaultText: 'unset (limits in memory)',
+        cli: true,
+        accepts: '`redis://…` or `rediss://…` (TLS), `redis+cluster://h1:p1,h2:p2,…`, `redis+sentinel://s1:p1,s2:p2,…/mymaster`',
+        description:
+          'shared rate-limit state for many instances: one server, a Redis Cluster (its seed nodes) or a master found through Sentinels (docs/deployment.md)',
+      },
+      (value) => {
+        const target = parseRedisTarget(value.replace(/\/+$/, ''))
+        return typeof target === 'string' ? target : undefined
+      },
+    ),
+  ),
+  REDIS_FAILURE_POLICY: oneOf(['open', 'closed'], 'open', {
+    description: 'when Redis is unreachable: `open` = decide with a local in-memory limiter; `closed` = 503',
+  }),
+  CORS_ORIGINS: optional(
+    text(
+      {
+        defaultText: 'unset (no CORS)',
+        accepts: '`*` or a comma list of exact origins (`https://app.example.com`)',
+        description:
+          'browser apps on other origins allowed to call the API; preflights are answered 204 without a key; credentials are never allowed (keys travel in `Authorization`, not cookies)',
+      },
+      corsOriginsProblem,
+    ),
+  ),
+  TRUST_PROXY: text(
+    {
+      default: 'false',
+      accepts: '`false` or a comma list of addresses/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed)',
+      description:
+        'proxies trusted for `X-Forwarded-For`; hop counts and ranges holding every peer (`0.0.0.0/0`, `::/0`) are refused; a forwarded value that is not an address is limited as the proxy that sent it',
+    },
+    trustProxyProblem,
+  ),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info', {
+    description: 'pino JSON logs; `info` writes one access line per request',
+  }),
+  LOG_FILE: optional(
+    text({ defaultText: 'unset (stdout)', accepts: 'a file path', description: 'where the log goes (appended; its directory is created)' }),
+  ),
+  KEY_REFRESH_MS: integer(50, 60_000, 1000, {
+    description: 'how often each server polls the key change log (updates, rotations, revocations)',
+  }),
+  LAST_USED_FLUSH_MS: integer(100, 600_000, 5000, {
+    description: 'how often the last-use times of keys are written to storage, in one batch',
+  }),
+  BOOTSTRAP_KEY: flag(true, { description: 'create and print one Free key on a first start with no key' }),
+  BAN_THRESHOLD: integer(0, 1_000_000, 0, {
+    cli: true,
+    description: 'rejected requests within one minute window that trigger a temporary ban (`0`: the key’s per-minute limit, at least 10)',
+  }),
+  BAN_BASE_SECONDS: integer(1, 86_400, 60, { cli: true, description: 'the first ban’s length; each further ban doubles it' }),
+  BAN_MAX_SECONDS: integer(1, 7 * 86_400, 3600, { cli: true, description: 'the longest ban (at least `BAN_BASE_SECONDS`)' }),
+  LIMITER_STATE_FILE: optional(
+    text({
+      defaultText: '`<SQLite file>.limits.json`; none on PostgreSQL, `:memory:` or with `REDIS_URL`',
+      accepts: 'a file path or `off`',
+      cli: true,
+      description:
+        'where the in-memory limiter keeps windows and bans across restarts; `off` disables it; refused together with `REDIS_URL` (the state is in Redis)',
+    }),
+  ),
+  LIMITER_SNAPSHOT_MS: integer(100, 600_000, 2000, {
+    description: 'how often the state file is written when something changed: the most a `kill -9` can lose',
+  }),
+  REQUEST_TIMEOUT_MS: integer(100, 600_000, 10_000, { description: 'the longest a request may take to arrive in full' }),
+  HEADERS_TIMEOUT_MS: integer(100, 600_000, 5_000, {
+    description: 'the longest a request’s headers may take to arrive (at most `REQUEST_TIMEOUT_MS`)',
+  }),
+  KEEP_ALIVE_TIMEOUT_MS: integer(100, 600_000, 5_000, {
+    description: 'how long an idle keep-alive connection stays open; behind a load balancer, above its idle timeout',
+  }),
+  MAX_HEADER_BYTES: integer(1_024, 65_536, 8_192, { description: 'the largest request header section' }),
+  MAX_CONNECTIONS: integer(1, 1_000_000, 10_000, { description: 'open connections per process (keep it under `ulimit -n`)' }),
+  SHUTDOWN_DRAIN_MS: integer(0, 300_000, 0, {
+    description:
+      'on SIGTERM/SIGINT, how long `/readyz` answers 503 while every request is still served, before the listener closes: behind a load balancer, longer than its health checks take to pull the instance (5000 with `deploy/haproxy.cfg`)',
+  }),
+} satisfies Record<string, Variable<unknown>>
+
+/** Every variable of the service as one JSON Schema object (in TypeBox's form), in the order of the reference. */
+export const CONFIG_SCHEMA = { type: 'object', properties: VARIABLES } as const
+
+type Variables = Values<typeof VARIABLES>
+export type ConfigVariable = keyof Variables
+
+/** The names of every variable the service reads. */
+export const CONFIG_VARIABLES = Object.keys(CONFIG_SCHEMA.properties) as ConfigVariable[]
+
+/** The variables the CLI reads too (the others concern only a server). */
+export const CLI_VARIABLES = CONFIG_VARIABLES.filter((name) => (VARIABLES[name] as Variable<unknown>).cli === true)
+
+/** Each variable of `env` checked against its schema; unset and empty ones take their default. */
+function readVariables(env: Env): Variables {
+  const values: Record<string, unknown> = {}
+  for (const name of CONFIG_VARIABLES) {
+    const schema: Variable<unknown> = VARIABLES[name]
+    const raw = env[name]
+    if (raw === undefined || raw === '') {
+      values[name] = schema.default
+      continue
+    }
+    const problem = problemOf(name, schema, raw)
+    if (problem !== undefined) throw new ConfigError(problem)
+    values[name] = fromText(schema, raw)
   }
-  return Number(raw)
+  return values as Variables
 }
 
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true
-  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false
-  throw new ConfigError(`${name} must be true or false (got ${JSON.stringify(raw)})`)
-}
-
-function url(env: Env, name: string, fallback: string, protocols: string[]): string {
-  const raw = env[name] || fallback
+function urlProblem(raw: string, protocols: string[]): string | undefined {
   let parsed: URL
   try {
     parsed = new URL(raw)
   } catch {
-    throw new ConfigError(`${name} must be an absolute URL (got ${JSON.stringify(raw)})`)
+    return `must be an absolute URL (got ${JSON.stringify(raw)})`
   }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name} must use ${protocols.join(' or ')} (got ${JSON.stringify(raw)})`)
-  }
-  return raw.replace(/\/+$/, '')
+  if (!protocols.includes(parsed.protocol)) return `must use ${protocols.join(' or ')} (got ${JSON.stringify(raw)})`
+  return undefined
 }
+
+const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, '')
 
 const MULTI_NODE_URL = /^(rediss?)\+(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?:\/([^?#]*))?$/
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/
@@ -135,15 +305,18 @@ const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/
  * they watch); `rediss+…` for TLS. The user and password are the Redis servers' (not the Sentinels').
  */
 export function redisTarget(raw: string): RedisTarget {
+  const target = parseRedisTarget(raw)
+  if (typeof target === 'string') throw new ConfigError(`REDIS_URL ${target}`)
+  return target
+}
+
+/** redisTarget, or what is wrong with `raw` (the message after "REDIS_URL"). */
+function parseRedisTarget(raw: string): RedisTarget | string {
   const multi = MULTI_NODE_URL.exec(raw)
   if (multi === null) {
-    try {
-      return { mode: 'single', url: url({ REDIS_URL: raw }, 'REDIS_URL', '', ['redis:', 'rediss:']) }
-    } catch (error) {
-      throw new ConfigError(
-        `${(error as Error).message}; a cluster is redis+cluster://host:port,host:port,…, Sentinels redis+sentinel://host:port,…/master-name`,
-      )
-    }
+    const problem = urlProblem(raw, ['redis:', 'rediss:'])
+    if (problem === undefined) return { mode: 'single', url: withoutTrailingSlash(raw) }
+    return `${problem}; a cluster is redis+cluster://host:port,host:port,…, Sentinels redis+sentinel://host:port,…/master-name`
   }
   const [, scheme, mode, userinfo, hostList, path] = multi as unknown as [
     string,
@@ -154,14 +327,13 @@ export function redisTarget(raw: string): RedisTarget {
     string | undefined,
   ]
   const shape = mode === 'cluster' ? 'redis+cluster://host:port,host:port,…' : 'redis+sentinel://host:port,host:port,…/master-name'
-  const nodes = hostList.split(',').map((entry) => {
+  const nodes: RedisNode[] = []
+  for (const entry of hostList.split(',')) {
     const hostPort = HOST_PORT.exec(entry.trim())
     const port = Number(hostPort?.[2])
-    if (hostPort === null || port < 1 || port > 65535) {
-      throw new ConfigError(`REDIS_URL must be ${shape}: ${JSON.stringify(entry)} is not host:port`)
-    }
-    return { host: hostPort[1]!.replace(/^\[|\]$/g, ''), port }
-  })
+    if (hostPort === null || port < 1 || port > 65535) return `must be ${shape}: ${JSON.stringify(entry)} is not host:port`
+    nodes.push({ host: hostPort[1]!.replace(/^\[|\]$/g, ''), port })
+  }
   const colon = userinfo?.indexOf(':') ?? -1
   const credentials: { username?: string; password?: string } = {}
   if (userinfo !== undefined && userinfo !== '') {
@@ -171,66 +343,60 @@ export function redisTarget(raw: string): RedisTarget {
   }
   const tls = scheme === 'rediss'
   if (mode === 'cluster') {
-    if (path !== undefined && path !== '')
-      throw new ConfigError(`REDIS_URL must be ${shape}: a cluster URL has no path (no database number)`)
+    if (path !== undefined && path !== '') return `must be ${shape}: a cluster URL has no path (no database number)`
     return { mode, nodes, tls, ...credentials }
   }
   if (path === undefined || !/^[A-Za-z0-9._-]+$/.test(path)) {
-    throw new ConfigError(`REDIS_URL must be ${shape}: name the master the Sentinels watch (e.g. /mymaster)`)
+    return `must be ${shape}: name the master the Sentinels watch (e.g. /mymaster)`
   }
   return { mode, sentinels: nodes, masterName: path, tls, ...credentials }
 }
 
-function trustProxy(env: Env): Config['trustProxy'] {
-  const raw = env.TRUST_PROXY
-  if (raw === undefined || raw === '' || raw === 'false') return false
+function trustProxyProblem(raw: string): string | undefined {
+  if (raw === 'false') return undefined
   // Fastify 5 trusts nothing for a bare hop count (it cannot check the immediate peer), so a
   // count would silently put every client behind the proxy into one window: refuse it.
-  if (/^\d+$/.test(raw)) {
-    throw new ConfigError("TRUST_PROXY hop counts are not supported: list the proxies' addresses or CIDRs (e.g. 10.0.0.0/8)")
+  if (/^\d+$/.test(raw)) return "hop counts are not supported: list the proxies' addresses or CIDRs (e.g. 10.0.0.0/8)"
+  for (const part of raw.split(',')) {
+    const problem = trustedProxyEntryProblem(part.trim())
+    if (problem !== undefined) return problem
   }
-  const parts = raw.split(',').map((p) => p.trim())
-  for (const part of parts) trustedProxyEntry(part)
-  return parts.join(',')
+  return undefined
 }
 
 /**
  * One TRUST_PROXY entry, checked as Fastify (proxy-addr) will read it, so a bad one stops the start
  * with a message naming TRUST_PROXY rather than failing later inside Fastify.
  */
-function trustedProxyEntry(entry: string): void {
-  if (entry === 'loopback' || entry === 'linklocal' || entry === 'uniquelocal') return
-  const bad = (why: string) =>
-    new ConfigError(`TRUST_PROXY must be false or a comma list of addresses/CIDRs (bad entry ${JSON.stringify(entry)}: ${why})`)
+function trustedProxyEntryProblem(entry: string): string | undefined {
+  if (entry === 'loopback' || entry === 'linklocal' || entry === 'uniquelocal') return undefined
+  const bad = (why: string) => `must be false or a comma list of addresses/CIDRs (bad entry ${JSON.stringify(entry)}: ${why})`
   const [address = '', prefix, ...rest] = entry.split('/')
   const family = isIP(address)
-  if (family === 0 || rest.length > 0) throw bad('not an IP address or CIDR')
-  if (prefix === undefined) return
+  if (family === 0 || rest.length > 0) return bad('not an IP address or CIDR')
+  if (prefix === undefined) return undefined
   const max = family === 4 ? 32 : 128
   const length = /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN
-  if (!(length >= 0 && length <= max)) throw bad(`the prefix length of an IPv${family} CIDR is 1 to ${max}`)
+  if (!(length >= 0 && length <= max)) return bad(`the prefix length of an IPv${family} CIDR is 1 to ${max}`)
   const range = new BlockList()
   try {
     range.addSubnet(address, length, family === 4 ? 'ipv4' : 'ipv6')
   } catch {
-    throw bad('not an IP address or CIDR')
+    return bad('not an IP address or CIDR')
   }
   // A range holding both ends of a family holds all of it (::ffff:0:0/96 is every IPv4 peer).
   const everyone =
     (range.check('0.0.0.0', 'ipv4') && range.check('255.255.255.255', 'ipv4')) ||
     (range.check('::', 'ipv6') && range.check('ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'ipv6'))
   if (everyone) {
-    throw new ConfigError(
-      `TRUST_PROXY entry ${JSON.stringify(entry)} trusts every peer, so any client could forge its address in X-Forwarded-For: list only the proxies' addresses or CIDRs`,
-    )
+    return `entry ${JSON.stringify(entry)} trusts every peer, so any client could forge its address in X-Forwarded-For: list only the proxies' addresses or CIDRs`
   }
+  return undefined
 }
 
-function corsOrigins(env: Env): Config['corsOrigins'] {
-  const raw = env.CORS_ORIGINS?.trim()
-  if (raw === undefined || raw === '') return undefined
-  if (raw === '*') return '*'
-  return raw.split(',').map((entry) => {
+function corsOriginsProblem(raw: string): string | undefined {
+  if (raw.trim() === '' || raw.trim() === '*') return undefined
+  for (const entry of raw.split(',')) {
     const origin = entry.trim()
     let parsed: URL | undefined
     try {
@@ -239,12 +405,26 @@ function corsOrigins(env: Env): Config['corsOrigins'] {
       parsed = undefined
     }
     if (parsed === undefined || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
-      throw new ConfigError(
-        `CORS_ORIGINS must be * or a comma list of origins such as https://app.example.com (bad entry ${JSON.stringify(origin)})`,
-      )
+      return `must be * or a comma list of origins such as https://app.example.com (bad entry ${JSON.stringify(origin)})`
     }
-    return origin
-  })
+  }
+  return undefined
+}
+
+function trustProxy(raw: string): Config['trustProxy'] {
+  return raw === 'false'
+    ? false
+    : raw
+        .split(',')
+        .map((part) => part.trim())
+        .join(',')
+}
+
+function corsOrigins(raw: string | undefined): Config['corsOrigins'] {
+  const trimmed = raw?.trim()
+  if (trimmed === undefined || trimmed === '') return undefined
+  if (trimmed === '*') return '*'
+  return trimmed.split(',').map((entry) => entry.trim())
 }
 
 /** `data/x.db`, `/abs/x.db`, `sqlite:data/x.db`, `sqlite:///abs/x.db`, `sqlite::memory:` -> a file name for SQLite. */
@@ -256,37 +436,15 @@ export function sqliteFilename(databaseUrl: string): string {
 
 const isPostgresUrl = (databaseUrl: string) => /^postgres(ql)?:\/\//.test(databaseUrl)
 
-function databaseUrl(env: Env): string {
-  const raw = env.DATABASE_URL
-  if (raw === undefined || raw === '') return 'data/animal-store.db'
-  if (isPostgresUrl(raw) || raw.startsWith('sqlite:') || !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
-    return raw
-  }
-  throw new ConfigError(
-    `DATABASE_URL must be a file path, a sqlite: URL or a postgres:// URL (got scheme ${JSON.stringify(raw.split(':')[0])})`,
-  )
-}
-
-function databaseListenUrl(env: Env, databaseUrl: string): Config['databaseListenUrl'] {
-  const raw = env.DATABASE_LISTEN_URL
-  if (raw === undefined || raw === '') return undefined
-  if (!isPostgresUrl(databaseUrl)) {
-    throw new ConfigError('DATABASE_LISTEN_URL applies to PostgreSQL only: DATABASE_URL is not a postgres:// URL (unset it)')
-  }
-  if (raw === 'off' || isPostgresUrl(raw)) return raw
-  throw new ConfigError(`DATABASE_LISTEN_URL must be a postgres:// URL or off (got scheme ${JSON.stringify(raw.split(':')[0])})`)
-}
-
 /**
  * The in-memory limiter's state file: LIMITER_STATE_FILE (`off` disables it), by default beside a
  * SQLite database file. Nowhere by default on PostgreSQL or an in-memory SQLite database: there is
  * no data directory of the service's own to put it in. Redis keeps its own state, so a state file
  * there would only be the fallback's, which must not outlive an outage.
  */
-function limiterStateFile(env: Env, databaseUrl: string, redisUrl: string | undefined): string | undefined {
-  const raw = env.LIMITER_STATE_FILE
+function limiterStateFile(raw: string | undefined, databaseUrl: string, redisUrl: string | undefined): string | undefined {
   if (raw === 'off') return undefined
-  if (raw !== undefined && raw !== '') {
+  if (raw !== undefined) {
     if (redisUrl !== undefined) {
       throw new ConfigError(
         'LIMITER_STATE_FILE applies to the in-memory limiter only; with REDIS_URL the state is in Redis (unset one of them)',
@@ -299,9 +457,6 @@ function limiterStateFile(env: Env, databaseUrl: string, redisUrl: string | unde
   return sqliteFile === ':memory:' || sqliteFile === '' ? undefined : `${sqliteFile}.limits.json`
 }
 
-/** Where the admin listener is when ADMIN_PORT is not set. */
-export const DEFAULT_ADMIN_PORT = 8081
-
 /**
  * The admin listener (the admin API and /metrics) is a listener of its own, never the main one, in
  * the way Kong's Admin API is: ADMIN_PORT (default 8081; 0 picks a free port) on ADMIN_HOST
@@ -309,66 +464,60 @@ export const DEFAULT_ADMIN_PORT = 8081
  * There is no mode that mounts them on the main listener: the main listener has no route for
  * them, so no spelling of their paths can reach them there.
  */
-function adminListener(env: Env, port: number): Pick<Config, 'adminPort' | 'adminHost'> {
-  const raw = env.ADMIN_PORT
-  const adminHost = env.ADMIN_HOST || '127.0.0.1'
-  if (raw === 'off') {
-    if (env.ADMIN_HOST)
+function adminListener(variables: Variables, adminHostSet: boolean): Pick<Config, 'adminPort' | 'adminHost'> {
+  const { ADMIN_PORT: adminPort, ADMIN_HOST: adminHost, PORT: port } = variables
+  if (adminPort === 'off') {
+    if (adminHostSet) {
       throw new ConfigError('ADMIN_HOST has no effect with ADMIN_PORT=off (there is no admin listener): unset one of them')
+    }
     return { adminPort: undefined, adminHost }
   }
-  if (raw !== undefined && raw !== '' && !/^\d+$/.test(raw)) {
-    throw new ConfigError(`ADMIN_PORT must be an integer from 0 to 65535 or off (got ${JSON.stringify(raw)})`)
-  }
-  const adminPort = int(env, 'ADMIN_PORT', DEFAULT_ADMIN_PORT, 0, 65535)
   if (adminPort === port && port !== 0) {
     throw new ConfigError(
       `ADMIN_PORT must differ from PORT (both ${port}): the admin API and /metrics have a listener of their own (ADMIN_PORT=off disables it)`,
     )
   }
-  if (!isIP(adminHost) && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(adminHost)) {
-    throw new ConfigError(`ADMIN_HOST must be an IP address or a host name (got ${JSON.stringify(adminHost)})`)
-  }
   return { adminPort, adminHost }
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const port = int(env, 'PORT', 8080, 0, 65535)
-  // Validated here; the limiter parses it again with the same function to connect.
-  const redisUrl = env.REDIS_URL ? env.REDIS_URL.replace(/\/+$/, '') : undefined
-  if (redisUrl !== undefined) redisTarget(redisUrl)
-  const database = databaseUrl(env)
+  const v = readVariables(env)
+  // Validated with the schema; the limiter parses it again with redisTarget to connect.
+  const redisUrl = v.REDIS_URL === undefined ? undefined : withoutTrailingSlash(v.REDIS_URL)
+  if (v.DATABASE_LISTEN_URL !== undefined && !isPostgresUrl(v.DATABASE_URL)) {
+    throw new ConfigError('DATABASE_LISTEN_URL applies to PostgreSQL only: DATABASE_URL is not a postgres:// URL (unset it)')
+  }
   const config: Config = {
-    env: oneOf(env, 'ANIMAL_STORE_ENV', ['production', 'staging'] as const, 'production'),
-    host: env.HOST || '0.0.0.0',
-    port,
-    ...adminListener(env, port),
-    publicBaseUrl: env.PUBLIC_BASE_URL ? url(env, 'PUBLIC_BASE_URL', '', ['http:', 'https:']) : undefined,
-    productionBaseUrl: url(env, 'PRODUCTION_BASE_URL', 'https://api.animal-store.example', ['http:', 'https:']),
-    stagingBaseUrl: url(env, 'STAGING_BASE_URL', 'https://staging.api.animal-store.example', ['http:', 'https:']),
-    databaseUrl: database,
-    databaseListenUrl: databaseListenUrl(env, database),
-    durability: oneOf(env, 'DURABILITY', ['process', 'power'] as const, 'process'),
+    env: v.ANIMAL_STORE_ENV,
+    host: v.HOST,
+    port: v.PORT,
+    ...adminListener(v, env.ADMIN_HOST !== undefined && env.ADMIN_HOST !== ''),
+    publicBaseUrl: v.PUBLIC_BASE_URL === undefined ? undefined : withoutTrailingSlash(v.PUBLIC_BASE_URL),
+    productionBaseUrl: withoutTrailingSlash(v.PRODUCTION_BASE_URL),
+    stagingBaseUrl: withoutTrailingSlash(v.STAGING_BASE_URL),
+    databaseUrl: v.DATABASE_URL,
+    databaseListenUrl: v.DATABASE_LISTEN_URL,
+    durability: v.DURABILITY,
     redisUrl,
-    redisFailurePolicy: oneOf(env, 'REDIS_FAILURE_POLICY', ['open', 'closed'] as const, 'open'),
-    corsOrigins: corsOrigins(env),
-    trustProxy: trustProxy(env),
-    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
-    logFile: env.LOG_FILE || undefined,
-    keyRefreshMs: int(env, 'KEY_REFRESH_MS', 1000, 50, 60_000),
-    lastUsedFlushMs: int(env, 'LAST_USED_FLUSH_MS', 5000, 100, 600_000),
-    bootstrapKey: bool(env, 'BOOTSTRAP_KEY', true),
-    banThreshold: int(env, 'BAN_THRESHOLD', 0, 0, 1_000_000),
-    banBaseSeconds: int(env, 'BAN_BASE_SECONDS', 60, 1, 86_400),
-    banMaxSeconds: int(env, 'BAN_MAX_SECONDS', 3600, 1, 7 * 86_400),
-    limiterStateFile: limiterStateFile(env, database, redisUrl),
-    limiterSnapshotMs: int(env, 'LIMITER_SNAPSHOT_MS', 2000, 100, 600_000),
-    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
-    headersTimeoutMs: int(env, 'HEADERS_TIMEOUT_MS', 5_000, 100, 600_000),
-    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
-    maxHeaderBytes: int(env, 'MAX_HEADER_BYTES', 8_192, 1_024, 65_536),
-    maxConnections: int(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
-    shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 0, 0, 300_000),
+    redisFailurePolicy: v.REDIS_FAILURE_POLICY,
+    corsOrigins: corsOrigins(v.CORS_ORIGINS),
+    trustProxy: trustProxy(v.TRUST_PROXY),
+    logLevel: v.LOG_LEVEL,
+    logFile: v.LOG_FILE,
+    keyRefreshMs: v.KEY_REFRESH_MS,
+    lastUsedFlushMs: v.LAST_USED_FLUSH_MS,
+    bootstrapKey: v.BOOTSTRAP_KEY,
+    banThreshold: v.BAN_THRESHOLD,
+    banBaseSeconds: v.BAN_BASE_SECONDS,
+    banMaxSeconds: v.BAN_MAX_SECONDS,
+    limiterStateFile: limiterStateFile(v.LIMITER_STATE_FILE, v.DATABASE_URL, redisUrl),
+    limiterSnapshotMs: v.LIMITER_SNAPSHOT_MS,
+    requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: v.HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: v.KEEP_ALIVE_TIMEOUT_MS,
+    maxHeaderBytes: v.MAX_HEADER_BYTES,
+    maxConnections: v.MAX_CONNECTIONS,
+    shutdownDrainMs: v.SHUTDOWN_DRAIN_MS,
   }
   if (config.banMaxSeconds < config.banBaseSeconds) {
     throw new ConfigError('BAN_MAX_SECONDS must be at least BAN_BASE_SECONDS')

@@ -3,10 +3,12 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
 import { buildApp } from './app.js'
-import { adminBannerLine, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
+import { adminBannerLine, cliCommand, configurationLines, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { systemClock } from './clock.js'
-import { type Config, loadConfig } from './config.js'
+import { type Config, ConfigError } from './config.js'
+import { type ConfigSource, loadConfiguration, takeConfigFileOption } from './config-file.js'
 import { Drain } from './http/shutdown.js'
 import { createFirstKey } from './keys/key-service.js'
 import { createLimiter } from './limits/index.js'
@@ -26,9 +28,11 @@ const STARTUP_DEADLINE_MS = 90_000
 /**
  * Starts one server process: storage (migrated), limiter, app, listen; closes all on SIGTERM/SIGINT.
  * A start that fails rejects with a StartupError (or ConfigError) after closing what it opened.
+ * `source` (where the configuration came from) makes the CLI commands it prints act on the same.
  */
-export async function startServer(config: Config): Promise<void> {
+export async function startServer(config: Config, source: ConfigSource): Promise<void> {
   const log = createLogger(config)
+  const cli = cliCommand(source)
   let phase = `opening the database (DATABASE_URL=${redactUrl(config.databaseUrl)})`
   const deadline = setTimeout(() => {
     // A stuck step holds the event loop's attention forever: there is nothing left to close cleanly.
@@ -49,7 +53,7 @@ export async function startServer(config: Config): Promise<void> {
     const first = config.bootstrapKey ? await createFirstKey(storage.keys, config.env) : undefined
     // Printed once, to the terminal only (never through the logger): it is a secret. Before
     // listening, so that a start that fails later has still shown the key it created.
-    if (first) process.stdout.write(firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port)))
+    if (first) process.stdout.write(firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port), cli))
 
     phase = 'building the app'
     const drain = new Drain()
@@ -90,28 +94,41 @@ export async function startServer(config: Config): Promise<void> {
       await listen(adminApp, { ADMIN_PORT: config.adminPort!, ADMIN_HOST: config.adminHost })
     }
     const listening: Listening = { main: bound(app), admin: adminApp === undefined ? undefined : bound(adminApp) }
-    // In a cluster the primary prints the banner once, for all workers (cluster.ts).
-    if (cluster.isWorker) process.send?.({ animalStore: 'listening', listening }, undefined, undefined, () => {})
-    else {
+    // In a cluster the primary prints the banner once, for all workers (cluster.ts). The log's
+    // start-up lines are written out first, so that on a shared stdout the banner ends the start.
+    if (cluster.isWorker) {
+      await flushed(log)
+      process.send?.({ animalStore: 'listening', listening }, undefined, undefined, () => {})
+    } else {
       const { address, port } = listening.main
-      const admin = adminBannerLine(listening.admin)
-      process.stdout.write(listeningBanner(address, port, config.host, [admin, ...(await degradedNotes(config, limiter))]))
+      const notes = [
+        adminBannerLine(listening.admin, cli),
+        ...configurationLines(config, source),
+        ...(await degradedNotes(config, limiter)),
+      ]
+      await flushed(log)
+      process.stdout.write(listeningBanner(address, port, config.host, notes, cli))
     }
   } catch (error) {
     graceful?.uninstall()
     for (const resource of opened.reverse()) await resource.close().catch(() => {})
-    await new Promise<void>((resolve) => {
-      setTimeout(resolve, 1000).unref()
-      try {
-        log.flush(() => resolve())
-      } catch {
-        resolve() // the log file is not even open yet: nothing was written to it
-      }
-    })
+    await flushed(log)
     throw error
   } finally {
     clearTimeout(deadline)
   }
+}
+
+/** Resolves once the log's buffered lines are written (or after 1 s: a log that cannot keep up must not hold the start). */
+function flushed(log: Logger): Promise<void> {
+  return new Promise<void>((resolve) => {
+    setTimeout(resolve, 1000).unref()
+    try {
+      log.flush(() => resolve())
+    } catch {
+      resolve() // the log file is not even open yet: nothing was written to it
+    }
+  })
 }
 
 function limitConnections(app: FastifyInstance, config: Config): void {
@@ -177,7 +194,10 @@ function isEntryScript(): boolean {
 
 if (isEntryScript()) {
   try {
-    await startServer(loadConfig())
+    const { configFile, args } = takeConfigFileOption(process.argv.slice(2))
+    if (args.length > 0) throw new ConfigError(`unknown argument ${JSON.stringify(args[0])}: the server takes only --config-file FILE`)
+    const { config, source } = loadConfiguration({ configFile })
+    await startServer(config, source)
   } catch (error) {
     process.stderr.write(startFailureLine(error) + '\n')
     process.exit(2)

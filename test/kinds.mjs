@@ -21,7 +21,17 @@ import { join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const KINDS = {
-  unit: ['config.test.ts', 'control-characters.test.ts', 'startup-error.test.ts', 'keys', 'limits', 'storage', 'project'],
+  unit: [
+    'config.test.ts',
+    'config-file.test.ts',
+    'banner.test.ts',
+    'control-characters.test.ts',
+    'startup-error.test.ts',
+    'keys',
+    'limits',
+    'storage',
+    'project',
+  ],
   http: ['http', 'pets', 'ops', 'fuzz', 'admin'],
   system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client'],
 }

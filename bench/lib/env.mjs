@@ -1,7 +1,9 @@
-// The service's configuration variables (src/config.ts reads exactly these; test/config.test.ts
-// checks the list against it), and an environment for a child service without them.
+// The service's configuration variables (CONFIG_VARIABLES of src/config.ts, and the variable naming
+// the config file), and an environment for a child service without them. A copy, not an import:
+// the bench runs dist/ and the tests src/, and either may be stale; test/config.test.ts checks it.
 
 export const CONFIG_VARS = [
+  'ANIMAL_STORE_CONFIG_FILE',
   'ANIMAL_STORE_ENV',
   'PORT',
   'HOST',
@@ -37,12 +39,14 @@ export const CONFIG_VARS = [
 
 /**
  * This process's environment without the service's configuration (never inherited from the
- * caller's shell) and without `node --test`'s NODE_TEST_CONTEXT (not ours to pass on), plus
- * `overrides` (an undefined value deletes the variable).
+ * caller's shell, nor read from a .env file in the child's working directory: ANIMAL_STORE_CONFIG_FILE
+ * is off) and without `node --test`'s NODE_TEST_CONTEXT (not ours to pass on), plus `overrides`
+ * (an undefined value deletes the variable).
  */
 export function serviceEnv(overrides = {}) {
   const env = { ...process.env }
   for (const name of CONFIG_VARS) delete env[name]
+  env.ANIMAL_STORE_CONFIG_FILE = 'off'
   delete env.NODE_TEST_CONTEXT
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) delete env[name]

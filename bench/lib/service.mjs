@@ -13,7 +13,8 @@ export const KEY_LIMITS = { perMinute: 1_000_000_000, perDay: 1_000_000_000 }
 
 /** A clean environment: nothing from the caller's shell (DATABASE_URL, REDIS_URL, ...) leaks in. */
 function baseEnv() {
-  const env = {}
+  // Nor from a .env file in the project directory.
+  const env = { ANIMAL_STORE_CONFIG_FILE: 'off' }
   for (const name of ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR']) if (process.env[name]) env[name] = process.env[name]
   return env
 }

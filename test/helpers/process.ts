@@ -18,20 +18,23 @@ import { bearer, freePort, waitHealthy } from '../../bench/lib/http.mjs'
 // One implementation each, shared with the benchmark and the soak (plain JavaScript in bench/lib/).
 export { bearer, freePort }
 
-/** The repository root (cwd of every child). */
+/** The repository root (cwd of every child, unless a test names another). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 const USE_DIST = process.env.ANIMAL_STORE_TEST_BUILD === 'dist'
 
+/** tsx by its path, so that a child in a working directory outside the project finds it too. */
+const TSX = fileURLToPath(import.meta.resolve('tsx'))
+
 function entryArgs(entry: 'server' | 'cli'): string[] {
-  return USE_DIST ? [join(ROOT, 'dist', `${entry}.js`)] : ['--import', 'tsx', join(ROOT, 'src', `${entry}.ts`)]
+  return USE_DIST ? [join(ROOT, 'dist', `${entry}.js`)] : ['--import', TSX, join(ROOT, 'src', `${entry}.ts`)]
 }
 
 export type EnvOverrides = Record<string, string | undefined>
 
 /**
- * The parent's environment without service configuration and test-runner internals, plus
- * `overrides` (undefined deletes). The admin listener gets a free port (ADMIN_PORT=0) unless the
+ * The parent's environment without service configuration (no config file either:
+ * ANIMAL_STORE_CONFIG_FILE=off) and test-runner internals, plus `overrides` (undefined deletes). The admin listener gets a free port (ADMIN_PORT=0) unless the
  * test names one: its default, 8081, would be shared by every server a test run starts at once.
  */
 export const childEnv = (overrides: EnvOverrides = {}): NodeJS.ProcessEnv => serviceEnv({ ADMIN_PORT: '0', ...overrides })
@@ -188,6 +191,8 @@ export interface ServerOptions {
   readyTimeoutMs?: number
   /** Listen on this port (e.g. to restart an instance where a load balancer expects it); default a free one. */
   port?: number
+  /** The working directory (where a .env file is read from, with ANIMAL_STORE_CONFIG_FILE: undefined); default ROOT. */
+  cwd?: string
 }
 
 export interface ServerProcess {
@@ -223,7 +228,7 @@ function spawnServerOnce(options: ServerOptions, port: number): ServerProcess {
     BOOTSTRAP_KEY: 'false',
     ...options.env,
   })
-  const child = spawn(process.execPath, entryArgs('server'), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, entryArgs('server'), { cwd: options.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   track(child)
   let stdout = ''
   let stderr = ''

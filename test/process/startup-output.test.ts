@@ -2,13 +2,13 @@
  * What an operator sees when the server starts: on every start, where the docs and the OpenAPI
  * document are and how to get a key; on a first start, the key once with its id; a Redis that is
  * unreachable at start is said loudly (an error line in the log, a note on the terminal) and
- * `/readyz` reports it as degraded.
+ * `/readyz` reports it as degraded. Without LOG_FILE the log shares stdout: the banner says so and comes last.
  */
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { freePort, request, runCli, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
+import { freePort, HANG_MS, request, runCli, type ServerProcess, sleep, startServer, useTempDir, waitFor } from '../helpers/process.js'
 
 const ANY_KEY = /as_(?:live|test)_[0-9A-Za-z]{38}/g
 
@@ -83,4 +83,21 @@ test('HOST=0.0.0.0 and Redis unreachable at start: a reachable address, an error
   assert.ok(errors[0]!.msg.includes('REDIS_FAILURE_POLICY=open'))
   const listening = lines.findIndex((l) => l.msg.startsWith('Server listening'))
   assert.ok(lines.indexOf(errors[0]!) < listening, 'logged at start, before the server listens')
+})
+
+test('without LOG_FILE the log shares stdout: the banner says so, and ends the start-up output', { timeout: 60_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const server = await startServer(t, { dir, env: { LOG_FILE: undefined } })
+  // Both listeners log "Server listening at …": wait for both lines, wherever they land.
+  const listeningLines = () => server.stdout().match(/^\{.*"msg":"Server listening at .*$/gm) ?? []
+  assert.ok(await waitFor(() => listeningLines().length === 2, HANG_MS), server.stdout())
+
+  const out = server.stdout()
+  const lines = out.split('\n')
+  const banner = lines.findIndex((line) => line.startsWith('Animal Store API listening on '))
+  assert.match(out, /^ {2}Log: {9}stdout, JSON lines \(LOG_FILE=path writes them to a file instead\)$/m)
+  for (const line of listeningLines()) {
+    assert.ok(lines.indexOf(line) < banner, `the log's start-up lines come before the banner, not after it:\n${out}`)
+  }
+  assert.equal((await server.stop()).code, 0)
 })

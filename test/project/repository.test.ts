@@ -16,7 +16,7 @@ const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; scr
 const OLDEST_NODE = semver.minVersion(pkg.engines.node)!.version
 
 test('the README and docs link only to files inside the repository, and they exist', () => {
-  for (const doc of ['README.md', 'docs/architecture.md', 'docs/deployment.md', 'docs/limits.md']) {
+  for (const doc of ['README.md', 'docs/architecture.md', 'docs/configuration.md', 'docs/deployment.md', 'docs/limits.md']) {
     if (!existsSync(join(ROOT, doc))) continue
     const text = read(doc)
     assert.doesNotMatch(text, /shared\/spec|\.\.\/shared/, `${doc} points outside the repository`)
