@@ -251,4 +251,20 @@ describe('regressions found by the HTTP fuzzer in the admin API', () => {
       assertError(await call('GET', `/audit-log?after=${after}`), 400, 'invalid_request', /after/)
     assert.equal((await call('GET', '/audit-log?after=9007199254740991')).status, 200)
   })
+
+  // Admin OpenAPI: revokeKey listed no 413 or 415, yet a body that is not JSON was answered 415
+  // (and one over 16 KiB 413) by the body parser, before the route's "no body" rule.
+  test('a revoke with a text body or one over 16 KiB answers a status the admin document lists', async () => {
+    const created = await call('POST', '/keys', [['content-type', 'application/json']], '{"plan":"free","name":"revoke me"}')
+    const id = JSON.parse(created.body.toString()).apiKey.id as string
+    const doc = JSON.parse((await call('GET', '/openapi.json')).body.toString())
+    const documented = Object.keys(doc.paths['/keys/{keyId}/revoke'].post.responses)
+    for (const [contentType, body, status, code] of [
+      ['text/plain', 'x', 415, 'unsupported_media_type'],
+      ['application/json', JSON.stringify({ pad: 'x'.repeat(17 * 1024) }), 413, 'payload_too_large'],
+    ] as const) {
+      assertError(await call('POST', `/keys/${id}/revoke`, [['content-type', contentType]], body), status, code)
+      assert.ok(documented.includes(String(status)), `revokeKey answers ${status}; the document lists ${documented.join(', ')}`)
+    }
+  })
 })
