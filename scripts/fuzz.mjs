@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
  * The long HTTP fuzz run (npm run fuzz = node --import tsx scripts/fuzz.mjs): the properties of
- * test/fuzz/http-fuzz.test.ts with many more cases, against the app on a loopback port.
+ * test/fuzz/http-fuzz.test.ts with many more cases, against the app and the admin API, each on a
+ * loopback port of its own.
  *
- *   FUZZ_RUNS=5000      cases per property (the concurrency property runs a tenth, the sunset one a fifth)
+ *   FUZZ_RUNS=5000      cases per property (the concurrency property runs a tenth, the idempotency and sunset ones a fifth)
  *   FUZZ_SEED, FUZZ_PATH  replay a failure (printed with it)
- *   FUZZ_ONLY=abuse     only the properties whose name contains this text
+ *   FUZZ_ONLY=abuse     only the property named so before its colon, else those whose name contains this text
  *   FUZZ_COLLECT=1      do not stop at the first failure: run everything, print each kind of problem once
  *   FUZZ_REQUEST_TIMEOUT_MS=5000  per request; no answer in time counts as a hang
  *
@@ -19,11 +20,13 @@ const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED)
 const PATH = process.env.FUZZ_PATH
 const ONLY = process.env.FUZZ_ONLY
 const COLLECT = process.env.FUZZ_COLLECT === '1'
-const FACTOR = { concurrency: 0.1, sunset: 0.2 }
+const FACTOR = { concurrency: 0.1, idempotency: 0.2, sunset: 0.2 }
 
-const plan = [...PROPERTIES.map((p) => ({ prop: p, sunset: false })), { prop: SUNSET_PROPERTY, sunset: true }].filter(
-  ({ prop }) => ONLY === undefined || prop.name.includes(ONLY),
-)
+const all = [...PROPERTIES.map((p) => ({ prop: p, sunset: false })), { prop: SUNSET_PROPERTY, sunset: true }]
+// A name's first word(s), before the colon, select that property alone (admin, not admin lifecycle).
+const prefixOf = (prop) => prop.name.split(':')[0]
+const exact = all.some(({ prop }) => prefixOf(prop) === ONLY)
+const plan = all.filter(({ prop }) => ONLY === undefined || (exact ? prefixOf(prop) === ONLY : prop.name.includes(ONLY)))
 
 let failed = false
 let totalCases = 0

@@ -238,7 +238,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         params: KeyIdParams,
         response: {
           200: { description: 'Revoked.', ...ref(RevokedKeySchema), headers: rateLimitHeaderDocs },
-          ...errorResponses(400, 401, 404, 429, 500, 503),
+          // A body is refused (none, or {}), but read first: 413 and 415 come from the body parser.
+          ...errorResponses(400, 401, 404, 413, 415, 429, 500, 503),
         },
       },
     },

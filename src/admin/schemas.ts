@@ -258,7 +258,10 @@ export const ListKeysQuery = Type.Object(
 export const ListAuditQuery = Type.Object(
   {
     limit: Type.Optional(pageLimit),
-    after: Type.Optional(Type.Integer({ minimum: 0, description: 'Return entries after this seq (oldest first).' })),
+    // Bounded like the seqs themselves (JS numbers): a larger one would travel on as a bigint.
+    after: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Return entries after this seq (oldest first).' }),
+    ),
     keyId: Type.Optional(keyId('Only entries about this key.')),
   },
   { additionalProperties: false },

@@ -1,7 +1,9 @@
 /**
- * fast-check generators for the HTTP fuzzer. They produce symbolic, printable cases (auth choices
- * are names, resolved to real keys at run time) so a failure's counterexample reads well and
- * shrinks.
+ * fast-check generators for the HTTP fuzzer, independent of any one operation: JSON text, numbers
+ * and strings at their edges, body bytes, headers, credentials, raw-socket defects. What depends
+ * on an operation (its path, parameters and body) is generated from the OpenAPI document by
+ * requests.ts. Cases are symbolic and printable (credentials are names, resolved to real keys or
+ * tokens at run time) so a failure's counterexample reads well and shrinks.
  */
 import fc from 'fast-check'
 
@@ -107,10 +109,8 @@ export const jsonStringLiteral: fc.Arbitrary<string> = fc.oneof(
 // ---------------------------------------------------------------------------------------------
 // JSON bodies, as text (so they can carry duplicate keys, bigints, __proto__ and friends)
 
-export const KEY_NAMES = [
-  'name',
-  'categoryId',
-  'status',
+/** Object keys that are nobody's field: prototype names, an id a client must not send, the empty key. */
+export const ODD_KEY_NAMES = [
   'id',
   '__proto__',
   'constructor',
@@ -118,82 +118,28 @@ export const KEY_NAMES = [
   'toString',
   'hasOwnProperty',
   '',
-  'Name',
-  'name ',
-  'categoryid',
-  'category_id',
-  'STATUS',
   '$ref',
   'valueOf',
   '__defineGetter__',
 ] as const
 
-const jsonKey = fc.oneof(
-  { arbitrary: fc.constantFrom(...KEY_NAMES).map((k) => JSON.stringify(k)), weight: 4 },
-  { arbitrary: jsonStringLiteral, weight: 1 },
-  { arbitrary: fc.constant('"__pro\\u0074o__"'), weight: 1 },
-)
+/** A JSON object key (as JSON text) among `names` (a schema's fields and their near misses) and the odd ones. */
+export const jsonKeyAmong = (names: readonly string[]) =>
+  fc.oneof(
+    { arbitrary: fc.constantFrom(...names, ...ODD_KEY_NAMES).map((k) => JSON.stringify(k)), weight: 4 },
+    { arbitrary: jsonStringLiteral, weight: 1 },
+    { arbitrary: fc.constant('"__pro\\u0074o__"'), weight: 1 },
+  )
 
-const jsonScalar = fc.oneof(jsonNumberLiteral, jsonStringLiteral, fc.constantFrom('true', 'false', 'null'))
+const jsonKey = jsonKeyAmong([])
+
+export const jsonScalar = fc.oneof(jsonNumberLiteral, jsonStringLiteral, fc.constantFrom('true', 'false', 'null'))
 
 export const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string; array: string; object: string }>((tie) => ({
   value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, jsonScalar, tie('array'), tie('object')),
   array: fc.array(tie('value'), { maxLength: 5 }).map((a) => `[${a.join(',')}]`),
   object: fc.array(fc.tuple(jsonKey, tie('value')), { maxLength: 6 }).map((kv) => `{${kv.map(([k, v]) => `${k}:${v}`).join(',')}}`),
 })).value
-
-/** An object close to NewPet: each field valid, invalid, missing or duplicated, plus stray keys. */
-const fieldValue = {
-  name: fc.oneof(
-    {
-      arbitrary: unicodeString(200)
-        .filter((s) => s.length > 0)
-        .map((s) => JSON.stringify(s)),
-      weight: 4,
-    },
-    { arbitrary: jsonStringLiteral, weight: 2 },
-    { arbitrary: jsonScalar, weight: 1 },
-    { arbitrary: jsonText, weight: 1 },
-  ),
-  categoryId: fc.oneof(
-    { arbitrary: int64Literal, weight: 3 },
-    { arbitrary: jsonNumberLiteral, weight: 3 },
-    { arbitrary: fc.constantFrom('"5"', 'null', 'true', '[1]', '{}', '"9223372036854775807"', '""'), weight: 1 },
-    { arbitrary: jsonText, weight: 1 },
-  ),
-  status: fc.oneof(
-    { arbitrary: fc.constantFrom('"available"', '"pending"', '"sold"'), weight: 4 },
-    { arbitrary: fc.constantFrom('"AVAILABLE"', '""', 'null', '1', '"sold "', '["sold"]', '"unknown"'), weight: 2 },
-    { arbitrary: jsonScalar, weight: 1 },
-  ),
-} as const
-
-export const newPetLikeText: fc.Arbitrary<string> = fc
-  .record({
-    name: fc.option(fieldValue.name, { freq: 8 }),
-    categoryId: fc.option(fieldValue.categoryId, { freq: 8 }),
-    status: fc.option(fieldValue.status, { freq: 2 }),
-    extra: fc.array(fc.tuple(jsonKey, jsonScalar), { maxLength: 2 }),
-    duplicate: fc.option(fc.constantFrom('name', 'categoryId', 'status'), { freq: 6 }),
-    order: fc.array(fc.nat(), { minLength: 8, maxLength: 8 }),
-    whitespace: fc.constantFrom('', ' ', '\n', '\t', '\r\n  '),
-  })
-  .map(({ name, categoryId, status, extra, duplicate, order, whitespace }) => {
-    const entries: Array<[string, string]> = []
-    if (name !== null) entries.push(['"name"', name])
-    if (categoryId !== null) entries.push(['"categoryId"', categoryId])
-    if (status !== null) entries.push(['"status"', status])
-    for (const e of extra) entries.push(e)
-    if (duplicate !== null) {
-      const original = entries.find(([k]) => k === `"${duplicate}"`)
-      entries.push([`"${duplicate}"`, original?.[1] ?? '1'])
-    }
-    const sorted = entries
-      .map((e, i) => ({ e, k: order[i % order.length]! + i / 100 }))
-      .sort((a, b) => a.k - b.k)
-      .map((x) => x.e)
-    return `{${whitespace}${sorted.map(([k, v]) => `${k}${whitespace}:${whitespace}${v}`).join(`,${whitespace}`)}${whitespace}}`
-  })
 
 /** A valid NewPet, with its JSON text (categoryId as a bigint literal). */
 export interface ValidNewPet {
@@ -315,52 +261,6 @@ export function applyMutation(text: string, m: BodyMutation): Buffer {
   }
 }
 
-export const bodyText: fc.Arbitrary<string> = fc.oneof(
-  { arbitrary: newPetLikeText, weight: 8 },
-  { arbitrary: validNewPet.map((p) => p.text), weight: 3 },
-  { arbitrary: jsonText, weight: 3 },
-  {
-    arbitrary: fc.constantFrom(
-      '',
-      ' ',
-      'null',
-      '[]',
-      '{}',
-      '[{"name":"a","categoryId":1}]',
-      '"str"',
-      '1',
-      'true',
-      '{"name":"a","categoryId":1,}',
-      "{'name':'a','categoryId':1}",
-      '{"name":"a","categoryId":1}{"name":"b","categoryId":2}',
-      '{"name":"a","categoryId":1,"__proto__":{"id":1}}',
-      '{"__proto__":{"status":"sold"},"name":"a","categoryId":1}',
-      '{"constructor":{"prototype":{"x":1}},"name":"a","categoryId":1}',
-      '{"name":"a","categoryId":1,"id":5}',
-      '{"name":"a","name":"b","categoryId":1}',
-      '{"name":"a","categoryId":NaN}',
-      '{"name":"a","categoryId":Infinity}',
-      '{"name":"a","categoryId":0x10}',
-      '{"name":"a","categoryId":+1}',
-      '{"name":"a"/*c*/,"categoryId":1}',
-    ),
-    weight: 2,
-  },
-  {
-    arbitrary: fc
-      .record({ depth: fc.constantFrom(10, 100, 1000, 3000, 8000), shape: fc.constantFrom('array', 'object', 'in-name', 'in-category') })
-      .map(({ depth, shape }) => {
-        const arr = '['.repeat(depth) + ']'.repeat(depth)
-        if (shape === 'array') return arr
-        if (shape === 'object') return '{"a":'.repeat(Math.min(depth, 3000)) + '1' + '}'.repeat(Math.min(depth, 3000))
-        if (shape === 'in-name') return `{"name":${arr},"categoryId":1}`
-        return `{"name":"deep","categoryId":${arr}}`
-      }),
-    weight: 1,
-  },
-  { arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b).toString('latin1')), weight: 1 },
-)
-
 export const CONTENT_TYPES = [
   'application/json',
   'application/json; charset=utf-8',
@@ -401,24 +301,6 @@ export const CONTENT_TYPES = [
 // ---------------------------------------------------------------------------------------------
 // Query strings, paths and headers
 
-export const QUERY_NAMES = [
-  'limit',
-  'status',
-  'after',
-  'LIMIT',
-  'Limit',
-  'limt',
-  'page',
-  'offset',
-  '__proto__',
-  'constructor',
-  'limit[]',
-  'status[0]',
-  '',
-  'limit ',
-  ' limit',
-  'a.b',
-] as const
 export const QUERY_VALUES = [
   '',
   '0',
@@ -444,12 +326,6 @@ export const QUERY_VALUES = [
   '-9223372036854775808',
   '18446744073709551616',
   '99999999999999999999999',
-  'available',
-  'pending',
-  'sold',
-  'AVAILABLE',
-  'sold ',
-  'available,sold',
   'toString',
   '__proto__',
   '%',
@@ -462,76 +338,11 @@ export const QUERY_VALUES = [
 /** encodeURIComponent that never throws: lone surrogates become U+FFFD first. */
 export const pct = (s: string) => encodeURIComponent((s as string & { toWellFormed(): string }).toWellFormed())
 
-const percentEncodeAll = (s: string) => [...Buffer.from(s, 'utf8')].map((b) => '%' + b.toString(16).padStart(2, '0').toUpperCase()).join('')
+export const percentEncodeAll = (s: string) =>
+  [...Buffer.from(s, 'utf8')].map((b) => '%' + b.toString(16).padStart(2, '0').toUpperCase()).join('')
 
-const queryPart = fc
-  .record({
-    name: fc.oneof({ arbitrary: fc.constantFrom(...QUERY_NAMES), weight: 5 }, { arbitrary: unicodeString(8), weight: 1 }),
-    value: fc.oneof(
-      { arbitrary: fc.constantFrom(...QUERY_VALUES), weight: 5 },
-      { arbitrary: jsonNumberLiteral, weight: 2 },
-      { arbitrary: unicodeString(10), weight: 1 },
-      { arbitrary: fc.integer({ min: 0, max: 300 }).map((n) => '9'.repeat(n)), weight: 1 },
-    ),
-    encoding: fc.constantFrom('component', 'component', 'all', 'raw-safe', 'no-equals'),
-  })
-  .map(({ name, value, encoding }) => {
-    if (encoding === 'all') return `${percentEncodeAll(name)}=${percentEncodeAll(value)}`
-    if (encoding === 'no-equals') return pct(name)
-    if (encoding === 'raw-safe') return `${name.replace(/[^\x21-\x7e]|[#&]/gu, pct)}=${value.replace(/[^\x21-\x7e]|[#&]/gu, pct)}`
-    return `${pct(name)}=${pct(value)}`
-  })
-
-/** Mostly valid list queries (so the handler, paging and the filter run), with an odd value now and then. */
-const plausibleQuery: fc.Arbitrary<string> = fc
-  .record(
-    {
-      limit: fc.oneof(
-        { arbitrary: fc.integer({ min: 1, max: 100 }).map(String), weight: 8 },
-        { arbitrary: fc.constantFrom(...QUERY_VALUES), weight: 1 },
-      ),
-      status: fc.oneof(
-        { arbitrary: fc.constantFrom('available', 'pending', 'sold'), weight: 8 },
-        { arbitrary: fc.constantFrom(...QUERY_VALUES), weight: 1 },
-      ),
-      after: fc.oneof(
-        { arbitrary: fc.bigInt({ min: 0n, max: 200n }).map(String), weight: 5 },
-        { arbitrary: fc.bigInt({ min: 0n, max: INT64_MAX }).map(String), weight: 2 },
-        { arbitrary: fc.constantFrom(...QUERY_VALUES), weight: 1 },
-      ),
-    },
-    { requiredKeys: [] },
-  )
-  .map((q) => {
-    const parts = Object.entries(q).map(([k, v]) => `${k}=${pct(v)}`)
-    return parts.length === 0 ? '' : '?' + parts.join('&')
-  })
-
-export const queryString: fc.Arbitrary<string> = fc.oneof(
-  { arbitrary: fc.constant(''), weight: 2 },
-  { arbitrary: plausibleQuery, weight: 8 },
-  { arbitrary: fc.array(queryPart, { minLength: 1, maxLength: 4 }).map((parts) => '?' + parts.join('&')), weight: 8 },
-  {
-    arbitrary: fc.constantFrom(
-      '?',
-      '??',
-      '?&',
-      '?&&limit=5',
-      '?limit=5&limit=5',
-      '?limit=5&limit=6',
-      '?limit=5;status=sold',
-      '?limit=5#frag',
-      '?limit=5?status=sold',
-      '?status=sold&status=sold',
-      '?after=1&after=2',
-      '?limit=%35',
-      '?%6cimit=5',
-    ),
-    weight: 2,
-  },
-)
-
-export const PET_IDS = [
+/** Path segments for an integer parameter: int64 edges, other spellings of a number, encodings, junk. */
+export const INT_SEGMENTS = [
   '1',
   '2',
   '0',
@@ -576,50 +387,29 @@ export const PET_IDS = [
   '9'.repeat(5000),
 ] as const
 
-export const petIdSegment: fc.Arbitrary<string> = fc.oneof(
-  { arbitrary: fc.constantFrom(...PET_IDS), weight: 5 },
-  { arbitrary: int64Literal, weight: 3 },
-  { arbitrary: fc.bigInt({ min: 1n, max: 50n }).map(String), weight: 2 },
-  {
-    arbitrary: unicodeString(12)
-      .filter((s) => s.length > 0)
-      .map(pct),
-    weight: 1,
-  },
-)
-
-/** Not '/': it answers 200 with where the docs are (README, Operations). */
-export const UNKNOWN_PATHS = [
-  '/v1',
-  '/v1/',
-  '/v1/pets/',
-  '/v1/pets//1',
-  '//v1/pets',
-  '/v1//pets',
-  '/v1/pets/1/',
-  '/v1/pets/1/x',
-  '/v2/pets',
-  '/V1/PETS',
-  '/v1/Pets',
-  '/v1/pets%2F1',
-  '/v1/pets.json',
-  '/v1/pets/../pets',
-  '/v1/./pets',
-  '/docs/../v1/pets',
-  '/docs%2F..%2Fv1%2Fpets',
-  '/healthz/../v1/pets',
-  '/v1/openapi.json/../pets',
-  '/metrics/../v1/pets',
-  '/v1/pets\\1',
-  '/store/orders',
-  '/v1/store/orders',
-  '/%',
-  '/%ZZ',
-  '/v1/%E0%A4%A',
-  '/v1/pets/%',
-  '/' + 'a'.repeat(3000),
-  '*',
+/** Path segments for a string parameter that no pattern of an id accepts: encodings, dot segments, lengths around the 100-character limit. */
+export const PATH_ODDITIES = [
+  '%20',
+  '%2F',
+  '%ZZ',
+  '%',
+  '%00',
+  '%C3%28',
+  '%E2%82%AC',
+  '..',
+  '.',
+  '%2E%2E',
+  '1;x',
+  '{1}',
+  '%22',
+  'null',
+  'a'.repeat(100),
+  'a'.repeat(101),
+  'a'.repeat(5000),
 ] as const
+
+/** Paths that are no API's (the rest are derived from each document's templates: requests.ts). Not '/': it answers 200 with where the docs are. */
+export const FOREIGN_PATHS = ['/store/orders', '/%', '/%ZZ', '/' + 'a'.repeat(3000), '*'] as const
 
 export type AuthChoice =
   | 'none'
@@ -845,8 +635,6 @@ export const WELL_FORMED_DEFECTS: ReadonlySet<RawDefect> = new Set<RawDefect>([
   'cl-short',
 ])
 
-export type Target = 'listPets' | 'createPet' | 'getPet' | 'other-method' | 'unknown-path'
-
 export const METHODS_OTHER = [
   'PUT',
   'PATCH',
@@ -862,7 +650,8 @@ export const METHODS_OTHER = [
 ] as const
 
 export interface AbuseCase {
-  target: Target
+  /** The operationId the case was generated for, or 'other-method' / 'unknown-path'. */
+  target: string
   method: string
   /** Path (or request-target) without the query. */
   path: string
@@ -871,6 +660,8 @@ export interface AbuseCase {
   requestId: RequestIdChoice
   contentType: string | null
   body: { text: string; mutation: BodyMutation } | null
+  /** Headers the operation documents (e.g. Idempotency-Key), each value sent as a header line. */
+  headers: Array<[string, string]>
   extra: Array<[string, string]>
   transport: 'http' | 'http-chunked' | 'raw'
   defect: RawDefect
@@ -882,7 +673,8 @@ export interface AbuseCase {
   burst: number
 }
 
-const common = {
+/** The parts of a case that do not depend on the operation. */
+export const caseCommon = {
   auth: authChoice,
   requestId: requestIdChoice,
   extra: extraHeaders,
@@ -895,84 +687,10 @@ const common = {
     { arbitrary: fc.constant(61_000), weight: 1 },
   ),
   burst: fc.oneof({ arbitrary: fc.constant(1), weight: 40 }, { arbitrary: fc.constantFrom(61, 130), weight: 1 }),
-  query: queryString,
 }
 
-const maybeBody = fc.option(fc.record({ text: bodyText, mutation: bodyMutation }), { freq: 5 })
-
-const contentType = fc.oneof(
+export const contentType = fc.oneof(
   { arbitrary: fc.constant<string | null>('application/json'), weight: 6 },
   { arbitrary: fc.constant<string | null>(null), weight: 1 },
   { arbitrary: fc.constantFrom<string | null>(...CONTENT_TYPES), weight: 3 },
-)
-
-export const abuseCase: fc.Arbitrary<AbuseCase> = fc.oneof(
-  {
-    weight: 5,
-    arbitrary: fc.record({
-      ...common,
-      target: fc.constant<Target>('createPet'),
-      method: fc.constant('POST'),
-      path: fc.constant('/v1/pets'),
-      query: fc.oneof({ arbitrary: fc.constant(''), weight: 5 }, { arbitrary: queryString, weight: 1 }),
-      contentType,
-      body: fc.oneof(
-        { arbitrary: fc.record({ text: bodyText, mutation: bodyMutation }), weight: 12 },
-        { arbitrary: fc.constant(null), weight: 1 },
-      ),
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc.record({
-      ...common,
-      target: fc.constant<Target>('listPets'),
-      method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD'),
-      path: fc.constant('/v1/pets'),
-      contentType: fc.option(fc.constantFrom(...CONTENT_TYPES), { freq: 5 }),
-      body: maybeBody,
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc.record({
-      ...common,
-      target: fc.constant<Target>('getPet'),
-      method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD'),
-      path: petIdSegment.map((id) => `/v1/pets/${id}`),
-      query: fc.oneof({ arbitrary: fc.constant(''), weight: 5 }, { arbitrary: queryString, weight: 1 }),
-      contentType: fc.option(fc.constantFrom(...CONTENT_TYPES), { freq: 5 }),
-      body: maybeBody,
-    }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({
-      ...common,
-      target: fc.constant<Target>('other-method'),
-      method: fc.constantFrom(...METHODS_OTHER),
-      path: fc.oneof(
-        fc.constant('/v1/pets'),
-        petIdSegment.map((id) => `/v1/pets/${id}`),
-      ),
-      contentType,
-      body: maybeBody,
-    }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({
-      ...common,
-      target: fc.constant<Target>('unknown-path'),
-      method: fc.constantFrom('GET', 'POST', 'HEAD', 'DELETE'),
-      path: fc.oneof(
-        fc.constantFrom(...UNKNOWN_PATHS),
-        unicodeString(20)
-          .filter((s) => s !== '')
-          .map((s) => '/' + pct(s)),
-      ),
-      contentType,
-      body: maybeBody,
-    }),
-  },
 )

@@ -1,32 +1,53 @@
 /**
  * Property-based fuzzing of every operation through real HTTP (issue "Proven under abuse", 1).
  *
- * The app listens on a loopback port; fast-check generates requests (bodies, query strings, path
- * ids, Authorization variants, request ids, content types, raw-socket defects) and every answer is
- * judged against the service's own OpenAPI document (openapi-backend + Ajv 2020-12) and the
- * README's rules: a documented status, an Error body `{code,message,status}` with a code from the
- * closed list, a valid Pet / Pets, the documented headers; never a 5xx, a hang (per-request
- * timeout) or a crash (/healthz answers afterwards).
+ * The app listens on a loopback port and the admin API on one of its own; the operations are
+ * those of their OpenAPI documents (/v1/openapi.json, /admin/v1/openapi.json), and fast-check
+ * generates requests from them (bodies, query strings, path ids, Idempotency-Keys, credentials,
+ * request ids, content types, raw-socket defects). Every answer is judged against the document it
+ * came from (openapi-backend + Ajv 2020-12) and the README's rules: a documented status, an Error
+ * body `{code,message,status}` with a code from the closed list, bodies and headers as documented,
+ * 401 with WWW-Authenticate without a valid credential, a 400 that names a field; never a 5xx, a
+ * hang (per-request timeout) or a crash (/healthz answers afterwards). Behind the answers: what
+ * each Idempotency-Key created (idempotency.ts), and for the admin API that a refused request
+ * changes no key and writes no audit entry while an accepted one is on record (admin.ts).
  *
- * Bounded for CI (FUZZ_CI_RUNS scales every property; about 15 s in all when everything passes). The long run is
+ * Bounded for CI (FUZZ_CI_RUNS scales every property; about 20 s in all when everything passes). The long run is
  * `npm run fuzz` (scripts/fuzz.mjs, FUZZ_RUNS per property). A failure prints fast-check's seed
  * and path; replay it with FUZZ_SEED=<seed> FUZZ_PATH=<path> npm run fuzz.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import fc from 'fast-check'
+import { KeyNotFoundError } from '../../src/keys/administration.js'
 import { validNewPet } from './arbitraries.js'
-import { FuzzServer, FuzzStats, PROPERTIES, type PropertyRun, runProperty, runRoundTrip, SUNSET_NOW, SUNSET_PROPERTY } from './runner.js'
+import { IDEMPOTENCY_PROPERTY } from './idempotency.js'
+import {
+  ADMIN_LIFECYCLE_PROPERTY,
+  FuzzServer,
+  FuzzStats,
+  PROPERTIES,
+  type PropertyRun,
+  ROUND_TRIP_PROPERTY,
+  runProperty,
+  runRoundTrip,
+  SUNSET_NOW,
+  SUNSET_PROPERTY,
+} from './runner.js'
 import { sendHttp } from './transport.js'
 
 const SCALE = Number(process.env.FUZZ_CI_RUNS ?? 1)
+/** Runs per property, by the word before the colon of its name. */
 const RUNS: Record<string, number> = {
-  [PROPERTIES[0]!.name]: 300, // abuse
-  [PROPERTIES[1]!.name]: 200, // round trip
-  [PROPERTIES[2]!.name]: 40, // concurrency + paged walk
-  [SUNSET_PROPERTY.name]: 100,
+  abuse: 300,
+  'round trip': 200,
+  concurrency: 40, // parallel creates + a paged walk each
+  idempotency: 60, // up to 8 steps each
+  admin: 250,
+  'admin lifecycle': 100,
+  sunset: 100,
 }
-const runsOf = (p: PropertyRun) => Math.max(1, Math.round((RUNS[p.name] ?? 100) * SCALE))
+const runsOf = (p: PropertyRun) => Math.max(1, Math.round((RUNS[p.name.split(':')[0]!] ?? 100) * SCALE))
 
 async function assertProperty(prop: PropertyRun, server: FuzzServer, stats: FuzzStats): Promise<void> {
   const seed = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined
@@ -120,37 +141,109 @@ describe('the fuzz oracle catches what it should', { timeout: 60_000 }, () => {
     }
   })
 
-  test('the round-trip property fails on a server that corrupts stored animals', async () => {
-    const server = await FuzzServer.start()
-    try {
+  describe('one server, sabotaged in turn', () => {
+    let server: FuzzServer
+    before(async () => {
+      server = await FuzzServer.start()
+    })
+    after(() => server.close())
+
+    /** Replaces `object[name]` for the length of `check`. */
+    async function sabotaged<T extends object, K extends keyof T>(object: T, name: K, replacement: T[K], check: () => Promise<void>) {
+      const original = object[name]
+      object[name] = replacement
+      try {
+        await check()
+      } finally {
+        object[name] = original
+      }
+    }
+
+    test('the round-trip property fails on a server that corrupts stored animals', async () => {
       const pets = server.t.storage.pets
       const getPet = pets.getPet.bind(pets)
-      // Sabotage: the stored categoryId comes back one higher (as a bigint beyond 2^53 would when rounded).
-      pets.getPet = async (id) => {
+      // The stored categoryId comes back one higher (as a bigint beyond 2^53 would when rounded).
+      const corrupt: typeof pets.getPet = async (id) => {
         const pet = await getPet(id)
         return pet && { ...pet, categoryId: BigInt(pet.categoryId) + 1n }
       }
-      const details = await fc.check(PROPERTIES[1]!.property(server, new FuzzStats()), { numRuns: 20, seed: 7 })
-      assert.equal(details.failed, true, 'the sabotaged server passed the round-trip property')
-      assert.match(String((details.errorInstance as Error | null)?.message), /categoryId/)
-    } finally {
-      await server.close()
-    }
-  })
+      await sabotaged(pets, 'getPet', corrupt, async () => {
+        const details = await fc.check(ROUND_TRIP_PROPERTY.property(server, new FuzzStats()), { numRuns: 20, seed: 7 })
+        assert.equal(details.failed, true, 'the sabotaged server passed the round-trip property')
+        assert.match(String((details.errorInstance as Error | null)?.message), /categoryId/)
+      })
+    })
 
-  test('runProperty reports a failure with its seed and path', async () => {
-    const server = await FuzzServer.start()
-    try {
+    test('the idempotency property fails on a server that creates again for a reused Idempotency-Key', async () => {
+      const pets = server.t.storage.pets
+      // Every create under a key is a first use (no record is looked up).
+      const forgetful: typeof pets.createPetOnce = async (pet) => ({ outcome: 'created', pet: await pets.createPet(pet) })
+      await sabotaged(pets, 'createPetOnce', forgetful, async () => {
+        const details = await fc.check(IDEMPOTENCY_PROPERTY.property(server, new FuzzStats()), { numRuns: 30, seed: 3, endOnFailure: true })
+        assert.equal(details.failed, true, 'the sabotaged server passed the idempotency property')
+        assert.match(String((details.errorInstance as Error | null)?.message), /a second animal created with one Idempotency-Key/)
+      })
+    })
+
+    test('the admin lifecycle property fails on a key service that revokes a key and then answers 404', async () => {
+      const keys = server.t.app.keyService
+      const revoke = keys.revokeKey.bind(keys)
+      // The change is made (and written to the audit log), then refused.
+      const twoFaced: typeof keys.revokeKey = async (id, ctx) => {
+        await revoke(id, ctx)
+        throw new KeyNotFoundError(id)
+      }
+      await sabotaged(keys, 'revokeKey', twoFaced, async () => {
+        const details = await fc.check(ADMIN_LIFECYCLE_PROPERTY.property(server, new FuzzStats()), {
+          numRuns: 100,
+          seed: 5,
+          endOnFailure: true,
+        })
+        assert.equal(details.failed, true, 'the sabotaged admin API passed the lifecycle property')
+        assert.match(String((details.errorInstance as Error | null)?.message), /revokeKey refused with 404 but (changed keys|on record)/)
+      })
+    })
+
+    test('an admin 401 without its challenge fails, and so does a 400 that names nothing for a request without a token', async () => {
+      const res = await sendHttp({
+        port: server.admin.port,
+        localAddress: '127.0.0.1',
+        method: 'GET',
+        path: '/admin/v1/keys',
+        headers: [],
+        timeoutMs: 5000,
+      })
+      assert.equal(res.status, 401)
+      const expectation = {
+        operation: 'listKeys',
+        method: 'GET',
+        knownUnauthenticated: true,
+        requestId: { sent: false as const },
+        wellFormed: true,
+      }
+      assert.deepEqual(server.admin.oracle.judge(expectation, res).problems, [])
+      const { 'www-authenticate': _challenge, ...unchallenged } = res.headers
+      assert.match(
+        server.admin.oracle.judge(expectation, { ...res, headers: unchallenged }).problems.join('\n'),
+        /401 without WWW-Authenticate/,
+      )
+      const body = Buffer.from(JSON.stringify({ code: 'invalid_request', message: 'Bad Request', status: 400 }))
+      const vague = { ...res, status: 400, body, headers: { ...res.headers, 'content-length': String(body.length) } }
+      const problems = server.admin.oracle.judge(expectation, vague).problems.join('\n')
+      assert.match(problems, /400 from listKeys names no field/)
+      assert.match(problems, /listKeys without a valid credential answered 400, not 401/)
+    })
+
+    test('runProperty reports a failure with its seed and path', async () => {
       const broken: PropertyRun = {
         name: 'always fails',
-        property: () => fc.asyncProperty(fc.nat(), async (n) => assert.ok(n < 0)),
+        // With a message: without one, assert.ok reads this file's source to write one, which hung here.
+        property: () => fc.asyncProperty(fc.nat(), async (n) => assert.ok(n < 0, `${n} is not negative`)),
       }
       const result = await runProperty(broken, server, new FuzzStats(), { numRuns: 5, seed: 42 })
       assert.equal(result.failed, true)
       assert.equal(result.seed, 42)
       assert.equal(typeof result.path, 'string')
-    } finally {
-      await server.close()
-    }
+    })
   })
 })

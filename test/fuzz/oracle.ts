@@ -1,6 +1,9 @@
 /**
- * The fuzzer's oracle: judges one HTTP response against the service's own OpenAPI document
- * (served at GET /v1/openapi.json) and the README's decided behaviour.
+ * The fuzzer's oracle: judges one HTTP response against an OpenAPI document the service serves
+ * (GET /v1/openapi.json, or /admin/v1/openapi.json for the admin API) and the README's decided
+ * behaviour. Everything operation-specific comes from the document: the documented statuses,
+ * schemas and headers, which headers are conditional (their description says so), which
+ * operations are deprecated or secured, which fields a 400 may name.
  *
  * OpenAPI validation uses openapi-backend (operation lookup, $ref dereferencing, status- and
  * header-based response validators) with its Ajv swapped for Ajv2020 through `customizeAjv`, so
@@ -14,18 +17,20 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
 import { ERROR_STATUS } from '../../src/http/errors.js'
+import { ApiSurface, type FuzzOperation, type Schema } from './surface.js'
 import type { WireResponse } from './transport.js'
 
-export type OperationId = 'listPets' | 'createPet' | 'getPet'
+/** An operationId of the document the oracle judges against. */
+export type OperationId = string
 
 export const INT64_MIN = -(2n ** 63n)
 export const INT64_MAX = 2n ** 63n - 1n
 
-/** Documented headers that are conditional by their description, so may be absent. */
-const CONDITIONAL_HEADERS: Record<string, string[]> = {
-  'listPets 200': ['link'], // "present only when more animals exist"
-  'createPet 201': ['idempotent-replayed'], // only on a replay of an Idempotency-Key
-}
+/** A documented header whose description says it is conditional ("present only when…", "Present on a replay…") may be absent. */
+const CONDITIONAL_HEADER = /\bpresent (only|on)\b/i
+
+/** A 400 names the request part at fault: one of the operation's fields, or one of these. */
+const REQUEST_PARTS = ['body', 'Host', 'Content-Length', 'path', 'query', 'header']
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 /** An API key pasted as a request id is never echoed (README: keys are never logged). */
@@ -48,7 +53,7 @@ export interface Expectation {
    * deliberate defect): it must be answered by the app (X-Request-Id present), never by Node's parser.
    */
   wellFormed: boolean
-  /** A known path (/v1/pets, /v1/pets/{petId}) with a method it does not allow: README says 405 with Allow. */
+  /** A path the document knows, with a method it does not document there: README says 405 with Allow. */
   methodNotAllowed?: boolean
   /** A path no route serves: README says 404 not_found. */
   unknownRoute?: boolean
@@ -62,16 +67,24 @@ export interface Verdict {
 
 type DocOperation = {
   operationId: string
-  responses: Record<string, { headers?: Record<string, { schema?: unknown }>; content?: Record<string, { schema?: unknown }> }>
+  responses: Record<
+    string,
+    { headers?: Record<string, { schema?: unknown; description?: string }>; content?: Record<string, { schema?: unknown }> }
+  >
 }
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i
 
 function ajv2020(opts: AjvOptions): Ajv {
   const ajv = new Ajv2020({ ...opts, strict: false, allErrors: true })
+  ajv.addFormat('date-time', { type: 'string', validate: (v: string) => RFC3339.test(v) && !Number.isNaN(Date.parse(v)) })
   // OpenAPI 3.1 formats: int64 on the JSON.parse'd double (exactness is checked on the source text).
   ajv.addFormat('int64', { type: 'number', validate: (v: number) => Number.isInteger(v) && v >= -(2 ** 63) && v <= 2 ** 63 })
   ajv.addFormat('int32', { type: 'number', validate: (v: number) => Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31 })
   return ajv as unknown as Ajv
 }
+
+const oracles = new Map<string, Promise<Oracle>>()
 
 export class Oracle {
   private readonly api: OpenAPIBackend
@@ -79,6 +92,7 @@ export class Oracle {
 
   private constructor(
     readonly doc: any,
+    readonly surface: ApiSurface,
     api: OpenAPIBackend,
   ) {
     this.api = api
@@ -86,18 +100,33 @@ export class Oracle {
     this.errorValidator = ajv.compile(doc.components.schemas.Error)
   }
 
-  /** Builds the oracle from an OpenAPI document (normally the one the server serves). */
-  static async create(doc: unknown): Promise<Oracle> {
+  /**
+   * The oracle of an OpenAPI document (normally the one the server serves). Compiling a document's
+   * validators takes a second or more: an oracle is kept per document text and shared, as it
+   * holds no state.
+   */
+  static create(doc: unknown, name = 'public'): Promise<Oracle> {
+    const key = `${name}\n${JSON.stringify(doc)}`
+    let oracle = oracles.get(key)
+    if (oracle === undefined) {
+      oracle = Oracle.compile(doc, name)
+      oracles.set(key, oracle)
+    }
+    return oracle
+  }
+
+  private static async compile(doc: unknown, name: string): Promise<Oracle> {
+    const surface = new ApiSurface(name, doc)
     const api = new OpenAPIBackend({
       definition: structuredClone(doc) as never,
-      apiRoot: '/v1',
+      apiRoot: surface.prefix || '/',
       strict: true,
       validate: true,
       quick: false,
       customizeAjv: (_original, opts) => ajv2020(opts as AjvOptions),
     })
     await api.init()
-    return new Oracle(doc, api)
+    return new Oracle(doc, surface, api)
   }
 
   private operation(id: OperationId): DocOperation {
@@ -146,6 +175,12 @@ export class Oracle {
     else if (isErrorBody) this.checkErrorBody(body, status, problems)
 
     if (exp.knownUnauthenticated && status >= 200 && status < 300) problems.push(`authentication bypass: ${status} without a valid key`)
+    const op = exp.operation === undefined ? undefined : this.surface.operation(exp.operation)
+    // Authentication comes before everything the route does (README): a secured operation without a
+    // valid credential is 401, or 429 when the client address is over its limit.
+    if (op?.secured && exp.knownUnauthenticated && exp.wellFormed && viaApp && status !== 401 && status !== 429)
+      problems.push(`${op.id} without a valid credential answered ${status}, not 401`)
+    if (op !== undefined && viaApp && status === 400 && isErrorBody) this.checkNamesField(op, body as { message?: unknown }, problems)
 
     if (viaApp) {
       if (res.headers['x-content-type-options'] !== 'nosniff') problems.push('missing X-Content-Type-Options: nosniff')
@@ -178,6 +213,18 @@ export class Oracle {
       problems.push(`${exp.method} on a known path answered ${status}, not 405 method_not_allowed`)
     }
     return { problems, label }
+  }
+
+  /**
+   * A 400 says what is wrong: it names a field of the operation (parameter or body field), quotes
+   * the unknown one sent ('NAME'), or names the request part at fault.
+   */
+  private checkNamesField(op: FuzzOperation, body: { message?: unknown }, problems: string[]): void {
+    const message = String(body.message)
+    const names = [...op.fieldNames, ...REQUEST_PARTS].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    const named = new RegExp(`(^|[^A-Za-z0-9_-])(${names.join('|')})($|[^A-Za-z0-9_-])`).test(message) || /'[^']*'/.test(message)
+    if (!named)
+      problems.push(`400 from ${op.id} names no field (${[...op.fieldNames, ...REQUEST_PARTS].join(', ')}): ${JSON.stringify(message)}`)
   }
 
   private checkErrorBody(body: unknown, status: number, problems: string[]): void {
@@ -227,20 +274,19 @@ export class Oracle {
       return
     }
     // Body against the response schema.
+    const schema = documented.content?.['application/json']?.schema
     if (method !== 'HEAD') {
-      if (documented.content?.['application/json']?.schema !== undefined) {
+      if (schema !== undefined) {
         const result = this.api.validator.validateResponse(body, operationId, status)
         if (!result.valid)
           problems.push(`${operationId} ${status} body does not match the OpenAPI schema: ${JSON.stringify(result.errors)}`)
+        checkInt64Text(this.surface.deref(schema), lossless, '', problems)
       } else if (res.body.length > 0) problems.push(`${operationId} ${status} documents no body but one was sent`)
-      checkInt64Text(lossless, problems)
     } else if (res.body.length > 0) problems.push('HEAD response with a body')
 
     // Headers: every documented header present (except documented-conditional ones) and of its schema type.
-    const conditional = CONDITIONAL_HEADERS[`${operationId} ${status}`] ?? []
-    for (const name of Object.keys(documented.headers ?? {})) {
-      const lower = name.toLowerCase()
-      if (res.headers[lower] === undefined && !conditional.includes(lower))
+    for (const [name, header] of Object.entries(documented.headers ?? {})) {
+      if (res.headers[name.toLowerCase()] === undefined && !CONDITIONAL_HEADER.test(header.description ?? ''))
         problems.push(`documented header ${name} missing on ${operationId} ${status}`)
     }
     const headerResult = this.api.validator.validateResponseHeaders(res.headers, operationId, {
@@ -270,29 +316,47 @@ export class Oracle {
     if (status === 401 && !/^Bearer\b/.test(res.headers['www-authenticate'] ?? '')) problems.push('401 without WWW-Authenticate: Bearer')
     if (status === 429 && !/^[1-9]\d*$/.test(res.headers['retry-after'] ?? ''))
       problems.push(`429 with Retry-After ${JSON.stringify(res.headers['retry-after'])}`)
-    if (status === 201 && method !== 'HEAD') {
-      const id = isLosslessNumber((lossless as Record<string, unknown> | undefined)?.id)
-        ? String((lossless as { id: unknown }).id)
-        : undefined
-      if (res.headers.location !== `/v1/pets/${id}`) problems.push(`Location ${JSON.stringify(res.headers.location)} is not /v1/pets/${id}`)
-    }
-    if (operationId === 'getPet') {
+    // README, Idempotent creates: "409 idempotency_conflict with Retry-After: 1".
+    if (status === 409 && res.headers['retry-after'] !== '1')
+      problems.push(`409 with Retry-After ${JSON.stringify(res.headers['retry-after'])}`)
+    if (documented.headers?.Location !== undefined && method !== 'HEAD') this.checkLocation(res.headers.location, lossless, problems)
+    // README: every response of a deprecated operation carries Deprecation, Sunset and Link.
+    if (this.surface.operation(operationId).deprecated) {
       for (const h of ['deprecation', 'sunset', 'link'])
-        if (res.headers[h] === undefined) problems.push(`getPet ${status} without the ${h} header`)
+        if (res.headers[h] === undefined) problems.push(`${operationId} ${status} without the ${h} header`)
     }
+  }
+
+  /**
+   * A created resource's Location is the path of the document's GET operation for it, naming the
+   * id of the body (or of the first object in it: {key, apiKey: {id}}).
+   */
+  private checkLocation(location: string | undefined, lossless: unknown, problems: string[]): void {
+    const body = (lossless ?? {}) as Record<string, unknown>
+    const nested = Object.values(body).find((v) => v !== null && typeof v === 'object' && 'id' in v) as Record<string, unknown> | undefined
+    const id = body.id ?? nested?.id
+    const getter = location === undefined ? undefined : this.surface.operationOf('GET', location)
+    if (id === undefined || getter === undefined || location !== getter.template.replace(/\{[^}]+\}/, String(id)))
+      problems.push(`Location ${JSON.stringify(location)} is not the path of the created resource (id ${String(id)})`)
   }
 }
 
-/** Every id / categoryId in a Pet or Pets body is a plain int64 integer literal in the source text. */
-function checkInt64Text(lossless: unknown, problems: string[]): void {
-  const pets = Array.isArray(lossless) ? lossless : lossless !== null && typeof lossless === 'object' && 'id' in lossless ? [lossless] : []
-  for (const pet of pets as Array<Record<string, unknown>>) {
-    for (const field of ['id', 'categoryId']) {
-      const v = pet?.[field]
-      if (!isLosslessNumber(v)) continue // the schema check reports a missing or mistyped field
-      const text = String(v)
-      if (!/^-?(0|[1-9]\d*)$/.test(text)) problems.push(`${field} ${text} is not a plain integer literal`)
-      else if (BigInt(text) < INT64_MIN || BigInt(text) > INT64_MAX) problems.push(`${field} ${text} is outside int64`)
-    }
+/** Every int64 of the response schema is a plain integer literal within int64 in the body's source text. */
+function checkInt64Text(schema: Schema, value: unknown, at: string, problems: string[]): void {
+  if (value === null || value === undefined) return
+  if (schema.format === 'int64') {
+    if (!isLosslessNumber(value)) return // the schema check reports a missing or mistyped field
+    const text = String(value)
+    if (!/^-?(0|[1-9]\d*)$/.test(text)) problems.push(`${at || 'body'} ${text} is not a plain integer literal`)
+    else if (BigInt(text) < INT64_MIN || BigInt(text) > INT64_MAX) problems.push(`${at || 'body'} ${text} is outside int64`)
+    return
+  }
+  for (const branch of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])])
+    checkInt64Text(branch, value, at, problems)
+  if (Array.isArray(value) && schema.items)
+    for (const [i, item] of value.entries()) checkInt64Text(schema.items, item, `${at}[${i}]`, problems)
+  else if (typeof value === 'object' && !Array.isArray(value) && schema.properties) {
+    for (const [name, sub] of Object.entries<Schema>(schema.properties))
+      checkInt64Text(sub, (value as Record<string, unknown>)[name], at ? `${at}.${name}` : name, problems)
   }
 }

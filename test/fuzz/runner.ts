@@ -1,227 +1,30 @@
 /**
- * The HTTP fuzzer's engine, shared by the CI test (test/fuzz/http-fuzz.test.ts) and the long run
- * (scripts/fuzz.mjs): starts the real app on a loopback port, turns generated cases into bytes on
- * the wire, and judges every answer with the Oracle (OpenAPI document + README rules).
+ * The HTTP fuzzer's engine and its properties, shared by the CI test (test/fuzz/http-fuzz.test.ts)
+ * and the long run (scripts/fuzz.mjs): turns generated cases into bytes on the wire to one of the
+ * listeners of a FuzzServer (server.ts), and judges every answer with the oracle of that
+ * listener's OpenAPI document (plus README rules) and with the listener's observer.
  */
-import net from 'node:net'
 import fc from 'fast-check'
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
-import type { ManualClock } from '../../src/clock.js'
-import { createApiKey } from '../../src/keys/key-service.js'
 import { GET_PET_DEPRECATION } from '../../src/pets/routes.js'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
 import {
   type AbuseCase,
-  type AuthChoice,
-  abuseCase,
   applyMutation,
   authChoice,
-  petIdSegment,
   requestIdChoice,
-  UNAUTHENTICATED_CHOICES,
   type ValidNewPet,
   validNewPet,
   WELL_FORMED_DEFECTS,
 } from './arbitraries.js'
-import { type Expectation, type OperationId, Oracle } from './oracle.js'
-import { destroyAgents, sendHttp, sendRaw, TransportError, type WireResponse } from './transport.js'
+import { authHeaders, clientAddress, type Endpoint, type FuzzStats, REQUEST_TIMEOUT_MS, type SentRequest } from './endpoint.js'
+import { IDEMPOTENCY_PROPERTY } from './idempotency.js'
+import type { Expectation } from './oracle.js'
+import { abuseCaseFor, deprecatedPaths, KNOWN_ID, validCaseFor } from './requests.js'
+import type { FuzzServer } from './server.js'
+import { sendHttp, sendRaw, TransportError, type WireResponse } from './transport.js'
 
-export const REQUEST_TIMEOUT_MS = Number(process.env.FUZZ_REQUEST_TIMEOUT_MS ?? 5000)
-
-/**
- * Client addresses spread over 127.0.0.0/8 (the whole block is loopback on Linux), so the
- * per-address limit for keyless requests is not one shared bucket. Where only 127.0.0.1 exists
- * (macOS by default), every client is 127.0.0.1.
- */
-let loopbackBlock = true
-export const clientAddress = (n: number) => (loopbackBlock ? `127.0.0.${n}` : '127.0.0.1')
-
-async function probeLoopbackBlock(port: number): Promise<void> {
-  loopbackBlock = await new Promise<boolean>((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port, localAddress: '127.0.0.2' })
-    socket.once('connect', () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once('error', () => resolve(false))
-  })
-}
-
-export class FuzzStats {
-  cases = 0
-  readonly statuses = new Map<string, number>()
-  /** Collect mode (FUZZ_COLLECT=1): problems are recorded per kind instead of failing the run. */
-  collect = false
-  readonly problems = new Map<string, { count: number; example: string }>()
-  record(label: string): void {
-    this.cases++
-    this.statuses.set(label, (this.statuses.get(label) ?? 0) + 1)
-  }
-  /** In collect mode, records and swallows the failure; otherwise throws it. */
-  fail(message: string): void {
-    if (!this.collect) throw new Error(message)
-    for (const line of message.split('\n').filter((l) => !l.startsWith('  '))) {
-      const kind = line
-        .replace(/\d+/g, 'N')
-        .replace(/"[^"]*"/g, '"…"')
-        .slice(0, 140)
-      const entry = this.problems.get(kind)
-      if (entry) entry.count++
-      else this.problems.set(kind, { count: 1, example: message.slice(0, 1500) })
-    }
-  }
-  byStatus(): Record<string, number> {
-    const out: Record<string, number> = {}
-    for (const [label, n] of this.statuses) {
-      const status = label.split(' ')[2] ?? '?'
-      out[status] = (out[status] ?? 0) + n
-    }
-    return out
-  }
-}
-
-export interface Keys {
-  valid: string
-  free: string
-  revoked: string
-  staging: string
-}
-
-export class FuzzServer {
-  private constructor(
-    readonly t: TestApp,
-    readonly port: number,
-    readonly keys: Keys,
-    readonly oracle: Oracle,
-  ) {}
-
-  static async start(options: { now?: number; env?: Record<string, string>; docOverride?: (doc: any) => any } = {}): Promise<FuzzServer> {
-    const t = await buildTestApp({ env: options.env })
-    if (options.now !== undefined) (t.clock as ManualClock).set(options.now)
-    await t.app.listen({ port: 0, host: '127.0.0.1' })
-    const address = t.app.server.address()
-    if (address === null || typeof address === 'string') throw new Error('no port')
-    await probeLoopbackBlock(address.port)
-    const valid = await t.key({ plan: 'enterprise', perMinute: 1_000_000_000, perDay: 1_000_000_000 })
-    const free = await t.key({ plan: 'free' })
-    const revokedCreated = await createApiKey(t.storage.keys, { plan: 'pro', name: 'revoked' }, t.config.env)
-    await t.storage.keys.revokeKey(revokedCreated.record.id, Date.now())
-    await t.app.keyResolver.refresh()
-    const other = t.config.env === 'production' ? 'staging' : 'production'
-    // A key of the other environment, stored: refused by its prefix alone.
-    const staging = (await createApiKey(t.storage.keys, { plan: 'pro', name: 'other env' }, other)).key
-    const server = new FuzzServer(t, address.port, { valid, free, revoked: revokedCreated.key, staging }, undefined as never)
-    const doc = await server.fetchDoc()
-    ;(server as { oracle: Oracle }).oracle = await Oracle.create(options.docOverride ? options.docOverride(structuredClone(doc)) : doc)
-    return server
-  }
-
-  get clock(): ManualClock {
-    return this.t.clock as ManualClock
-  }
-
-  async fetchDoc(): Promise<unknown> {
-    const res = await sendHttp({
-      port: this.port,
-      localAddress: '127.0.0.1',
-      method: 'GET',
-      path: '/v1/openapi.json',
-      headers: [],
-      timeoutMs: REQUEST_TIMEOUT_MS,
-    })
-    if (res.status !== 200) throw new Error(`GET /v1/openapi.json answered ${res.status}`)
-    return JSON.parse(res.body.toString('utf8'))
-  }
-
-  /** The server still answers /healthz (no crash, no wedged event loop). */
-  async assertAlive(): Promise<void> {
-    const res = await sendHttp({
-      port: this.port,
-      localAddress: '127.0.0.1',
-      method: 'GET',
-      path: '/healthz',
-      headers: [],
-      timeoutMs: REQUEST_TIMEOUT_MS,
-    })
-    if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`)
-  }
-
-  async close(): Promise<void> {
-    destroyAgents()
-    await this.t.close()
-  }
-
-  authHeaders(choice: AuthChoice): Array<[string, string | Buffer]> {
-    const { valid, free, revoked, staging } = this.keys
-    const last = valid.at(-1)!
-    switch (choice) {
-      case 'none':
-        return []
-      case 'empty':
-        return [['authorization', '']]
-      case 'valid':
-        return [['authorization', `Bearer ${valid}`]]
-      case 'valid-lower-scheme':
-        return [['authorization', `bearer ${valid}`]]
-      case 'valid-upper-scheme':
-        return [['authorization', `BEARER ${valid}`]]
-      case 'valid-double-space':
-        return [['authorization', `Bearer  ${valid}`]]
-      case 'valid-tab':
-        return [['authorization', `Bearer\t${valid}`]]
-      case 'valid-trailing-space':
-        return [['authorization', `Bearer ${valid} `]]
-      case 'valid-leading-space':
-        return [['authorization', ` Bearer ${valid}`]]
-      case 'valid-comma-suffix':
-        return [['authorization', `Bearer ${valid}, Basic x`]]
-      case 'free':
-        return [['authorization', `Bearer ${free}`]]
-      case 'revoked':
-        return [['authorization', `Bearer ${revoked}`]]
-      case 'staging':
-        return [['authorization', `Bearer ${staging}`]]
-      case 'wrong-checksum':
-        return [['authorization', `Bearer ${valid.slice(0, -1)}${last === 'A' ? 'B' : 'A'}`]]
-      case 'truncated':
-        return [['authorization', `Bearer ${valid.slice(0, 20)}`]]
-      case 'garbage-token':
-        return [['authorization', 'Bearer as_live_!!!~~~']]
-      case 'basic':
-        return [['authorization', `Basic ${Buffer.from('user:' + valid).toString('base64')}`]]
-      case 'token-scheme':
-        return [['authorization', `Token ${valid}`]]
-      case 'bearer-only':
-        return [['authorization', 'Bearer']]
-      case 'bearer-space':
-        return [['authorization', 'Bearer ']]
-      case 'long-600':
-        return [['authorization', `Bearer ${'a'.repeat(600)}`]]
-      case 'long-9000':
-        return [['authorization', `Bearer ${'a'.repeat(9000)}`]]
-      case 'non-ascii':
-        return [['authorization', Buffer.from(`Bearer ${valid.slice(0, 10)}é€${valid.slice(12)}`, 'utf8')]]
-      case 'dup-valid-garbage':
-        return [
-          ['authorization', `Bearer ${valid}`],
-          ['authorization', 'Bearer garbage'],
-        ]
-      case 'dup-garbage-valid':
-        return [
-          ['authorization', 'Bearer garbage'],
-          ['authorization', `Bearer ${valid}`],
-        ]
-    }
-  }
-}
-
-/** What the server sees as the operation of a request line (raw path, before decoding). */
-export function operationOf(method: string, path: string): OperationId | undefined {
-  if (path === '/v1/pets') return method === 'POST' ? 'createPet' : method === 'GET' || method === 'HEAD' ? 'listPets' : undefined
-  // The router serves /v1/pets/ as getPet with an empty petId (then 400 by validation).
-  if (/^\/v1\/pets\/[^/?#]*$/.test(path)) return method === 'GET' || method === 'HEAD' ? 'getPet' : undefined
-  return undefined
-}
+export { clientAddress, FuzzStats, REQUEST_TIMEOUT_MS } from './endpoint.js'
+export { FuzzServer, type FuzzServerOptions, type Keys } from './server.js'
 
 const decodes = (path: string) => {
   try {
@@ -317,16 +120,23 @@ export interface CaseOutcome {
   expectation: Expectation
 }
 
-/** Sends one case (`burst` times) and judges every answer; fails (or records, in collect mode) on any problem. */
-export async function runAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats): Promise<CaseOutcome> {
+/** Sends one case (`burst` times) to the endpoint and judges every answer; fails (or records, in collect mode) on any problem. */
+export async function runAbuseCase(server: FuzzServer, endpoint: Endpoint, c: AbuseCase, stats: FuzzStats): Promise<CaseOutcome> {
   if (c.advanceMs > 0) server.clock.advance(c.advanceMs)
-  let outcome = await sendAbuseCase(server, c, stats)
-  for (let i = 1; i < c.burst; i++) outcome = await sendAbuseCase(server, c, stats)
+  let outcome = await sendAbuseCase(endpoint, c, stats)
+  for (let i = 1; i < c.burst; i++) outcome = await sendAbuseCase(endpoint, c, stats)
   return outcome
 }
 
-async function sendAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats): Promise<CaseOutcome> {
-  const headers: Array<[string, string | Buffer]> = [...server.authHeaders(c.auth)]
+/** `<known N>` -> the Nth id the endpoint handed out (modulo how many), or 1 before any. */
+const resolveKnown = (endpoint: Endpoint, text: string) =>
+  text.replace(KNOWN_ID, (_, n: string) => pctSegment(endpoint.knownIds[Number(n) % Math.max(endpoint.knownIds.length, 1)] ?? '1'))
+const pctSegment = (id: string) => encodeURIComponent(id)
+
+async function sendAbuseCase(endpoint: Endpoint, c: AbuseCase, stats: FuzzStats): Promise<CaseOutcome> {
+  const { oracle } = endpoint
+  const surface = oracle.surface
+  const headers: Array<[string, string | Buffer]> = [...authHeaders(c.auth, endpoint.credentials)]
   let requestIdSeen: Expectation['requestId'] = { sent: false }
   switch (c.requestId.kind) {
     case 'one':
@@ -344,13 +154,16 @@ async function sendAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats)
       break
   }
   if (c.contentType !== null) headers.push(['content-type', c.contentType])
+  for (const h of c.headers) headers.push(h)
   for (const h of c.extra) headers.push(h)
   const body = c.body ? applyMutation(c.body.text, c.body.mutation) : undefined
+  const path = resolveKnown(endpoint, c.path)
+  const query = resolveKnown(endpoint, c.query)
 
   // node:http cannot send every header; such cases go over a raw socket.
   const httpSendable =
     headers.every(([n, v]) => TOKEN.test(n) && typeof v === 'string' && HEADER_VALUE_OK.test(v)) &&
-    /^[\x21-\x7e]+$/.test(c.path + c.query) &&
+    /^[\x21-\x7e]+$/.test(path + query) &&
     !headers.some(([n]) => n === 'x-request-id' && c.requestId.kind === 'two')
   const headerSize = headers.reduce((n, [k, v]) => n + k.length + v.length + 4, 0)
   // Node's parser answers oversized headers itself, with a body even to a HEAD it could not parse;
@@ -358,7 +171,7 @@ async function sendAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats)
   const transport = c.transport !== 'raw' && (!httpSendable || (c.method === 'HEAD' && headerSize > 6000)) ? 'raw' : c.transport
   const defect = transport === 'raw' ? c.defect : 'none'
   const localAddress = clientAddress(c.client)
-  const target = c.path + c.query
+  const target = path + query
   const wire: WireRequest = { transport, method: c.method, target, headers, body, defect, localAddress }
 
   // A raw request may be malformed on purpose (or by its random bytes): only then may Node's parser answer.
@@ -368,31 +181,30 @@ async function sendAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats)
     (transport !== 'raw' || (WELL_FORMED_DEFECTS.has(defect) && headerBytesOk && targetOk)) &&
     headerSize + target.length < 7000 && // else Node answers 431 itself (MAX_HEADER_BYTES 8 KiB counts the request line)
     !(c.method === 'HEAD' && defect === 'absolute-form')
-  const knownUnauthenticated = UNAUTHENTICATED_CHOICES.has(c.auth) || c.auth === 'non-ascii'
+  const operation = surface.operationOf(c.method, path)
   const expectation: Expectation = {
-    operation: operationOf(c.method, c.path),
+    operation: operation?.id,
     method: c.method,
-    knownUnauthenticated,
+    knownUnauthenticated: endpoint.unauthenticated.has(c.auth),
     requestId: requestIdSeen,
     wellFormed,
-    methodNotAllowed: /^\/v1\/pets(\/[^/?#]*)?$/.test(c.path) && !['GET', 'HEAD', 'POST'].includes(c.method) && decodes(c.path),
+    methodNotAllowed: surface.isKnownPath(path) && operation === undefined && decodes(path),
     // A path that does not percent-decode may be refused with 400 before any routing.
     // (Not for an absolute-form target glued to a path without '/', such as http://host:port*: no valid URL.)
     unknownRoute:
-      c.target === 'unknown-path' &&
-      !/^\/v1\/pets(\/[^/?#]*)?$/.test(c.path) &&
-      decodes(c.path) &&
-      (defect !== 'absolute-form' || c.path.startsWith('/')),
+      c.target === 'unknown-path' && !surface.isKnownPath(path) && decodes(path) && (defect !== 'absolute-form' || path.startsWith('/')),
   }
+  const sent: SentRequest = { case: c, path, operation }
+  const before = await endpoint.observer?.before(sent)
 
   let response: WireResponse
   try {
     if (transport === 'raw') {
-      const { data, endAfterWrite } = toRawBytes(wire, server.port)
-      response = await sendRaw({ port: server.port, localAddress, data, method: c.method, endAfterWrite, timeoutMs: REQUEST_TIMEOUT_MS })
+      const { data, endAfterWrite } = toRawBytes(wire, endpoint.port)
+      response = await sendRaw({ port: endpoint.port, localAddress, data, method: c.method, endAfterWrite, timeoutMs: REQUEST_TIMEOUT_MS })
     } else {
       response = await sendHttp({
-        port: server.port,
+        port: endpoint.port,
         localAddress,
         method: c.method,
         path: target,
@@ -403,25 +215,40 @@ async function sendAbuseCase(server: FuzzServer, c: AbuseCase, stats: FuzzStats)
       })
     }
   } catch (error) {
+    const none = { status: 0, headers: {}, rawHeaders: [], body: Buffer.alloc(0) }
     if (error instanceof TransportError && error.kind === 'closed' && defect === 'cl-long-eof') {
       // The client closed its side before sending the promised body: nothing left to answer.
       stats.record(`${expectation.operation ?? 'other'} ${c.method} closed-by-client`)
-      return { response: { status: 0, headers: {}, rawHeaders: [], body: Buffer.alloc(0) }, expectation }
+      const problems = (await endpoint.observer?.after(sent, none, before)) ?? []
+      if (problems.length > 0) stats.fail(`${problems.join('\n')}\n  request: ${c.method} ${target.slice(0, 200)} [raw cl-long-eof]`)
+      return { response: none, expectation }
     }
     stats.fail(
       `${(error as Error).message} [${transport}${defect !== 'none' ? ' ' + defect : ''}]\n  request: ${c.method} ${target.slice(0, 200)}`,
     )
-    return { response: { status: 0, headers: {}, rawHeaders: [], body: Buffer.alloc(0) }, expectation }
+    return { response: none, expectation }
   }
-  const verdict = server.oracle.judge(expectation, response)
-  stats.record(verdict.label)
-  if (verdict.problems.length > 0) {
+  const verdict = oracle.judge(expectation, response)
+  stats.record(`${endpoint.name === 'main' ? '' : endpoint.name + ':'}${verdict.label}`)
+  const problems = [...verdict.problems, ...((await endpoint.observer?.after(sent, response, before)) ?? [])]
+  if (response.status === 201 && response.headers.location !== undefined) {
+    const location = response.headers.location
+    endpoint.knownIds.push(decodeURIComponent(location.slice(location.lastIndexOf('/') + 1)))
+  }
+  if (problems.length > 0) {
     stats.fail(
-      `${verdict.problems.join('\n')}\n  request: ${c.method} ${target.slice(0, 200)} [${transport}${defect !== 'none' ? ' ' + defect : ''}] auth=${c.auth}` +
+      `${problems.join('\n')}\n  request: ${c.method} ${target.slice(0, 200)} [${endpoint.name} ${transport}${defect !== 'none' ? ' ' + defect : ''}] auth=${c.auth}` +
+        `${c.headers.length > 0 ? ` headers=${JSON.stringify(c.headers).slice(0, 200)}` : ''}` +
         `\n  response: ${response.status} ${JSON.stringify(response.headers).slice(0, 600)}\n  body: ${response.body.toString('utf8').slice(0, 300)}`,
     )
   }
   return { response, expectation }
+}
+
+/** What the oracle expects of a plain, well-formed request with a valid key and no request id. */
+function plainRequest(server: FuzzServer, method: string, path: string): Expectation {
+  const operation = server.oracle.surface.operationOf(method, path.split('?')[0]!)
+  return { operation: operation?.id, method, knownUnauthenticated: false, requestId: { sent: false }, wellFormed: true }
 }
 
 /** Creates a valid NewPet through HTTP and reads it back at its Location: same fields, same digits. */
@@ -446,14 +273,7 @@ export async function runRoundTrip(
     chunked: options.chunked,
     timeoutMs: REQUEST_TIMEOUT_MS,
   })
-  const exp = (op: OperationId, method: string): Expectation => ({
-    operation: op,
-    method,
-    knownUnauthenticated: false,
-    requestId: { sent: false },
-    wellFormed: true,
-  })
-  const v1 = server.oracle.judge(exp('createPet', 'POST'), created)
+  const v1 = server.oracle.judge(plainRequest(server, 'POST', '/v1/pets'), created)
   stats.record(v1.label)
   const problems = [...v1.problems]
   // A name with a lone surrogate (a \uD800 escape: valid JSON, but no Unicode text) may be refused;
@@ -474,7 +294,7 @@ export async function runRoundTrip(
       headers: [['authorization', auth]],
       timeoutMs: REQUEST_TIMEOUT_MS,
     })
-    const v2 = server.oracle.judge(exp('getPet', 'GET'), got)
+    const v2 = server.oracle.judge(plainRequest(server, 'GET', location), got)
     stats.record(v2.label)
     problems.push(...v2.problems)
     if (got.status !== 200) problems.push(`GET ${location} answered ${got.status}`)
@@ -523,13 +343,6 @@ export async function runConcurrentCreateAndWalk(
   stats: FuzzStats,
 ): Promise<void> {
   const auth: Array<[string, string]> = [['authorization', `Bearer ${server.keys.valid}`]]
-  const exp = (op: OperationId, method: string): Expectation => ({
-    operation: op,
-    method,
-    knownUnauthenticated: false,
-    requestId: { sent: false },
-    wellFormed: true,
-  })
   const problems: string[] = []
   const created = await Promise.all(
     pets.map((pet, i) =>
@@ -546,7 +359,7 @@ export async function runConcurrentCreateAndWalk(
   )
   const byId = new Map<string, ValidNewPet>()
   for (const [i, res] of created.entries()) {
-    const v = server.oracle.judge(exp('createPet', 'POST'), res)
+    const v = server.oracle.judge(plainRequest(server, 'POST', '/v1/pets'), res)
     stats.record(v.label)
     problems.push(...v.problems)
     if (res.status === 400 && !isWellFormed(pets[i]!.name)) continue // may be refused (see runRoundTrip)
@@ -573,7 +386,7 @@ export async function runConcurrentCreateAndWalk(
       headers: auth,
       timeoutMs: REQUEST_TIMEOUT_MS,
     })
-    const v = server.oracle.judge(exp('listPets', 'GET'), res)
+    const v = server.oracle.judge(plainRequest(server, 'GET', path), res)
     stats.record(v.label)
     problems.push(...v.problems)
     if (res.status !== 200) {
@@ -622,24 +435,52 @@ function aliveEvery(server: FuzzServer, every: number) {
   }
 }
 
+/** Random requests to every operation of the endpoint's document (and to paths and methods it does not have). */
+const abuseOf = (name: string, endpointOf: (server: FuzzServer) => Endpoint): PropertyRun => ({
+  name,
+  property: (server, stats) => {
+    const endpoint = endpointOf(server)
+    const alive = aliveEvery(server, 25)
+    return fc.asyncProperty(abuseCaseFor(endpoint.oracle.surface), async (c) => {
+      await runAbuseCase(server, endpoint, c, stats)
+      await alive()
+    })
+  },
+})
+
+/** Valid requests to every operation of the endpoint's document: the answers, the state behind them and the observer's checks agree. */
+const validOf = (name: string, endpointOf: (server: FuzzServer) => Endpoint): PropertyRun => ({
+  name,
+  property: (server, stats) => {
+    const endpoint = endpointOf(server)
+    return fc.asyncProperty(validCaseFor(endpoint.oracle.surface), async (c) => {
+      await runAbuseCase(server, endpoint, c, stats)
+    })
+  },
+})
+
+export const ROUND_TRIP_PROPERTY: PropertyRun = {
+  name: 'round trip: a valid NewPet is created and read back exactly',
+  property: (server, stats) =>
+    fc.asyncProperty(validNewPet, fc.boolean(), fc.integer({ min: 1, max: 254 }), async (pet, chunked, client) => {
+      await runRoundTrip(server, pet, stats, { chunked, client })
+    }),
+}
+
+export const ABUSE_PROPERTY = abuseOf('abuse: every operation, random requests over real HTTP', (server) => server.main)
+export const ADMIN_ABUSE_PROPERTY = abuseOf(
+  'admin: every admin operation, random requests with and without an admin token over real HTTP',
+  (server) => server.admin,
+)
+
+export const ADMIN_LIFECYCLE_PROPERTY = validOf(
+  'admin lifecycle: valid admin requests on known keys; keys, audit log and main listener agree with every answer',
+  (server) => server.admin,
+)
+
 export const PROPERTIES: PropertyRun[] = [
-  {
-    name: 'abuse: every operation, random requests over real HTTP',
-    property: (server, stats) => {
-      const alive = aliveEvery(server, 25)
-      return fc.asyncProperty(abuseCase, async (c) => {
-        await runAbuseCase(server, c, stats)
-        await alive()
-      })
-    },
-  },
-  {
-    name: 'round trip: a valid NewPet is created and read back exactly',
-    property: (server, stats) =>
-      fc.asyncProperty(validNewPet, fc.boolean(), fc.integer({ min: 1, max: 254 }), async (pet, chunked, client) => {
-        await runRoundTrip(server, pet, stats, { chunked, client })
-      }),
-  },
+  ABUSE_PROPERTY,
+  ROUND_TRIP_PROPERTY,
   {
     name: 'concurrency: parallel creates, then a paged walk returns each animal once, in order',
     property: (server, stats) =>
@@ -652,46 +493,50 @@ export const PROPERTIES: PropertyRun[] = [
         },
       ),
   },
+  IDEMPOTENCY_PROPERTY,
+  ADMIN_ABUSE_PROPERTY,
+  ADMIN_LIFECYCLE_PROPERTY,
 ]
 
-/** getPet after its sunset: 410 gone for every id and key, with the deprecation headers. */
+/** The deprecated operations after their sunset: 410 gone for every id and key, with the deprecation headers. */
 export const SUNSET_PROPERTY: PropertyRun = {
-  name: 'sunset: GET /v1/pets/{petId} after 5 December 2030',
+  name: 'sunset: the deprecated GET /v1/pets/{petId} after 5 December 2030',
   property: (server, stats) =>
-    fc.asyncProperty(petIdSegment, authChoice, requestIdChoice, fc.constantFrom('GET', 'HEAD'), async (id, auth, requestId, method) => {
-      const c: AbuseCase = {
-        target: 'getPet',
-        method,
-        path: `/v1/pets/${id}`,
-        query: '',
-        auth,
-        requestId,
-        contentType: null,
-        body: null,
-        extra: [],
-        transport: 'raw',
-        defect: 'none',
-        client: 1 + (id.length % 250),
-        advanceMs: 1000,
-        burst: 1,
-      }
-      const { response } = await runAbuseCase(server, c, stats)
-      // Authentication and limits come first; then every answer the route gives is 410 (answers
-      // from outside the app, e.g. a malformed path, were judged by the oracle already).
-      // A path that cannot be decoded (or too long a parameter) may be refused with 400 before routing.
-      const undecodable = (() => {
-        try {
-          decodeURIComponent(id)
-          return id.length > 100
-        } catch {
-          return true
+    fc.asyncProperty(
+      deprecatedPaths(server.main.oracle.surface),
+      authChoice,
+      requestIdChoice,
+      fc.constantFrom('GET', 'HEAD'),
+      async (path, auth, requestId, method) => {
+        const c: AbuseCase = {
+          target: 'sunset',
+          method,
+          path,
+          query: '',
+          auth,
+          requestId,
+          contentType: null,
+          body: null,
+          headers: [],
+          extra: [],
+          transport: 'raw',
+          defect: 'none',
+          client: 1 + (path.length % 250),
+          advanceMs: 1000,
+          burst: 1,
         }
-      })()
-      const allowed = undecodable ? [400, 401, 410, 429] : [401, 410, 429]
-      if (response.headers['x-request-id'] !== undefined && !allowed.includes(response.status)) {
-        stats.fail(`after the sunset ${method} ${c.path} answered ${response.status}, not 410 gone`)
-      }
-    }),
+        const { response } = await runAbuseCase(server, server.main, c, stats)
+        // Authentication and limits come first; then every answer the route gives is 410 (answers
+        // from outside the app, e.g. a malformed path, were judged by the oracle already).
+        // A path that cannot be decoded (or too long a parameter) may be refused with 400 before routing.
+        const segments = path.split('/')
+        const undecodable = !decodes(path) || segments.some((s) => s.length > 100)
+        const allowed = undecodable ? [400, 401, 410, 429] : [401, 410, 429]
+        if (response.headers['x-request-id'] !== undefined && !allowed.includes(response.status)) {
+          stats.fail(`after the sunset ${method} ${path} answered ${response.status}, not 410 gone`)
+        }
+      },
+    ),
 }
 
 export const SUNSET_NOW = GET_PET_DEPRECATION.sunset + 60_000

@@ -1,0 +1,140 @@
+/**
+ * The servers the fuzzer talks to, on loopback ports: the app (main listener) and the admin API
+ * on a listener of its own (admin.ts), sharing storage, limiter and a manual clock; the keys the
+ * auth choices stand for; the oracles of both OpenAPI documents; and the model of what each
+ * Idempotency-Key created (idempotency.ts).
+ */
+import type { ManualClock } from '../../src/clock.js'
+import { createApiKey } from '../../src/keys/key-service.js'
+import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { AdminFixture } from './admin.js'
+import { UNAUTHENTICATED_CHOICES } from './arbitraries.js'
+import { type Credentials, type Endpoint, probeLoopbackBlock, REQUEST_TIMEOUT_MS } from './endpoint.js'
+import { IDEMPOTENCY_HEADER, IdempotencyModel, idempotencyObserver } from './idempotency.js'
+import { Oracle } from './oracle.js'
+import { destroyAgents, sendHttp } from './transport.js'
+
+export interface Keys extends Credentials {
+  /** A second Enterprise key: Idempotency-Keys are scoped per API key. */
+  second: string
+}
+
+export interface FuzzServerOptions {
+  now?: number
+  env?: Record<string, string>
+  docOverride?: (doc: any) => any
+  adminDocOverride?: (doc: any) => any
+}
+
+export class FuzzServer {
+  /** The highest animal id the idempotency property has accounted for. */
+  lastPetId = 0n
+  readonly admin: Endpoint
+
+  private constructor(
+    readonly t: TestApp,
+    readonly main: Endpoint,
+    readonly keys: Keys,
+    readonly idempotency: IdempotencyModel,
+    private readonly adminFixture: AdminFixture,
+  ) {
+    this.admin = adminFixture.endpoint
+  }
+
+  static async start(options: FuzzServerOptions = {}): Promise<FuzzServer> {
+    const t = await buildTestApp({ env: options.env })
+    if (options.now !== undefined) (t.clock as ManualClock).set(options.now)
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const address = t.app.server.address()
+    if (address === null || typeof address === 'string') throw new Error('no port')
+    await probeLoopbackBlock(address.port)
+    const enterprise = { plan: 'enterprise', perMinute: 1_000_000_000, perDay: 1_000_000_000 }
+    const valid = await t.key(enterprise)
+    const second = await t.key({ ...enterprise, name: 'second' })
+    const free = await t.key({ plan: 'free' })
+    const revokedCreated = await createApiKey(t.storage.keys, { plan: 'pro', name: 'revoked' }, t.config.env)
+    await t.storage.keys.revokeKey(revokedCreated.record.id, Date.now())
+    await t.app.keyResolver.refresh()
+    const other = t.config.env === 'production' ? 'staging' : 'production'
+    // A key of the other environment, stored: refused by its prefix alone.
+    const staging = (await createApiKey(t.storage.keys, { plan: 'pro', name: 'other env' }, other)).key
+    const keys: Keys = { valid, free, revoked: revokedCreated.key, staging, second }
+    const doc = await fetchDoc(address.port)
+    const oracle = await Oracle.create(options.docOverride ? options.docOverride(structuredClone(doc)) : doc, 'public')
+    const creates = oracle.surface.operationsWithHeader(IDEMPOTENCY_HEADER)[0]
+    const idempotency = new IdempotencyModel(t.clock, creates?.body ?? {})
+    const endpoint: Endpoint = {
+      name: 'main',
+      port: address.port,
+      oracle,
+      credentials: keys,
+      unauthenticated: UNAUTHENTICATED_CHOICES,
+      knownIds: [],
+      observer: idempotencyObserver(idempotency),
+    }
+    const admin = await AdminFixture.start(t, {
+      apiKeys: keys,
+      main: { port: address.port, oracle },
+      docOverride: options.adminDocOverride,
+    })
+    return new FuzzServer(t, endpoint, keys, idempotency, admin)
+  }
+
+  get port(): number {
+    return this.main.port
+  }
+
+  get oracle(): Oracle {
+    return this.main.oracle
+  }
+
+  get clock(): ManualClock {
+    return this.t.clock as ManualClock
+  }
+
+  fetchDoc(): Promise<unknown> {
+    return fetchDoc(this.port)
+  }
+
+  /** The server still answers /healthz (no crash, no wedged event loop), and the admin listener its document. */
+  async assertAlive(): Promise<void> {
+    const res = await sendHttp({
+      port: this.port,
+      localAddress: '127.0.0.1',
+      method: 'GET',
+      path: '/healthz',
+      headers: [],
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    })
+    if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`)
+    const admin = await sendHttp({
+      port: this.admin.port,
+      localAddress: '127.0.0.1',
+      method: 'GET',
+      path: '/admin/v1/openapi.json',
+      headers: [['authorization', `Bearer ${this.admin.credentials.valid}`]],
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    })
+    // 429: the admin token's quota may be spent by the admin property; the listener answered.
+    if (admin.status !== 200 && admin.status !== 429) throw new Error(`the admin listener answered ${admin.status}`)
+  }
+
+  async close(): Promise<void> {
+    destroyAgents()
+    await this.adminFixture.close()
+    await this.t.close()
+  }
+}
+
+async function fetchDoc(port: number): Promise<unknown> {
+  const res = await sendHttp({
+    port,
+    localAddress: '127.0.0.1',
+    method: 'GET',
+    path: '/v1/openapi.json',
+    headers: [],
+    timeoutMs: REQUEST_TIMEOUT_MS,
+  })
+  if (res.status !== 200) throw new Error(`GET /v1/openapi.json answered ${res.status}`)
+  return JSON.parse(res.body.toString('utf8'))
+}
