@@ -233,7 +233,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         summary: 'Revoke an API key',
         description:
           'Idempotent: revoking a revoked key answers 200 with alreadyRevoked true and the first revocation time. ' +
-          'Every instance refuses the key within 2 s. No body (none, or `{}`). Written to the audit log (the first time).',
+          'Every instance refuses the key within 2 s. No body (none, or `{}`). Written to the audit log (a repeated revoke too, with `alreadyRevoked: true`).',
         tags,
         params: KeyIdParams,
         response: {

@@ -316,8 +316,9 @@ export class Oracle {
     if (status === 401 && !/^Bearer\b/.test(res.headers['www-authenticate'] ?? '')) problems.push('401 without WWW-Authenticate: Bearer')
     if (status === 429 && !/^[1-9]\d*$/.test(res.headers['retry-after'] ?? ''))
       problems.push(`429 with Retry-After ${JSON.stringify(res.headers['retry-after'])}`)
-    // README, Idempotent creates: "409 idempotency_conflict with Retry-After: 1".
-    if (status === 409 && res.headers['retry-after'] !== '1')
+    // README, Idempotent creates: "409 idempotency_conflict with Retry-After: 1". (A 409 `conflict`
+    // of the admin API is a key's state, which waiting does not change: no Retry-After.)
+    if (status === 409 && (body as { code?: unknown } | undefined)?.code === 'idempotency_conflict' && res.headers['retry-after'] !== '1')
       problems.push(`409 with Retry-After ${JSON.stringify(res.headers['retry-after'])}`)
     if (documented.headers?.Location !== undefined && method !== 'HEAD') this.checkLocation(res.headers.location, lossless, problems)
     // README: every response of a deprecated operation carries Deprecation, Sunset and Link.
