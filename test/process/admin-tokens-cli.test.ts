@@ -12,7 +12,9 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
 
   const created = await runCli(['admin-tokens', 'create', '--name', 'ops', '--json'], { db })
   assert.equal(created.code, 0, created.stderr)
-  const out = JSON.parse(created.stdout)
+  const { token, adminToken, ...rest } = JSON.parse(created.stdout)
+  assert.deepEqual([Object.keys(rest), adminToken.revokedAt], [[], null])
+  const out = { ...adminToken, token }
   assert.match(out.token, /^as_admin_[0-9A-Za-z]{38}$/)
   assert.match(out.id, /^adm_[0-9A-Za-z]{16}$/)
   assert.equal(out.name, 'ops')
@@ -27,7 +29,7 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
 
   const list = await runCli(['admin-tokens', 'list', '--json'], { db })
   assert.equal(list.code, 0, list.stderr)
-  const rows = JSON.parse(list.stdout)
+  const rows = JSON.parse(list.stdout).data
   assert.deepEqual(
     rows.map((r: { name: string; revokedAt: null }) => [r.name, r.revokedAt]),
     [
@@ -42,8 +44,8 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
 
   const revoked = await runCli(['admin-tokens', 'revoke', out.id, '--json'], { db })
   assert.equal(revoked.code, 0, revoked.stderr)
-  const first = JSON.parse(revoked.stdout)
-  assert.equal(first.revoked, true)
+  const { adminToken: first, alreadyRevoked } = JSON.parse(revoked.stdout)
+  assert.deepEqual([first.id, typeof first.revokedAt, alreadyRevoked], [out.id, 'string', false])
   const again = await runCli(['admin-tokens', 'revoke', out.id], { db })
   assert.equal(again.code, 0, again.stderr)
   assert.equal(again.stdout, `Admin token ${out.id} was already revoked (at ${first.revokedAt}).\n`)
