@@ -1,95 +1,131 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util'
 import { CLI } from './banner.js'
-import { ADMIN_TOKENS_USAGE, AdminTokenInputError, adminTokensCommand } from './cli/admin-tokens-command.js'
-import { CommandError, inputErrorMessage, KEYS_USAGE, keysCommand, UsageError } from './cli/keys-command.js'
-import { type Config, ConfigError } from './config.js'
-import { type ConfigSource, loadConfiguration, takeConfigFileOption } from './config-file.js'
+import { ADMIN_TOKENS, AdminTokenInputError } from './cli/admin-tokens-command.js'
+import {
+  type Command,
+  CommandError,
+  type CommandGroup,
+  type CommandSpec,
+  flagLines,
+  HelpRequest,
+  parseCommand,
+  programName,
+  resolveCommand,
+  seeHelp,
+  synopsisLines,
+  UsageError,
+} from './cli/command-line.js'
+import { inputErrorMessage } from './cli/key-flags.js'
+import { KEYS } from './cli/keys-command.js'
+import { SERVE } from './cli/serve-command.js'
+import { ConfigError } from './config.js'
+import { loadConfiguration, takeConfigFileOption } from './config-file.js'
 import { KeyConflictError, KeyInputError, KeyNotFoundError } from './keys/administration.js'
 import { StartupError, startFailureLine } from './startup-error.js'
 import { SERVICE_VERSION } from './version.js'
 
-const USAGE = `Usage:
-  animal-store serve [--workers N]
-  animal-store --version
-${KEYS_USAGE}
-${ADMIN_TOKENS_USAGE}
+const GROUPS: Record<string, CommandGroup> = { keys: KEYS, 'admin-tokens': ADMIN_TOKENS }
+const COMMAND_NAMES = 'serve, keys or admin-tokens'
 
-Times are ISO 8601 (2027-01-31T00:00:00Z). Every command reads the server's configuration: .env in
-the working directory (or --config-file FILE, or ANIMAL_STORE_CONFIG_FILE; off: none) under the
-environment. The database is DATABASE_URL (default data/animal-store.db); the key prefix follows
-ANIMAL_STORE_ENV. In the project directory, run it as \`${CLI} ...\` or
-\`npm run keys -- ...\` (\`npx animal-store\` may fetch a different package of that name from the npm registry).`
-
-function positiveInt(flag: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined
-  if (!/^\d+$/.test(raw)) throw new UsageError(`${flag} must be a positive integer (got ${JSON.stringify(raw)})`)
-  return Number(raw)
+function help(): string {
+  const program = programName()
+  return `${[
+    `Usage: ${program} COMMAND [options]`,
+    '',
+    'Commands:',
+    ...synopsisLines([SERVE, ...Object.values(GROUPS).flatMap((group) => Object.values(group.commands))]),
+    '',
+    'Options:',
+    ...flagLines(PROGRAM.flags),
+    '',
+    `A command's options: ${program} COMMAND --help (${program} keys create --help).`,
+    "Times are ISO 8601 (2027-01-31T00:00:00Z). Every command reads the server's configuration: .env in the",
+    'working directory (or --config-file FILE, or ANIMAL_STORE_CONFIG_FILE; off: none) under the environment.',
+    'The database is DATABASE_URL (default data/animal-store.db);',
+    `the key prefix follows ANIMAL_STORE_ENV. In the project directory, run it as \`${CLI} ...\` (or`,
+    '`npm run keys -- create ...` for the keys commands); `npx animal-store` may fetch a different package of',
+    'that name from the npm registry.',
+  ].join('\n')}\n`
 }
 
-async function serve(config: Config, source: ConfigSource, args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, strict: true, options: { workers: { type: 'string' } } })
-  const workers = positiveInt('--workers', values.workers) ?? 1
-  if (workers < 1 || workers > 64) throw new UsageError('--workers must be from 1 to 64')
-  if (workers === 1) {
-    const { startServer } = await import('./server.js')
-    await startServer(config, source)
-    return
+/** The program's own flags, before any command. */
+const PROGRAM = {
+  path: '',
+  synopsis: 'COMMAND [options]',
+  description: '',
+  flags: { version: { type: 'boolean', help: 'print the version' } },
+  help,
+} satisfies CommandSpec
+
+/**
+ * The command named by the arguments and its own arguments, or 'version'. `at` is told the path as
+ * soon as it is known, for the hint at its --help.
+ */
+function resolve(argv: string[], at: (path: string) => void): { command: Command; args: string[] } | 'version' {
+  const [first, ...rest] = argv
+  if (first === undefined) throw new UsageError(`missing command: ${COMMAND_NAMES}`)
+  if (first === 'serve') return { command: SERVE, args: rest }
+  const group = Object.hasOwn(GROUPS, first) ? GROUPS[first] : undefined
+  if (group !== undefined) {
+    at(group.name)
+    return resolveCommand(group, rest)
   }
-  const { startCluster } = await import('./cluster.js')
-  await startCluster(config, workers, source)
+  if (first === 'help') throw new HelpRequest(help())
+  if (!first.startsWith('-')) throw new UsageError(`unknown command ${JSON.stringify(first)}: ${COMMAND_NAMES}`)
+  parseCommand(PROGRAM, argv) // --help, or anything but --version refused
+  return 'version'
+}
+
+/** What the user is told of an error, and the exit status; anything unforeseen is thrown on. */
+function report(error: unknown, path: string): number {
+  const fail = (text: string) => {
+    process.stderr.write(text)
+    return 2
+  }
+  if (error instanceof HelpRequest) {
+    process.stdout.write(error.help)
+    return 0
+  }
+  if (error instanceof KeyConflictError) {
+    // A well-formed command on a key in the wrong state (revoked, rotated, expired): one line, the admin API's 409 message.
+    return fail(`animal-store: ${error.message}\n`)
+  }
+  if (error instanceof KeyInputError && error.field === 'id') {
+    // A well-formed command on a key in the wrong state (revoked, rotated): one line.
+    return fail(`animal-store: ${inputErrorMessage(error)}\n`)
+  }
+  const input = error instanceof UsageError || error instanceof KeyInputError || error instanceof AdminTokenInputError
+  if (input) {
+    // One line, and where the command's help is: not the whole usage, which would bury the line.
+    const message = error instanceof KeyInputError ? inputErrorMessage(error) : error.message
+    return fail(`animal-store: ${message}\n${seeHelp(path)}\n`)
+  }
+  if (error instanceof KeyNotFoundError)
+    return fail(`animal-store: no key with id ${error.id} (${programName()} keys list shows the ids)\n`)
+  if (path === 'serve' || error instanceof ConfigError) return fail(`${startFailureLine(error)}\n`)
+  if (error instanceof CommandError || error instanceof StartupError) return fail(`animal-store: ${error.message}\n`)
+  throw error
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let command: string | undefined
+  let path = ''
   try {
-    const { configFile, args } = takeConfigFileOption(argv)
-    const [name, ...rest] = args
-    command = name
-    if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-      process.stdout.write(USAGE + '\n')
-      return command === undefined ? 2 : 0
-    }
-    // Before the configuration is loaded: a version needs no database and cannot fail on one.
-    if (command === '--version') {
-      process.stdout.write(SERVICE_VERSION + '\n')
+    const { configFile, args: rest } = takeConfigFileOption(argv)
+    const resolved = resolve(rest, (at) => (path = at))
+    if (resolved === 'version') {
+      // Before the configuration is read: a version needs none, so it cannot fail on one.
+      process.stdout.write(`${SERVICE_VERSION}\n`)
       return 0
     }
+    const { command, args } = resolved
+    path = command.spec.path
+    // Arguments are checked before the configuration is read: --help and bad input need no database.
+    const work = command.prepare(args)
     const { config, source } = loadConfiguration({ configFile })
-    if (command === 'keys') await keysCommand(config, rest)
-    else if (command === 'admin-tokens') await adminTokensCommand(config, rest)
-    else if (command === 'serve') await serve(config, source, rest)
-    else throw new UsageError(`unknown command ${JSON.stringify(command)}`)
+    await work(config, source)
     return 0
   } catch (error) {
-    if (error instanceof KeyConflictError) {
-      // A well-formed command on a key in the wrong state (revoked, rotated, expired): one line, the admin API's 409 message.
-      process.stderr.write(`animal-store: ${error.message}\n`)
-      return 2
-    }
-    const usage =
-      error instanceof UsageError ||
-      error instanceof KeyInputError ||
-      error instanceof AdminTokenInputError ||
-      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-    if (usage) {
-      const message = error instanceof KeyInputError ? inputErrorMessage(error) : (error as Error).message
-      process.stderr.write(`animal-store: ${message}\n\n${USAGE}\n`)
-      return 2
-    }
-    if (error instanceof KeyNotFoundError) {
-      process.stderr.write(`animal-store: no key with id ${error.id} (${CLI} keys list shows the ids)\n`)
-      return 2
-    }
-    if (command === 'serve' || error instanceof ConfigError) {
-      process.stderr.write(startFailureLine(error) + '\n')
-      return 2
-    }
-    if (error instanceof CommandError || error instanceof StartupError) {
-      process.stderr.write(`animal-store: ${error.message}\n`)
-      return 2
-    }
-    throw error
+    return report(error, path)
   }
 }
 

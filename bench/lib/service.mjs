@@ -203,7 +203,7 @@ export async function createBenchKey(databaseUrl) {
     const line = r.stdout.split('\n').find((l) => l.trim().startsWith('{'))
     if (r.code === 0 && line) {
       const parsed = JSON.parse(line)
-      if (typeof parsed.key === 'string') return { key: parsed.key, id: parsed.id, via: 'dist/cli.js' }
+      if (typeof parsed.key === 'string') return { key: parsed.key, id: parsed.apiKey.id, via: 'dist/cli.js' }
     }
     cliError = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')
   }

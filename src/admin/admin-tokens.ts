@@ -1,3 +1,4 @@
+import { CLI } from '../banner.js'
 import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter } from '../control-characters.js'
 import type { Actor, AdminTokenRecord, AdminTokenRepository, AuditRepository } from '../keys/administration.js'
 import {
@@ -112,7 +113,8 @@ export class AdminTokenResolver {
 }
 
 export const ADMIN_UNAUTHORIZED: Record<AdminAuthProblem, string> = {
-  missing: `Missing admin token: send Authorization: Bearer ${ADMIN_TOKEN_PREFIX}… (create one with: animal-store admin-tokens create)`,
+  // The README's command, as it runs in the project directory (`animal-store` is not on the PATH there).
+  missing: `Missing admin token: send Authorization: Bearer ${ADMIN_TOKEN_PREFIX}… (create one with: ${CLI} admin-tokens create --name NAME)`,
   malformed: `Malformed Authorization header: expected Bearer ${ADMIN_TOKEN_PREFIX}…`,
   api_key: `API keys cannot call the admin API: send an admin token (${ADMIN_TOKEN_PREFIX}…)`,
   invalid: 'Invalid or revoked admin token',

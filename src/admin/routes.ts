@@ -21,7 +21,18 @@ import {
   ref,
   UpdateKeyBody,
 } from './schemas.js'
-import { assertStorableJson, auditJson, callService, keyJson, parseTime, usageJson } from './views.js'
+import {
+  assertStorableJson,
+  auditJson,
+  callService,
+  createdKeyJson,
+  keyJson,
+  keyPageJson,
+  parseTime,
+  revokedKeyJson,
+  rotatedKeyJson,
+  usageJson,
+} from './views.js'
 
 export const ADMIN_PREFIX = '/admin/v1'
 
@@ -100,10 +111,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       const created = await callService(() =>
         admin.createKey({ ...rest, expiresAt: parseTime('expiresAt', expiresAt), metadata }, changeContext(request)),
       )
-      return reply
-        .code(201)
-        .header('location', `${ADMIN_PREFIX}/keys/${created.view.id}`)
-        .send({ key: created.key, apiKey: keyJson(created.view) })
+      return reply.code(201).header('location', `${ADMIN_PREFIX}/keys/${created.view.id}`).send(createdKeyJson(created))
     },
   )
 
@@ -129,7 +137,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       if (page.nextAfter !== null) {
         reply.header('link', link(`${ADMIN_PREFIX}/keys`, { limit, plan, state, name, after: page.nextAfter }))
       }
-      return { data: page.keys.map(keyJson), nextAfter: page.nextAfter }
+      return keyPageJson(page)
     },
   )
 
@@ -217,10 +225,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       const rotated = await callService(() =>
         admin.rotateKey(request.params.keyId, { graceSeconds: request.body.gracePeriodSeconds }, changeContext(request)),
       )
-      return reply
-        .code(201)
-        .header('location', `${ADMIN_PREFIX}/keys/${rotated.view.id}`)
-        .send({ key: rotated.key, apiKey: keyJson(rotated.view), previous: keyJson(rotated.previous) })
+      return reply.code(201).header('location', `${ADMIN_PREFIX}/keys/${rotated.view.id}`).send(rotatedKeyJson(rotated))
     },
   )
 
@@ -249,8 +254,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)) {
         throw new ApiError('invalid_request', 'revoke takes no body: send none, or {}')
       }
-      const { view, alreadyRevoked } = await callService(() => admin.revokeKey(request.params.keyId, changeContext(request)))
-      return { apiKey: keyJson(view), alreadyRevoked }
+      return revokedKeyJson(await callService(() => admin.revokeKey(request.params.keyId, changeContext(request))))
     },
   )
 

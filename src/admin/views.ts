@@ -36,6 +36,41 @@ export function keyJson(view: KeyView): AdminKey {
   }
 }
 
+/*
+ * The answers of the admin API's key operations. The CLI's --json prints these same documents, so a
+ * script reads one shape from either.
+ */
+
+export const createdKeyJson = (created: { key: string; view: KeyView }) => ({
+  key: created.key,
+  apiKey: keyJson(created.view),
+})
+
+export const rotatedKeyJson = (rotated: { key: string; view: KeyView; previous: KeyView }) => ({
+  key: rotated.key,
+  apiKey: keyJson(rotated.view),
+  previous: keyJson(rotated.previous),
+})
+
+export const revokedKeyJson = (revoked: { view: KeyView; alreadyRevoked: boolean }) => ({
+  apiKey: keyJson(revoked.view),
+  alreadyRevoked: revoked.alreadyRevoked,
+})
+
+export const keyPageJson = (page: { keys: KeyView[]; nextAfter: string | null }) => ({
+  data: page.keys.map(keyJson),
+  nextAfter: page.nextAfter,
+})
+
+/** An admin token (never the token itself, nor its hash): the CLI's only; the admin API has none. */
+export const adminTokenJson = (record: { id: string; name: string; prefix: string; createdAt: number; revokedAt: number | null }) => ({
+  id: record.id,
+  name: record.name,
+  prefix: record.prefix,
+  createdAt: iso(record.createdAt),
+  revokedAt: isoOrNull(record.revokedAt),
+})
+
 export function usageJson(usage: KeyUsage) {
   const window = (w: KeyUsage['minute']) => ({ limit: w.limit, used: w.used, remaining: w.remaining, resetAt: iso(w.resetAt * 1000) })
   return {

@@ -1,75 +1,99 @@
 import { userInfo } from 'node:os'
-import { parseArgs } from 'node:util'
 import { type AdminTokenAudit, AdminTokenInputError, createAdminToken, revokeAdminToken } from '../admin/admin-tokens.js'
-import { CLI } from '../banner.js'
+import { adminTokenJson } from '../admin/views.js'
 import type { Config } from '../config.js'
-import { escapeControlCharacters as printable } from '../control-characters.js'
+import { escapeControlCharacters } from '../control-characters.js'
 import { openStorage } from '../storage/index.js'
 import type { Storage } from '../storage/storage.js'
-import { CommandError, printableJson, UsageError } from './keys-command.js'
+import { CommandError, type CommandGroup, defineCommand, programName, UsageError } from './command-line.js'
+import { print } from './output.js'
+import { table } from './table.js'
 
 export { AdminTokenInputError }
-
-export const ADMIN_TOKENS_USAGE = `  animal-store admin-tokens create --name NAME [--json]
-  animal-store admin-tokens list [--json]
-  animal-store admin-tokens revoke TOKEN_ID [--json]`
 
 /** The CLI's changes are audited under the OS user who ran it. */
 function cliAudit(storage: Storage): AdminTokenAudit {
   return { audit: storage.audit, actor: { type: 'cli', id: userInfo().username } }
 }
 
-/** `admin-tokens create|list|revoke`: the tokens of the admin API (/admin/v1). The token is shown once. */
-export async function adminTokensCommand(config: Config, args: string[]): Promise<void> {
-  const [sub, ...rest] = args
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    strict: true,
-    options: { name: { type: 'string' }, json: { type: 'boolean', default: false } },
-  })
-  const print = (json: unknown, text: string) => process.stdout.write(values.json ? printableJson(json) : text)
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+async function withStorage(config: Config, work: (storage: Storage) => Promise<void>): Promise<void> {
   const storage = await openStorage(config)
   try {
-    if (sub === 'create') {
-      if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`)
-      if (values.name === undefined) throw new UsageError('admin-tokens create needs --name')
-      const { token, record } = await createAdminToken(storage.adminTokens, values.name, cliAudit(storage))
-      print(
-        { id: record.id, token, name: record.name, prefix: record.prefix, createdAt: iso(record.createdAt) },
-        `Created admin token ${record.id} (${record.name}).\nThis is the only time the token is shown; store it now:\n\n  ${token}\n\n`,
-      )
-    } else if (sub === 'list') {
-      if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`)
-      const rows = (await storage.adminTokens.list()).map((t) => ({
-        id: t.id,
-        prefix: t.prefix,
-        name: t.name,
-        createdAt: iso(t.createdAt),
-        revokedAt: iso(t.revokedAt),
-      }))
-      print(
-        rows,
-        rows.length === 0
-          ? 'No admin tokens.\n'
-          : rows.map((r) => `${r.id}  ${r.prefix}…  ${r.revokedAt ? 'revoked ' + r.revokedAt : 'active'}  ${printable(r.name)}\n`).join(''),
-      )
-    } else if (sub === 'revoke') {
-      const [id, extra] = positionals
-      if (id === undefined || extra !== undefined) throw new UsageError('admin-tokens revoke takes exactly one TOKEN_ID')
-      const outcome = await revokeAdminToken(storage.adminTokens, id, cliAudit(storage))
-      if (outcome === undefined) throw new CommandError(`no admin token with id ${id} (${CLI} admin-tokens list shows the ids)`)
-      const at = iso(outcome.record.revokedAt)
-      // Idempotent, like keys revoke: a token revoked before is the outcome asked for (first time kept).
-      if (outcome.alreadyRevoked) print({ id, revoked: true, alreadyRevokedAt: at }, `Admin token ${id} was already revoked (at ${at}).\n`)
-      else print({ id, revoked: true, revokedAt: at }, `Revoked admin token ${id}; it is refused from now on, by every server.\n`)
-    } else {
-      throw new UsageError(
-        sub ? `unknown admin-tokens command ${JSON.stringify(sub)}` : 'admin-tokens needs a command: create, list or revoke',
-      )
-    }
+    await work(storage)
   } finally {
     await storage.close()
   }
+}
+
+const create = defineCommand(
+  {
+    path: 'admin-tokens create',
+    synopsis: '--name NAME [--json]',
+    description: 'Creates a token for the admin API (/admin/v1) and prints it, this once: only its SHA-256 is stored.',
+    flags: {
+      name: { type: 'string', value: 'NAME', help: 'who or what the token is for: 1 to 100 characters' },
+      json: { type: 'boolean', help: 'print {"token","adminToken"} as one line of JSON' },
+    },
+  },
+  ({ values }) => {
+    const name = values.name
+    if (name === undefined) throw new UsageError('admin-tokens create needs --name')
+    return (config) =>
+      withStorage(config, async (storage) => {
+        const { token, record } = await createAdminToken(storage.adminTokens, name, cliAudit(storage))
+        print(
+          values.json,
+          { token, adminToken: adminTokenJson(record) },
+          `Created admin token ${record.id} (${escapeControlCharacters(record.name)}).\nThis is the only time the token is shown; store it now:\n\n  ${token}\n\n`,
+        )
+      })
+  },
+)
+
+const list = defineCommand(
+  {
+    path: 'admin-tokens list',
+    synopsis: '[--json]',
+    description: 'Lists the admin tokens: ids, prefixes, states and names, never the tokens.',
+    flags: { json: { type: 'boolean', help: 'print {"data":[…]} as one line of JSON' } },
+  },
+  ({ values }) =>
+    (config) =>
+      withStorage(config, async (storage) => {
+        const tokens = await storage.adminTokens.list()
+        const rows = tokens.map((t) => {
+          const { id, prefix, name, revokedAt } = adminTokenJson(t)
+          return [id, `${prefix}…`, revokedAt === null ? 'active' : `revoked ${revokedAt}`, escapeControlCharacters(name)]
+        })
+        const text = rows.length === 0 ? 'No admin tokens.\n' : table(['ID', 'PREFIX', 'STATE', 'NAME'], rows)
+        print(values.json, { data: tokens.map(adminTokenJson) }, text)
+      }),
+)
+
+const revoke = defineCommand(
+  {
+    path: 'admin-tokens revoke',
+    synopsis: 'TOKEN_ID [--json]',
+    description: 'Revokes an admin token: every server refuses it at once. Idempotent: a revoked token keeps its first revocation time.',
+    flags: { json: { type: 'boolean', help: 'print {"adminToken","alreadyRevoked"} as one line of JSON' } },
+    operands: ['TOKEN_ID'],
+  },
+  ({ values, operands: [id] }) =>
+    (config) =>
+      withStorage(config, async (storage) => {
+        const outcome = await revokeAdminToken(storage.adminTokens, id!, cliAudit(storage))
+        if (outcome === undefined) throw new CommandError(`no admin token with id ${id} (${programName()} admin-tokens list shows the ids)`)
+        const adminToken = adminTokenJson(outcome.record)
+        // Idempotent, like keys revoke: a token revoked before is the outcome asked for (first time kept).
+        const text = outcome.alreadyRevoked
+          ? `Admin token ${id} was already revoked (at ${adminToken.revokedAt}).\n`
+          : `Revoked admin token ${id}; it is refused from now on, by every server.\n`
+        print(values.json, { adminToken, alreadyRevoked: outcome.alreadyRevoked }, text)
+      }),
+)
+
+export const ADMIN_TOKENS: CommandGroup = {
+  name: 'admin-tokens',
+  description: 'The tokens of the admin API (/admin/v1): an admin call needs Authorization: Bearer as_admin_…',
+  commands: { create, list, revoke },
 }

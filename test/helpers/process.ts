@@ -162,7 +162,7 @@ export function runCli(args: string[], { db, env = {}, timeoutMs = HANG_MS }: Cl
   })
 }
 
-/** `keys create ... --json`, asserting success; returns the parsed object. */
+/** `keys create ... --json`, asserting success; returns the key as the admin API shows it, with the key itself. */
 export async function createKeyViaCli(
   db: string,
   options: { plan?: string; name?: string; perMinute?: number; perDay?: number; env?: EnvOverrides } = {},
@@ -172,7 +172,8 @@ export async function createKeyViaCli(
   if (options.perDay !== undefined) args.push('--per-day', String(options.perDay))
   const result = await runCli(args, { db, env: options.env ?? {} })
   if (result.code !== 0) throw new Error(`keys create failed (${result.code}): ${result.stderr}`)
-  return JSON.parse(result.stdout)
+  const { key, apiKey } = JSON.parse(result.stdout) // the admin API's 201: {"key","apiKey"}
+  return { ...apiKey, key }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 /** `animal-store admin-tokens create|list|revoke`, run as real processes on a SQLite file. */
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { runCli, useTempDir } from '../helpers/process.js'
+import { bearer, ROOT, request, runCli, startServer, useTempDir } from '../helpers/process.js'
 
 test('admin-tokens create shows the token once; list and revoke (idempotent) never show it', { timeout: 60_000 }, async (t) => {
   const dir = await useTempDir(t)
@@ -12,7 +13,9 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
 
   const created = await runCli(['admin-tokens', 'create', '--name', 'ops', '--json'], { db })
   assert.equal(created.code, 0, created.stderr)
-  const out = JSON.parse(created.stdout)
+  const { token, adminToken, ...rest } = JSON.parse(created.stdout)
+  assert.deepEqual([Object.keys(rest), adminToken.revokedAt], [[], null])
+  const out = { ...adminToken, token }
   assert.match(out.token, /^as_admin_[0-9A-Za-z]{38}$/)
   assert.match(out.id, /^adm_[0-9A-Za-z]{16}$/)
   assert.equal(out.name, 'ops')
@@ -27,7 +30,7 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
 
   const list = await runCli(['admin-tokens', 'list', '--json'], { db })
   assert.equal(list.code, 0, list.stderr)
-  const rows = JSON.parse(list.stdout)
+  const rows = JSON.parse(list.stdout).data
   assert.deepEqual(
     rows.map((r: { name: string; revokedAt: null }) => [r.name, r.revokedAt]),
     [
@@ -42,8 +45,8 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
 
   const revoked = await runCli(['admin-tokens', 'revoke', out.id, '--json'], { db })
   assert.equal(revoked.code, 0, revoked.stderr)
-  const first = JSON.parse(revoked.stdout)
-  assert.equal(first.revoked, true)
+  const { adminToken: first, alreadyRevoked } = JSON.parse(revoked.stdout)
+  assert.deepEqual([first.id, typeof first.revokedAt, alreadyRevoked], [out.id, 'string', false])
   const again = await runCli(['admin-tokens', 'revoke', out.id], { db })
   assert.equal(again.code, 0, again.stderr)
   assert.equal(again.stdout, `Admin token ${out.id} was already revoked (at ${first.revokedAt}).\n`)
@@ -86,4 +89,29 @@ test('admin-tokens: bad input exits 2 with a message', { timeout: 60_000 }, asyn
     assert.equal(res.code, 2, `${args.join(' ')}: ${res.stdout}`)
     assert.match(res.stderr, message, args.join(' '))
   }
+})
+
+test('a keyless admin call is told the command that makes a token; pasted, it makes one the admin API takes', {
+  timeout: 120_000,
+}, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const server = await startServer(t, { dir, db })
+  const refused = await request(`${server.adminUrl}/admin/v1/keys`)
+  assert.equal(refused.status, 401)
+  const { code, message } = refused.body as { code: string; message: string }
+  assert.equal(code, 'unauthorized')
+  const command = /\(create one with: (.+)\)$/.exec(message)?.[1]
+  assert.equal(command, 'node dist/cli.js admin-tokens create --name NAME', message)
+  // The command the start-up output and the README give, word for word.
+  assert.ok(server.stdout().includes(`token: ${command}`), server.stdout())
+  assert.ok(readFileSync(join(ROOT, 'README.md'), 'utf8').includes(`token: ${command}`), 'the README shows it')
+
+  const [node, script, ...args] = command.replace('NAME', 'ops').split(' ')
+  assert.deepEqual([node, script], ['node', 'dist/cli.js'])
+  const created = await runCli(args, { db })
+  assert.equal(created.code, 0, created.stderr)
+  const token = /^ {2}(as_admin_\w+)$/m.exec(created.stdout)?.[1]
+  assert.ok(token, created.stdout)
+  assert.equal((await request(`${server.adminUrl}/admin/v1/keys`, { headers: bearer(token) })).status, 200)
 })

@@ -36,10 +36,10 @@ test('keys create, keys update and admin-tokens create refuse a --name with cont
   }
   const keys = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout)
   assert.deepEqual(
-    keys.map((k: { name: string }) => k.name),
+    keys.data.map((k: { name: string }) => k.name),
     ['good'],
   )
-  assert.deepEqual(JSON.parse((await runCli(['admin-tokens', 'list', '--json'], { db })).stdout), [])
+  assert.deepEqual(JSON.parse((await runCli(['admin-tokens', 'list', '--json'], { db })).stdout), { data: [] })
 })
 
 test('names and metadata stored with control characters are printed escaped by keys list, keys show and admin-tokens list', async (t) => {
@@ -84,9 +84,11 @@ test('names and metadata stored with control characters are printed escaped by k
   const list = await runCli(['keys', 'list'], { db })
   assert.equal(list.code, 0, list.stderr)
   assert.doesNotMatch(list.stdout, CONTROL)
-  assert.match(list.stdout, /^key_0000000000000001 {2}as_live_AAAA… {2}free .* active {2}/)
+  const [header, ...rows] = list.stdout.split('\n')
+  assert.match(header!, /^ID {2}/)
+  assert.match(rows[0]!, /^key_0000000000000001 {2}as_live_AAAA… {2}free .* active {2}/)
   assert.ok(list.stdout.endsWith(`  active  ${escapedName}\n`), list.stdout)
-  assert.equal(list.stdout.split('\n').length, 2, 'one row, none forged')
+  assert.deepEqual(rows.length, 2, 'one row (and the final newline), none forged')
 
   const show = await runCli(['keys', 'show', id], { db })
   assert.equal(show.code, 0, show.stderr)
@@ -97,7 +99,8 @@ test('names and metadata stored with control characters are printed escaped by k
   const tokens = await runCli(['admin-tokens', 'list'], { db })
   assert.equal(tokens.code, 0, tokens.stderr)
   assert.doesNotMatch(tokens.stdout, CONTROL)
-  assert.equal(tokens.stdout, `adm_0000000000000001  as_admin_AAAA…  active  ${escapedName}\n`)
+  assert.equal(tokens.stdout.split('\n')[1], `adm_0000000000000001  as_admin_AAAA…  active  ${escapedName}`)
+  assert.equal(tokens.stdout.split('\n').length, 3, 'a header, one row, none forged')
 
   // JSON output escapes them too, and still means the same.
   for (const args of [
@@ -110,7 +113,7 @@ test('names and metadata stored with control characters are printed escaped by k
     assert.doesNotMatch(json.stdout, CONTROL, args.join(' '))
     assert.ok(json.stdout.includes('\\u009b') || args[0] === 'admin-tokens', args.join(' '))
     const parsed = JSON.parse(json.stdout)
-    const named = [parsed].flat().find((v: { name: string }) => v.name === FORGED_ROW)
+    const named = (parsed.data ?? [parsed]).find((v: { name: string }) => v.name === FORGED_ROW)
     assert.ok(named, `${args.join(' ')}: the name as stored`)
   }
 })

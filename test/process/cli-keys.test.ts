@@ -19,14 +19,14 @@ async function cliJson(args: string[], db: string): Promise<Json> {
   return JSON.parse(lines[0]!)
 }
 
-test('keys show, update, rotate, list filters: --json, and bad input exits 2 naming the flag', { timeout: 120_000 }, async (t) => {
+test('keys show, update, rotate, list filters: --json, and bad input exits 2 naming the flag', { timeout: 300_000 }, async (t) => {
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
-  const created = await cliJson(
+  const { key, apiKey: created } = await cliJson(
     ['keys', 'create', '--plan', 'pro', '--name', 'Acme', '--expires-at', '2099-01-01T00:00:00Z', '--metadata', '{"customer":"c_42"}'],
     db,
   )
-  assert.match(created.key, /^as_live_/)
+  assert.match(key, /^as_live_/)
   assert.deepEqual([created.expiresAt, created.metadata, created.state], ['2099-01-01T00:00:00.000Z', { customer: 'c_42' }, 'active'])
   const id = created.id as string
 
@@ -36,7 +36,7 @@ test('keys show, update, rotate, list filters: --json, and bad input exits 2 nam
   const human = await runCli(['keys', 'show', id], { db })
   assert.match(human.stdout, /^Key: +key_\S+ \(as_live_.{4}…\)$/m)
   assert.match(human.stdout, /^Expires: +2099-01-01T00:00:00.000Z$/m)
-  assert.ok(!human.stdout.includes(created.key), 'no key in the human output either')
+  assert.ok(!human.stdout.includes(key), 'no key in the human output either')
 
   const updated = await cliJson(
     ['keys', 'update', id, '--plan', 'enterprise', '--per-minute', '7', '--per-day', '70', '--metadata', 'none'],
@@ -79,49 +79,46 @@ test('keys show, update, rotate, list filters: --json, and bad input exits 2 nam
   const rotated = await cliJson(['keys', 'rotate', id, '--grace', '3600'], db)
   assert.match(rotated.key, /^as_live_/)
   assert.deepEqual(
-    [rotated.quotaId, rotated.rotatedFrom, rotated.previous.rotatedTo, rotated.previous.state],
-    [id, id, rotated.id, 'active'],
+    [rotated.apiKey.quotaId, rotated.apiKey.rotatedFrom, rotated.previous.rotatedTo, rotated.previous.state],
+    [id, id, rotated.apiKey.id, 'active'],
   )
   const again = await runCli(['keys', 'rotate', id, '--grace', '10'], { db })
   assert.equal(again.code, 2)
   assert.deepEqual(again.stderr.split('\n').filter(Boolean), [
-    `animal-store: key ${id} was rotated to ${rotated.id}; change that key instead`,
+    `animal-store: key ${id} was rotated to ${rotated.apiKey.id}; change that key instead`,
   ])
 
   // List: filters and pages.
   const free = await cliJson(['keys', 'create', '--plan', 'free', '--name', 'other'], db)
-  await cliJson(['keys', 'revoke', free.id], db)
+  await cliJson(['keys', 'revoke', free.apiKey.id], db)
   // A key in the wrong state: the admin API's 409 message, one line, status 2.
-  const revokedUpdate = await runCli(['keys', 'update', free.id, '--name', 'x'], { db })
+  const revokedUpdate = await runCli(['keys', 'update', free.apiKey.id, '--name', 'x'], { db })
   assert.equal(revokedUpdate.code, 2)
   assert.deepEqual(revokedUpdate.stderr.split('\n').filter(Boolean), [
-    `animal-store: key ${free.id} is revoked; a revoked key cannot be updated`,
+    `animal-store: key ${free.apiKey.id} is revoked; a revoked key cannot be updated`,
   ])
-  const names = (rows: Json[]) => rows.map((k) => k.name).sort()
-  assert.deepEqual(names((await cliJson(['keys', 'list', '--state', 'revoked'], db)) as unknown as Json[]), ['other'])
-  assert.deepEqual(names((await cliJson(['keys', 'list', '--plan', 'enterprise'], db)) as unknown as Json[]), ['Acme Corp', 'Acme Corp'])
-  assert.deepEqual(names((await cliJson(['keys', 'list', '--name', 'OTH'], db)) as unknown as Json[]), ['other'])
+  const names = (page: Json) => (page.data as Json[]).map((k) => k.name).sort()
+  assert.deepEqual(names(await cliJson(['keys', 'list', '--state', 'revoked'], db)), ['other'])
+  assert.deepEqual(names(await cliJson(['keys', 'list', '--plan', 'enterprise'], db)), ['Acme Corp', 'Acme Corp'])
+  assert.deepEqual(names(await cliJson(['keys', 'list', '--name', 'OTH'], db)), ['other'])
   const page1 = await cliJson(['keys', 'list', '--limit', '2'], db)
-  assert.equal(page1.keys.length, 2)
+  assert.equal(page1.data.length, 2)
   assert.equal(typeof page1.nextAfter, 'string')
   const page2 = await cliJson(['keys', 'list', '--limit', '2', '--after', page1.nextAfter], db)
-  assert.deepEqual([page2.keys.length, page2.nextAfter], [1, null])
+  assert.deepEqual([page2.data.length, page2.nextAfter], [1, null])
 })
 
 test('a running server sees a CLI rotation; keys usage reads its counters from the state file', { timeout: 60_000 }, async (t) => {
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
-  const created = await cliJson(['keys', 'create', '--plan', 'free', '--name', 'c'], db)
+  const { key, apiKey: created } = await cliJson(['keys', 'create', '--plan', 'free', '--name', 'c'], db)
   const server = await startServer(t, { dir, db, env: { LIMITER_SNAPSHOT_MS: '100', LAST_USED_FLUSH_MS: '100' } })
   // The counts below are compared across one minute window (a new minute would start them at 0).
   await awayFromBoundary(25_000)
-  for (let i = 0; i < 3; i++) assert.equal((await request(`${server.url}/v1/pets`, { headers: bearer(created.key) })).status, 200)
+  for (let i = 0; i < 3; i++) assert.equal((await request(`${server.url}/v1/pets`, { headers: bearer(key) })).status, 200)
   const rotated = await cliJson(['keys', 'rotate', created.id, '--grace', '0'], db)
   assert.ok(
-    await waitFor(
-      async () => (await request(`${server.url}/v1/pets`, { headers: bearer(created.key) })).status === 401,
-      REVOCATION_DEADLINE_MS,
-    ),
+    await waitFor(async () => (await request(`${server.url}/v1/pets`, { headers: bearer(key) })).status === 401, REVOCATION_DEADLINE_MS),
     'grace 0: the old key is refused',
   )
   const last = await request(`${server.url}/v1/pets`, { headers: bearer(rotated.key) })
@@ -133,14 +130,37 @@ test('a running server sees a CLI rotation; keys usage reads its counters from t
   let usage: Json = {}
   assert.ok(
     await waitFor(async () => {
-      usage = await cliJson(['keys', 'usage', rotated.id], db)
+      usage = await cliJson(['keys', 'usage', rotated.apiKey.id], db)
       return usage.minute.used === 60 - left && usage.lastUsedAt !== null
     }, 10_000),
     `keys usage shows what the headers showed: ${JSON.stringify(usage)}`,
   )
   assert.deepEqual([usage.quotaId, usage.source, usage.minute.remaining, usage.day.used], [created.id, 'state-file', left, 60 - left])
   assert.equal(typeof usage.snapshotAt, 'string')
-  const human = await runCli(['keys', 'usage', rotated.id], { db })
+  const human = await runCli(['keys', 'usage', rotated.apiKey.id], { db })
   assert.match(human.stdout, new RegExp(`^Minute +${60 - left}/60 used, ${left} remaining`, 'm'))
   assert.match(human.stdout, /as of the state file's last snapshot/)
+})
+
+test('keys list: a header row, and a rotated key in its grace period as "rotated, works until …" (keys show too)', {
+  timeout: 120_000,
+}, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const { apiKey: old } = await cliJson(['keys', 'create', '--plan', 'pro', '--name', 'Acme'], db)
+  const { apiKey: successor, previous } = await cliJson(['keys', 'rotate', old.id, '--grace', '3600'], db)
+  assert.equal(previous.state, 'active', 'the API calls it active: it still authenticates')
+
+  const list = await runCli(['keys', 'list'], { db })
+  assert.equal(list.code, 0, list.stderr)
+  const [header, ...rows] = list.stdout.split('\n').filter(Boolean)
+  assert.match(header!, /^ID +PREFIX +PLAN +PER MINUTE +PER DAY +STATE +NAME$/)
+  const row = (id: string) => rows.find((r) => r.startsWith(`${id}  `))
+  assert.match(row(old.id)!, new RegExp(` rotated, works until ${previous.expiresAt.replace(/\./g, '\\.')} +Acme$`))
+  assert.match(row(successor.id)!, / active +Acme$/)
+  // Each value under its heading: the columns line up.
+  for (const r of rows) assert.equal(r.indexOf(' Acme'), header!.indexOf(' NAME'), `aligned:\n${list.stdout}`)
+
+  const show = await runCli(['keys', 'show', old.id], { db })
+  assert.match(show.stdout, new RegExp(`^State: +rotated, works until ${previous.expiresAt.replace(/\./g, '\\.')}$`, 'm'))
 })

@@ -1,16 +1,38 @@
 /** The `animal-store keys` CLI, run as a real process against a real server on the same SQLite file. */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
-import { bearer, childEnv, REVOCATION_DEADLINE_MS, ROOT, request, runCli, sleep, startServer, useTempDir } from '../helpers/process.js'
+import {
+  bearer,
+  type CliOptions,
+  type CliResult,
+  childEnv,
+  REVOCATION_DEADLINE_MS,
+  ROOT,
+  request,
+  runCli,
+  sleep,
+  startServer,
+  useTempDir,
+} from '../helpers/process.js'
 
 const LIVE_KEY = /^as_live_[0-9A-Za-z]{38}$/
 const TEST_KEY = /^as_test_[0-9A-Za-z]{38}$/
 
-test('keys create/list/revoke against a running server', { timeout: 45_000 }, async (t) => {
+type CliFailure = Error & { code: number; stdout: string; stderr: string }
+
+/** Runs the CLI once per argument list, a few at a time (many at once crawl on a busy machine). */
+async function runEach(argLists: string[][], options: CliOptions, atOnce = 3): Promise<CliResult[]> {
+  const results: CliResult[] = []
+  for (let i = 0; i < argLists.length; i += atOnce)
+    results.push(...(await Promise.all(argLists.slice(i, i + atOnce).map((args) => runCli(args, options)))))
+  return results
+}
+
+test('keys create/list/revoke against a running server', { timeout: 180_000 }, async (t) => {
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
 
@@ -23,13 +45,12 @@ test('keys create/list/revoke against a running server', { timeout: 45_000 }, as
   assert.equal(created.code, 0, created.stderr)
   const lines = created.stdout.split('\n').filter((l) => l.trim() !== '')
   assert.equal(lines.length, 1, `exactly one line of JSON on stdout, got: ${created.stdout}`)
-  const out = JSON.parse(lines[0]!) as Record<string, unknown>
-  assert.equal(typeof out, 'object')
-  assert.ok(!Array.isArray(out))
+  // The admin API's 201: the key, and the key's view.
+  const { key, apiKey: out, ...rest } = JSON.parse(lines[0]!) as { key: string; apiKey: Record<string, unknown> }
+  assert.deepEqual(rest, {})
   assert.match(String(out.id), /^key_/)
-  assert.match(String(out.key), LIVE_KEY)
+  assert.match(key, LIVE_KEY)
   assert.equal(out.plan, 'free')
-  const key = out.key as string
   const id = out.id as string
   assert.ok(key.startsWith(String(out.prefix)), 'prefix is the start of the key')
 
@@ -52,7 +73,7 @@ test('keys create/list/revoke against a running server', { timeout: 45_000 }, as
   assert.ok(list.stdout.includes(id))
   const listJson = await runCli(['keys', 'list', '--json'], { db })
   assert.equal(listJson.code, 0, listJson.stderr)
-  const rows = JSON.parse(listJson.stdout) as Array<Record<string, unknown>>
+  const rows = (JSON.parse(listJson.stdout) as { data: Array<Record<string, unknown>> }).data
   assert.equal(rows.length, 3)
   const row = rows.find((r) => r.id === id)
   assert.ok(row, 'the new key is listed')
@@ -69,7 +90,7 @@ test('keys create/list/revoke against a running server', { timeout: 45_000 }, as
   // revoke: 0; again: still 0 (idempotent), saying when it was revoked; an unknown id: 2, one line.
   const revoked = await runCli(['keys', 'revoke', id], { db })
   assert.equal(revoked.code, 0, revoked.stderr)
-  const listAfter = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as Array<Record<string, unknown>>
+  const listAfter = (JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as { data: Array<Record<string, unknown>> }).data
   const revokedAt = listAfter.find((r) => r.id === id)?.revokedAt
   assert.equal(typeof revokedAt, 'string', 'list shows the revocation')
   const again = await runCli(['keys', 'revoke', id], { db })
@@ -78,8 +99,8 @@ test('keys create/list/revoke against a running server', { timeout: 45_000 }, as
   assert.equal(again.stderr, '')
   const againJson = await runCli(['keys', 'revoke', id, '--json'], { db })
   assert.equal(againJson.code, 0, againJson.stderr)
-  assert.deepEqual(JSON.parse(againJson.stdout), { id, revoked: true, alreadyRevokedAt: revokedAt })
-  const listAgain = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as Array<Record<string, unknown>>
+  assert.deepEqual(JSON.parse(againJson.stdout), { apiKey: listAfter.find((r) => r.id === id), alreadyRevoked: true })
+  const listAgain = (JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as { data: Array<Record<string, unknown>> }).data
   assert.equal(listAgain.find((r) => r.id === id)?.revokedAt, revokedAt, 'the first revocation time is kept')
   const unknown = await runCli(['keys', 'revoke', 'key_doesnotexist000'], { db })
   assert.equal(unknown.code, 2)
@@ -105,12 +126,12 @@ test('enterprise custom limits show in X-RateLimit-Limit', { timeout: 30_000 }, 
     { db },
   )
   assert.equal(res.code, 0, res.stderr)
-  const out = JSON.parse(res.stdout) as { key: string; plan: string; perMinute: number; perDay: number }
-  assert.equal(out.plan, 'enterprise')
-  assert.equal(out.perMinute, 7)
-  assert.equal(out.perDay, 5000)
+  const { key, apiKey } = JSON.parse(res.stdout) as { key: string; apiKey: { plan: string; perMinute: number; perDay: number } }
+  assert.equal(apiKey.plan, 'enterprise')
+  assert.equal(apiKey.perMinute, 7)
+  assert.equal(apiKey.perDay, 5000)
   const server = await startServer(t, { dir, db })
-  const first = await request(`${server.url}/v1/pets`, { headers: bearer(out.key) })
+  const first = await request(`${server.url}/v1/pets`, { headers: bearer(key) })
   assert.equal(first.status, 200, first.text)
   assert.equal(first.headers.get('x-ratelimit-limit'), '7')
   assert.equal(first.headers.get('x-ratelimit-remaining'), '6')
@@ -124,8 +145,8 @@ test('an enterprise day limit below the minute limit is accepted; the day window
     { db },
   )
   assert.equal(res.code, 0, res.stderr)
-  const out = JSON.parse(res.stdout) as { key: string; perMinute: number; perDay: number }
-  assert.deepEqual([out.perMinute, out.perDay], [1000, 5])
+  const out = JSON.parse(res.stdout) as { key: string; apiKey: { perMinute: number; perDay: number } }
+  assert.deepEqual([out.apiKey.perMinute, out.apiKey.perDay], [1000, 5])
   // Still refused: a limit that is not a positive integer, and custom limits on a fixed plan.
   const refused: Array<[string[], RegExp]> = [
     [['--plan', 'enterprise', '--per-minute', '1000', '--per-day', '0'], /--per-day must be an integer from 1/],
@@ -157,63 +178,185 @@ test('an enterprise day limit below the minute limit is accepted; the day window
   assert.equal(sixth.headers.get('x-ratelimit-reset'), String(dayEnd))
 })
 
-test('keys: input errors exit 2 with a clear message on stderr', { timeout: 120_000 }, async (t) => {
+test("input errors: one line naming the problem and a hint at the command's --help, exit 2, nothing done", {
+  timeout: 300_000,
+}, async (t) => {
   const dir = await useTempDir(t)
   const db = join(dir, 'store.db')
-  const cases: Array<{ args: string[]; stderr: RegExp; why: string }> = [
+  const create = ['keys', 'create']
+  const cases: Array<{ args: string[]; stderr: RegExp; help: string; why: string }> = [
     {
-      args: ['keys', 'create', '--plan', 'free', '--name', 'a', '--per-minute', '100'],
+      args: [...create, '--plan', 'free', '--name', 'a', '--per-minute', '100'],
       stderr: /--per-minute.*enterprise/i,
+      help: 'keys create',
       why: '--per-minute on free',
     },
     {
-      args: ['keys', 'create', '--plan', 'pro', '--name', 'a', '--per-day', '100'],
+      args: [...create, '--plan', 'pro', '--name', 'a', '--per-day', '100'],
       stderr: /--per-day.*enterprise/i,
+      help: 'keys create',
       why: '--per-day on pro',
     },
     {
-      args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a'],
+      args: [...create, '--plan', 'enterprise', '--name', 'a'],
       stderr: /enterprise.*--per-minute/i,
+      help: 'keys create',
       why: 'enterprise without limits',
     },
     {
-      args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a', '--per-minute', '10'],
+      args: [...create, '--plan', 'enterprise', '--name', 'a', '--per-minute', '10'],
       stderr: /--per-day/,
+      help: 'keys create',
       why: 'enterprise without --per-day',
     },
     {
-      args: ['keys', 'create', '--plan', 'enterprise', '--name', 'a', '--per-minute', 'ten', '--per-day', '10'],
+      args: [...create, '--plan', 'enterprise', '--name', 'a', '--per-minute', 'ten', '--per-day', '10'],
       stderr: /--per-minute/,
+      help: 'keys create',
       why: 'non-numeric limit',
     },
-    { args: ['keys', 'create', '--plan', 'gold', '--name', 'a'], stderr: /--plan.*gold/, why: 'bad plan' },
-    { args: ['keys', 'create', '--name', 'a'], stderr: /--plan/, why: 'missing --plan' },
-    { args: ['keys', 'create', '--plan', 'free'], stderr: /--name/, why: 'missing --name' },
-    { args: ['keys', 'create', '--plan', 'free', '--name', '   '], stderr: /--name/, why: 'blank --name' },
-    { args: ['keys', 'create', '--plan', 'free', '--name', 'a', '--colour', 'red'], stderr: /colour/, why: 'unknown option' },
-    { args: ['keys', 'frobnicate'], stderr: /frobnicate/, why: 'unknown keys command' },
-    { args: ['keys'], stderr: /create, list, show, update, rotate, revoke or usage/, why: 'keys without a command' },
-    { args: ['keys', 'revoke'], stderr: /KEY_ID/, why: 'revoke without an id' },
-    { args: ['frobnicate'], stderr: /unknown command "frobnicate"/, why: 'unknown command' },
-    { args: [], stderr: /^$/, why: 'no command (usage on stdout)' },
+    { args: [...create, '--plan', 'gold', '--name', 'a'], stderr: /--plan.*gold/, help: 'keys create', why: 'bad plan' },
+    { args: [...create, '--name', 'a'], stderr: /^keys create needs --plan$/, help: 'keys create', why: 'missing --plan' },
+    { args: [...create, '--plan', 'free'], stderr: /--name/, help: 'keys create', why: 'missing --name' },
+    { args: [...create, '--plan', 'free', '--name', '   '], stderr: /--name/, help: 'keys create', why: 'blank --name' },
+    {
+      args: [...create, '--plan', 'free', '--name', 'a', '--colour', 'red'],
+      stderr: /^unknown option --colour$/,
+      help: 'keys create',
+      why: 'unknown option',
+    },
+    {
+      args: [...create, '--plan', 'free', '--name', 'a', '--name', 'b'],
+      stderr: /^--name must be given once$/,
+      help: 'keys create',
+      why: 'a flag twice',
+    },
+    {
+      args: [...create, '--plan', 'free', '--name'],
+      stderr: /^--name needs a value$/,
+      help: 'keys create',
+      why: 'a flag without its value',
+    },
+    { args: ['keys', 'list', '--json=yes'], stderr: /^--json takes no value$/, help: 'keys list', why: 'a value to a switch' },
+    {
+      args: ['keys', 'show', 'key_a', '--grace', '5'],
+      stderr: /^unknown option --grace$/,
+      help: 'keys show',
+      why: "another command's flag",
+    },
+    { args: ['keys', 'frobnicate'], stderr: /^unknown keys command "frobnicate"/, help: 'keys', why: 'unknown keys command' },
+    { args: ['keys'], stderr: /create, list, show, update, rotate, revoke or usage$/, help: 'keys', why: 'keys without a command' },
+    { args: ['keys', 'revoke'], stderr: /^keys revoke takes exactly one KEY_ID$/, help: 'keys revoke', why: 'revoke without an id' },
+    {
+      args: ['admin-tokens', 'create'],
+      stderr: /^admin-tokens create needs --name$/,
+      help: 'admin-tokens create',
+      why: 'token without a name',
+    },
+    { args: ['serve', '--workers', 'two'], stderr: /^--workers must be a positive integer/, help: 'serve', why: 'bad --workers' },
+    { args: ['frobnicate'], stderr: /^unknown command "frobnicate"/, help: '', why: 'unknown command' },
+    { args: ['--json'], stderr: /^unknown option --json$/, help: '', why: 'unknown program flag' },
+    { args: [], stderr: /^missing command: serve, keys or admin-tokens$/, help: '', why: 'no command' },
   ]
-  const results = await Promise.all(cases.map((c) => runCli(c.args, { db })))
+  const results = await runEach(
+    cases.map((c) => c.args),
+    { db },
+  )
   cases.forEach((c, i) => {
     const r = results[i]!
     assert.equal(r.code, 2, `${c.why}: exit 2 (got ${r.code}; stderr ${r.stderr})`)
-    assert.match(r.stderr, c.stderr, `${c.why}: stderr names the problem`)
-    if (c.args.length) assert.match(r.stderr, /Usage:/, `${c.why}: usage follows the message`)
-    assert.doesNotMatch(r.stderr, /\n\s+at .*\(.*:\d+:\d+\)/, `${c.why}: no stack trace`)
-    assert.doesNotMatch(r.stdout, /as_(live|test)_/, `${c.why}: no key created`)
+    const [line, hint, ...more] = r.stderr.split('\n')
+    assert.match(line!, /^animal-store: /, `${c.why}: ${r.stderr}`)
+    assert.match(line!.slice('animal-store: '.length), c.stderr, `${c.why}: stderr names the problem`)
+    assert.equal(hint, `see: node dist/cli.js ${c.help ? `${c.help} ` : ''}--help`, `${c.why}: the hint`)
+    assert.deepEqual(more, [''], `${c.why}: nothing more (no usage, no stack trace): ${r.stderr}`)
+    assert.equal(r.stdout, '', `${c.why}: nothing on stdout`)
   })
-  assert.match(results.at(-1)!.stdout, /Usage:/)
   // Nothing was created by any of them.
   const list = await runCli(['keys', 'list', '--json'], { db })
   assert.equal(list.code, 0, list.stderr)
-  assert.deepEqual(JSON.parse(list.stdout), [])
-  const help = await runCli(['--help'], { db })
-  assert.equal(help.code, 0)
-  assert.match(help.stdout, /Usage:/)
+  assert.deepEqual(JSON.parse(list.stdout), { data: [], nextAfter: null })
+})
+
+test('--help of the program, of each group and of every command: usage on stdout, exit 0, no configuration read', {
+  timeout: 300_000,
+}, async () => {
+  // A configuration that stops every command that reads it: help needs none.
+  const broken = { db: '/proc/nope/x.db', env: { PORT: 'not-a-port' } }
+  const commands = {
+    '': [
+      'serve',
+      'keys create',
+      'keys list',
+      'keys show',
+      'keys update',
+      'keys rotate',
+      'keys revoke',
+      'keys usage',
+      'admin-tokens create',
+    ],
+    keys: ['create', 'list', 'show', 'update', 'rotate', 'revoke', 'usage'],
+    'admin-tokens': ['create', 'list', 'revoke'],
+  }
+  const helps: Array<{ args: string[]; usage: string; mentions: string[] }> = [
+    { args: ['--help'], usage: 'Usage: node dist/cli.js COMMAND [options]', mentions: [...commands[''], '--version'] },
+    { args: ['-h'], usage: 'Usage: node dist/cli.js COMMAND [options]', mentions: commands[''] },
+    { args: ['help'], usage: 'Usage: node dist/cli.js COMMAND [options]', mentions: commands[''] },
+    { args: ['keys', '--help'], usage: 'Usage: node dist/cli.js keys COMMAND [options]', mentions: commands.keys.map((c) => `keys ${c}`) },
+    {
+      args: ['admin-tokens', '-h'],
+      usage: 'Usage: node dist/cli.js admin-tokens COMMAND [options]',
+      mentions: commands['admin-tokens'].map((c) => `admin-tokens ${c}`),
+    },
+    { args: ['serve', '--help'], usage: 'Usage: node dist/cli.js serve [--workers N]', mentions: ['--workers N', '-h, --help'] },
+    ...Object.entries(commands)
+      .filter(([group]) => group !== '')
+      .flatMap(([group, names]) =>
+        names.map((name) => ({
+          args: [group, name, '--help'],
+          usage: `Usage: node dist/cli.js ${group} ${name} `,
+          mentions: ['Options:', '-h, --help'],
+        })),
+      ),
+    // --help wins over the rest, mistakes included: nothing is created.
+    {
+      args: ['keys', 'create', '--plan', 'free', '--name', 'x', '--colour', '--help'],
+      usage: 'Usage: node dist/cli.js keys create --plan free|pro|business|enterprise --name NAME',
+      mentions: ['--plan PLAN', '--name NAME', '--per-minute N', '--per-day M', '--expires-at ISO', '--metadata JSON', '--json'],
+    },
+    {
+      args: ['keys', 'rotate', 'key_a', '-h'],
+      usage: 'Usage: node dist/cli.js keys rotate KEY_ID --grace SECONDS',
+      mentions: ['--grace SECONDS'],
+    },
+  ]
+  const results = await runEach(
+    helps.map((h) => h.args),
+    broken,
+  )
+  helps.forEach((h, i) => {
+    const r = results[i]!
+    const what = h.args.join(' ')
+    assert.deepEqual([r.code, r.stderr], [0, ''], `${what}: exit 0, nothing on stderr`)
+    assert.ok(r.stdout.startsWith(h.usage), `${what}: starts with ${h.usage}:\n${r.stdout}`)
+    for (const m of h.mentions) assert.ok(r.stdout.includes(m), `${what}: mentions ${m}:\n${r.stdout}`)
+  })
+})
+
+test('run as the installed animal-store, its hints name animal-store', { timeout: 30_000 }, async (t) => {
+  // What npm link or a dependency's node_modules/.bin makes: a link named animal-store to dist/cli.js.
+  const dir = await useTempDir(t)
+  const bin = join(dir, 'animal-store')
+  symlinkSync(join(ROOT, 'dist/cli.js'), bin)
+  const run = promisify(execFile)
+  const env = childEnv({ DATABASE_URL: join(dir, 'store.db') })
+  const refused = await run(process.execPath, [bin, 'keys', 'create', '--name', 'x'], { cwd: dir, env }).then(
+    () => assert.fail('exit 0'),
+    (e: CliFailure) => e,
+  )
+  assert.deepEqual([refused.code, refused.stderr], [2, 'animal-store: keys create needs --plan\nsee: animal-store keys create --help\n'])
+  const help = await run(process.execPath, [bin, 'keys', 'create', '--help'], { cwd: dir, env })
+  assert.match(help.stdout, /^Usage: animal-store keys create --plan/)
 })
 
 test('--version prints the version in package.json, from src/ and from the build, whatever the configuration', {

@@ -24,7 +24,7 @@ test(`${PROCESSES} CLI processes creating keys on one new SQLite file at once al
     for (const r of results) assert.equal(r.code, 0, `round ${round}: ${r.stderr}`)
     const listed = await runCli(['keys', 'list', '--json'], { db, env: {} })
     assert.equal(listed.code, 0, listed.stderr)
-    const ids = new Set((JSON.parse(listed.stdout) as Array<{ id: string }>).map((k) => k.id))
+    const ids = new Set((JSON.parse(listed.stdout) as { data: Array<{ id: string }> }).data.map((k) => k.id))
     assert.equal(ids.size, PROCESSES, `round ${round}: every process created its key`)
   }
 })

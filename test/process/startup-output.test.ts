@@ -27,7 +27,7 @@ test('first start shows the key with its id; every start shows the docs, the Ope
   const db = join(dir, 'store.db')
 
   const first = await startServer(t, { dir, db, env: { BOOTSTRAP_KEY: 'true' } })
-  const keys = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as Array<{ id: string }>
+  const keys = (JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as { data: Array<{ id: string }> }).data
   assert.equal(keys.length, 1)
   assert.equal(first.stdout().match(ANY_KEY)?.length, 2, `the key, shown once (and in the curl example):\n${first.stdout()}`)
   assert.ok(first.stdout().includes(`(id ${keys[0]!.id})`), `the first-start text names the key id:\n${first.stdout()}`)

@@ -101,7 +101,10 @@ async function scenario(t: TestContext, setup: Setup): Promise<void> {
   for (const s of servers) assert.equal((await pets(s, created.key)).headers.get('x-ratelimit-limit'), '300', 'cached on every instance')
 
   // (1) Update: the new limits on every instance.
-  const update = await cliJson(['keys', 'update', created.id, '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '50000'], db)
+  const update = await cliJson(
+    ['keys', 'update', created.apiKey.id, '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '50000'],
+    db,
+  )
   const updateTimes = await reachEvery(
     servers,
     created.key,
@@ -112,7 +115,7 @@ async function scenario(t: TestContext, setup: Setup): Promise<void> {
   report('update (pro -> enterprise 5000/min)', updateTimes, update.ms)
 
   // (2) Rotation with grace 0: the old key is refused everywhere; the successor continues the quota.
-  const rotate = await cliJson(['keys', 'rotate', created.id, '--grace', '0'], db)
+  const rotate = await cliJson(['keys', 'rotate', created.apiKey.id, '--grace', '0'], db)
   const rotateTimes = await reachEvery(servers, created.key, rotate.exitedAt, (r) => r.status === 401, 'the rotation')
   report('rotation (grace 0)', rotateTimes, rotate.ms)
   const successor = rotate.out
@@ -124,18 +127,22 @@ async function scenario(t: TestContext, setup: Setup): Promise<void> {
   }
   if (setup.redis) {
     // One quota across instances (Redis) and across the two keys: usage equals the last headers.
-    const usage = (await cliJson(['keys', 'usage', successor.id], db)).out
+    const usage = (await cliJson(['keys', 'usage', successor.apiKey.id], db)).out
     assert.deepEqual(
       [usage.source, usage.quotaId, usage.minute.remaining],
-      ['redis', created.id, Number(last.headers.get('x-ratelimit-remaining'))],
+      ['redis', created.apiKey.id, Number(last.headers.get('x-ratelimit-remaining'))],
     )
     assert.ok(usage.minute.used > 4, `the old key's requests count in the successor's quota (${usage.minute.used} used)`)
   }
   await sleep(400) // two LAST_USED_FLUSH_MS
-  assert.equal(typeof (await cliJson(['keys', 'show', successor.id], db)).out.lastUsedAt, 'string', 'last use flushed by the servers')
+  assert.equal(
+    typeof (await cliJson(['keys', 'show', successor.apiKey.id], db)).out.lastUsedAt,
+    'string',
+    'last use flushed by the servers',
+  )
 
   // (3) Revocation of the successor.
-  const revoke = await cliJson(['keys', 'revoke', successor.id], db)
+  const revoke = await cliJson(['keys', 'revoke', successor.apiKey.id], db)
   const revokeTimes = await reachEvery(servers, successor.key, revoke.exitedAt, (r) => r.status === 401, 'the revocation')
   report('revocation', revokeTimes, revoke.ms)
 
@@ -143,7 +150,7 @@ async function scenario(t: TestContext, setup: Setup): Promise<void> {
   const { out: other } = await cliJson(['keys', 'create', '--plan', 'pro', '--name', 'expiring'], db)
   for (const s of servers) assert.equal((await pets(s, other.key)).status, 200)
   const expiresAt = Date.now() + 3000
-  const expiry = await cliJson(['keys', 'update', other.id, '--expires-at', new Date(expiresAt).toISOString()], db)
+  const expiry = await cliJson(['keys', 'update', other.apiKey.id, '--expires-at', new Date(expiresAt).toISOString()], db)
   const expiredTimes = await reachEvery(
     servers,
     other.key,

@@ -76,7 +76,7 @@ test('three instances on one PostgreSQL and one Redis behave as one service', { 
 
     const list = await runCli(['keys', 'list', '--json'], { db })
     assert.equal(list.code, 0, list.stderr)
-    const rows = JSON.parse(list.stdout) as { id: string; prefix: string; plan: string; revokedAt: string | null }[]
+    const rows = (JSON.parse(list.stdout) as { data: { id: string; prefix: string; plan: string; revokedAt: string | null }[] }).data
     for (const k of [free, ent]) {
       const row = rows.find((r) => r.id === k.id)
       assert.ok(row, `${k.id} listed`)
@@ -93,7 +93,7 @@ test('three instances on one PostgreSQL and one Redis behave as one service', { 
     const again = await runCli(['keys', 'revoke', ent.id], { db })
     assert.equal(again.code, 0, `revoking twice is idempotent: ${again.stderr}`)
     assert.match(again.stdout, new RegExp(`^Key ${ent.id} was already revoked \\(at \\d{4}-`))
-    const after = JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as typeof rows
+    const after = (JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as { data: typeof rows }).data
     assert.ok(after.find((r) => r.id === ent.id)?.revokedAt, 'listed as revoked')
     assert.equal(after.find((r) => r.id === free.id)?.revokedAt, null)
 
