@@ -1,0 +1,43 @@
+/**
+ * What `npm start` runs (`exec node dist/npm-start.js`): the server as a child process, and the one
+ * stop signal passed on to it. Supervisors run `node dist/server.js` itself (README).
+ *
+ * npm passes SIGTERM/SIGINT on to the shell it runs a script in, and `sh -c` (dash) neither execs
+ * its command nor passes signals on: SIGTERM killed the shell and left the server running without
+ * a parent; SIGINT did nothing. `exec` puts this process in the shell's place, so npm signals it.
+ *
+ * The server runs in a session of its own, out of reach of the terminal's process-group signals:
+ * Ctrl-C (or a signal to the whole group) reaches npm and this process, and npm passes it on here
+ * too; only the first is passed to the server, which drains, closes and exits, then this process
+ * with its status. A second signal to a draining server would stop it at once (close-with-grace).
+ */
+import { spawn } from 'node:child_process'
+import { constants } from 'node:os'
+import { fileURLToPath } from 'node:url'
+
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const
+
+const server = spawn(
+  process.execPath,
+  [...process.execArgv, fileURLToPath(new URL('./server.js', import.meta.url)), ...process.argv.slice(2)],
+  {
+    // Not stdin: the server never reads it, and it is not in the terminal's foreground group.
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+  },
+)
+
+let stopping = false
+for (const signal of STOP_SIGNALS) {
+  process.on(signal, () => {
+    if (stopping) return
+    stopping = true
+    server.kill(signal)
+  })
+}
+
+server.once('error', (error) => {
+  process.stderr.write(`animal-store: cannot start the server: ${error.message}\n`)
+  process.exit(1)
+})
+server.once('exit', (code, signal) => process.exit(code ?? 128 + (signal === null ? 0 : constants.signals[signal])))
