@@ -90,7 +90,7 @@ async function npmStart(t: TestContext): Promise<NpmStart> {
 async function stop(started: NpmStart, signal: NodeJS.Signals, target: 'npm' | 'process group'): Promise<ExitStatus | undefined> {
   process.kill(target === 'npm' ? started.npm.pid! : -started.npm.pid!, signal)
   let timer: NodeJS.Timeout | undefined
-  const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, HANG_MS)))
+  const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), HANG_MS)))
   const exit = await Promise.race([started.exited, timedOut])
   clearTimeout(timer)
   return exit
