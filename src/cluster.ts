@@ -35,6 +35,12 @@ export async function startCluster(config: Config, workers: number, source: Conf
     }
     return
   }
+  // The primary holds the SQLite file's lock for its workers (none on PostgreSQL): no second
+  // server or cluster starts on the file. Held until the process ends (the exit handler also keeps
+  // it referenced: a lock that is garbage-collected is released).
+  const { lockStorage } = await import('./storage/index.js')
+  const lock = await lockStorage(config, cliCommand(source))
+  process.once('exit', () => void lock?.close())
   if (config.bootstrapKey) {
     // The first-key bootstrap runs once, here, not in N racing workers.
     const { openStorage } = await import('./storage/index.js')

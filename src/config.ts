@@ -142,7 +142,8 @@ const VARIABLES = {
       default: 'data/animal-store.db',
       cli: true,
       accepts: 'a SQLite file path or `sqlite:` URL (`sqlite:///abs/path.db`, `sqlite::memory:`), or `postgres://…`',
-      description: 'the database (a relative path is relative to the working directory)',
+      description:
+        'the database (a relative path is relative to the working directory); a SQLite file serves one server process, which holds `<file>.lock` (the CLI works beside it)',
     },
     (value) =>
       isPostgresUrl(value) || value.startsWith('sqlite:') || !/^[a-z][a-z0-9+.-]*:\/\//i.test(value)

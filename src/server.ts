@@ -16,7 +16,7 @@ import type { RateLimiter } from './limits/limiter.js'
 import { createLogger } from './logger.js'
 import { Metrics } from './ops/metrics.js'
 import { redactUrl, StartupError, startFailureLine } from './startup-error.js'
-import { openStorage } from './storage/index.js'
+import { lockStorage, openStorage } from './storage/index.js'
 
 /**
  * The longest a start may take before the process gives up with one line and status 2. Above the
@@ -44,6 +44,11 @@ export async function startServer(config: Config, source: ConfigSource): Promise
   try {
     const storage = await openStorage(config)
     opened.push(storage)
+    // Before the limiter, which reads (and at close writes) the file's limiter state. A worker of
+    // `serve --workers` runs under its primary's lock.
+    phase = 'locking the database'
+    const lock = cluster.isWorker ? undefined : await lockStorage(config, cli)
+    if (lock !== undefined) opened.push(lock)
     phase = config.redisUrl === undefined ? 'creating the rate limiter' : `connecting to Redis (REDIS_URL=${redactUrl(config.redisUrl)})`
     const metrics = new Metrics()
     const limiter = await createLimiter(config, systemClock, metrics, log)
@@ -84,6 +89,7 @@ export async function startServer(config: Config, source: ConfigSource): Promise
       await Promise.all([app.close(), adminApp?.close()])
       await limiter.close()
       await storage.close()
+      await lock?.close()
       await new Promise<void>((resolve) => log.flush(() => resolve()))
     })
 

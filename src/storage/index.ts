@@ -1,6 +1,7 @@
 import type { Config } from '../config.js'
 import { UnusableFileError } from '../file-location.js'
 import { redactUrl, StartupError } from '../startup-error.js'
+import type { ServerLock } from './sqlite/server-lock.js'
 import type { Storage } from './storage.js'
 
 /**
@@ -20,6 +21,22 @@ export async function openStorage(config: Pick<Config, 'databaseUrl' | 'database
   const { SqliteStorage } = await import('./sqlite/sqlite-storage.js')
   try {
     return new SqliteStorage(config)
+  } catch (error) {
+    if (error instanceof UnusableFileError) throw new StartupError({ DATABASE_URL: config.databaseUrl }, error.message)
+    throw error
+  }
+}
+
+/**
+ * The server's claim on its SQLite file (see sqlite/server-lock.ts), or undefined on PostgreSQL and
+ * in memory. A file another server holds is a StartupError naming DATABASE_URL, the file and the holder.
+ * `cli` is the CLI command as the banner prints it, for the hint.
+ */
+export async function lockStorage(config: Pick<Config, 'databaseUrl'>, cli: string): Promise<ServerLock | undefined> {
+  if (/^postgres(ql)?:\/\//.test(config.databaseUrl)) return undefined
+  const { lockSqliteDatabase } = await import('./sqlite/server-lock.js')
+  try {
+    return lockSqliteDatabase(config.databaseUrl, cli)
   } catch (error) {
     if (error instanceof UnusableFileError) throw new StartupError({ DATABASE_URL: config.databaseUrl }, error.message)
     throw error

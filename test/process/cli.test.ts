@@ -391,6 +391,8 @@ test('staging keys (as_test_) are refused by a production server on the same dat
   const refused = await request(`${production.url}/v1/pets`, { headers: bearer(staging.key) })
   assert.equal(refused.status, 401, refused.text)
   assert.equal((refused.body as { code: string }).code, 'unauthorized')
+  // One server per SQLite file.
+  await production.stop()
 
   // The same key is fine on a staging server: the refusal is about the environment.
   const stagingServer = await startServer(t, { dir, db, logFile: join(dir, 'staging.log'), env: { ANIMAL_STORE_ENV: 'staging' } })

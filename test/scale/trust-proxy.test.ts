@@ -8,6 +8,7 @@
  * 127.0.0.1 (in-memory limiter, SQLite: nothing shared with other tests).
  */
 import assert from 'node:assert/strict'
+import { copyFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config.js'
@@ -139,11 +140,14 @@ describe('TRUST_PROXY with real servers on 127.0.0.1', () => {
     const dir = await useTempDir(t, 'animal-store-proxy-')
     const db = join(dir, 'store.db')
     const { key } = await createKeyViaCli(db, { plan: 'pro', name: 'proxy' })
-    // In-memory limiters (no REDIS_URL): each server has windows of its own.
+    // One SQLite file per server (a file serves one server process), each a copy holding the key;
+    // in-memory limiters (no REDIS_URL): each server has windows of its own.
+    const [proxyDb, elsewhereDb] = [join(dir, 'proxy.db'), join(dir, 'elsewhere.db')]
+    for (const file of [proxyDb, elsewhereDb]) copyFileSync(db, file)
     const [direct, behindProxy, proxyElsewhere] = await Promise.all([
       startServer(t, { dir, db, logFile: join(dir, 'direct.log') }),
-      startServer(t, { dir, db, logFile: join(dir, 'proxy.log'), env: { TRUST_PROXY: '127.0.0.1' } }),
-      startServer(t, { dir, db, logFile: join(dir, 'elsewhere.log'), env: { TRUST_PROXY: '10.9.9.9' } }),
+      startServer(t, { dir, db: proxyDb, logFile: join(dir, 'proxy.log'), env: { TRUST_PROXY: '127.0.0.1' } }),
+      startServer(t, { dir, db: elsewhereDb, logFile: join(dir, 'elsewhere.log'), env: { TRUST_PROXY: '10.9.9.9' } }),
     ])
     const keyless = async (base: string, xff: string) => {
       const o = await probe(`${base}/v1/pets`, { 'x-forwarded-for': xff })
