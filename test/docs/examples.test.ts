@@ -1,8 +1,8 @@
 /**
  * Every runnable example of README.md and docs/ (```` ```sh runnable ```` blocks, see
  * test/docs/examples.ts) runs against a real server started the way the README says (`npm start`),
- * a new one per page, with `$KEY` the key that first start prints, `$ADMIN` an admin token made
- * with the CLI, and the documented ports replaced by the server's. What an example shows it prints
+ * a new one per page, with `$KEY` the key that first start prints (`$KEY_ID` its id), `$ADMIN` an
+ * admin token made with the CLI, and the documented ports replaced by the server's. What an example shows it prints
  * must be what the service answers, so the docs cannot drift from the code.
  *
  * Runs the real `npm start`, so it runs dist/: `npm run build` first.
@@ -52,7 +52,9 @@ async function npmStart(t: TestContext): Promise<Started> {
   const created = await runCli(['admin-tokens', 'create', '--name', 'docs'], { db })
   const admin = /^ {2}(as_admin_\w+)$/m.exec(created.stdout)?.[1]
   assert.ok(admin, `admin-tokens create: ${created.stdout}${created.stderr}`)
-  return { env: { ...env, KEY: key, ADMIN: admin }, origin: origin()!, adminOrigin: adminOriginIn(output)! }
+  const keyId = /one Free key \(id (key_\w+)\)/.exec(output)?.[1]
+  assert.ok(keyId, `the first start prints the key's id:\n${output}`)
+  return { env: { ...env, KEY: key, KEY_ID: keyId, ADMIN: admin }, origin: origin()!, adminOrigin: adminOriginIn(output)! }
 }
 
 /** The command as run here: the documented addresses are the server's, `$KEY` and `$ADMIN` come from the environment. */
@@ -79,7 +81,7 @@ function run(command: string, env: NodeJS.ProcessEnv): Promise<{ code: number | 
 }
 
 /** An `export NAME=…` of a variable the test supplies (the reader pastes theirs): not run. */
-const suppliedExport = (example: Example) => /^export (KEY|ADMIN)=/.test(example.command)
+const suppliedExport = (example: Example) => /^export (KEY|KEY_ID|ADMIN)=/.test(example.command)
 
 const pages = userDocs(ROOT).map((page) => [page, runnableExamples(page, readPage(ROOT, page))] as const)
 
