@@ -6,7 +6,8 @@
  *   unit    no HTTP server, no real process: pure functions, config, keys, limiters, storage
  *           contracts (SQLite in memory; PostgreSQL and Redis when reachable)
  *   http    the app in this process: app.inject, or the fuzzer's loopback socket
- *   system  real processes: servers, CLI, cluster workers, faults, browser, bench smoke, soak, abuse
+ *   system  real processes: servers, CLI, cluster workers, faults, browser, bench smoke, soak, abuse,
+ *           the docs' examples
  *
  *   node test/kinds.mjs [KIND...] [node --test options]   runs those kinds (all when none given)
  *   node test/kinds.mjs --list [KIND...]                  prints their files
@@ -33,7 +34,7 @@ const KINDS = {
     'project',
   ],
   http: ['http', 'pets', 'ops', 'fuzz', 'admin'],
-  system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client'],
+  system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client', 'docs'],
 }
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document (GET /v1/openapi.json) against things it is not generated from: the OpenAPI
- * 3.1 schema, the spec's shapes, the README's closed list of error codes, and what the routes
+ * 3.1 schema, the spec's shapes, the closed list of error codes in docs/api.md, and what the routes
  * really answer — a table of requests, one or more per status of each operation, whose answers
  * must be documented (status, body schema, headers), while every documented status is answered.
  */
@@ -18,10 +18,10 @@ import { type OperationId, Oracle } from '../fuzz/oracle.js'
 import type { WireResponse } from '../fuzz/transport.js'
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
 
-/** README's "Errors" table: code -> status, the list users read. */
-function readmeErrorCodes(): Map<string, number> {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
-  const section = readme.slice(readme.indexOf('\n## Errors'), readme.indexOf('\n## ', readme.indexOf('\n## Errors') + 1))
+/** The "Errors" table of docs/api.md: code -> status, the list users read. */
+function documentedErrorCodes(): Map<string, number> {
+  const page = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')
+  const section = page.slice(page.indexOf('\n## Errors'), page.indexOf('\n## ', page.indexOf('\n## Errors') + 1))
   return new Map([...section.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]))
 }
 
@@ -101,18 +101,18 @@ describe('OpenAPI document', () => {
     assert.ok(doc.info.description.includes('`node dist/cli.js keys create --plan free --name NAME`'), 'how to get a key')
   })
 
-  test("the Error schema's codes are the README's closed list, which the service's table agrees with", () => {
-    const readme = readmeErrorCodes()
-    assert.ok(readme.size >= 10, `README's Errors table parsed (${readme.size} codes)`)
+  test("the Error schema's codes are docs/api.md's closed list, which the service's table agrees with", () => {
+    const documented = documentedErrorCodes()
+    assert.ok(documented.size >= 10, `docs/api.md's Errors table parsed (${documented.size} codes)`)
     const { Error: ErrorSchema } = doc.components.schemas
     assert.deepEqual(ErrorSchema.required.sort(), ['code', 'message', 'status'])
-    assert.deepEqual([...ErrorSchema.properties.code.enum].sort(), [...readme.keys()].sort())
+    assert.deepEqual([...ErrorSchema.properties.code.enum].sort(), [...documented.keys()].sort())
     assert.deepEqual(
       Object.entries(ERROR_STATUS).sort(),
-      [...readme.entries()].sort(),
-      'src/http/errors.ts and README: same codes, same statuses',
+      [...documented.entries()].sort(),
+      'src/http/errors.ts and docs/api.md: same codes, same statuses',
     )
-    for (const code of readme.keys()) assert.match(doc.info.description, new RegExp(`\`${code}\``), `the description explains ${code}`)
+    for (const code of documented.keys()) assert.match(doc.info.description, new RegExp(`\`${code}\``), `the description explains ${code}`)
   })
 
   describe('every answer of an operation is documented, and every documented status is answered', () => {

@@ -1,11 +1,11 @@
 /**
- * The repository stands alone and keeps its promises to a newcomer: the README links nothing outside
- * it, every dependency supports the oldest Node the README promises, and an engine mismatch stops
+ * The repository stands alone and keeps its promises to a newcomer: the README and docs link nothing
+ * outside it and every page is reachable from the README, every dependency supports the oldest Node the README promises, and an engine mismatch stops
  * `npm install` instead of warning.
  */
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import semver from 'semver'
@@ -15,18 +15,49 @@ const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
 const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; scripts: Record<string, string> }
 const OLDEST_NODE = semver.minVersion(pkg.engines.node)!.version
 
+/** The pages a reader meets: README.md, SECURITY.md and every page under docs/. */
+const PAGES = [
+  'README.md',
+  'SECURITY.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+]
+
+/** The files a page links to, as paths relative to the repository root (URLs and in-page anchors left out). */
+function linkedFiles(doc: string): string[] {
+  return [...read(doc).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+    .map((match) => match[1]!)
+    .filter((target) => !/^[a-z]+:/i.test(target)) // a URL, not a file
+    .map((target) => relative(ROOT, resolve(dirname(join(ROOT, doc)), target)))
+}
+
 test('the README and docs link only to files inside the repository, and they exist', () => {
-  for (const doc of ['README.md', 'docs/architecture.md', 'docs/configuration.md', 'docs/deployment.md', 'docs/limits.md']) {
-    if (!existsSync(join(ROOT, doc))) continue
+  for (const doc of PAGES) {
     const text = read(doc)
     assert.doesNotMatch(text, /shared\/spec|\.\.\/shared/, `${doc} points outside the repository`)
-    for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
-      if (/^[a-z]+:/i.test(target!)) continue // a URL, not a file
-      const path = resolve(dirname(join(ROOT, doc)), target!)
-      assert.ok(path.startsWith(ROOT), `${doc} links ${target}, outside the repository`)
-      assert.ok(existsSync(path), `${doc} links ${target}, which does not exist`)
+    for (const path of linkedFiles(doc)) {
+      assert.ok(!path.startsWith('..'), `${doc} links ${path}, outside the repository`)
+      assert.ok(existsSync(join(ROOT, path)), `${doc} links ${path}, which does not exist`)
     }
   }
+})
+
+test('every page of docs/ and SECURITY.md can be reached from the README by its links', () => {
+  const reached = new Set(['README.md'])
+  const toVisit = ['README.md']
+  for (let page = toVisit.pop(); page !== undefined; page = toVisit.pop()) {
+    for (const path of linkedFiles(page)) {
+      if (reached.has(path) || !PAGES.includes(path)) continue
+      reached.add(path)
+      toVisit.push(path)
+    }
+  }
+  assert.deepEqual(
+    PAGES.filter((page) => !reached.has(page)),
+    [],
+    'pages no link from the README leads to',
+  )
 })
 
 test(`every locked dependency supports Node ${OLDEST_NODE}, the oldest the README promises`, () => {
