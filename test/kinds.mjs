@@ -1,15 +1,22 @@
 #!/usr/bin/env node
 /**
  * The test files by kind, derived from where they live (the first directory under test/, or the
- * file's own name when it sits directly in test/), so a new file needs no list:
+ * file's own path when it is listed by name), so a new file needs no list:
  *
  *   unit    no HTTP server, no real process: pure functions, config, keys, limiters, storage
  *           contracts (SQLite in memory; PostgreSQL and Redis when reachable)
- *   http    the app in this process: app.inject, or the fuzzer's loopback socket
- *   system  real processes: servers, CLI, cluster workers, faults, browser, bench smoke, soak, abuse,
- *           the docs' examples
+ *   http    the app in this process: app.inject, or a loopback socket (the fuzzer, the client's
+ *           retries against a scripted server on a virtual clock)
+ *   system  real processes: servers, CLI, cluster workers, faults, browser, bench smoke, soak, abuse
+ *
+ * Kinds group files by what they need, which is also how fast they are: unit and http run in this
+ * process only, so their files share nothing and run concurrently; system files start servers on
+ * the machine's cores and time real events, so they run one at a time.
  *
  *   node test/kinds.mjs [KIND...] [node --test options]   runs those kinds (all when none given)
+ *   node test/kinds.mjs fast                              unit + http without PostgreSQL and Redis
+ *                                                         (TEST_SERVICES=none): the tier to run on
+ *                                                         every change, in under a minute
  *   node test/kinds.mjs --list [KIND...]                  prints their files
  *
  * `npm test` runs every kind once (under c8); `npm run test:unit`, `test:http` and `test:system`
@@ -18,6 +25,7 @@
  */
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -33,7 +41,17 @@ const KINDS = {
     'storage',
     'project',
   ],
-  http: ['http', 'pets', 'ops', 'fuzz', 'admin'],
+  http: [
+    'http',
+    'pets',
+    'ops',
+    'fuzz',
+    'admin',
+    // In this process, on a virtual clock or the built document: no server process.
+    'client/retries.test.ts',
+    'client/client-app.test.ts',
+    'client/openapi-sync.test.ts',
+  ],
   system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client', 'docs'],
 }
 
@@ -56,7 +74,7 @@ function filesByKind() {
   const byKind = Object.fromEntries(Object.keys(KINDS).map((kind) => [kind, []]))
   const orphans = []
   for (const file of testFiles()) {
-    const kind = kindOf.get(file.split('/')[1])
+    const kind = kindOf.get(file.slice('test/'.length)) ?? kindOf.get(file.split('/')[1])
     if (kind) byKind[kind].push(file)
     else orphans.push(file)
   }
@@ -64,32 +82,58 @@ function filesByKind() {
   return byKind
 }
 
+/** Kinds whose files share nothing (no port, no process, no wall-clock budget): run concurrently. */
+const CONCURRENT = new Set(['unit', 'http'])
+/** `fast`: these kinds, without the external servers. */
+const FAST = ['unit', 'http']
+
+/** Runs `files` with node --test; resolves with its exit status. */
+function runFiles(files, { concurrency, env, nodeOptions }) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...nodeOptions, ...files], {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: { ...process.env, ...env },
+    })
+    const forward = (signal) => child.kill(signal)
+    for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, forward)
+    child.on('close', (code, signal) => {
+      for (const s of ['SIGINT', 'SIGTERM']) process.off(s, forward)
+      resolve(code ?? (signal ? 1 : 0))
+    })
+  })
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2)
   const list = args.includes('--list')
-  const kinds = args.filter((a) => !a.startsWith('--'))
+  const fast = args.includes('fast')
+  const kinds = fast ? FAST : args.filter((a) => !a.startsWith('--'))
   const nodeOptions = args.filter((a) => a.startsWith('--') && a !== '--list')
   const unknown = kinds.filter((k) => !(k in KINDS))
   if (unknown.length > 0) {
-    process.stderr.write(`unknown test kind ${unknown.join(', ')}; kinds: ${Object.keys(KINDS).join(', ')}\n`)
+    process.stderr.write(`unknown test kind ${unknown.join(', ')}; kinds: ${Object.keys(KINDS).join(', ')}, or fast\n`)
     process.exit(2)
   }
-  let files
+  let byKind
   try {
-    const byKind = filesByKind()
-    files = (kinds.length > 0 ? kinds : Object.keys(KINDS)).flatMap((kind) => byKind[kind])
+    byKind = filesByKind()
   } catch (error) {
     process.stderr.write(`${error.message}\n`)
     process.exit(2)
   }
+  const chosen = kinds.length > 0 ? kinds : Object.keys(KINDS)
   if (list) {
-    process.stdout.write(files.join('\n') + '\n')
+    process.stdout.write(chosen.flatMap((kind) => byKind[kind]).join('\n') + '\n')
   } else {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...nodeOptions, ...files], {
-      cwd: ROOT,
-      stdio: 'inherit',
-    })
-    for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
-    child.on('close', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
+    // The concurrent kinds in one run (one summary), then the serial ones.
+    const groups = [
+      { files: chosen.filter((k) => CONCURRENT.has(k)).flatMap((k) => byKind[k]), concurrency: Math.max(2, availableParallelism()) },
+      { files: chosen.filter((k) => !CONCURRENT.has(k)).flatMap((k) => byKind[k]), concurrency: 1 },
+    ].filter((group) => group.files.length > 0)
+    const env = fast ? { TEST_SERVICES: 'none' } : {}
+    let status = 0
+    for (const group of groups) status = (await runFiles(group.files, { ...group, env, nodeOptions })) || status
+    process.exit(status)
   }
 }

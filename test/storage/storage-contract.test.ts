@@ -302,10 +302,13 @@ for (const engine of ENGINES) {
       assert.deepEqual(await third.pets.listPets({ limit: 10 }), [pet])
     })
 
-    test('ping answers while the store is up', async (t) => {
+    test('ping answers while the store is up, and fails once it is closed', async (t) => {
       const h = await setup(t, engine)
       if (!h) return
-      await h.storage.ping()
+      await assert.doesNotReject(h.storage.ping())
+      const other = h.peer ? await h.peer() : h.storage
+      await other.close()
+      await assert.rejects(other.ping(), 'a closed store does not answer ping')
     })
 
     test('createPetOnce: created once per (API key, key); same fingerprint replays, another is refused', async (t) => {
