@@ -4,11 +4,6 @@ import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { type PetRow, toPet } from '../pet-row.js'
 
-/** Bounds the page cache: at most this many pets held by each kind of page (full, tail). */
-const PAGE_CACHE_PETS = 10_000
-/** Pages asked for once, remembered (by key only) so that a second request admits the page to the cache. */
-const PAGES_SEEN_ONCE = 1024
-
 interface PendingInsert {
   pet: NewPet
   claim: IdempotencyClaim | undefined
@@ -31,23 +26,7 @@ export class SqlitePetRepository implements PetRepository {
   /** One transaction over a batch of inserts; made once (better-sqlite3 builds four wrappers per transaction()). */
   private readonly insertBatch
   private readonly dataVersion
-  /**
-   * Page cache. Pets are immutable and SQLite assigns ids in commit order (one writer at a time),
-   * so a page that came back full can never change: no later pet can get an id inside it. Only a
-   * page that reached the end of the catalogue can grow; those are dropped whenever this or any
-   * other connection (another worker process) commits, which `PRAGMA data_version` reveals.
-   */
-  private readonly fullPages = new Map<string, readonly Pet[]>()
-  private readonly tailPages = new Map<string, readonly Pet[]>()
-  private readonly cachedPets = new Map<Map<string, readonly Pet[]>, number>()
-  /**
-   * The cache's doorkeeper: a page is cached from its second request on. A page asked for once
-   * (a client paging through the whole catalogue, a crawler) would otherwise be cached, outlive
-   * a young-generation GC and be evicted soon after: old-generation garbage at every request,
-   * which let the heap grow to several times its live size under a scan (bench growth section).
-   */
-  private readonly seenOnce = new Set<string>()
-  private seenVersion = -1
+  /** Commits through this connection, which its own `PRAGMA data_version` does not count. */
   private localWrites = 0
 
   constructor(db: Database.Database) {
@@ -73,6 +52,15 @@ export class SqlitePetRepository implements PetRepository {
       `DELETE FROM idempotency_keys WHERE (key_id, idem_key) IN
          (SELECT key_id, idem_key FROM idempotency_keys WHERE created_at < ? LIMIT ?)`,
     )
+  }
+
+  /**
+   * SQLite has one writer at a time, so ids are assigned in commit order. `PRAGMA data_version`
+   * changes when another connection (another worker process) commits; this connection's own
+   * commits are counted beside it.
+   */
+  catalogueVersion(): number {
+    return this.dataVersion.get()! + this.localWrites
   }
 
   /**
@@ -137,37 +125,8 @@ export class SqlitePetRepository implements PetRepository {
     return { outcome: 'created', pet: created }
   }
 
-  /** A cached page is frozen and shared with later callers (PetRepository.listPets). */
   async listPets({ limit, status, afterId = 0 }: ListPetsOptions): Promise<readonly Pet[]> {
-    const key = `${limit}|${status ?? ''}|${afterId}`
-    const full = this.fullPages.get(key)
-    if (full !== undefined) return full
-    const version = this.dataVersion.get()! + this.localWrites
-    if (version !== this.seenVersion) {
-      this.tailPages.clear()
-      this.cachedPets.set(this.tailPages, 0)
-      this.seenVersion = version
-    }
-    const tail = this.tailPages.get(key)
-    if (tail !== undefined) return tail
-    const rows = (status === undefined ? this.page.all(afterId, limit) : this.pageByStatus.all(status, afterId, limit)).map(toPet)
-    if (!this.seenOnce.delete(key)) {
-      if (this.seenOnce.size >= PAGES_SEEN_ONCE) this.seenOnce.delete(this.seenOnce.values().next().value!)
-      this.seenOnce.add(key)
-      return rows
-    }
-    const cache = rows.length === limit ? this.fullPages : this.tailPages
-    // Bounded by pets held, not pages: 101-pet pages would otherwise cost tens of MB.
-    let held = this.cachedPets.get(cache) ?? 0
-    while (held + rows.length > PAGE_CACHE_PETS && cache.size > 0) {
-      const oldest = cache.keys().next().value!
-      held -= cache.get(oldest)!.length
-      cache.delete(oldest)
-    }
-    const page = Object.freeze(rows)
-    cache.set(key, page)
-    this.cachedPets.set(cache, held + rows.length)
-    return page
+    return (status === undefined ? this.page.all(afterId, limit) : this.pageByStatus.all(status, afterId, limit)).map(toPet)
   }
 
   async getPet(id: Int64): Promise<Pet | undefined> {
