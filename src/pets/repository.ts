@@ -25,6 +25,11 @@ export type IdempotentCreate =
   | { outcome: 'created'; pet: Pet }
   /** The key was used before with the same body: the pet created then. */
   | { outcome: 'replayed'; pet: Pet }
+  /**
+   * The key was used before with the same body, but the pet it created is not there (which no
+   * operation does today: the caller answers an error). Nothing created.
+   */
+  | { outcome: 'pet_missing'; petId: Int64 }
   /** The key was used before with a different body: nothing created. */
   | { outcome: 'reused' }
   /** Another transaction (another instance) holds the same key right now: nothing created. */

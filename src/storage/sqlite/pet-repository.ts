@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { Int64 } from '../../int64.js'
+import { type Int64, toInt64 } from '../../int64.js'
 import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { type PetRow, toPet } from '../pet-row.js'
@@ -110,12 +110,14 @@ export class SqlitePetRepository implements PetRepository {
     for (const [i, p] of batch.entries()) p.resolve(results[i]!)
   }
 
+  /** Never throws for one insert's reason: a throw here would roll back the whole batch. */
   private insertOne(pet: NewPet, claim: IdempotencyClaim | undefined): IdempotentCreate {
     if (claim !== undefined) {
       const earlier = this.findClaim.get(claim.keyId, claim.key)
       if (earlier !== undefined) {
         if (earlier.fingerprint !== claim.fingerprint) return { outcome: 'reused' }
-        return { outcome: 'replayed', pet: toPet(this.byId.get(earlier.pet_id)!) }
+        const row = this.byId.get(earlier.pet_id)
+        return row === undefined ? { outcome: 'pet_missing', petId: toInt64(earlier.pet_id) } : { outcome: 'replayed', pet: toPet(row) }
       }
     }
     const row = this.insert.get(pet.name, pet.categoryId, pet.status ?? null) as { id: bigint }
