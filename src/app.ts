@@ -28,6 +28,7 @@ import type { RateLimiter } from './limits/limiter.js'
 import { infoLines } from './logger.js'
 import { Metrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
+import { CachedPetRepository } from './pets/cached-pet-repository.js'
 import { petRoutes } from './pets/routes.js'
 import { NewPetSchema, PetSchema, PetStatusSchema } from './pets/schemas.js'
 import type { Storage } from './storage/storage.js'
@@ -170,7 +171,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   if (main) {
     await registerOpenApi(app, config)
-    await app.register(petRoutes, { prefix: '/v1', pets: storage.pets, clock, linkBase })
+    await app.register(petRoutes, { prefix: '/v1', pets: new CachedPetRepository(storage.pets), clock, linkBase })
   }
   await app.register(opsRoutes, {
     storage,

@@ -77,6 +77,9 @@ export class IdempotentCreates {
           return { pet: result.pet, replayed: false }
         case 'replayed':
           return { pet: result.pet, replayed: true }
+        case 'pet_missing':
+          // A plain Error: answered 500 internal_error and logged, as any broken invariant.
+          throw new Error(`the Idempotency-Key record names pet ${result.petId}, which is not in the store`)
         case 'in_flight':
           throw inFlightError()
         case 'reused':

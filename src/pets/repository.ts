@@ -23,8 +23,13 @@ export interface IdempotencyClaim {
 export type IdempotentCreate =
   /** First use of the key: the pet was created, and the record written in the same transaction. */
   | { outcome: 'created'; pet: Pet }
-  /** The key was used before with the same body: the pet created then (pets never change). */
+  /** The key was used before with the same body: the pet created then. */
   | { outcome: 'replayed'; pet: Pet }
+  /**
+   * The key was used before with the same body, but the pet it created is not there (which no
+   * operation does today: the caller answers an error). Nothing created.
+   */
+  | { outcome: 'pet_missing'; petId: Int64 }
   /** The key was used before with a different body: nothing created. */
   | { outcome: 'reused' }
   /** Another transaction (another instance) holds the same key right now: nothing created. */
@@ -42,11 +47,16 @@ export interface PetRepository {
   /** Deletes the idempotency records created before `time` (epoch ms); resolves with how many. */
   deleteIdempotencyRecords(before: number): Promise<number>
   /**
-   * Ascending id order. A store that caches pages returns a cached page as a frozen array, the
-   * same one again only while that page is unchanged; the list route keeps the serialized answer
-   * of a frozen page by the array's identity (and of no other array: each would be one entry
-   * per request, kept past a young-generation GC).
+   * Ascending id order. A frozen array is a page shared with later callers (CachedPetRepository),
+   * the same one again only while that page is unchanged.
    */
   listPets(options: ListPetsOptions): Promise<readonly Pet[]>
+  /** A frozen pet is shared with later callers (CachedPetRepository), the same one while it is unchanged. */
   getPet(id: Int64): Promise<Pet | undefined>
+  /**
+   * Offered by a store that assigns ids in commit order and can tell, cheaply and synchronously,
+   * that pets were committed (by this process or any other): a number that changes at every such
+   * commit. CachedPetRepository caches pages only for such a store.
+   */
+  catalogueVersion?(): number
 }

@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { LRUCache } from 'lru-cache'
 import { type Static, type TSchema, Type } from 'typebox'
 import type { Clock } from '../clock.js'
 import { ApiError } from '../http/errors.js'
 import { errorResponses, rateLimitHeaderDocs } from '../http/openapi-docs.js'
-import type { Int64 } from '../int64.js'
+import { PETS_KEPT } from './cached-pet-repository.js'
 import { IdempotentCreates, parseIdempotencyKey } from './idempotency.js'
 import type { PetRepository } from './repository.js'
 import { LIST_LIMIT, ListPetsQuery, NewPetSchema, type Pet, PetIdParams, PetSchema, type PetStatus } from './schemas.js'
@@ -27,9 +26,6 @@ export const GET_PET_DEPRECATION = { since: Date.UTC(2026, 0, 1), sunset: Date.U
 /** What Fastify sets for a serialized body: the list route sends its bytes with the same type. */
 const JSON_UTF8 = 'application/json; charset=utf-8'
 
-/** Answers of GET /pets/{petId} kept: about 100 bytes each. */
-const FOUND_PETS_KEPT = 10_000
-
 /**
  * A list page as answered: its body and its Link header. Bodies are kept as strings, not Buffers:
  * a string lives in the V8 heap, while a Buffer over 4 KB is a separate allocation outside it (the
@@ -44,17 +40,13 @@ interface ListAnswer {
 
 /** The animal catalogue: listPets, createPet and the deprecated getPet, under the /v1 prefix. */
 export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { pets, clock, linkBase }) => {
-  // The answer to a cached page, kept as long as the store keeps that page: a store returns a
-  // cached page as a frozen array, the same one again only while the page is unchanged
-  // (PetRepository.listPets), and drops it (so it is collected, and its entry with it) the moment
-  // it could change. Serializing such a page is then done once, not per request. Other arrays get
-  // no entry: one per request outlived young-generation GCs (the PostgreSQL path promoted ~50%
-  // more to the old generation with them, measured with --trace-gc-nvp).
+  // The serialized answer of a shared (frozen) page or pet, kept as long as the repository keeps
+  // that value (CachedPetRepository decides what is shared and for how long): serializing it is
+  // then done once, not per request. Other values get no entry: one per request outlived
+  // young-generation GCs (the PostgreSQL path promoted ~50% more to the old generation with them,
+  // measured with --trace-gc-nvp).
   const answers = new WeakMap<readonly Pet[], ListAnswer>()
-  // Pets never change and are never deleted, so an animal's answer, once found, is its answer for
-  // good, on every instance: kept (bounded), it spares the store a read per request. A miss is
-  // not kept (the id may be created later).
-  const found = new LRUCache<Int64, string>({ max: FOUND_PETS_KEPT })
+  const petAnswers = new WeakMap<Pet, string>()
   const idempotent = new IdempotentCreates(pets, clock, (error) => app.log.warn({ err: error }, 'idempotency record sweep failed'))
   app.addHook('onReady', async () => idempotent.start())
   app.addHook('onClose', async () => idempotent.stop())
@@ -171,7 +163,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         summary: 'Get an animal (deprecated)',
         description:
           'Use GET /pets with the status filter instead. Animals never change, so an instance keeps the answer for an animal it has served ' +
-          '(up to 10,000) and gives it again without reading the database, also while the database is unavailable (no 503 for such an animal).',
+          `(up to ${PETS_KEPT.toLocaleString('en-US')}) and gives it again without reading the database, also while the database is unavailable (no 503 for such an animal).`,
         tags: ['pets'],
         params: PetIdParams,
         response: {
@@ -182,13 +174,13 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
     },
     async (request, reply) => {
       const id = request.params.petId
-      let body = found.get(id)
+      const pet = await pets.getPet(id)
+      if (pet === undefined) throw new ApiError('not_found', `No animal with id ${id}`)
+      let body = petAnswers.get(pet)
       if (body === undefined) {
-        const pet = await pets.getPet(id)
-        if (pet === undefined) throw new ApiError('not_found', `No animal with id ${id}`)
         // The route's own serializer (its response schema), as for any other answer.
         body = reply.serialize(pet) as string
-        found.set(id, body)
+        if (Object.isFrozen(pet)) petAnswers.set(pet, body)
       }
       return reply.type(JSON_UTF8).send(body as unknown as Pet)
     },

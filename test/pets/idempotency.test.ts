@@ -138,6 +138,18 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     }
   })
 
+  test('a replay whose animal is not in the store is 500 internal_error, not a crash, and frees the key', async () => {
+    const original = t.storage.pets.createPetOnce
+    t.storage.pets.createPetOnce = async () => ({ outcome: 'pet_missing', petId: 42 })
+    try {
+      assertError(await post({ name: 'Vanished', categoryId: 1 }, 'vanished'), 500, 'internal_error')
+    } finally {
+      t.storage.pets.createPetOnce = original
+    }
+    const retry = await post({ name: 'Vanished', categoryId: 1 }, 'vanished')
+    assert.equal(retry.statusCode, 201)
+  })
+
   test('a storage failure is 503 and frees the key for the retry', async () => {
     const original = t.storage.pets.createPetOnce
     t.storage.pets.createPetOnce = async () => {

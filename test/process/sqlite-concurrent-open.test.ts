@@ -3,7 +3,7 @@
  * the workers of `serve --workers`) all succeed. Before, one of two CLI `keys create` started
  * together on a fresh file failed once in CI with SQLITE_BUSY: SQLite answers BUSY without waiting
  * where waiting could deadlock (switching the file to WAL, migrating it), and the open gave up at
- * once. Now the open retries BUSY until its 5 s deadline (src/storage/sqlite/sqlite-storage.ts).
+ * once. Now the open retries BUSY until its 5 s deadline (src/storage/sqlite/open-database.ts).
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'

@@ -5,6 +5,7 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, type TestContext, test } from 'node:test'
+import Database from 'better-sqlite3'
 import pg from 'pg'
 import { INT64_MAX, INT64_MIN } from '../../src/int64.js'
 import { type ApiKeyRecord, generateKey, hashKey } from '../../src/keys/api-key.js'
@@ -22,6 +23,8 @@ interface Harness {
   storage: Storage
   /** Another instance on the same database, as a second process would open it (absent for :memory:). */
   peer?: () => Promise<Storage>
+  /** Deletes a pet's row behind the store's back, as no operation can (absent for :memory:). */
+  deletePetRow?: (id: number) => Promise<void>
 }
 
 interface Engine {
@@ -60,7 +63,12 @@ const ENGINES: Engine[] = [
       const dir = mkdtempSync(join(tmpdir(), 'animal-store-'))
       const track = tracker(t, () => rmSync(dir, { recursive: true, force: true }))
       const open = async () => track(new SqliteStorage({ databaseUrl: join(dir, 'store.db'), durability: 'process' }))
-      return { storage: await open(), peer: open }
+      const deletePetRow = async (id: number) => {
+        const db = new Database(join(dir, 'store.db'))
+        db.prepare('DELETE FROM pets WHERE id = ?').run(id)
+        db.close()
+      }
+      return { storage: await open(), peer: open, deletePetRow }
     },
   },
   {
@@ -70,7 +78,16 @@ const ENGINES: Engine[] = [
       const schema = randomSchema()
       const track = tracker(t, () => dropSchema(schema))
       const open = async () => track(await PostgresStorage.open({ databaseUrl: PG_URL, schema }))
-      return { storage: await open(), peer: open }
+      const deletePetRow = async (id: number) => {
+        const client = new pg.Client({ connectionString: PG_URL })
+        await client.connect()
+        try {
+          await client.query(`DELETE FROM ${schema}.pets WHERE id = $1`, [id])
+        } finally {
+          await client.end()
+        }
+      }
+      return { storage: await open(), peer: open, deletePetRow }
     },
   },
 ]
@@ -332,6 +349,28 @@ for (const engine of ENGINES) {
       assert.deepEqual(
         (await pets.listPets({ limit: 10 })).map((p) => p.name),
         ['Once', 'Once'],
+      )
+    })
+
+    test('createPetOnce: a record whose pet is gone answers pet_missing, creates nothing, and fails no other create of its batch', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      if (h.deletePetRow === undefined) return t.skip('no second connection to a :memory: database')
+      const pets = h.storage.pets
+      const claim = { keyId: 'key_a', key: 'gone', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
+      const first = await pets.createPetOnce({ name: 'Gone', categoryId: 1 }, claim)
+      const id = (first as { pet: Pet }).pet.id
+      await h.deletePetRow(id)
+      // Together: on SQLite both go into one group commit, which the replay must not roll back.
+      const [replay, other] = await Promise.all([
+        pets.createPetOnce({ name: 'Gone', categoryId: 1 }, claim),
+        pets.createPet({ name: 'Other', categoryId: 2 }),
+      ])
+      assert.deepEqual(replay, { outcome: 'pet_missing', petId: id })
+      assert.equal(other.name, 'Other')
+      assert.deepEqual(
+        (await pets.listPets({ limit: 10 })).map((p) => p.name),
+        ['Other'],
       )
     })
 

@@ -35,15 +35,20 @@ export class PostgresPetRepository implements PetRepository {
         `idempotency:${claim.keyId}:${claim.key}`,
       ])
       if (!lock.rows[0]!.ok) return { outcome: 'in_flight' }
-      const earlier = await client.query<PetRow & { fingerprint: string }>(
-        `SELECT i.fingerprint, p.id, p.name, p.category_id, p.status
-           FROM idempotency_keys i JOIN pets p ON p.id = i.pet_id
+      // LEFT JOIN: a record whose pet is not there is still a record (never a second pet).
+      const earlier = await client.query<{ fingerprint: string; pet_id: Int64; id: Int64 | null } & Omit<PetRow, 'id'>>(
+        `SELECT i.fingerprint, i.pet_id, p.id, p.name, p.category_id, p.status
+           FROM idempotency_keys i LEFT JOIN pets p ON p.id = i.pet_id
           WHERE i.key_id = $1 AND i.idem_key = $2`,
         [claim.keyId, claim.key],
       )
       const found = earlier.rows[0]
-      if (found !== undefined)
-        return found.fingerprint === claim.fingerprint ? { outcome: 'replayed', pet: toPet(found) } : { outcome: 'reused' }
+      if (found !== undefined) {
+        if (found.fingerprint !== claim.fingerprint) return { outcome: 'reused' }
+        return found.id === null
+          ? { outcome: 'pet_missing', petId: found.pet_id }
+          : { outcome: 'replayed', pet: toPet({ ...found, id: found.id }) }
+      }
       const inserted = await client.query<PetRow>(`INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [
         pet.name,
         int8Param(pet.categoryId),

@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { CachedPetRepository } from '../../src/pets/cached-pet-repository.js'
+import type { IdempotentCreate, ListPetsOptions, PetRepository } from '../../src/pets/repository.js'
+import type { NewPet, Pet } from '../../src/pets/schemas.js'
+
+/**
+ * An in-memory store that counts its reads. With `commitOrder`, it offers catalogueVersion (ids in
+ * commit order); `rename` and `remove` do what no operation does today, to test the invalidation hook.
+ */
+class FakeStore implements PetRepository {
+  readonly pets: Pet[] = []
+  reads = 0
+  version = 0
+  /** While set, reads wait for it: a read in flight. */
+  gate: Promise<void> | undefined
+  catalogueVersion?: () => number
+
+  constructor(commitOrder: boolean) {
+    if (commitOrder) this.catalogueVersion = () => this.version
+  }
+
+  async createPet(pet: NewPet): Promise<Pet> {
+    const created = { id: this.pets.length + 1, ...pet }
+    this.pets.push(created)
+    this.version++
+    return created
+  }
+  async createPetOnce(): Promise<IdempotentCreate> {
+    return { outcome: 'in_flight' }
+  }
+  async deleteIdempotencyRecords(): Promise<number> {
+    return 0
+  }
+  async listPets({ limit, status, afterId = 0 }: ListPetsOptions): Promise<readonly Pet[]> {
+    this.reads++
+    const rows = this.pets.filter((p) => p.id > afterId && (status === undefined || p.status === status)).map((p) => ({ ...p }))
+    await this.gate
+    return rows.slice(0, limit)
+  }
+  async getPet(id: number): Promise<Pet | undefined> {
+    this.reads++
+    const found = this.pets.find((p) => p.id === id)
+    const copy = found && { ...found }
+    await this.gate
+    return copy
+  }
+  rename(id: number, name: string): void {
+    this.pets[id - 1]!.name = name
+    this.version++
+  }
+}
+
+async function storeWith(n: number, commitOrder = true): Promise<FakeStore> {
+  const store = new FakeStore(commitOrder)
+  for (let i = 1; i <= n; i++) await store.createPet({ name: `p${i}`, categoryId: i })
+  return store
+}
+
+/** A page asked for twice: the doorkeeper admits it on the second request. */
+async function admitted(cached: CachedPetRepository, options: ListPetsOptions): Promise<readonly Pet[]> {
+  await cached.listPets(options)
+  return cached.listPets(options)
+}
+
+describe('CachedPetRepository', () => {
+  test('a found pet is read once, then shared frozen; a miss is read every time', async () => {
+    const store = await storeWith(1)
+    const cached = new CachedPetRepository(store)
+    assert.equal(await cached.getPet(2), undefined)
+    assert.equal(await cached.getPet(2), undefined)
+    assert.equal(store.reads, 2, 'a miss is not kept: the id may be created later')
+    await store.createPet({ name: 'late', categoryId: 2 })
+    assert.equal((await cached.getPet(2))?.name, 'late')
+    const first = await cached.getPet(1)
+    const second = await cached.getPet(1)
+    assert.equal(second, first)
+    assert.ok(Object.isFrozen(first))
+    assert.equal(store.reads, 4)
+  })
+
+  test('a full page is kept across commits (pets never change, ids come in commit order); a tail page only until the next commit', async () => {
+    const store = await storeWith(3)
+    const cached = new CachedPetRepository(store)
+    const full = await admitted(cached, { limit: 2 })
+    const tail = await admitted(cached, { limit: 10 })
+    assert.ok(Object.isFrozen(full) && Object.isFrozen(tail))
+    const reads = store.reads
+    assert.equal(await cached.listPets({ limit: 2 }), full)
+    assert.equal(await cached.listPets({ limit: 10 }), tail)
+    assert.equal(store.reads, reads, 'both served from the cache')
+    await store.createPet({ name: 'p4', categoryId: 4 })
+    assert.equal(await cached.listPets({ limit: 2 }), full, 'the full page survives the commit')
+    assert.deepEqual(
+      (await cached.listPets({ limit: 10 })).map((p) => p.name),
+      ['p1', 'p2', 'p3', 'p4'],
+    )
+  })
+
+  test('a store that cannot tell its commits has every page read', async () => {
+    const store = await storeWith(3, false)
+    const cached = new CachedPetRepository(store)
+    for (let i = 0; i < 3; i++) assert.equal((await cached.listPets({ limit: 2 })).length, 2)
+    assert.equal(store.reads, 3)
+    assert.equal((await cached.getPet(1))?.name, 'p1')
+    assert.equal((await cached.getPet(1))?.name, 'p1')
+    assert.equal(store.reads, 4, 'pets are still kept')
+  })
+
+  test('a tail page read before a commit is not kept under the newer version', async () => {
+    const store = await storeWith(2)
+    const cached = new CachedPetRepository(store)
+    await cached.listPets({ limit: 10 })
+    let open!: () => void
+    store.gate = new Promise((resolve) => {
+      open = resolve
+    })
+    const old = cached.listPets({ limit: 10 }) // admitted by the doorkeeper, read at the old version
+    store.gate = undefined
+    await store.createPet({ name: 'p3', categoryId: 3 })
+    assert.equal((await cached.listPets({ limit: 10, status: 'sold' })).length, 0) // moves the tail version on
+    open()
+    assert.equal((await old).length, 2)
+    assert.deepEqual(
+      (await cached.listPets({ limit: 10 })).map((p) => p.name),
+      ['p1', 'p2', 'p3'],
+    )
+  })
+
+  describe('forget(id), the invalidation hook', () => {
+    test('a changed pet and every page are read again after it', async () => {
+      const store = await storeWith(3)
+      const cached = new CachedPetRepository(store)
+      await cached.getPet(2)
+      const full = await admitted(cached, { limit: 2 })
+      assert.equal(await cached.listPets({ limit: 2 }), full)
+      store.rename(2, 'renamed')
+      cached.forget(2)
+      assert.equal((await cached.getPet(2))?.name, 'renamed')
+      assert.deepEqual(
+        (await cached.listPets({ limit: 2 })).map((p) => p.name),
+        ['p1', 'renamed'],
+      )
+    })
+
+    test('a read in flight when it is called is not kept', async () => {
+      const store = await storeWith(2)
+      const cached = new CachedPetRepository(store)
+      await cached.listPets({ limit: 2 })
+      let open!: () => void
+      store.gate = new Promise((resolve) => {
+        open = resolve
+      })
+      const pet = cached.getPet(1)
+      const page = cached.listPets({ limit: 2 })
+      store.gate = undefined
+      store.rename(1, 'renamed')
+      cached.forget(1)
+      open()
+      assert.equal((await pet)?.name, 'p1', 'read before the change')
+      assert.equal((await page)[0]!.name, 'p1')
+      assert.equal((await cached.getPet(1))?.name, 'renamed')
+      assert.equal((await cached.listPets({ limit: 2 }))[0]!.name, 'renamed')
+    })
+  })
+
+  test('pages are bounded by the pets they hold', async () => {
+    const store = await storeWith(250)
+    const cached = new CachedPetRepository(store)
+    // 150 full pages of 100 pets (15,000 pets) through a cache of 10,000: the oldest go.
+    for (let after = 0; after < 150; after++) await admitted(cached, { limit: 100, afterId: after })
+    const reads = store.reads
+    await cached.listPets({ limit: 100, afterId: 149 })
+    assert.equal(store.reads, reads, 'the newest page is kept')
+    await cached.listPets({ limit: 100, afterId: 0 })
+    assert.equal(store.reads, reads + 1, 'the oldest was dropped')
+  })
+})
