@@ -5,12 +5,14 @@
  *
  *   unit    no HTTP server, no real process: pure functions, config, keys, limiters, storage
  *           contracts (SQLite in memory; PostgreSQL and Redis when reachable)
- *   http    the app in this process: app.inject, or a loopback socket (the fuzzer, the client's
+ *   http    the app in this process: app.inject, or a loopback socket (the client's
  *           retries against a scripted server on a virtual clock)
+ *   fuzz    the app in this process under generated requests (property tests: the slow part of
+ *           what needs no process)
  *   system  real processes: servers, CLI, cluster workers, faults, browser, bench smoke, soak, abuse
  *
- * Kinds group files by what they need, which is also how fast they are: unit and http run in this
- * process only, so their files share nothing and run concurrently; system files start servers on
+ * Kinds group files by what they need, which is also how fast they are: unit, http and fuzz run in
+ * this process only, so their files share nothing and run concurrently; system files start servers on
  * the machine's cores and time real events, so they run one at a time.
  *
  *   node test/kinds.mjs [KIND...] [node --test options]   runs those kinds (all when none given)
@@ -45,13 +47,14 @@ const KINDS = {
     'http',
     'pets',
     'ops',
-    'fuzz',
     'admin',
     // In this process, on a virtual clock or the built document: no server process.
     'client/retries.test.ts',
     'client/client-app.test.ts',
     'client/openapi-sync.test.ts',
   ],
+  // The app in this process too, but hundreds of generated requests per property: a minute or more.
+  fuzz: ['fuzz'],
   system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client', 'docs'],
 }
 
@@ -83,7 +86,7 @@ function filesByKind() {
 }
 
 /** Kinds whose files share nothing (no port, no process, no wall-clock budget): run concurrently. */
-const CONCURRENT = new Set(['unit', 'http'])
+const CONCURRENT = new Set(['unit', 'http', 'fuzz'])
 /** `fast`: these kinds, without the external servers. */
 const FAST = ['unit', 'http']
 
