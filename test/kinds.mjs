@@ -90,21 +90,80 @@ const CONCURRENT = new Set(['unit', 'http', 'fuzz'])
 /** `fast`: these kinds, without the external servers. */
 const FAST = ['unit', 'http']
 
-/** Runs `files` with node --test; resolves with its exit status. */
-function runFiles(files, { concurrency, env, nodeOptions }) {
+/**
+ * System files that must have the machine to themselves: they measure throughput, saturate the
+ * cores on purpose, or hold a timing bound that a second busy process would eat into.
+ */
+const EXCLUSIVE = new Set([
+  'test/bench/bench-smoke.test.ts',
+  'test/abuse/soak-short.test.ts',
+  'test/abuse/slow-clients.test.ts',
+  'test/faults/outages.test.ts',
+  'test/faults/redis-limiter-outage.test.ts',
+  'test/faults/redis-sentinel.test.ts',
+  'test/faults/redis-cluster.test.ts',
+  'test/faults/crash-durability.test.ts',
+  'test/scale/three-instances.test.ts',
+  'test/client/free-key-proof.test.ts',
+])
+
+/** Runs `files` with node --test; resolves with its exit status and output (streamed unless `buffer`). */
+function runFiles(files, { concurrency, env, nodeOptions, buffer = false }) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...nodeOptions, ...files], {
       cwd: ROOT,
-      stdio: 'inherit',
+      stdio: buffer ? ['ignore', 'pipe', 'pipe'] : 'inherit',
       env: { ...process.env, ...env },
     })
+    let output = ''
+    if (buffer) for (const stream of [child.stdout, child.stderr]) stream.setEncoding('utf8').on('data', (s) => (output += s))
     const forward = (signal) => child.kill(signal)
     for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, forward)
     child.on('close', (code, signal) => {
       for (const s of ['SIGINT', 'SIGTERM']) process.off(s, forward)
-      resolve(code ?? (signal ? 1 : 0))
+      resolve({ status: code ?? (signal ? 1 : 0), output })
     })
   })
+}
+
+/**
+ * The system files, each in its own run, `lanes` at a time (TEST_SYSTEM_LANES; EXCLUSIVE files
+ * alone), each file's output printed whole when it ends; then the files by duration, for whoever
+ * wants CI faster.
+ */
+async function runSystem(files, { lanes, env, nodeOptions }) {
+  const queue = [...files]
+  const running = new Set()
+  const durations = []
+  let status = 0
+  const start = (file) => {
+    const started = performance.now()
+    const run = runFiles([file], { concurrency: 1, env, nodeOptions, buffer: lanes > 1 }).then((result) => {
+      running.delete(run)
+      durations.push([file, performance.now() - started, result.status])
+      if (lanes > 1) process.stdout.write(result.output)
+      status = result.status || status
+    })
+    running.add(run)
+  }
+  while (queue.length > 0) {
+    const next = queue[0]
+    const alone = EXCLUSIVE.has(next)
+    if (running.size >= lanes || (running.size > 0 && alone) || [...running].some((r) => r.alone)) {
+      await Promise.race(running)
+      continue
+    }
+    queue.shift()
+    start(next)
+    if (alone) [...running].at(-1).alone = true
+  }
+  await Promise.all(running)
+  const seconds = (ms) => `${(ms / 1000).toFixed(0).padStart(4)} s`
+  process.stdout.write(`\n# system files by duration (${lanes} lane${lanes > 1 ? 's' : ''}):\n`)
+  for (const [file, ms, code] of durations.sort((a, b) => b[1] - a[1])) {
+    process.stdout.write(`#   ${seconds(ms)}  ${file}${code === 0 ? '' : '  FAILED'}${EXCLUSIVE.has(file) ? '  (alone)' : ''}\n`)
+  }
+  return status
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -129,14 +188,19 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (list) {
     process.stdout.write(chosen.flatMap((kind) => byKind[kind]).join('\n') + '\n')
   } else {
-    // The concurrent kinds in one run (one summary), then the serial ones.
-    const groups = [
-      { files: chosen.filter((k) => CONCURRENT.has(k)).flatMap((k) => byKind[k]), concurrency: Math.max(2, availableParallelism()) },
-      { files: chosen.filter((k) => !CONCURRENT.has(k)).flatMap((k) => byKind[k]), concurrency: 1 },
-    ].filter((group) => group.files.length > 0)
+    // The concurrent kinds in one run (one summary), then the system files.
     const env = fast ? { TEST_SERVICES: 'none' } : {}
+    const concurrent = chosen.filter((k) => CONCURRENT.has(k)).flatMap((k) => byKind[k])
+    const system = chosen.filter((k) => !CONCURRENT.has(k)).flatMap((k) => byKind[k])
     let status = 0
-    for (const group of groups) status = (await runFiles(group.files, { ...group, env, nodeOptions })) || status
+    if (concurrent.length > 0) {
+      const concurrency = Math.max(2, availableParallelism())
+      status = (await runFiles(concurrent, { concurrency, env, nodeOptions })).status || status
+    }
+    if (system.length > 0) {
+      const lanes = Number(process.env.TEST_SYSTEM_LANES ?? 1)
+      status = (await runSystem(system, { lanes: Number.isInteger(lanes) && lanes > 0 ? lanes : 1, env, nodeOptions })) || status
+    }
     process.exit(status)
   }
 }
