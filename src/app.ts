@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
 import { adminApi } from './admin/index.js'
-import { type Clock, systemClock } from './clock.js'
+import { createGuard } from './auth/guard.js'
 import type { Config } from './config.js'
 import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
@@ -9,16 +9,14 @@ import { commonHeaders } from './http/common-headers.js'
 import { registerCors } from './http/cors.js'
 import { registerDeprecation } from './http/deprecation.js'
 import { registerErrorHandling } from './http/error-handler.js'
-import { ErrorBody } from './http/errors.js'
 import { frameworkErrorHandler } from './http/framework-errors.js'
-import { createGuard } from './http/guard.js'
 import { registerJsonBody } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { runSteps, type Step } from './http/pipeline.js'
 import { requestId } from './http/request-id.js'
 import { answerUnrouted, requireHost, unroutedError } from './http/route-fallback.js'
 import { RouteTable } from './http/route-settings.js'
-import { type Drain, refuseWhileClosing } from './http/shutdown.js'
+import { refuseWhileClosing } from './http/shutdown.js'
 import { closeQueryStrings, strictSchemaController } from './http/validation.js'
 import type { KeyAdministration } from './keys/administration.js'
 import { KeyResolver } from './keys/key-resolver.js'
@@ -30,6 +28,9 @@ import { Metrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
 import { petRoutes } from './pets/routes.js'
 import { NewPetSchema, PetSchema, PetStatusSchema } from './pets/schemas.js'
+import { type Clock, systemClock } from './shared/clock.js'
+import type { Drain } from './shared/drain.js'
+import { ErrorBody } from './shared/errors.js'
 import type { Storage } from './storage/storage.js'
 
 export interface AppDependencies {
@@ -98,7 +99,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // A change made here stops the key here at once; other processes learn of it from the change log.
     cache: keys,
   })
-  const admin = main ? undefined : adminApi({ admin: deps.keyAdmin ?? keyService, storage, limiter, metrics })
+  const admin = main ? undefined : adminApi({ admin: deps.keyAdmin ?? keyService, adminTokens: storage.adminTokens, limiter, metrics })
   const admission: Step[] = []
 
   const app = Fastify({

@@ -31,8 +31,9 @@ const KINDS = {
     'limits',
     'storage',
     'project',
+    'shared',
   ],
-  http: ['http', 'pets', 'ops', 'fuzz', 'admin'],
+  http: ['http', 'auth', 'pets', 'ops', 'fuzz', 'admin'],
   system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client'],
 }
 

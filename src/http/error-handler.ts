@@ -1,7 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { LimiterUnavailableError } from '../limits/limiter.js'
-import { StorageUnavailableError } from '../storage/storage.js'
-import { ApiError, type ErrorCode } from './errors.js'
+import { ApiError, type ErrorCode } from '../shared/errors.js'
+import { LimiterUnavailableError, StorageUnavailableError } from '../shared/outages.js'
 import { describeValidationErrors } from './validation.js'
 
 const BY_FASTIFY_CODE: Record<string, [ErrorCode, string]> = {

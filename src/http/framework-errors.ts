@@ -1,7 +1,7 @@
 import type { FastifyServerOptions } from 'fastify'
+import { ApiError } from '../shared/errors.js'
 import { requestPath } from './common-headers.js'
 import { sendError } from './error-handler.js'
-import { ApiError } from './errors.js'
 import { runSteps, type Step } from './pipeline.js'
 import type { RouteTable } from './route-settings.js'
 

@@ -1,4 +1,4 @@
-import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from './errors.js'
+import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../shared/errors.js'
 
 /** OpenAPI fragments shared by the route schemas: the headers every response carries, and errors. */
 export const rateLimitHeaderDocs = {

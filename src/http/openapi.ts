@@ -1,9 +1,9 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
-import { PLAN_QUOTAS } from '../keys/plans.js'
+import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../shared/errors.js'
+import { PLAN_QUOTAS } from '../shared/plans.js'
 import { registerDocsConsole } from './docs-console.js'
-import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from './errors.js'
 import { keepReferencedSchemas } from './openapi-components.js'
 
 const DOC_PATH = '/v1/openapi.json'

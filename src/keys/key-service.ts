@@ -1,6 +1,8 @@
-import { type Clock, systemClock } from '../clock.js'
 import type { Environment } from '../config.js'
 import type { RateLimiter } from '../limits/limiter.js'
+import { type Clock, systemClock } from '../shared/clock.js'
+import { displayPrefix } from '../shared/key-redaction.js'
+import { PLAN_QUOTAS, type PlanName } from '../shared/plans.js'
 import {
   type Actor,
   type AuditAction,
@@ -22,13 +24,9 @@ import {
   type ListKeysQuery,
   type UpdateKeyRequest,
 } from './administration.js'
-import { type ApiKeyRecord, displayPrefix, generateKey, generateKeyId, hashKey } from './api-key.js'
+import { type ApiKeyRecord, generateKey, generateKeyId, hashKey, limiterIdentity } from './api-key.js'
 import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan } from './key-validation.js'
-import { PLAN_QUOTAS, type PlanName } from './plans.js'
 import type { AuditDraft, KeyRepository } from './repository.js'
-
-/** The limiter identity of a key: its quota, shared along its rotation chain. */
-export const limiterIdentity = (record: Pick<ApiKeyRecord, 'quotaId'>): string => 'k:' + record.quotaId
 
 export function keyState(record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: number): KeyState {
   if (record.revokedAt !== null) return 'revoked'

@@ -1,4 +1,4 @@
-import type { Quota } from '../keys/plans.js'
+import type { Quota } from '../shared/plans.js'
 import type { BanPolicy, LimitDecision, UsageSnapshot } from './limiter.js'
 
 /**

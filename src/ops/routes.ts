@@ -1,14 +1,19 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { type Static, Type } from 'typebox'
-import type { Drain } from '../http/shutdown.js'
-import type { RateLimiter } from '../limits/limiter.js'
-import type { Storage } from '../storage/storage.js'
+import type { Drain } from '../shared/drain.js'
 import { SERVICE_VERSION } from '../version.js'
 import type { Metrics } from './metrics.js'
 
+/** What /readyz checks: the store or the limiter, by its kind (sqlite, redis, …). */
+export interface Dependency {
+  readonly kind: string
+  /** Rejects when the dependency cannot answer. */
+  ping(): Promise<void>
+}
+
 export interface OpsRoutesOptions {
-  storage: Storage
-  limiter: RateLimiter
+  storage: Dependency
+  limiter: Dependency
   metrics: Metrics
   /** Draining before a stop: not ready, whatever the dependencies say. */
   drain?: Drain | undefined

@@ -16,7 +16,7 @@ import type { Ajv, Options as AjvOptions, ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
-import { ERROR_STATUS } from '../../src/http/errors.js'
+import { ERROR_STATUS } from '../../src/shared/errors.js'
 import { ApiSurface, type FuzzOperation, type Schema } from './surface.js'
 import type { WireResponse } from './transport.js'
 

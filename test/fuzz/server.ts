@@ -4,8 +4,9 @@
  * auth choices stand for; the oracles of both OpenAPI documents; and the model of what each
  * Idempotency-Key created (idempotency.ts).
  */
-import type { ManualClock } from '../../src/clock.js'
+
 import { createApiKey } from '../../src/keys/key-service.js'
+import type { ManualClock } from '../../src/shared/clock.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { AdminFixture } from './admin.js'
 import { UNAUTHENTICATED_CHOICES } from './arbitraries.js'
