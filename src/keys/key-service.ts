@@ -61,6 +61,11 @@ function newRecord(spec: NewKeySpec, env: Environment, now: number, chain?: { qu
   return { key, record }
 }
 
+/** A new key and its record, its input checked as createKey checks it; nothing is stored. The plain key is never kept. */
+export function newKey(input: CreateKeyRequest, env: Environment, now: number): { key: string; record: ApiKeyRecord } {
+  return newRecord(checkCreate(input, now), env, now)
+}
+
 function checkCreate(input: CreateKeyRequest, now: number): NewKeySpec {
   const plan = checkPlan(input.plan)
   const name = checkName(input.name)
@@ -115,7 +120,7 @@ export class KeyService implements KeyAdministration {
 
   async createKey(input: CreateKeyRequest, ctx: ChangeContext): Promise<{ key: string; view: KeyView }> {
     const now = this.clock.now()
-    const { key, record } = newRecord(checkCreate(input, now), this.options.env, now)
+    const { key, record } = newKey(input, this.options.env, now)
     await this.keys.insertKey(record, this.entry(ctx, 'key.create', record.id, now, describe(record)))
     return { key, view: this.view(record, now) }
   }
@@ -333,18 +338,6 @@ function changedFields(a: Pick<ApiKeyRecord, (typeof FIELDS)[number]>, b: Pick<A
 /** What the audit log keeps of a key: never its secret, its hash, nor its metadata (which may be personal). */
 function describe(r: Pick<ApiKeyRecord, 'name' | 'plan' | 'perMinute' | 'perDay' | 'expiresAt'>): Record<string, unknown> {
   return { name: r.name, plan: r.plan, perMinute: r.perMinute, perDay: r.perDay, expiresAt: r.expiresAt }
-}
-
-/** Creates a key without an audit entry (tests and the benchmark's setup); the plain key is returned once and never stored. */
-export async function createApiKey(
-  keys: KeyRepository,
-  input: CreateKeyRequest,
-  env: Environment,
-  now = Date.now(),
-): Promise<{ key: string; record: ApiKeyRecord }> {
-  const created = newRecord(checkCreate(input, now), env, now)
-  await keys.insertKey(created.record)
-  return created
 }
 
 /**
