@@ -15,6 +15,8 @@ export interface OpsRoutesOptions {
   storage: Dependency
   limiter: Dependency
   metrics: Metrics
+  /** Where `GET /` says the API reference (`docs`) and the OpenAPI document (`openapi`) are. */
+  reference: { docs: string; openapi: string }
   /** Draining before a stop: not ready, whatever the dependencies say. */
   drain?: Drain | undefined
   /** When the limiter fails closed, the service is not ready without it. */
@@ -44,7 +46,7 @@ const ServiceIndex = Type.Object(
 /** Health, readiness and metrics, outside /v1, with no key and no rate limit. */
 export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (
   app,
-  { storage, limiter, metrics, drain, limiterRequired, listener },
+  { storage, limiter, metrics, reference, drain, limiterRequired, listener },
 ) => {
   if (listener === 'main') {
     let serviceIndex: Static<typeof ServiceIndex> | undefined
@@ -53,8 +55,8 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (
         name: 'Animal Store API',
         version: app.swagger().info.version,
         serviceVersion: SERVICE_VERSION,
-        docs: '/docs',
-        openapi: '/v1/openapi.json',
+        docs: reference.docs,
+        openapi: reference.openapi,
       }
       return serviceIndex
     })
