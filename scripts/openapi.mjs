@@ -22,7 +22,7 @@ export async function buildOpenApiDocument() {
   const { banPolicy } = await import('../src/limits/index.ts')
   const { MemoryLimiter } = await import('../src/limits/memory/memory-limiter.ts')
   const { SqliteStorage } = await import('../src/storage/sqlite/sqlite-storage.ts')
-  const { systemClock } = await import('../src/clock.ts')
+  const { systemClock } = await import('../src/shared/clock.ts')
   // The default configuration (no PUBLIC_BASE_URL): the same document on every machine.
   const config = loadConfig({ BOOTSTRAP_KEY: 'false' })
   const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })

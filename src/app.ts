@@ -1,24 +1,22 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
 import { adminApi } from './admin/index.js'
-import { type Clock, systemClock } from './clock.js'
+import { createGuard } from './auth/guard.js'
 import type { Config } from './config.js'
 import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
 import { commonHeaders } from './http/common-headers.js'
 import { registerCors } from './http/cors.js'
 import { registerDeprecation } from './http/deprecation.js'
+import { DOCS_PATH, OPENAPI_PATH } from './http/doc-paths.js'
 import { registerErrorHandling } from './http/error-handler.js'
-import { ErrorBody } from './http/errors.js'
 import { frameworkErrorHandler } from './http/framework-errors.js'
-import { createGuard } from './http/guard.js'
 import { registerJsonBody } from './http/json-body.js'
-import { registerOpenApi } from './http/openapi.js'
 import { runSteps, type Step } from './http/pipeline.js'
 import { requestId } from './http/request-id.js'
 import { answerUnrouted, requireHost, unroutedError } from './http/route-fallback.js'
 import { RouteTable } from './http/route-settings.js'
-import { type Drain, refuseWhileClosing } from './http/shutdown.js'
+import { refuseWhileClosing } from './http/shutdown.js'
 import { closeQueryStrings, strictSchemaController } from './http/validation.js'
 import type { KeyAdministration } from './keys/administration.js'
 import { KeyResolver } from './keys/key-resolver.js'
@@ -28,9 +26,11 @@ import type { RateLimiter } from './limits/limiter.js'
 import { infoLines } from './logger.js'
 import { Metrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
-import { CachedPetRepository } from './pets/cached-pet-repository.js'
-import { petRoutes } from './pets/routes.js'
-import { NewPetSchema, PetSchema, PetStatusSchema } from './pets/schemas.js'
+import { registerPetsApi } from './pets/index.js'
+import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
+import { type Clock, systemClock } from './shared/clock.js'
+import type { Drain } from './shared/drain.js'
+import { ErrorBody } from './shared/errors.js'
 import type { Storage } from './storage/storage.js'
 
 export interface AppDependencies {
@@ -53,7 +53,6 @@ export interface AppDependencies {
   listener?: 'main' | 'admin'
 }
 
-export const BODY_LIMIT = 16 * 1024
 const MAX_PARAM_LENGTH = 100
 
 /** How often Node sweeps for connections past headersTimeout/requestTimeout: 1 s, or half the headers timeout if shorter. */
@@ -79,6 +78,34 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const main = listener === 'main'
 
   const routes = new RouteTable()
+  const app = Fastify({
+    ...loggerOptions,
+    // One access-log line per request, written in onResponse below, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LABEL }),
+    childLoggerFactory: lazyRequestLogger,
+    genReqId: requestId,
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: config.trustProxy, // false, or the proxies' addresses/CIDRs
+    schemaController: strictSchemaController,
+    return503OnClosing: false, // our own 503 while closing, in the Error shape (http/shutdown.ts)
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    // server.timeout: a socket that moves no byte either way for a whole request timeout is dead
+    // (a client that stopped reading its responses, or left a socket half-open after an error answer).
+    connectionTimeout: config.requestTimeoutMs,
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler(routes, MAX_PARAM_LENGTH),
+    http: {
+      maxHeaderSize: config.maxHeaderBytes,
+      requireHostHeader: false, // answered in the Error shape by requireHost
+      // Node checks headersTimeout/requestTimeout only this often (default 30 s): keep it well
+      // under the timeouts so a slow client is cut off close to the configured bound (docs/limits.md).
+      connectionsCheckingInterval: connectionsCheckingInterval(config.headersTimeoutMs),
+    },
+    routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: MAX_PARAM_LENGTH },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
   const keys = new KeyResolver(storage.keys, {
     env: config.env,
     refreshMs: config.keyRefreshMs,
@@ -99,40 +126,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // A change made here stops the key here at once; other processes learn of it from the change log.
     cache: keys,
   })
-  const admin = main ? undefined : adminApi({ admin: deps.keyAdmin ?? keyService, storage, limiter, metrics })
-  const admission: Step[] = []
-
-  const app = Fastify({
-    ...loggerOptions,
-    // One access-log line per request, written in onResponse below, instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LABEL }),
-    childLoggerFactory: lazyRequestLogger,
-    genReqId: requestId,
-    requestIdHeader: false,
-    bodyLimit: BODY_LIMIT,
-    trustProxy: config.trustProxy, // false, or the proxies' addresses/CIDRs
-    schemaController: strictSchemaController,
-    return503OnClosing: false, // our own 503 while closing, in the Error shape (http/shutdown.ts)
-    requestTimeout: config.requestTimeoutMs,
-    keepAliveTimeout: config.keepAliveTimeoutMs,
-    // server.timeout: a socket that moves no byte either way for a whole request timeout is dead
-    // (a client that stopped reading its responses, or left a socket half-open after an error answer).
-    connectionTimeout: config.requestTimeoutMs,
-    clientErrorHandler,
-    frameworkErrors: frameworkErrorHandler(routes, admission, MAX_PARAM_LENGTH),
-    http: {
-      maxHeaderSize: config.maxHeaderBytes,
-      requireHostHeader: false, // answered in the Error shape by requireHost
-      // Node checks headersTimeout/requestTimeout only this often (default 30 s): keep it well
-      // under the timeouts so a slow client is cut off close to the configured bound (docs/limits.md).
-      connectionsCheckingInterval: connectionsCheckingInterval(config.headersTimeoutMs),
-    },
-    routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: MAX_PARAM_LENGTH },
-  }).withTypeProvider<TypeBoxTypeProvider>()
+  const admin = main ? undefined : adminApi({ admin: deps.keyAdmin ?? keyService, adminTokens: storage.adminTokens, limiter, metrics })
 
   routes.collect(app)
   app.addHook('onRoute', closeQueryStrings)
-  for (const schema of [PetStatusSchema, NewPetSchema, PetSchema, ErrorBody]) app.addSchema(schema)
+  app.addSchema(ErrorBody)
   registerJsonBody(app)
   registerErrorHandling(app, (request) => unroutedError(routes, request))
   trackResponses(app.server)
@@ -157,26 +155,27 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   if (config.corsOrigins !== undefined && main) await registerCors(app, config.corsOrigins)
   const deprecation = registerDeprecation(app, clock, linkBase)
-  admission.push(
+  app.decorateRequest('apiKey', null)
+  app.decorate('admission', [
     commonHeaders,
     refuseWhileClosing(app),
     deprecation.announce,
     createGuard({ keys, limiter, metrics, clock, lastUsed, admin: admin?.guard }),
-  )
+  ])
   const routing: Step[] = [requireHost, answerUnrouted(routes), deprecation.enforceSunset]
-  const steps = [...admission, ...routing]
+  const steps = [...app.admission, ...routing]
   app.addHook('onRequest', (request, reply, done) => runSteps(steps, request, reply, done))
 
   app.addHook('onResponse', accessLog(app.log, metrics, typeof deps.logger === 'object' ? infoLines.get(deps.logger) : undefined))
 
   if (main) {
-    await registerOpenApi(app, config)
-    await app.register(petRoutes, { prefix: '/v1', pets: new CachedPetRepository(storage.pets), clock, linkBase })
+    await registerPetsApi(app, { config, pets: storage.pets, clock, linkBase })
   }
   await app.register(opsRoutes, {
     storage,
     limiter,
     metrics,
+    reference: { docs: DOCS_PATH, openapi: OPENAPI_PATH },
     drain: deps.drain,
     limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
     listener,

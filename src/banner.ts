@@ -6,6 +6,7 @@ import { isAbsolute, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CLI_VARIABLES, type Config } from './config.js'
 import type { ConfigSource } from './config-file.js'
+import { DOCS_PATH, OPENAPI_PATH } from './http/doc-paths.js'
 import type { ApiKeyRecord } from './keys/api-key.js'
 import { redactUrl } from './startup-error.js'
 
@@ -99,8 +100,8 @@ export function listeningBanner(address: string, port: number, host: string, not
   return (
     [
       `Animal Store API listening on ${origin}${where}`,
-      `  API docs:    ${origin}/docs`,
-      `  OpenAPI:     ${origin}/v1/openapi.json`,
+      `  API docs:    ${origin}${DOCS_PATH}`,
+      `  OpenAPI:     ${origin}${OPENAPI_PATH}`,
       `  New API key: ${cli} keys create --plan free --name NAME`,
       ...notes.map((note) => `  ${note}`),
     ].join('\n') + '\n'

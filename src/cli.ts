@@ -1,19 +1,17 @@
 #!/usr/bin/env node
 import { CLI } from './banner.js'
 import { ADMIN_TOKENS, AdminTokenInputError } from './cli/admin-tokens-command.js'
+import { CommandError, HelpRequest, UsageError } from './cli/command-errors.js'
 import {
   type Command,
-  CommandError,
   type CommandGroup,
   type CommandSpec,
   flagLines,
-  HelpRequest,
   parseCommand,
   programName,
   resolveCommand,
   seeHelp,
   synopsisLines,
-  UsageError,
 } from './cli/command-line.js'
 import { inputErrorMessage } from './cli/key-flags.js'
 import { KEYS } from './cli/keys-command.js'

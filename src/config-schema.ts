@@ -133,3 +133,17 @@ export function problemOf(name: string, schema: Schema & { accepts?: string }, r
   const failed = schema['~refine']?.find((refinement) => !refinement.check(value as string))
   return failed === undefined ? undefined : `${name} ${failed.error(value as string)}`
 }
+
+/** What is wrong with `raw` as an absolute URL of one of `protocols`, or undefined. */
+export function urlProblem(raw: string, protocols: string[]): string | undefined {
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    return `must be an absolute URL (got ${JSON.stringify(raw)})`
+  }
+  if (!protocols.includes(parsed.protocol)) return `must use ${protocols.join(' or ')} (got ${JSON.stringify(raw)})`
+  return undefined
+}
+
+export const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, '')

@@ -1,5 +1,19 @@
 import { BlockList, isIP } from 'node:net'
-import { flag, fromText, integer, integerOrOff, oneOf, optional, problemOf, text, type Values, type Variable } from './config-schema.js'
+import {
+  flag,
+  fromText,
+  integer,
+  integerOrOff,
+  oneOf,
+  optional,
+  problemOf,
+  text,
+  urlProblem,
+  type Values,
+  type Variable,
+  withoutTrailingSlash,
+} from './config-schema.js'
+import { parseRedisTarget, type RedisTarget } from './redis-url.js'
 
 /**
  * Environment -> typed, validated configuration. Every variable is declared once, in
@@ -10,17 +24,6 @@ import { flag, fromText, integer, integerOrOff, oneOf, optional, problemOf, text
 export type Environment = 'production' | 'staging'
 export type Durability = 'process' | 'power'
 export type RedisFailurePolicy = 'open' | 'closed'
-
-export interface RedisNode {
-  host: string
-  port: number
-}
-
-/** What REDIS_URL names: one server, a Redis Cluster (its seed nodes) or a master found through Sentinels. */
-export type RedisTarget =
-  | { mode: 'single'; url: string }
-  | { mode: 'cluster'; nodes: RedisNode[]; tls: boolean; username?: string; password?: string }
-  | { mode: 'sentinel'; sentinels: RedisNode[]; masterName: string; tls: boolean; username?: string; password?: string }
 
 export interface Config {
   env: Environment
@@ -283,74 +286,11 @@ function readVariables(env: Env): Variables {
   return values as Variables
 }
 
-function urlProblem(raw: string, protocols: string[]): string | undefined {
-  let parsed: URL
-  try {
-    parsed = new URL(raw)
-  } catch {
-    return `must be an absolute URL (got ${JSON.stringify(raw)})`
-  }
-  if (!protocols.includes(parsed.protocol)) return `must use ${protocols.join(' or ')} (got ${JSON.stringify(raw)})`
-  return undefined
-}
-
-const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, '')
-
-const MULTI_NODE_URL = /^(rediss?)\+(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?:\/([^?#]*))?$/
-const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/
-
-/**
- * REDIS_URL -> what to connect to: `redis://` or `rediss://` (one server), or
- * `redis+cluster://[user:password@]host:port,host:port,…` (a Redis Cluster, its seed nodes) or
- * `redis+sentinel://[user:password@]host:port,…/master-name` (Sentinels, and the name of the master
- * they watch); `rediss+…` for TLS. The user and password are the Redis servers' (not the Sentinels').
- */
+/** REDIS_URL -> what to connect to (redis-url.ts reads the forms), or a ConfigError naming REDIS_URL. */
 export function redisTarget(raw: string): RedisTarget {
   const target = parseRedisTarget(raw)
   if (typeof target === 'string') throw new ConfigError(`REDIS_URL ${target}`)
   return target
-}
-
-/** redisTarget, or what is wrong with `raw` (the message after "REDIS_URL"). */
-function parseRedisTarget(raw: string): RedisTarget | string {
-  const multi = MULTI_NODE_URL.exec(raw)
-  if (multi === null) {
-    const problem = urlProblem(raw, ['redis:', 'rediss:'])
-    if (problem === undefined) return { mode: 'single', url: withoutTrailingSlash(raw) }
-    return `${problem}; a cluster is redis+cluster://host:port,host:port,…, Sentinels redis+sentinel://host:port,…/master-name`
-  }
-  const [, scheme, mode, userinfo, hostList, path] = multi as unknown as [
-    string,
-    string,
-    'cluster' | 'sentinel',
-    string | undefined,
-    string,
-    string | undefined,
-  ]
-  const shape = mode === 'cluster' ? 'redis+cluster://host:port,host:port,…' : 'redis+sentinel://host:port,host:port,…/master-name'
-  const nodes: RedisNode[] = []
-  for (const entry of hostList.split(',')) {
-    const hostPort = HOST_PORT.exec(entry.trim())
-    const port = Number(hostPort?.[2])
-    if (hostPort === null || port < 1 || port > 65535) return `must be ${shape}: ${JSON.stringify(entry)} is not host:port`
-    nodes.push({ host: hostPort[1]!.replace(/^\[|\]$/g, ''), port })
-  }
-  const colon = userinfo?.indexOf(':') ?? -1
-  const credentials: { username?: string; password?: string } = {}
-  if (userinfo !== undefined && userinfo !== '') {
-    const username = decodeURIComponent(colon < 0 ? userinfo : userinfo.slice(0, colon))
-    if (username !== '') credentials.username = username
-    if (colon >= 0) credentials.password = decodeURIComponent(userinfo.slice(colon + 1))
-  }
-  const tls = scheme === 'rediss'
-  if (mode === 'cluster') {
-    if (path !== undefined && path !== '') return `must be ${shape}: a cluster URL has no path (no database number)`
-    return { mode, nodes, tls, ...credentials }
-  }
-  if (path === undefined || !/^[A-Za-z0-9._-]+$/.test(path)) {
-    return `must be ${shape}: name the master the Sentinels watch (e.g. /mymaster)`
-  }
-  return { mode, sentinels: nodes, masterName: path, tls, ...credentials }
 }
 
 function trustProxyProblem(raw: string): string | undefined {
@@ -435,7 +375,8 @@ export function sqliteFilename(databaseUrl: string): string {
   return name
 }
 
-const isPostgresUrl = (databaseUrl: string) => /^postgres(ql)?:\/\//.test(databaseUrl)
+/** DATABASE_URL names PostgreSQL (anything else is a SQLite file): the one test, for the config and storage/index.ts. */
+export const isPostgresUrl = (databaseUrl: string): boolean => /^postgres(ql)?:\/\//.test(databaseUrl)
 
 /**
  * The in-memory limiter's state file: LIMITER_STATE_FILE (`off` disables it), by default beside a

@@ -42,9 +42,11 @@ const KINDS = {
     'limits',
     'storage',
     'project',
+    'shared',
   ],
   http: [
     'http',
+    'auth',
     'pets',
     'ops',
     'admin',

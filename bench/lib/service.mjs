@@ -175,7 +175,7 @@ export async function startCeiling(captures, dir, cpu) {
 
 /**
  * Creates an Enterprise key with limits far above the load. Uses the CLI (dist/cli.js) when it
- * exists; otherwise the same service functions from dist/ (createApiKey + openStorage + loadConfig).
+ * exists; otherwise the same service functions from dist/ (newKey + openStorage + loadConfig).
  * Either way the storage is migrated as a side effect.
  */
 export async function createBenchKey(databaseUrl) {
@@ -209,11 +209,12 @@ export async function createBenchKey(databaseUrl) {
   }
   const { loadConfig } = await import(pathToFileURL(join(DIST, 'config.js')).href)
   const { openStorage } = await import(pathToFileURL(join(DIST, 'storage/index.js')).href)
-  const { createApiKey } = await import(pathToFileURL(join(DIST, 'keys/key-service.js')).href)
+  const { newKey } = await import(pathToFileURL(join(DIST, 'keys/key-service.js')).href)
   const config = loadConfig({ DATABASE_URL: databaseUrl, BOOTSTRAP_KEY: 'false' })
   const storage = await openStorage(config)
   try {
-    const { key, record } = await createApiKey(storage.keys, { plan: 'enterprise', name: 'bench', ...KEY_LIMITS }, config.env)
+    const { key, record } = newKey({ plan: 'enterprise', name: 'bench', ...KEY_LIMITS }, config.env, Date.now())
+    await storage.keys.insertKey(record)
     return { key, id: record.id, via: cliError ? `dist/keys/key-service.js (CLI failed: ${cliError})` : 'dist/keys/key-service.js' }
   } finally {
     await storage.close()

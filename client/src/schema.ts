@@ -49,6 +49,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Error */
+        Error: {
+            /**
+             * @description Machine-readable error code from a closed list.
+             * @enum {string}
+             */
+            code: "invalid_request" | "unauthorized" | "key_expired" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "idempotency_conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
+            /** @description Human-readable description. */
+            message: string;
+            /** @description The HTTP status code, repeated. */
+            status: number;
+        };
         /**
          * PetStatus
          * @description Availability status.
@@ -91,18 +103,6 @@ export interface components {
             categoryId: number | bigint;
             status?: components["schemas"]["PetStatus"];
         };
-        /** Error */
-        Error: {
-            /**
-             * @description Machine-readable error code from a closed list.
-             * @enum {string}
-             */
-            code: "invalid_request" | "unauthorized" | "key_expired" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "idempotency_conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
-            /** @description Human-readable description. */
-            message: string;
-            /** @description The HTTP status code, repeated. */
-            status: number;
-        };
     };
     responses: never;
     parameters: never;
@@ -110,10 +110,10 @@ export interface components {
     headers: never;
     pathItems: never;
 }
+export type SchemaError = components['schemas']['Error'];
 export type SchemaPetStatus = components['schemas']['PetStatus'];
 export type SchemaNewPet = components['schemas']['NewPet'];
 export type SchemaPet = components['schemas']['Pet'];
-export type SchemaError = components['schemas']['Error'];
 export type $defs = Record<string, never>;
 export interface operations {
     listPets: {
@@ -747,5 +747,5 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsPetsPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/pets"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
-export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
 export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "not_found", "method_not_allowed", "request_timeout", "conflict", "idempotency_conflict", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
+export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];

@@ -1,15 +1,16 @@
 import { CLI } from '../banner.js'
 import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter } from '../control-characters.js'
-import type { Actor, AdminTokenRecord, AdminTokenRepository, AuditRepository } from '../keys/administration.js'
+import type { Actor, AuditRepository } from '../keys/administration.js'
 import {
   ADMIN_TOKEN_PREFIX,
-  displayPrefix,
   generateAdminToken,
   generateAdminTokenId,
   hashKey,
   isWellFormedAdminToken,
   looksLikeApiKey,
 } from '../keys/api-key.js'
+import { displayPrefix } from '../shared/key-redaction.js'
+import type { AdminTokenRecord, AdminTokenRepository } from './admin-token-repository.js'
 
 /**
  * Admin tokens: created, listed and revoked by the CLI (it needs database access, which is what

@@ -3,15 +3,15 @@ import type { Step } from '../http/pipeline.js'
 import type { KeyAdministration } from '../keys/administration.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import type { Metrics } from '../ops/metrics.js'
-import type { Storage } from '../storage/storage.js'
 import { createAdminGuard } from './admin-guard.js'
+import type { AdminTokenRepository } from './admin-token-repository.js'
 import { AdminTokenResolver } from './admin-tokens.js'
 import { registerAdminOpenApi } from './openapi.js'
 import { ADMIN_PREFIX, adminRoutes } from './routes.js'
 
 export interface AdminApiOptions {
   admin: KeyAdministration
-  storage: Storage
+  adminTokens: AdminTokenRepository
   limiter: RateLimiter
   metrics: Metrics
 }
@@ -20,12 +20,12 @@ export interface AdminApiOptions {
  * The admin API as one unit for app.ts: its guard step (for http/guard.ts, routes with
  * `auth: 'admin'`) and `register`, which mounts its document and routes under /admin/v1.
  */
-export function adminApi({ admin, storage, limiter, metrics }: AdminApiOptions): {
+export function adminApi({ admin, adminTokens, limiter, metrics }: AdminApiOptions): {
   guard: Step
   register(app: FastifyInstance): Promise<void>
 } {
   return {
-    guard: createAdminGuard({ tokens: new AdminTokenResolver(storage.adminTokens), limiter, metrics }),
+    guard: createAdminGuard({ tokens: new AdminTokenResolver(adminTokens), limiter, metrics }),
     async register(app) {
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)

@@ -1,11 +1,11 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import { DEFAULT_ADMIN_PORT } from '../config.js'
-import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../http/errors.js'
 import { keepReferencedSchemas } from '../http/openapi-components.js'
 import { MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from '../keys/administration.js'
 import { ADMIN_TOKEN_PREFIX } from '../keys/api-key.js'
-import { ADMIN_QUOTA } from '../keys/plans.js'
+import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../shared/errors.js'
+import { ADMIN_QUOTA } from '../shared/plans.js'
 import { ADMIN_PREFIX } from './routes.js'
 
 export const ADMIN_DOC_PATH = `${ADMIN_PREFIX}/openapi.json`

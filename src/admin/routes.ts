@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { ApiError } from '../http/errors.js'
 import { rateLimitHeaderDocs, errorResponses as sharedErrorResponses } from '../http/openapi-docs.js'
 import type { ChangeContext, KeyAdministration } from '../keys/administration.js'
+import { ApiError } from '../shared/errors.js'
 import {
   ADMIN_LIST_LIMIT,
   ADMIN_SCHEMAS,

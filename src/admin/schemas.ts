@@ -2,7 +2,7 @@ import { type Static, type TSchema, Type } from 'typebox'
 import { NO_CONTROL_CHARACTERS } from '../control-characters.js'
 import { NOT_BLANK } from '../http/validation.js'
 import { AUDIT_ACTIONS, KEY_STATES, MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from '../keys/administration.js'
-import { MAX_CUSTOM_LIMIT, PLAN_NAMES } from '../keys/plans.js'
+import { MAX_CUSTOM_LIMIT, PLAN_NAMES } from '../shared/plans.js'
 
 /**
  * One TypeBox schema per shape of the admin API: validation, serialization, the admin OpenAPI

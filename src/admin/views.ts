@@ -1,4 +1,3 @@
-import { ApiError } from '../http/errors.js'
 import {
   AUDIT_TIME_DETAILS,
   type AuditEntry,
@@ -8,6 +7,7 @@ import {
   type KeyUsage,
   type KeyView,
 } from '../keys/administration.js'
+import { ApiError } from '../shared/errors.js'
 import type { AdminKey, AuditEntryJson } from './schemas.js'
 
 /** The service's values (Unix ms) as the admin API writes them: RFC 3339 strings in UTC. */

@@ -3,25 +3,13 @@ import { parseArgs } from 'node:util'
 import { CLI } from '../banner.js'
 import type { Config } from '../config.js'
 import type { ConfigSource } from '../config-file.js'
+import { HelpRequest, UsageError } from './command-errors.js'
 
 /**
  * The command line of every command: `node:util` parseArgs (strict), a generated --help, and
  * input errors as one line plus where the help is. Commands declare their flags once (name, value,
  * help text); the parser, the help and the error hint all come from that declaration.
  */
-
-/** Bad input to a command: one line and a hint at its --help on stderr, exit status 2. */
-export class UsageError extends Error {}
-
-/** A well-formed command that cannot be done (an unknown id): one line on stderr, exit status 2. */
-export class CommandError extends Error {}
-
-/** `--help` (or `-h`) among a command's arguments: its help on stdout, exit status 0, nothing done. */
-export class HelpRequest extends Error {
-  constructor(readonly help: string) {
-    super('help requested')
-  }
-}
 
 export interface Flag {
   type: 'string' | 'boolean'

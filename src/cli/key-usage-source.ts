@@ -1,11 +1,11 @@
 import { statSync } from 'node:fs'
-import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
 import { banPolicy } from '../limits/index.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import { MemoryLimiter } from '../limits/memory/memory-limiter.js'
 import { LimiterStateFile } from '../limits/memory/state-file.js'
 import { Metrics } from '../ops/metrics.js'
+import { systemClock } from '../shared/clock.js'
 
 /** Where `keys usage` reads the counters from, and how fresh they are. */
 export interface UsageSource {

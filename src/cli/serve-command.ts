@@ -1,4 +1,5 @@
-import { defineCommand, positiveInt, UsageError } from './command-line.js'
+import { UsageError } from './command-errors.js'
+import { defineCommand, positiveInt } from './command-line.js'
 
 export const SERVE = defineCommand(
   {

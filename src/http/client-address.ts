@@ -1,4 +1,4 @@
-import { isIP, isIPv6, SocketAddress } from 'node:net'
+import { isIP, SocketAddress } from 'node:net'
 import type { FastifyRequest } from 'fastify'
 
 // Node 20 has no SocketAddress.parse (22.13+), so the two forms a proxy may append a port in are
@@ -29,22 +29,6 @@ export function parseAddress(value: string): string | undefined {
     return undefined // isIP's pattern and libuv's parser could disagree on an odd zone id
   }
   return IPV4_MAPPED.exec(canonical)?.[1] ?? canonical
-}
-
-/**
- * The identity keyless requests are limited by, for an address from parseAddress. IPv4: the
- * address. IPv6: its /64 prefix, since one client typically holds a whole /64 and could otherwise
- * rotate through addresses at will.
- */
-export function addressIdentity(address: string): string {
-  if (!isIPv6(address)) return 'a:' + address
-  // Canonical form: no leading zeros, lower case. A dotted tail (`::1.2.3.4`) only follows six
-  // zero groups, so counting it as one group never moves the first four.
-  const [head = '', tail] = address.split('::')
-  const left = head ? head.split(':') : []
-  const right = tail ? tail.split(':') : []
-  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
-  return 'a:' + groups.slice(0, 4).join(':') + '::/64'
 }
 
 type AddressedRequest = Pick<FastifyRequest, 'ip' | 'socket' | 'log'>

@@ -1,8 +1,8 @@
 import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import { ApiError, type ErrorCode } from '../shared/errors.js'
 import { parseAddress } from './client-address.js'
-import { ApiError, type ErrorCode } from './errors.js'
 
 /**
  * Errors at the HTTP parser level (a malformed request line, oversized headers, a request that

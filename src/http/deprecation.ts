@@ -1,22 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Clock } from '../clock.js'
-import { ApiError } from './errors.js'
-import { settingsOf } from './route-settings.js'
-
-/**
- * A route's deprecation, set in its route config (`config.deprecation`). Every answer of such a
- * route carries RFC 9745 `Deprecation` (the date it was deprecated, as `@<unix seconds>`),
- * RFC 8594 `Sunset`, and `Link` to the successor and to the route's documentation; from the
- * sunset on it answers 410 Gone. The OpenAPI document marks it deprecated and documents the headers.
- */
-export interface Deprecation {
-  /** When the operation was deprecated (ms since the epoch). */
-  since: number
-  /** When it is removed (ms since the epoch): 410 from then on. */
-  sunset: number
-  /** Path of the operation that replaces it, e.g. /v1/pets. */
-  successor: string
-}
+import type { Clock } from '../shared/clock.js'
+import { ApiError } from '../shared/errors.js'
+import { type Deprecation, settingsOf } from './route-settings.js'
 
 interface Announcement {
   headers: Record<string, string>

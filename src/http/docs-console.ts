@@ -85,21 +85,21 @@ function pageHeaders(apiOrigins: readonly string[]) {
  */
 export async function registerDocsConsole(
   app: FastifyInstance,
-  { documentPath, apiOrigins }: { documentPath: string; apiOrigins: readonly string[] },
+  { documentPath, docsPath, apiOrigins }: { documentPath: string; docsPath: string; apiOrigins: readonly string[] },
 ): Promise<void> {
   const serveAsset = docsAssetHandler()
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, public: true, page: true }
-    if (route.url === '/docs/json' || route.url === '/docs/yaml') {
+    if (route.url === `${docsPath}/json` || route.url === `${docsPath}/yaml`) {
       route.handler = async (_request, reply) => reply.redirect(documentPath, 308)
     }
     // Swagger UI serves its files with @fastify/static under fixed options (any path handed to
     // send, max-age=0, no compression); its file route gets this handler instead.
-    if (route.url === '/docs/static/*') route.handler = serveAsset
+    if (route.url === `${docsPath}/static/*`) route.handler = serveAsset
   })
   await app.register(helmet, pageHeaders(apiOrigins))
   await app.register(swaggerUi, {
-    routePrefix: '/docs',
+    routePrefix: docsPath,
     uiConfig: {
       deepLinking: true,
       docExpansion: 'list',
@@ -109,7 +109,7 @@ export async function registerDocsConsole(
       plugins: PLUGINS,
     },
     theme: { title: 'Animal Store API — reference and console' },
-    logo: { type: 'image/svg+xml', content: LOGO, href: '/docs', target: '_self' },
+    logo: { type: 'image/svg+xml', content: LOGO, href: docsPath, target: '_self' },
     staticCSP: false,
   })
 }

@@ -1,11 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { LimiterUnavailableError } from '../limits/limiter.js'
-import { StorageUnavailableError } from '../storage/storage.js'
-import { ApiError, type ErrorCode } from './errors.js'
+import { BODY_LIMIT_TEXT } from '../shared/body-limit.js'
+import { ApiError, type ErrorCode } from '../shared/errors.js'
+import { LimiterUnavailableError, StorageUnavailableError } from '../shared/outages.js'
 import { describeValidationErrors } from './validation.js'
 
 const BY_FASTIFY_CODE: Record<string, [ErrorCode, string]> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'Request body exceeds the 16 KiB limit'],
+  FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', `Request body exceeds the ${BODY_LIMIT_TEXT} limit`],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Content-Type must be application/json'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request', 'Content-Length does not match the body'],
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_request', 'Request body is empty; expected a JSON object'],

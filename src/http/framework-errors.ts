@@ -1,21 +1,18 @@
 import type { FastifyServerOptions } from 'fastify'
+import { ApiError } from '../shared/errors.js'
 import { requestPath } from './common-headers.js'
 import { sendError } from './error-handler.js'
-import { ApiError } from './errors.js'
-import { runSteps, type Step } from './pipeline.js'
+import { runSteps } from './pipeline.js'
 import type { RouteTable } from './route-settings.js'
 
 /**
  * Fastify answers a malformed percent-encoding in the path, or a parameter over maxParamLength,
  * before any hook runs, in its own shape. Here such a request gets the settings of the route its
  * path was meant for and the same admission steps as any request (headers, authentication and
- * limits), then a 400 in the Error shape.
+ * limits: the app's `admission` decorator, declared once its steps are built), then a 400 in the
+ * Error shape.
  */
-export function frameworkErrorHandler(
-  routes: RouteTable,
-  admission: readonly Step[],
-  maxParamLength: number,
-): NonNullable<FastifyServerOptions['frameworkErrors']> {
+export function frameworkErrorHandler(routes: RouteTable, maxParamLength: number): NonNullable<FastifyServerOptions['frameworkErrors']> {
   return (error, request, reply) => {
     const path = requestPath(request.url)
     request.routeSettings = routes.settingsFor(request.method, path) ?? {}
@@ -24,6 +21,6 @@ export function frameworkErrorHandler(
       error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? new ApiError('invalid_request', `path parameter ${tooLong} is too long (at most ${maxParamLength} characters)`)
         : new ApiError('invalid_request', 'The request path is not valid percent-encoding')
-    runSteps(admission, request, reply, (err) => sendError(request, reply, err ?? problem))
+    runSteps(request.server.admission, request, reply, (err) => sendError(request, reply, err ?? problem))
   }
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { parse } from 'lossless-json'
-import { ApiError } from './errors.js'
+import { ApiError } from '../shared/errors.js'
 
 /**
  * The JSON body parser. JSON.parse would round integers above 2^53 before any validation could

@@ -1,4 +1,5 @@
-import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from './errors.js'
+import { BODY_LIMIT_TEXT } from '../shared/body-limit.js'
+import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../shared/errors.js'
 
 /** OpenAPI fragments shared by the route schemas: the headers every response carries, and errors. */
 export const rateLimitHeaderDocs = {
@@ -30,7 +31,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'The requested animal could not be found.',
   409: 'The request conflicts with the state of the resource (or of an earlier request).',
   410: 'The operation is past its sunset date.',
-  413: 'Request body larger than 16 KiB.',
+  413: `Request body larger than ${BODY_LIMIT_TEXT}.`,
   415: 'Request body is not application/json.',
   422: 'The Idempotency-Key was already used with another body.',
   429: 'Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After.',

@@ -2,6 +2,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 
 export type Done = (error?: Error) => void
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The steps every request takes before routing (headers, shutdown, deprecation notice, authentication and limits). */
+    admission: readonly Step[]
+  }
+}
+
 /**
  * One decision about a request before its body is read (headers, authentication, limits, routing).
  * Callback-style: these run on every request, and a synchronous step costs no promise.

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError } from '../shared/errors.js'
+import { redactKeys } from '../shared/key-redaction.js'
 import { requestPath } from './common-headers.js'
-import { ApiError } from './errors.js'
-import { redactKeys } from './key-redaction.js'
 import type { Done, Step } from './pipeline.js'
 import type { RouteTable } from './route-settings.js'
 

@@ -1,9 +1,23 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
-import type { Deprecation } from './deprecation.js'
+
+/**
+ * A route's deprecation, set in its route config (`config.deprecation`). Every answer of such a
+ * route carries RFC 9745 `Deprecation` (the date it was deprecated, as `@<unix seconds>`),
+ * RFC 8594 `Sunset`, and `Link` to the successor and to the route's documentation; from the
+ * sunset on it answers 410 Gone. The OpenAPI document marks it deprecated and documents the headers.
+ */
+export interface Deprecation {
+  /** When the operation was deprecated (ms since the epoch). */
+  since: number
+  /** When it is removed (ms since the epoch): 410 from then on. */
+  sunset: number
+  /** Path of the operation that replaces it, e.g. /v1/pets. */
+  successor: string
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Health, metrics, docs: no API key and no rate limit. Every other route needs a key. */
+    /** Health, metrics, docs: no credential and no rate limit. Every other route needs an API key, or an admin token with `auth: 'admin'`. */
     public?: boolean
     /** An HTML page (the docs console): it gets its own CSP, not the API's. */
     page?: boolean

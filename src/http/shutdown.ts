@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { ApiError } from './errors.js'
+import { ApiError } from '../shared/errors.js'
 import type { Step } from './pipeline.js'
 
 /** Requests that arrive while draining get a 503 in the Error shape (Fastify already sets Connection: close). */
@@ -12,24 +12,5 @@ export function refuseWhileClosing(app: FastifyInstance): Step {
   return (_request, _reply, done) => {
     if (closing) done(new ApiError('service_unavailable', 'The server is shutting down; retry', { 'retry-after': 1 }))
     else done()
-  }
-}
-
-/**
- * The drain before a graceful stop: from a stop signal, /readyz answers 503 while every request is
- * still served, for SHUTDOWN_DRAIN_MS, so that a load balancer's health checks take the instance
- * out before it stops accepting connections; only then does the server close.
- */
-export class Drain {
-  private startedAt: number | undefined
-
-  get draining(): boolean {
-    return this.startedAt !== undefined
-  }
-
-  /** Resolves after `ms`; /readyz is 503 from now on. */
-  async start(ms: number): Promise<void> {
-    this.startedAt ??= Date.now()
-    if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms))
   }
 }

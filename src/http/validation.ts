@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type SchemaObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv'
 import type { FastifyServerOptions, RouteOptions } from 'fastify'
 import { CONTROL_CHARACTERS_REFUSED, NO_CONTROL_CHARACTERS } from '../control-characters.js'
-import { INT64_MAX, INT64_MIN, toInt64 } from '../int64.js'
+import { INT64_MAX, INT64_MIN, toInt64 } from '../shared/int64.js'
 import { PLAIN_INTEGER } from './json-body.js'
 
 /**

@@ -32,6 +32,9 @@ export interface ApiKeyRecord extends Omit<KeyView, 'state'> {
   hash: string
 }
 
+/** The limiter identity of a key: its quota, shared along its rotation chain. */
+export const limiterIdentity = (record: Pick<ApiKeyRecord, 'quotaId'>): string => 'k:' + record.quotaId
+
 function base62(bytes: Buffer, length: number): string {
   let out = ''
   // Rejection sampling keeps every character uniform (248 = 4 * 62).
@@ -90,11 +93,6 @@ export function isWellFormedAdminToken(token: string): boolean {
 /** SHA-256 in hex. crypto.hash is the one-shot form: about 3x cheaper than a Hash object, and this runs on every request. */
 export function hashKey(key: string): string {
   return hash('sha256', key)
-}
-
-/** The prefix (`as_live_`, `as_test_`, `as_admin_`) and the first 4 random characters. */
-export function displayPrefix(secret: string): string {
-  return secret.slice(0, secret.indexOf('_', 3) + 5)
 }
 
 export function generateKeyId(): string {

@@ -1,6 +1,8 @@
-import { type Clock, systemClock } from '../clock.js'
 import type { Environment } from '../config.js'
 import type { RateLimiter } from '../limits/limiter.js'
+import { type Clock, systemClock } from '../shared/clock.js'
+import { displayPrefix } from '../shared/key-redaction.js'
+import { PLAN_QUOTAS, type PlanName } from '../shared/plans.js'
 import {
   type Actor,
   type AuditAction,
@@ -22,13 +24,9 @@ import {
   type ListKeysQuery,
   type UpdateKeyRequest,
 } from './administration.js'
-import { type ApiKeyRecord, displayPrefix, generateKey, generateKeyId, hashKey } from './api-key.js'
+import { type ApiKeyRecord, generateKey, generateKeyId, hashKey, limiterIdentity } from './api-key.js'
 import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan } from './key-validation.js'
-import { PLAN_QUOTAS, type PlanName } from './plans.js'
 import type { AuditDraft, KeyRepository } from './repository.js'
-
-/** The limiter identity of a key: its quota, shared along its rotation chain. */
-export const limiterIdentity = (record: Pick<ApiKeyRecord, 'quotaId'>): string => 'k:' + record.quotaId
 
 export function keyState(record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: number): KeyState {
   if (record.revokedAt !== null) return 'revoked'
@@ -61,6 +59,11 @@ function newRecord(spec: NewKeySpec, env: Environment, now: number, chain?: { qu
     lastUsedAt: null,
   }
   return { key, record }
+}
+
+/** A new key and its record, its input checked as createKey checks it; nothing is stored. The plain key is never kept. */
+export function newKey(input: CreateKeyRequest, env: Environment, now: number): { key: string; record: ApiKeyRecord } {
+  return newRecord(checkCreate(input, now), env, now)
 }
 
 function checkCreate(input: CreateKeyRequest, now: number): NewKeySpec {
@@ -117,7 +120,7 @@ export class KeyService implements KeyAdministration {
 
   async createKey(input: CreateKeyRequest, ctx: ChangeContext): Promise<{ key: string; view: KeyView }> {
     const now = this.clock.now()
-    const { key, record } = newRecord(checkCreate(input, now), this.options.env, now)
+    const { key, record } = newKey(input, this.options.env, now)
     await this.keys.insertKey(record, this.entry(ctx, 'key.create', record.id, now, describe(record)))
     return { key, view: this.view(record, now) }
   }
@@ -335,18 +338,6 @@ function changedFields(a: Pick<ApiKeyRecord, (typeof FIELDS)[number]>, b: Pick<A
 /** What the audit log keeps of a key: never its secret, its hash, nor its metadata (which may be personal). */
 function describe(r: Pick<ApiKeyRecord, 'name' | 'plan' | 'perMinute' | 'perDay' | 'expiresAt'>): Record<string, unknown> {
   return { name: r.name, plan: r.plan, perMinute: r.perMinute, perDay: r.perDay, expiresAt: r.expiresAt }
-}
-
-/** Creates a key without an audit entry (tests and the benchmark's setup); the plain key is returned once and never stored. */
-export async function createApiKey(
-  keys: KeyRepository,
-  input: CreateKeyRequest,
-  env: Environment,
-  now = Date.now(),
-): Promise<{ key: string; record: ApiKeyRecord }> {
-  const created = newRecord(checkCreate(input, now), env, now)
-  await keys.insertKey(created.record)
-  return created
 }
 
 /**

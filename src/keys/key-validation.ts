@@ -1,6 +1,6 @@
 import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter } from '../control-characters.js'
+import { isPlanName, MAX_CUSTOM_LIMIT, PLAN_NAMES, PLAN_QUOTAS, type PlanName, type Quota } from '../shared/plans.js'
 import { KeyInputError, MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from './administration.js'
-import { isPlanName, MAX_CUSTOM_LIMIT, PLAN_NAMES, PLAN_QUOTAS, type PlanName, type Quota } from './plans.js'
 
 /**
  * The rules of key input, once, for the CLI and the admin API alike. Each error names the field as

@@ -1,6 +1,6 @@
+import type { PlanName } from '../shared/plans.js'
 import type { AuditEntry, KeyState } from './administration.js'
 import type { ApiKeyRecord } from './api-key.js'
-import type { PlanName } from './plans.js'
 
 export interface KeyChangeBatch {
   /** Opaque position to pass to the next call. */

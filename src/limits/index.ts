@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Metrics } from '../ops/metrics.js'
+import type { Clock } from '../shared/clock.js'
 import type { BanPolicy, RateLimiter } from './limiter.js'
 import { MemoryLimiter } from './memory/memory-limiter.js'
 import { LimiterStateFile } from './memory/state-file.js'

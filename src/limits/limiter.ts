@@ -1,4 +1,4 @@
-import type { Quota } from '../keys/plans.js'
+import type { Quota } from '../shared/plans.js'
 
 export interface WindowState {
   limit: number
@@ -64,12 +64,4 @@ export interface RateLimiter {
   /** Rejects when the limiter's backing store is unreachable (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>
-}
-
-/** Thrown when the limiter cannot decide and the configured policy is to fail closed (503). */
-export class LimiterUnavailableError extends Error {
-  constructor(cause?: unknown) {
-    super('rate limiter unavailable', { cause })
-    this.name = 'LimiterUnavailableError'
-  }
 }

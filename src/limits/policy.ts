@@ -1,4 +1,4 @@
-import type { Quota } from '../keys/plans.js'
+import type { Quota } from '../shared/plans.js'
 import type { BanPolicy, LimitDecision, UsageSnapshot } from './limiter.js'
 
 /**
@@ -15,6 +15,8 @@ import type { BanPolicy, LimitDecision, UsageSnapshot } from './limiter.js'
 export const MINUTE_MS = 60_000
 export const DAY_MS = 86_400_000
 export const BAN_MEMORY_MS = DAY_MS
+/** With BAN_THRESHOLD=0 a ban starts after the per-minute limit's worth of refusals, but never fewer (the Redis limiter hands consume.lua the resolved threshold). */
+const MIN_DEFAULT_BAN_THRESHOLD = 10
 
 export interface IdentityState {
   minuteStart: number
@@ -41,8 +43,27 @@ export function freshState(): IdentityState {
 }
 
 export function banThreshold(policy: BanPolicy, quota: Quota): number {
-  return policy.threshold > 0 ? policy.threshold : Math.max(10, quota.perMinute)
+  return policy.threshold > 0 ? policy.threshold : Math.max(MIN_DEFAULT_BAN_THRESHOLD, quota.perMinute)
 }
+
+/** The ban rule in the words of the OpenAPI document, from the configured policy (BAN_*), so the document never says other than the limiter does. */
+export function banRuleText(policy: BanPolicy): string {
+  const trigger =
+    policy.threshold > 0
+      ? `${policy.threshold} refused requests in one minute`
+      : `as many refused requests in one minute as the per-minute limit, at least ${MIN_DEFAULT_BAN_THRESHOLD}`
+  const memory = `${BAN_MEMORY_MS / 3_600_000} h`
+  return `Sending on while limited (${trigger}) starts a temporary ban: 429 \`key_banned\`, ${duration(policy.baseSeconds)}, doubling with each further ban within ${memory}, up to ${duration(policy.maxSeconds)}.`
+}
+
+const duration = (seconds: number): string =>
+  seconds === 3600
+    ? 'one hour'
+    : seconds % 3600 === 0
+      ? `${seconds / 3600} h`
+      : seconds % 60 === 0 && seconds >= 120
+        ? `${seconds / 60} min`
+        : `${seconds} s`
 
 export function banSeconds(policy: BanPolicy, level: number): number {
   return Math.min(policy.baseSeconds * 2 ** Math.min(level - 1, 30), policy.maxSeconds)

@@ -1,15 +1,22 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { type Static, Type } from 'typebox'
-import type { Drain } from '../http/shutdown.js'
-import type { RateLimiter } from '../limits/limiter.js'
-import type { Storage } from '../storage/storage.js'
+import type { Drain } from '../shared/drain.js'
 import { SERVICE_VERSION } from '../version.js'
 import type { Metrics } from './metrics.js'
 
+/** What /readyz checks: the store or the limiter, by its kind (sqlite, redis, …). */
+export interface Dependency {
+  readonly kind: string
+  /** Rejects when the dependency cannot answer. */
+  ping(): Promise<void>
+}
+
 export interface OpsRoutesOptions {
-  storage: Storage
-  limiter: RateLimiter
+  storage: Dependency
+  limiter: Dependency
   metrics: Metrics
+  /** Where `GET /` says the API reference (`docs`) and the OpenAPI document (`openapi`) are. */
+  reference: { docs: string; openapi: string }
   /** Draining before a stop: not ready, whatever the dependencies say. */
   drain?: Drain | undefined
   /** When the limiter fails closed, the service is not ready without it. */
@@ -39,7 +46,7 @@ const ServiceIndex = Type.Object(
 /** Health, readiness and metrics, outside /v1, with no key and no rate limit. */
 export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (
   app,
-  { storage, limiter, metrics, drain, limiterRequired, listener },
+  { storage, limiter, metrics, reference, drain, limiterRequired, listener },
 ) => {
   if (listener === 'main') {
     let serviceIndex: Static<typeof ServiceIndex> | undefined
@@ -48,8 +55,8 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (
         name: 'Animal Store API',
         version: app.swagger().info.version,
         serviceVersion: SERVICE_VERSION,
-        docs: '/docs',
-        openapi: '/v1/openapi.json',
+        docs: reference.docs,
+        openapi: reference.openapi,
       }
       return serviceIndex
     })

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache'
-import type { Int64 } from '../int64.js'
+import type { Int64 } from '../shared/int64.js'
 import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from './repository.js'
 import type { NewPet, Pet } from './schemas.js'
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import type { Clock } from '../clock.js'
-import { ApiError } from '../http/errors.js'
+import type { Clock } from '../shared/clock.js'
+import { ApiError } from '../shared/errors.js'
 import type { IdempotencyClaim, PetRepository } from './repository.js'
 import type { NewPet, Pet } from './schemas.js'
 

@@ -1,4 +1,4 @@
-import type { Int64 } from '../int64.js'
+import type { Int64 } from '../shared/int64.js'
 import type { NewPet, Pet, PetStatus } from './schemas.js'
 
 export interface ListPetsOptions {

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { NOT_BLANK } from '../http/validation.js'
-import type { Int64 } from '../int64.js'
+import type { Int64 } from '../shared/int64.js'
 
 /**
  * One TypeBox schema per shape: validation, serialization, the OpenAPI document and these types.

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js'
+import { type Config, isPostgresUrl } from '../config.js'
 import { UnusableFileError } from '../file-location.js'
 import { redactUrl, StartupError } from '../startup-error.js'
 import type { ServerLock } from './sqlite/server-lock.js'
@@ -9,7 +9,7 @@ import type { Storage } from './storage.js'
  * A database that cannot be opened or reached is a StartupError naming DATABASE_URL and the cause.
  */
 export async function openStorage(config: Pick<Config, 'databaseUrl' | 'databaseListenUrl' | 'durability'>): Promise<Storage> {
-  if (/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
+  if (isPostgresUrl(config.databaseUrl)) {
     const { PostgresStorage } = await import('./postgres/postgres-storage.js')
     const { describeConnectFailure } = await import('./postgres/connection.js')
     try {

@@ -1,6 +1,6 @@
 import type { AuditAction, AuditEntry } from '../keys/administration.js'
 import type { ApiKeyRecord } from '../keys/api-key.js'
-import type { PlanName } from '../keys/plans.js'
+import type { PlanName } from '../shared/plans.js'
 
 /** An api_keys row as both SQL stores return it (same column names in both migrations). */
 export interface KeyRow {

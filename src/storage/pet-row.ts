@@ -1,5 +1,5 @@
-import { type Int64, toInt64 } from '../int64.js'
 import type { Pet, PetStatus } from '../pets/schemas.js'
+import { type Int64, toInt64 } from '../shared/int64.js'
 
 /** A pets row as both SQL stores return it (same column names in both migrations). */
 export interface PetRow {

@@ -1,4 +1,5 @@
-import type { AdminTokenRepository, AuditRepository } from '../keys/administration.js'
+import type { AdminTokenRepository } from '../admin/admin-token-repository.js'
+import type { AuditRepository } from '../keys/administration.js'
 import type { KeyRepository } from '../keys/repository.js'
 import type { PetRepository } from '../pets/repository.js'
 
@@ -14,12 +15,4 @@ export interface Storage {
   /** Rejects when the engine cannot answer a trivial query (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>
-}
-
-/** Thrown by a store when its engine is unreachable; the HTTP layer answers 503. */
-export class StorageUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('storage unavailable', { cause })
-    this.name = 'StorageUnavailableError'
-  }
 }

@@ -1,15 +1,8 @@
 /** The admin token format: its own prefix, the API keys' checksum, a display prefix, redaction. */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { redactKeys } from '../../src/http/key-redaction.js'
-import {
-  displayPrefix,
-  generateAdminToken,
-  generateKey,
-  isWellFormedAdminToken,
-  isWellFormedKey,
-  looksLikeApiKey,
-} from '../../src/keys/api-key.js'
+import { generateAdminToken, generateKey, isWellFormedAdminToken, isWellFormedKey, looksLikeApiKey } from '../../src/keys/api-key.js'
+import { displayPrefix, redactKeys } from '../../src/shared/key-redaction.js'
 
 test('as_admin_ + 32 base62 + a 6-character checksum; any one-character change is refused', () => {
   const token = generateAdminToken()

@@ -10,7 +10,7 @@ import type { Options as AjvOptions } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { LightMyRequestResponse } from 'fastify'
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
-import { StorageUnavailableError } from '../../src/storage/storage.js'
+import { StorageUnavailableError } from '../../src/shared/outages.js'
 import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/

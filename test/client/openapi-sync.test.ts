@@ -5,7 +5,7 @@ import ts from 'typescript'
 import { ERROR_CODES } from '../../client/src/index.js'
 // @ts-expect-error: a plain .mjs script, run by tsx
 import { generateClientFiles, OPENAPI_JSON, SCHEMA_TS } from '../../scripts/openapi.mjs'
-import { ERROR_STATUS } from '../../src/http/errors.js'
+import { ERROR_STATUS } from '../../src/shared/errors.js'
 
 const STALE =
   "is stale: the service's OpenAPI document changed. Run `npm run openapi`, then `npm run typecheck` (the client must still compile), and commit both files"

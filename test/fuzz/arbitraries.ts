@@ -6,9 +6,7 @@
  * tokens at run time) so a failure's counterexample reads well and shrinks.
  */
 import fc from 'fast-check'
-
-export const INT64_MIN = -(2n ** 63n)
-export const INT64_MAX = 2n ** 63n - 1n
+import { INT64_MAX, INT64_MIN } from '../../src/shared/int64.js'
 
 // ---------------------------------------------------------------------------------------------
 // Numbers and strings

@@ -8,8 +8,8 @@
  */
 import fc from 'fast-check'
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
-import type { Clock } from '../../src/clock.js'
 import { IDEMPOTENCY_RETENTION_MS } from '../../src/pets/idempotency.js'
+import type { Clock } from '../../src/shared/clock.js'
 import { clientAddress, credentialOf, type FuzzStats, type Observer, REQUEST_TIMEOUT_MS } from './endpoint.js'
 import type { Expectation } from './oracle.js'
 import { MALFORMED_TOKENS, renderObject, validObjectEntries } from './requests.js'

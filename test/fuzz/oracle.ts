@@ -16,15 +16,13 @@ import type { Ajv, Options as AjvOptions, ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
-import { ERROR_STATUS } from '../../src/http/errors.js'
+import { ERROR_STATUS } from '../../src/shared/errors.js'
+import { INT64_MAX, INT64_MIN } from '../../src/shared/int64.js'
 import { ApiSurface, type FuzzOperation, type Schema } from './surface.js'
 import type { WireResponse } from './transport.js'
 
 /** An operationId of the document the oracle judges against. */
 export type OperationId = string
-
-export const INT64_MIN = -(2n ** 63n)
-export const INT64_MAX = 2n ** 63n - 1n
 
 /** A documented header whose description says it is conditional ("present only when…", "Present on a replay…") may be absent. */
 const CONDITIONAL_HEADER = /\bpresent (only|on)\b/i

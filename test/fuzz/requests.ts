@@ -6,6 +6,7 @@
  * names an operation: a new operation in a document is fuzzed without a change here.
  */
 import fc from 'fast-check'
+import { INT64_MAX, INT64_MIN } from '../../src/shared/int64.js'
 import {
   type AbuseCase,
   bodyMutation,
@@ -14,8 +15,6 @@ import {
   contentType,
   FOREIGN_PATHS,
   INT_SEGMENTS,
-  INT64_MAX,
-  INT64_MIN,
   int64Literal,
   jsonKeyAmong,
   jsonNumberLiteral,

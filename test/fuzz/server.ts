@@ -4,9 +4,10 @@
  * auth choices stand for; the oracles of both OpenAPI documents; and the model of what each
  * Idempotency-Key created (idempotency.ts).
  */
-import type { ManualClock } from '../../src/clock.js'
-import { createApiKey } from '../../src/keys/key-service.js'
+
+import type { ManualClock } from '../../src/shared/clock.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { createApiKey } from '../helpers/keys.js'
 import { AdminFixture } from './admin.js'
 import { UNAUTHENTICATED_CHOICES } from './arbitraries.js'
 import { type Credentials, type Endpoint, probeLoopbackBlock, REQUEST_TIMEOUT_MS } from './endpoint.js'

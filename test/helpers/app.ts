@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify'
 import { type AppDependencies, buildApp } from '../../src/app.js'
-import { type Clock, ManualClock } from '../../src/clock.js'
 import { type Config, loadConfig } from '../../src/config.js'
-import { type CreateKeyInput, createApiKey } from '../../src/keys/key-service.js'
+import type { CreateKeyInput } from '../../src/keys/key-service.js'
 import { banPolicy } from '../../src/limits/index.js'
 import type { RateLimiter } from '../../src/limits/limiter.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
+import { type Clock, ManualClock } from '../../src/shared/clock.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
+import { createApiKey } from './keys.js'
 
 // One implementation, shared with the process tests, the benchmark and the soak.
 export { bearer } from '../../bench/lib/http.mjs'

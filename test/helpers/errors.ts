@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { ERROR_STATUS } from '../../src/http/errors.js'
+import { ERROR_STATUS } from '../../src/shared/errors.js'
 
 /** An answer as app.inject gives it (statusCode), or as a socket-level client parses it (status). */
 export type AnyResponse =

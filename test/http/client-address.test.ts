@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { addressIdentity, createClientAddress, parseAddress } from '../../src/http/client-address.js'
+import { addressIdentity } from '../../src/auth/address-identity.js'
+import { createClientAddress, parseAddress } from '../../src/http/client-address.js'
 
 const identityOf = (value: string) => addressIdentity(parseAddress(value)!)
 

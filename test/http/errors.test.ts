@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { toApiError } from '../../src/http/error-handler.js'
-import { ERROR_STATUS } from '../../src/http/errors.js'
-import { LimiterUnavailableError, type RateLimiter } from '../../src/limits/limiter.js'
+import type { RateLimiter } from '../../src/limits/limiter.js'
+import { ERROR_STATUS } from '../../src/shared/errors.js'
+import { LimiterUnavailableError, StorageUnavailableError } from '../../src/shared/outages.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { StorageUnavailableError } from '../../src/storage/storage.js'
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
 
 const shape = (body: string) => Object.keys(JSON.parse(body)).sort()

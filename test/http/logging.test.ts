@@ -8,16 +8,16 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
 import { buildApp } from '../../src/app.js'
-import { ManualClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { generateAdminToken } from '../../src/keys/api-key.js'
-import { createApiKey } from '../../src/keys/key-service.js'
 import { banPolicy } from '../../src/limits/index.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { createLogger, infoLines } from '../../src/logger.js'
 import { Metrics } from '../../src/ops/metrics.js'
+import { ManualClock } from '../../src/shared/clock.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { TEST_NOW } from '../helpers/app.js'
+import { createApiKey } from '../helpers/keys.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 

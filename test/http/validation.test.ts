@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { createApiKey } from '../../src/keys/key-service.js'
 import { type AdminTestApp, buildAdminTestApp } from '../admin/helpers.js'
 import { bearer } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'
+import { createApiKey } from '../helpers/keys.js'
 
 interface Operation {
   operationId: string

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
 import { KeyInputError } from '../../src/keys/administration.js'
-import { displayPrefix, generateKey, hashKey, isWellFormedKey } from '../../src/keys/api-key.js'
+import { generateKey, hashKey, isWellFormedKey } from '../../src/keys/api-key.js'
 import { checkLimits, checkName, checkPlan } from '../../src/keys/key-validation.js'
+import { displayPrefix } from '../../src/shared/key-redaction.js'
 
 function validateKeyInput(input: { plan: string; name: string; perMinute?: number; perDay?: number }) {
   const plan = checkPlan(input.plan)

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { type ApiKeyRecord, hashKey } from '../../src/keys/api-key.js'
 import { KeyResolver } from '../../src/keys/key-resolver.js'
-import { createApiKey } from '../../src/keys/key-service.js'
 import type { KeyRepository } from '../../src/keys/repository.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
+import { createApiKey } from '../helpers/keys.js'
 
 test('a lookup that races a revocation is not cached (regression)', async () => {
   const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })

@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
-import { ManualClock, systemClock } from '../../src/clock.js'
 import type { BanPolicy, LimitDecision, RateLimiter } from '../../src/limits/limiter.js'
-import { LimiterUnavailableError } from '../../src/limits/limiter.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { DAY_MS, freshState, MINUTE_MS, peekState } from '../../src/limits/policy.js'
+import { ManualClock, systemClock } from '../../src/shared/clock.js'
+import { LimiterUnavailableError } from '../../src/shared/outages.js'
 import { requireService } from '../helpers/services.js'
 import { awayFromBoundary } from '../helpers/windows.js'
 import { redisLimiter, uniqueIdentity } from './redis-harness.js'

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { ManualClock } from '../../src/clock.js'
-import type { Quota } from '../../src/keys/plans.js'
 import type { BanPolicy, LimitDecision } from '../../src/limits/limiter.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { DAY_MS, MINUTE_MS } from '../../src/limits/policy.js'
+import { ManualClock } from '../../src/shared/clock.js'
+import type { Quota } from '../../src/shared/plans.js'
 
 // The policy details that need time to move; the behaviour shared with Redis is in the contract suite.
 const MIDDAY = Date.UTC(2026, 10, 21, 12, 0, 30)

@@ -3,12 +3,12 @@
  * contract (test/limits/) and the Redis outage tests (test/faults/redis-limiter-outage.test.ts).
  */
 import { randomUUID } from 'node:crypto'
-import { systemClock } from '../../src/clock.js'
-import type { Quota } from '../../src/keys/plans.js'
 import type { BanPolicy } from '../../src/limits/limiter.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { RedisLimiter, type RedisLimiterOptions } from '../../src/limits/redis/redis-limiter.js'
 import { Metrics } from '../../src/ops/metrics.js'
+import { systemClock } from '../../src/shared/clock.js'
+import type { Quota } from '../../src/shared/plans.js'
 import { REDIS_URL } from '../helpers/services.js'
 
 /** One run's keys live under their own prefix: parallel runs never collide, and cleanup is exact. */

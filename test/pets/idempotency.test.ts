@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { ManualClock } from '../../src/clock.js'
 import { fingerprintOf, IDEMPOTENCY_RETENTION_MS, IdempotentCreates, parseIdempotencyKey } from '../../src/pets/idempotency.js'
 import type { PetRepository } from '../../src/pets/repository.js'
-import { StorageUnavailableError } from '../../src/storage/storage.js'
+import type { ManualClock } from '../../src/shared/clock.js'
+import { StorageUnavailableError } from '../../src/shared/outages.js'
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
 
 function assertError(res: { statusCode: number; body: string }, status: number, code: string, mentions?: RegExp) {

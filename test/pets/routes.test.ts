@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { ManualClock } from '../../src/clock.js'
+import type { ManualClock } from '../../src/shared/clock.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'

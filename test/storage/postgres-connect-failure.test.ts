@@ -1,8 +1,8 @@
 /** describeConnectFailure: the cause of a failed PostgreSQL start, for every shape pg and Node report it in. */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { StorageUnavailableError } from '../../src/shared/outages.js'
 import { describeConnectFailure, serverAddress } from '../../src/storage/postgres/connection.js'
-import { StorageUnavailableError } from '../../src/storage/storage.js'
 
 const URL = 'postgres://app:s3cret@db.internal:6543/store'
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code })

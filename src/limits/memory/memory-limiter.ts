@@ -1,5 +1,5 @@
-import type { Clock } from '../../clock.js'
-import type { Quota } from '../../keys/plans.js'
+import type { Clock } from '../../shared/clock.js'
+import type { Quota } from '../../shared/plans.js'
 import type { BanPolicy, LimitDecision, RateLimiter, UsageSnapshot } from '../limiter.js'
 import { consumeOne, freshState, type IdentityState, isStale, peekState } from '../policy.js'
 import type { LimiterStateFile } from './state-file.js'

@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
-import { type RedisTarget, redisTarget } from '../../config.js'
+import { redisTarget } from '../../config.js'
+import type { RedisTarget } from '../../redis-url.js'
 
 export interface RedisConnectionOptions {
   commandTimeoutMs: number

@@ -1,4 +1,4 @@
-import type { AdminTokenRecord, AdminTokenRepository } from '../../keys/administration.js'
+import type { AdminTokenRecord, AdminTokenRepository } from '../../admin/admin-token-repository.js'
 import { type AdminTokenRow, toAdminTokenRecord } from '../admin-token-row.js'
 import type { Db } from './connection.js'
 

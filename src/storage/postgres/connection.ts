@@ -1,6 +1,6 @@
 import pg from 'pg'
-import { type Int64, toInt64 } from '../../int64.js'
-import { StorageUnavailableError } from '../storage.js'
+import { type Int64, toInt64 } from '../../shared/int64.js'
+import { StorageUnavailableError } from '../../shared/outages.js'
 
 /** Client-side limits: every call either answers or fails fast, so a dead server means 503s, not hangs. */
 export const TIMEOUTS = {

@@ -1,6 +1,6 @@
-import { INT64_MAX, INT64_MIN, type Int64 } from '../../int64.js'
 import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet } from '../../pets/schemas.js'
+import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
 import { type PetRow, toPet } from '../pet-row.js'
 import { type Db, int8Param } from './connection.js'
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
-import { type Int64, toInt64 } from '../../int64.js'
 import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
+import { type Int64, toInt64 } from '../../shared/int64.js'
 import { type PetRow, toPet } from '../pet-row.js'
 
 interface PendingInsert {

@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ManualClock } from '../../../src/clock.js'
-import type { Quota } from '../../../src/keys/plans.js'
 import type { BanPolicy, LimitDecision } from '../../../src/limits/limiter.js'
 import { MemoryLimiter } from '../../../src/limits/memory/memory-limiter.js'
 import { LimiterStateFile, STATE_FILE_FORMAT, STATE_FILE_VERSION } from '../../../src/limits/memory/state-file.js'
 import { DAY_MS } from '../../../src/limits/policy.js'
+import { ManualClock } from '../../../src/shared/clock.js'
+import type { Quota } from '../../../src/shared/plans.js'
 
 const MIDDAY = Date.UTC(2026, 10, 21, 12, 0, 30)
 const POLICY: BanPolicy = { threshold: 3, baseSeconds: 60, maxSeconds: 3600 }

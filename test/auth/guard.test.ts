@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { ManualClock } from '../../src/clock.js'
 import { generateKey } from '../../src/keys/api-key.js'
+import type { ManualClock } from '../../src/shared/clock.js'
 import { bearer, buildTestApp, TEST_NOW, type TestApp } from '../helpers/app.js'
 
 describe('authentication', () => {

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox'
+import { BODY_LIMIT_TEXT } from './body-limit.js'
 
 /**
  * The closed list of error codes. Every error the service sends carries one of these, with the
@@ -40,7 +41,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     "The change conflicts with the resource's state: the key is revoked, or was rotated (change its successor), or has expired (rotation).",
   idempotency_conflict: 'A request with the same Idempotency-Key is still being processed; retry after Retry-After seconds.',
   gone: 'The operation has passed its sunset date and was removed.',
-  payload_too_large: 'The request body is larger than 16 KiB.',
+  payload_too_large: `The request body is larger than ${BODY_LIMIT_TEXT}.`,
   unsupported_media_type: 'The request body is not application/json.',
   idempotency_key_reused: 'The Idempotency-Key was already used with a different request body.',
   headers_too_large: 'The request headers are too large or too many.',

@@ -1,7 +1,7 @@
 /** The rate-limit headers of refused requests: exhausted windows, bans, and keys whose day is the tighter limit. */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ManualClock } from '../../src/clock.js'
+import type { ManualClock } from '../../src/shared/clock.js'
 import { bearer, buildTestApp, TEST_NOW } from '../helpers/app.js'
 
 const NOW_S = TEST_NOW / 1000

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { redactKeys } from '../../src/http/key-redaction.js'
 import { generateAdminToken, generateKey } from '../../src/keys/api-key.js'
+import { redactKeys } from '../../src/shared/key-redaction.js'
 
 /** Every character percent-encoded, with upper- or lower-case hex digits. */
 const encodeAll = (text: string, hexCase: 'upper' | 'lower') =>

@@ -1,4 +1,7 @@
-import { displayPrefix } from '../keys/api-key.js'
+/** The prefix (`as_live_`, `as_test_`, `as_admin_`) and the first 4 random characters. */
+export function displayPrefix(secret: string): string {
+  return secret.slice(0, secret.indexOf('_', 3) + 5)
+}
 
 /**
  * A key or admin token pasted into a URL (by mistake) must not reach a log or an answer: only its
