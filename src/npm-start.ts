@@ -1,6 +1,6 @@
 /**
  * What `npm start` runs (`exec node dist/npm-start.js`): the server as a child process, and the one
- * stop signal passed on to it. Supervisors run `node dist/server.js` itself (README).
+ * stop signal passed on to it. Supervisors run `node dist/server.js` itself (docs/operations.md).
  *
  * npm passes SIGTERM/SIGINT on to the shell it runs a script in, and `sh -c` (dash) neither execs
  * its command nor passes signals on: SIGTERM killed the shell and left the server running without

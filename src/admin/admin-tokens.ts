@@ -114,7 +114,7 @@ export class AdminTokenResolver {
 }
 
 export const ADMIN_UNAUTHORIZED: Record<AdminAuthProblem, string> = {
-  // The README's command, as it runs in the project directory (`animal-store` is not on the PATH there).
+  // The command as docs/keys.md and the banner give it, run in the project directory (`animal-store` is not on the PATH there).
   missing: `Missing admin token: send Authorization: Bearer ${ADMIN_TOKEN_PREFIX}… (create one with: ${CLI} admin-tokens create --name NAME)`,
   malformed: `Malformed Authorization header: expected Bearer ${ADMIN_TOKEN_PREFIX}…`,
   api_key: `API keys cannot call the admin API: send an admin token (${ADMIN_TOKEN_PREFIX}…)`,

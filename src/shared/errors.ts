@@ -4,8 +4,8 @@ import { BODY_LIMIT_TEXT } from './body-limit.js'
 /**
  * The closed list of error codes. Every error the service sends carries one of these, with the
  * HTTP status fixed here and nowhere else. The OpenAPI document's error table and Error enum are
- * built from it; the README's table is kept in step by hand (test/http/openapi.test.ts checks the
- * document).
+ * built from it; the table in docs/api.md is kept in step by hand (test/http/openapi.test.ts
+ * compares it with the document).
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
