@@ -35,13 +35,27 @@ export interface RedisHarness {
   log: RecordingLog
 }
 
-/** A RedisLimiter on REDIS_URL (or `options.url`) under RUN_PREFIX. */
+/**
+ * A RedisLimiter on REDIS_URL (or `options.url`) under RUN_PREFIX. Its command timeout is 10 s
+ * unless given: on a loaded machine (test files run concurrently) a command can take longer than
+ * the service's 500 ms, and the limiter would then decide with its fallback, which is not what a
+ * test of Redis' decisions compares. The timeout and outage tests set their own.
+ */
 export function redisLimiter(options: Partial<RedisLimiterOptions> & { policy?: BanPolicy } = {}): RedisHarness {
   const policy = options.policy ?? DEFAULT_POLICY
   const fallback = new MemoryLimiter(systemClock, policy)
   const metrics = new Metrics({ defaultMetrics: false })
   const log = new RecordingLog()
-  const limiter = new RedisLimiter({ url: REDIS_URL, keyPrefix: RUN_PREFIX, fallback, metrics, log, ...options, policy })
+  const limiter = new RedisLimiter({
+    url: REDIS_URL,
+    keyPrefix: RUN_PREFIX,
+    fallback,
+    metrics,
+    log,
+    commandTimeoutMs: 10_000,
+    ...options,
+    policy,
+  })
   return { limiter, fallback, metrics, log }
 }
 
