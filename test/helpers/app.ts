@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
-import { type AppDependencies, buildApp } from '../../src/app.js'
+import type { AppDependencies } from '../../src/app.js'
 import { type Clock, ManualClock } from '../../src/clock.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { type CreateKeyInput, createApiKey } from '../../src/keys/key-service.js'
-import { banPolicy } from '../../src/limits/index.js'
 import type { RateLimiter } from '../../src/limits/limiter.js'
-import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
+import type { Metrics } from '../../src/ops/metrics.js'
+import { buildService } from '../../src/service.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
 
@@ -18,6 +18,7 @@ export interface TestApp {
   limiter: RateLimiter
   clock: Clock
   config: Config
+  metrics: Metrics
   /**
    * The admin listener's app (admin API, /metrics), built on first use from the same storage,
    * limiter, clock and metrics, calling this app's key service, as the server builds it.
@@ -45,39 +46,28 @@ export async function buildTestApp(
     logger?: AppDependencies['logger']
   } = {},
 ): Promise<TestApp> {
-  const config = loadConfig({ BOOTSTRAP_KEY: 'false', ...options.env })
-  const clock = options.clock ?? new ManualClock(TEST_NOW)
-  const storage = options.storage ?? new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
-  const limiter = options.limiter ?? new MemoryLimiter(clock, banPolicy(config))
-  const app = await buildApp({ config, storage, limiter, clock, logger: options.logger })
-  await app.ready()
-  let admin: Promise<FastifyInstance> | undefined
+  const config = testConfig(options.env)
+  const { app, storage, limiter, clock, metrics, admin, close } = await buildService(config, {
+    clock: options.clock ?? new ManualClock(TEST_NOW),
+    storage: options.storage ?? memoryStorage(),
+    limiter: options.limiter,
+    logger: options.logger,
+  })
   return {
     app,
     storage,
     limiter,
     clock,
     config,
-    admin: () => {
-      admin ??= buildAdminApp(app, { config, storage, limiter, clock })
-      return admin
-    },
+    metrics,
+    admin,
     key: async (input = {}) => (await createApiKey(storage.keys, { plan: 'free', name: 'test', ...input }, config.env)).key,
-    close: async () => {
-      await (await admin)?.close()
-      await app.close()
-      await limiter.close()
-      await storage.close()
-    },
+    close,
   }
 }
 
-/** The admin listener's app beside `main`, sharing its dependencies (as server.ts builds it). */
-export async function buildAdminApp(
-  main: FastifyInstance,
-  deps: { config: Config; storage: Storage; limiter: RateLimiter; clock: Clock },
-): Promise<FastifyInstance> {
-  const admin = await buildApp({ ...deps, metrics: main.metrics, listener: 'admin', keyAdmin: main.keyService })
-  await admin.ready()
-  return admin
-}
+/** The configuration of an empty environment (no first key), overridden by `env`. */
+export const testConfig = (env: Record<string, string> = {}): Config => loadConfig({ BOOTSTRAP_KEY: 'false', ...env })
+
+/** A fresh in-memory SQLite store. */
+export const memoryStorage = (): Storage => new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
