@@ -10,7 +10,7 @@ import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
 
 // One implementation, shared with the process tests, the benchmark and the soak.
-export { bearer } from '../../bench/lib/http.mjs'
+export { bearer } from '../../tools/http.mjs'
 
 export interface TestApp {
   app: FastifyInstance
