@@ -33,7 +33,7 @@ const KINDS = {
     'storage',
     'project',
   ],
-  http: ['http', 'pets', 'ops', 'fuzz', 'admin'],
+  http: ['service.test.ts', 'http', 'pets', 'ops', 'fuzz', 'admin'],
   system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client', 'docs'],
 }
 

@@ -33,9 +33,9 @@ export interface TestApp {
 export const TEST_NOW = Date.UTC(2026, 10, 21, 12, 0, 30)
 
 /**
- * Builds the app for app.inject tests: in-memory SQLite and limiter and a manual clock unless
- * given others. Config starts from the defaults of an empty environment, overridden by `env`. No
- * logging unless given a `logger`.
+ * Builds the service for app.inject tests, as the server does (buildService): in-memory SQLite
+ * and limiter and a manual clock unless given others. Config starts from the defaults of an empty
+ * environment, overridden by `env`. No logging unless given a `logger`.
  */
 export async function buildTestApp(
   options: {
