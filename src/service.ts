@@ -61,7 +61,12 @@ export async function buildService(config: Config, overrides: ServiceOverrides =
     let admin: Promise<FastifyInstance> | undefined
     const buildAdmin = async () => {
       const adminApp = await buildApp({ ...deps, listener: 'admin', keyAdmin: app.keyService })
-      await adminApp.ready()
+      try {
+        await adminApp.ready()
+      } catch (error) {
+        await adminApp.close().catch(() => {})
+        throw error
+      }
       return adminApp
     }
     return {
