@@ -34,7 +34,7 @@
  * Progress goes to stderr; one JSON summary to stdout. Only 127.0.0.1; the server and the temp
  * directory are removed at the end, also on failure, Ctrl-C or SIGTERM (SOAK_KEEP_DIR=1 keeps the
  * directory). SOAK_SERVER: dist (default: node dist/server.js and dist/cli.js) or tsx (src/*.ts
- * through tsx). Processes, ports, health checks and /proc readings come from bench/lib.
+ * through tsx). Processes, ports, health checks and /proc readings come from tools/ (and bench/lib/children.mjs).
  */
 import { createReadStream, existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -44,10 +44,10 @@ import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { bearer, freePort, waitHealthy } from '../tools/http.mjs'
+import { CLK_TCK, countFds, readMemory, readProcTimes } from '../tools/proc.mjs'
+import { serviceEnv } from '../tools/service-env.mjs'
 import { installGuards, onCleanup, run, shutdown, start, stop } from './lib/children.mjs'
-import { serviceEnv } from './lib/env.mjs'
-import { bearer, freePort, waitHealthy } from './lib/http.mjs'
-import { CLK_TCK, countFds, readMemory, readProcTimes } from './lib/proc.mjs'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 

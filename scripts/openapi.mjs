@@ -17,24 +17,16 @@ export const SCHEMA_TS = fileURLToPath(new URL('../client/src/schema.ts', import
 
 /** The document as a server with the default configuration publishes it. */
 export async function buildOpenApiDocument() {
-  const { buildApp } = await import('../src/app.ts')
   const { loadConfig } = await import('../src/config.ts')
-  const { banPolicy } = await import('../src/limits/index.ts')
-  const { MemoryLimiter } = await import('../src/limits/memory/memory-limiter.ts')
+  const { buildService } = await import('../src/service.ts')
   const { SqliteStorage } = await import('../src/storage/sqlite/sqlite-storage.ts')
-  const { systemClock } = await import('../src/shared/clock.ts')
   // The default configuration (no PUBLIC_BASE_URL): the same document on every machine.
   const config = loadConfig({ BOOTSTRAP_KEY: 'false' })
-  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
-  const limiter = new MemoryLimiter(systemClock, banPolicy(config))
-  const app = await buildApp({ config, storage, limiter })
+  const service = await buildService(config, { storage: new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' }) })
   try {
-    await app.ready()
-    return app.swagger()
+    return service.app.swagger()
   } finally {
-    await app.close()
-    await limiter.close()
-    await storage.close()
+    await service.close()
   }
 }
 

@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import { buildApp } from './app.js'
 import { adminBannerLine, cliCommand, configurationLines, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { type Config, ConfigError } from './config.js'
 import { type ConfigSource, loadConfiguration, takeConfigFileOption } from './config-file.js'
@@ -13,6 +12,7 @@ import { createLimiter } from './limits/index.js'
 import type { RateLimiter } from './limits/limiter.js'
 import { createLogger } from './logger.js'
 import { Metrics } from './ops/metrics.js'
+import { buildService } from './service.js'
 import { systemClock } from './shared/clock.js'
 import { Drain } from './shared/drain.js'
 import { redactUrl, StartupError, startFailureLine } from './startup-error.js'
@@ -26,7 +26,7 @@ import { lockStorage, openStorage } from './storage/index.js'
 const STARTUP_DEADLINE_MS = 90_000
 
 /**
- * Starts one server process: storage (migrated), limiter, app, listen; closes all on SIGTERM/SIGINT.
+ * Starts one server process: storage (migrated), its lock, limiter, the service (service.ts), listen; closes all on SIGTERM/SIGINT.
  * A start that fails rejects with a StartupError (or ConfigError) after closing what it opened.
  * `source` (where the configuration came from) makes the CLI commands it prints act on the same.
  */
@@ -62,19 +62,14 @@ export async function startServer(config: Config, source: ConfigSource): Promise
 
     phase = 'building the app'
     const drain = new Drain()
-    const app = await buildApp({ config, storage, limiter, metrics, logger: log, drain })
-    opened.push(app)
+    const service = await buildService(config, { storage, limiter, metrics, logger: log, drain })
+    // The service closes the limiter and storage from here on; the lock is released after them.
+    opened.splice(0, opened.length, ...(lock === undefined ? [] : [lock]), service)
+    const { app } = service
     limitConnections(app, config)
-    // The admin listener (admin API and /metrics; ADMIN_PORT=off: none), built from the same
-    // dependencies and calling the main app's key service (whose last-used batch the usage numbers include).
-    const adminApp =
-      config.adminPort === undefined
-        ? undefined
-        : await buildApp({ config, storage, limiter, metrics, logger: log, drain, listener: 'admin', keyAdmin: app.keyService })
-    if (adminApp !== undefined) {
-      opened.push(adminApp)
-      limitConnections(adminApp, config)
-    }
+    // The admin listener (admin API and /metrics; ADMIN_PORT=off: none).
+    const adminApp = config.adminPort === undefined ? undefined : await service.admin()
+    if (adminApp !== undefined) limitConnections(adminApp, config)
 
     // The drain, then up to 10 s for the requests in flight.
     graceful = closeWithGrace({ delay: config.shutdownDrainMs + 10_000, logger: log }, async ({ signal, err }) => {
@@ -86,9 +81,7 @@ export async function startServer(config: Config, source: ConfigSource): Promise
         }
         log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests')
       }
-      await Promise.all([app.close(), adminApp?.close()])
-      await limiter.close()
-      await storage.close()
+      await service.close()
       await lock?.close()
       await new Promise<void>((resolve) => log.flush(() => resolve()))
     })

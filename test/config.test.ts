@@ -4,12 +4,12 @@ import { test } from 'node:test'
 import Fastify from 'fastify'
 import type { TSchema } from 'typebox'
 import { Check } from 'typebox/value'
-import { CONFIG_VARS } from '../bench/lib/env.mjs'
 // @ts-expect-error: a plain .mjs script, run by tsx
 import { CONFIGURATION_MD, generateConfigurationDoc } from '../scripts/config-docs.mjs'
 import { CONFIG_SCHEMA, CONFIG_VARIABLES, ConfigError, loadConfig, redisTarget } from '../src/config.js'
 import { CONFIG_FILE_VARIABLE } from '../src/config-file.js'
 import { fromText, problemOf } from '../src/config-schema.js'
+import { CONFIG_VARS } from '../tools/service-env.mjs'
 
 test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', () => {
   const c = loadConfig({})
@@ -179,7 +179,7 @@ test('the limiter state file: beside a SQLite file by default, nowhere without o
 test("the variables a child service must not inherit are exactly the schema's, which are the ones loadConfig reads", () => {
   // The process tests, the soak and the benchmark strip CONFIG_VARS from a child's environment, so
   // that a developer's shell cannot change what a test runs; a variable missing from it would leak.
-  assert.deepEqual([...CONFIG_VARS].sort(), [...CONFIG_VARIABLES, CONFIG_FILE_VARIABLE].sort(), 'bench/lib/env.mjs CONFIG_VARS')
+  assert.deepEqual([...CONFIG_VARS].sort(), [...CONFIG_VARIABLES, CONFIG_FILE_VARIABLE].sort(), 'tools/service-env.mjs CONFIG_VARS')
   const read = new Set<string>()
   const recording = (env: Record<string, string>) =>
     new Proxy(env as Record<string, string | undefined>, {

@@ -45,6 +45,7 @@ const KINDS = {
     'shared',
   ],
   http: [
+    'service.test.ts',
     'http',
     'auth',
     'pets',

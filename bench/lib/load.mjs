@@ -1,8 +1,8 @@
 // Load generators (wrk, the paced generator, the fsync baseline), each a bounded child process,
 // and the measurement window around them: CPU accounting, memory sampling, the void rule.
 import { join } from 'node:path'
+import { sampleMemory, startCpuWindow } from '../../tools/proc.mjs'
 import { run } from './children.mjs'
-import { sampleMemory, startCpuWindow } from './proc.mjs'
 import { ROOT } from './service.mjs'
 
 const LUA = join(ROOT, 'bench/wrk-report.lua')

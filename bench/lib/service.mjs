@@ -2,8 +2,8 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { freePort, waitHealthy } from '../../tools/http.mjs'
 import { run, start, stop } from './children.mjs'
-import { freePort, waitHealthy } from './http.mjs'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const DIST = join(ROOT, 'dist')

@@ -32,7 +32,7 @@ import http from 'node:http'
 import net from 'node:net'
 import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { countFds, readMemory } from '../../bench/lib/proc.mjs'
+import { countFds, readMemory } from '../../tools/proc.mjs'
 import { assertError } from '../helpers/errors.js'
 import { bearer, createKeyViaCli, request, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
 

@@ -1,13 +1,9 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { createAdminToken } from '../../src/admin/admin-tokens.js'
-import { buildApp } from '../../src/app.js'
-import { type Config, loadConfig } from '../../src/config.js'
-import { banPolicy } from '../../src/limits/index.js'
-import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
-import { ManualClock } from '../../src/shared/clock.js'
-import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
+import type { Config } from '../../src/config.js'
+import type { ManualClock } from '../../src/shared/clock.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { buildAdminApp, TEST_NOW } from '../helpers/app.js'
+import { buildTestApp } from '../helpers/app.js'
 
 export interface AdminTestApp {
   /** The admin listener's app (admin API, /metrics). */
@@ -27,20 +23,15 @@ export interface AdminTestApp {
 
 /** The admin listener's app and the main one beside it, as the server builds them, on in-memory SQLite. */
 export async function buildAdminTestApp(options: { env?: Record<string, string>; storage?: Storage } = {}): Promise<AdminTestApp> {
-  const config = loadConfig({ BOOTSTRAP_KEY: 'false', ...options.env })
-  const clock = new ManualClock(TEST_NOW)
-  const storage = options.storage ?? new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
-  const limiter = new MemoryLimiter(clock, banPolicy(config))
-  const api = await buildApp({ config, storage, limiter, clock })
-  await api.ready()
-  const app = await buildAdminApp(api, { config, storage, limiter, clock })
-  const { token, record } = await createAdminToken(storage.adminTokens, 'test token')
+  const service = await buildTestApp(options)
+  const app = await service.admin()
+  const { token, record } = await createAdminToken(service.storage.adminTokens, 'test token')
   return {
     app,
-    api,
-    storage,
-    clock,
-    config,
+    api: service.app,
+    storage: service.storage,
+    clock: service.clock as ManualClock,
+    config: service.config,
     token,
     tokenId: record.id,
     call: (method, url, body, headers = {}) =>
@@ -50,11 +41,6 @@ export async function buildAdminTestApp(options: { env?: Record<string, string>;
         headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
         ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : JSON.stringify(body) }),
       }),
-    close: async () => {
-      await app.close()
-      await api.close()
-      await limiter.close()
-      await storage.close()
-    },
+    close: service.close,
   }
 }

@@ -13,7 +13,7 @@
  * changes no key and writes no audit entry while an accepted one is on record (admin.ts).
  *
  * Bounded for CI (FUZZ_CI_RUNS scales every property; about 20 s in all when everything passes). The long run is
- * `npm run fuzz` (scripts/fuzz.mjs, FUZZ_RUNS per property). A failure prints fast-check's seed
+ * `npm run fuzz` (test/fuzz/long-run.mjs, FUZZ_RUNS per property). A failure prints fast-check's seed
  * and path; replay it with FUZZ_SEED=<seed> FUZZ_PATH=<path> npm run fuzz.
  */
 import assert from 'node:assert/strict'

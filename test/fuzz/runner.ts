@@ -1,6 +1,6 @@
 /**
  * The HTTP fuzzer's engine and its properties, shared by the CI test (test/fuzz/http-fuzz.test.ts)
- * and the long run (scripts/fuzz.mjs): turns generated cases into bytes on the wire to one of the
+ * and the long run (test/fuzz/long-run.mjs): turns generated cases into bytes on the wire to one of the
  * listeners of a FuzzServer (server.ts), and judges every answer with the oracle of that
  * listener's OpenAPI document (plus README rules) and with the listener's observer.
  */

@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { serviceEnv } from '../../bench/lib/env.mjs'
-import { bearer, freePort, waitHealthy } from '../../bench/lib/http.mjs'
+import { bearer, freePort, waitHealthy } from '../../tools/http.mjs'
+import { serviceEnv } from '../../tools/service-env.mjs'
 
-// One implementation each, shared with the benchmark and the soak (plain JavaScript in bench/lib/).
+// One implementation each, shared with the benchmark and the soak (plain JavaScript in tools/).
 export { bearer, freePort }
 
 /** The repository root (cwd of every child, unless a test names another). */

@@ -4,17 +4,12 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { createAdminToken } from '../../src/admin/admin-tokens.js'
-import { buildApp } from '../../src/app.js'
 import { addressIdentity } from '../../src/auth/address-identity.js'
-import { loadConfig } from '../../src/config.js'
 import { generateAdminToken, generateKey, limiterIdentity } from '../../src/keys/api-key.js'
-import { banPolicy } from '../../src/limits/index.js'
-import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { createLogger, infoLines } from '../../src/logger.js'
 import { ManualClock } from '../../src/shared/clock.js'
 import { ADMIN_QUOTA, ANONYMOUS_QUOTA } from '../../src/shared/plans.js'
-import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { TEST_NOW } from '../helpers/app.js'
+import { buildTestApp, TEST_NOW } from '../helpers/app.js'
 import { createApiKey } from '../helpers/keys.js'
 import { waitFor } from '../helpers/process.js'
 
@@ -27,12 +22,7 @@ test("the service logger's access line is byte for byte what pino's info() write
   const file = join(dir, 'service.log')
   const log = createLogger({ logLevel: 'info', logFile: file })
   assert.ok(infoLines.get(log), 'the service logger offers the fast line writer')
-  const config = loadConfig({ BOOTSTRAP_KEY: 'false' })
-  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
-  const clock = new ManualClock(TEST_NOW)
-  const limiter = new MemoryLimiter(clock, banPolicy(config))
-  const app = await buildApp({ config, storage, limiter, clock, logger: log })
-  await app.ready()
+  const { app, storage, close } = await buildTestApp({ logger: log })
   try {
     const { key, record } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
     const requests = [
@@ -75,9 +65,7 @@ test("the service logger's access line is byte for byte what pino's info() write
       4,
     )
   } finally {
-    await app.close()
-    await limiter.close()
-    await storage.close()
+    await close()
     rmSync(dir, { recursive: true, force: true })
   }
 })
@@ -90,16 +78,12 @@ async function loggedApp(t: TestContext, options: { env?: Record<string, string>
   const dir = mkdtempSync(join(os.tmpdir(), 'access-log-'))
   const file = join(dir, 'service.log')
   const log = createLogger({ logLevel: 'info', logFile: file })
-  const config = loadConfig({ BOOTSTRAP_KEY: 'false', ...options.env })
-  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
   const clock = new ManualClock(TEST_NOW)
-  const limiter = new MemoryLimiter(clock, banPolicy(config))
-  const app = await buildApp({ config, storage, limiter, clock, logger: log, listener: options.listener })
-  await app.ready()
+  const service = await buildTestApp({ env: options.env, clock, logger: log })
+  const { storage, limiter, config } = service
+  const app = options.listener === 'admin' ? await service.admin() : service.app
   t.after(async () => {
-    await app.close()
-    await limiter.close()
-    await storage.close()
+    await service.close()
     rmSync(dir, { recursive: true, force: true })
   })
   const linesOf = async (reqId: string) => {

@@ -6,13 +6,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createAdminToken } from '../../src/admin/admin-tokens.js'
-import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
 import type { ChangeContext } from '../../src/keys/administration.js'
 import { KeyService } from '../../src/keys/key-service.js'
-import { banPolicy } from '../../src/limits/index.js'
-import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
-import { ManualClock } from '../../src/shared/clock.js'
+import type { ManualClock } from '../../src/shared/clock.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { bearer, buildTestApp, TEST_NOW, type TestApp } from '../helpers/app.js'
 
@@ -124,21 +120,11 @@ test('a plan update made by another process takes effect at the cache refresh; a
 
 test("a key changed through this instance's admin API is refused or re-planned at once here, not at the next poll", async (t) => {
   // The poll of the change log effectively off: only the key service's own word can drop the keys.
-  const config = loadConfig({ BOOTSTRAP_KEY: 'false', KEY_REFRESH_MS: '60000', ADMIN_PORT: '8081' })
-  const clock = new ManualClock(TEST_NOW)
-  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
-  const limiter = new MemoryLimiter(clock, banPolicy(config))
+  const service = await buildTestApp({ env: { KEY_REFRESH_MS: '60000', ADMIN_PORT: '8081' } })
+  t.after(service.close)
   // The public API, and the admin API on an app of its own that calls the public app's key service.
-  const main = await buildApp({ config, storage, limiter, clock })
-  const admin = await buildApp({ config, storage, limiter, clock, listener: 'admin', keyAdmin: main.keyService })
-  t.after(async () => {
-    await admin.close()
-    await main.close()
-    await limiter.close()
-    await storage.close()
-  })
-  await main.ready()
-  await admin.ready()
+  const { app: main, storage } = service
+  const admin = await service.admin()
   const { token } = await createAdminToken(storage.adminTokens, 'operator')
   const adminCall = (method: 'POST' | 'PATCH', url: string, body: object) =>
     admin.inject({ method, url: `/admin/v1/keys/${url}`, headers: bearer(token), payload: body })

@@ -7,16 +7,9 @@ import { Writable } from 'node:stream'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
-import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
 import { generateAdminToken } from '../../src/keys/api-key.js'
-import { banPolicy } from '../../src/limits/index.js'
-import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { createLogger, infoLines } from '../../src/logger.js'
-import { Metrics } from '../../src/ops/metrics.js'
-import { ManualClock } from '../../src/shared/clock.js'
-import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { TEST_NOW } from '../helpers/app.js'
+import { buildTestApp } from '../helpers/app.js'
 import { createApiKey } from '../helpers/keys.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -29,12 +22,7 @@ test('no key reaches a log line or an error body, wherever the client puts it', 
       cb()
     },
   })
-  const config = loadConfig({ BOOTSTRAP_KEY: 'false' })
-  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
-  const clock = new ManualClock(TEST_NOW)
-  const limiter = new MemoryLimiter(clock, banPolicy(config))
-  const app = await buildApp({ config, storage, limiter, clock, logger: pino({ level: 'info' }, sink) })
-  await app.ready()
+  const { app, storage, close } = await buildTestApp({ logger: pino({ level: 'info' }, sink) })
   try {
     const { key } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
     const auth = { authorization: `Bearer ${key}` }
@@ -61,9 +49,7 @@ test('no key reaches a log line or an error body, wherever the client puts it', 
     assert.match(log, /"msg":"request"/)
     assert.match(log, /"keyId":"key_/)
   } finally {
-    await app.close()
-    await limiter.close()
-    await storage.close()
+    await close()
   }
 })
 
@@ -75,13 +61,7 @@ test('a key percent-encoded in the path or the query, or cut short in a 404 mess
       cb()
     },
   })
-  const config = loadConfig({ BOOTSTRAP_KEY: 'false' })
-  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
-  const clock = new ManualClock(TEST_NOW)
-  const limiter = new MemoryLimiter(clock, banPolicy(config))
-  const metrics = new Metrics({ defaultMetrics: false })
-  const app = await buildApp({ config, storage, limiter, clock, metrics, logger: pino({ level: 'info' }, sink) })
-  await app.ready()
+  const { app, storage, metrics, close } = await buildTestApp({ logger: pino({ level: 'info' }, sink) })
   try {
     const { key } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
     const token = generateAdminToken()
@@ -115,9 +95,7 @@ test('a key percent-encoded in the path or the query, or cut short in a 404 mess
     assert.match(exposition, /route="unmatched"/)
     assert.equal(exposition.includes(secret.slice(0, 8)) || exposition.includes(token.slice(9, 17)), false)
   } finally {
-    await app.close()
-    await limiter.close()
-    await storage.close()
+    await close()
   }
 })
 

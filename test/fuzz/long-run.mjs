@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The long HTTP fuzz run (npm run fuzz = node --import tsx scripts/fuzz.mjs): the properties of
+ * The long HTTP fuzz run (npm run fuzz = node --import tsx test/fuzz/long-run.mjs): the properties of
  * test/fuzz/http-fuzz.test.ts with many more cases, against the app and the admin API, each on a
  * loopback port of its own.
  *
@@ -13,7 +13,7 @@
  * Prints the cases run, the statuses seen and every failure with its fast-check seed and path;
  * exits 1 when anything failed.
  */
-const { FuzzServer, FuzzStats, PROPERTIES, SUNSET_PROPERTY, SUNSET_NOW, runProperty } = await import('../test/fuzz/runner.ts')
+const { FuzzServer, FuzzStats, PROPERTIES, SUNSET_PROPERTY, SUNSET_NOW, runProperty } = await import('./runner.ts')
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 5000)
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined

@@ -1,3 +1,3 @@
-// Types of env.mjs for the TypeScript tests (test/helpers/process.ts).
+// Types of service-env.mjs for the TypeScript tests (test/helpers/process.ts).
 export declare const CONFIG_VARS: readonly string[]
 export declare function serviceEnv(overrides?: Record<string, string | undefined>): NodeJS.ProcessEnv
