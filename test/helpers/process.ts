@@ -1,6 +1,8 @@
 /**
  * Real processes for the process-level tests: the server (src/server.ts) and the CLI (src/cli.ts),
- * run through tsx so no build is needed (set ANIMAL_STORE_TEST_BUILD=dist to run dist/ instead).
+ * run through tsx so no build is needed, or from dist/ with ANIMAL_STORE_TEST_BUILD=dist, as
+ * `npm test` and `npm run test:system` do after their build: a dist/ process starts with a third of
+ * the CPU (no tsx), which CI's hundreds of server and CLI processes add up to minutes of.
  *
  * Every child started here is tracked and killed (SIGKILL) when the test process exits, even if a
  * test fails or times out; tests should still stop their servers and remove their temp dirs in
