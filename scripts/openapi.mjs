@@ -20,8 +20,9 @@ export async function buildOpenApiDocument() {
   const { loadConfig } = await import('../src/config.ts')
   const { buildService } = await import('../src/service.ts')
   const { SqliteStorage } = await import('../src/storage/sqlite/sqlite-storage.ts')
-  // The default configuration (no PUBLIC_BASE_URL): the same document on every machine.
-  const config = loadConfig({ BOOTSTRAP_KEY: 'false' })
+  // The default configuration (no PUBLIC_BASE_URL): the same document on every machine. No limiter
+  // state file: the default one would be written into the checkout's data/ directory at close.
+  const config = loadConfig({ BOOTSTRAP_KEY: 'false', LIMITER_STATE_FILE: 'off' })
   const service = await buildService(config, { storage: new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' }) })
   try {
     return service.app.swagger()

@@ -18,6 +18,11 @@ function noteClose(order: string[], name: string, target: { close(): Promise<unk
   })
 }
 
+test('a test service keeps its limiter state in memory only (no state file shared between test files)', () => {
+  assert.equal(testConfig().limiterStateFile, undefined)
+  assert.equal(testConfig({ LIMITER_STATE_FILE: '/tmp/x.json' }).limiterStateFile, '/tmp/x.json', 'a test can still ask for one')
+})
+
 test('the admin app is built once, beside the main app, on the same storage, limiter and key service', async () => {
   const config = testConfig()
   const service = await buildService(config, { clock: new ManualClock(TEST_NOW), storage: memoryStorage() })

@@ -67,8 +67,14 @@ export async function buildTestApp(
   }
 }
 
-/** The configuration of an empty environment (no first key), overridden by `env`. */
-export const testConfig = (env: Record<string, string> = {}): Config => loadConfig({ BOOTSTRAP_KEY: 'false', ...env })
+/**
+ * The configuration of an empty environment (no first key, no limiter state file), overridden by
+ * `env`. Without LIMITER_STATE_FILE=off the default DATABASE_URL would put one in the checkout's
+ * data/ directory, where every test app's close saved its windows and the next test app of any
+ * file loaded them: 127.0.0.1 ran out of its anonymous quota across files.
+ */
+export const testConfig = (env: Record<string, string> = {}): Config =>
+  loadConfig({ BOOTSTRAP_KEY: 'false', LIMITER_STATE_FILE: 'off', ...env })
 
 /** A fresh in-memory SQLite store. */
 export const memoryStorage = (): Storage => new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
