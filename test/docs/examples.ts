@@ -11,7 +11,7 @@
  *   `# -> any other text`         a line the command prints
  * `…` in a value or a line stands for any text. Other comment lines are for the reader.
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 export interface Example {
@@ -22,14 +22,7 @@ export interface Example {
   shown: string[]
 }
 
-/** README.md, SECURITY.md and every page under docs/, as paths relative to `root`. */
-export function userDocs(root: string): string[] {
-  const pages = readdirSync(join(root, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .sort()
-    .map((name) => `docs/${name}`)
-  return ['README.md', ...pages, 'SECURITY.md']
-}
+export { userDocs } from '../helpers/docs-pages.js'
 
 /** The commands of a page's runnable blocks, in order. */
 export function runnableExamples(page: string, markdown: string): Example[] {

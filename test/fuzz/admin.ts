@@ -10,7 +10,6 @@
 import type { FastifyInstance } from 'fastify'
 import { parse as parseLossless } from 'lossless-json'
 import { createAdminToken, revokeAdminToken } from '../../src/admin/admin-tokens.js'
-import { buildApp } from '../../src/app.js'
 import type { AuditEntry } from '../../src/keys/administration.js'
 import type { TestApp } from '../helpers/app.js'
 import { type AuthChoice, UNAUTHENTICATED_CHOICES } from './arbitraries.js'
@@ -48,14 +47,8 @@ export class AdminFixture {
   ) {}
 
   static async start(t: TestApp, options: AdminFixtureOptions): Promise<AdminFixture> {
-    const app = await buildApp({
-      config: t.config,
-      storage: t.storage,
-      limiter: t.limiter,
-      clock: t.clock,
-      listener: 'admin',
-      keyAdmin: t.app.keyService,
-    })
+    // The admin listener's app as the server builds it (buildService), beside `t.app`.
+    const app = await t.admin()
     await app.listen({ port: 0, host: '127.0.0.1' })
     const address = app.server.address()
     if (address === null || typeof address === 'string') throw new Error('no admin port')

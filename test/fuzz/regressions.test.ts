@@ -8,7 +8,6 @@ import net, { type AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { createAdminToken } from '../../src/admin/admin-tokens.js'
-import { buildApp } from '../../src/app.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'
 import { FuzzServer } from './runner.js'
@@ -226,14 +225,7 @@ describe('regressions found by the HTTP fuzzer in the admin API', () => {
   // The admin API on a listener of its own, as the server runs it with ADMIN_PORT.
   before(async () => {
     t = await buildTestApp()
-    admin = await buildApp({
-      config: t.config,
-      storage: t.storage,
-      limiter: t.limiter,
-      clock: t.clock,
-      listener: 'admin',
-      keyAdmin: t.app.keyService,
-    })
+    admin = await t.admin()
     await admin.listen({ port: 0, host: '127.0.0.1' })
     port = (admin.server.address() as AddressInfo).port
     token = (await createAdminToken(t.storage.adminTokens, 'regressions')).token

@@ -3,20 +3,15 @@
  * the schema's, and a start that fails exits with status 2.
  */
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { CONFIG_SCHEMA, type ConfigVariable } from '../../src/config.js'
+import { userDocs } from '../helpers/docs-pages.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 /** Every user-facing page but the generated reference (test/config.test.ts checks that one against the schema). */
-const DOCS = [
-  'README.md',
-  'SECURITY.md',
-  ...readdirSync(new URL('../../docs/', import.meta.url))
-    .filter((name) => name.endsWith('.md') && name !== 'configuration.md')
-    .map((name) => `docs/${name}`),
-]
+const DOCS = userDocs().filter((page) => page !== 'docs/configuration.md')
 const read = (doc: string) => readFileSync(`${ROOT}${doc}`, 'utf8')
 
 test('a default the docs name for a variable, in a table row of its own, is the schema’s default', () => {

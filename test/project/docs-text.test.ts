@@ -4,19 +4,14 @@
  * kind belongs in bench/results and the history, not in a page a newcomer reads.
  */
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { userDocs } from '../helpers/docs-pages.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const PAGES = [
-  'README.md',
-  'SECURITY.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => `docs/${name}`),
-]
+const PAGES = userDocs()
 
 /** What internal text looks like, by what it is. */
 const INTERNAL: Array<[string, RegExp]> = [

@@ -5,11 +5,12 @@
  * test/process/npm-scripts.test.ts).
  */
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import semver from 'semver'
+import { userDocs } from '../helpers/docs-pages.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
@@ -17,13 +18,7 @@ const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; scr
 const OLDEST_NODE = semver.minVersion(pkg.engines.node)!.version
 
 /** The pages a reader meets: README.md, SECURITY.md and every page under docs/. */
-const PAGES = [
-  'README.md',
-  'SECURITY.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => `docs/${name}`),
-]
+const PAGES = userDocs()
 
 /** The files a page links to, as paths relative to the repository root (URLs and in-page anchors left out). */
 function linkedFiles(doc: string): string[] {
