@@ -43,6 +43,7 @@ const KINDS = {
     'storage',
     'project',
     'shared',
+    'usage',
   ],
   http: [
     'service.test.ts',

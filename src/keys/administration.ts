@@ -110,7 +110,7 @@ export const BOOTSTRAP_ACTOR: Actor = { type: 'system', id: 'bootstrap' }
  * Changes are written in the same transaction as the change. Calls that succeed without changing
  * anything are written after they succeed: a repeated revoke (`key.revoke` with `alreadyRevoked:
  * true`), an update to the values a key already has (`key.update` with `changed: []`), and the
- * reads (`key.list`, `key.read`, `key.usage`, `audit_log.list`) when the caller passes a context
+ * reads (`key.list`, `key.read`, `key.usage`, `audit_log.list`, and usage history's `key.usage_history` and `usage.top`) when the caller passes a context
  * (the admin API does, so every admin call on keys and the audit log is on record; the CLI, which
  * reads the database itself, does not).
  */
@@ -123,6 +123,8 @@ export const AUDIT_ACTIONS = [
   'key.read',
   'key.usage',
   'audit_log.list',
+  'key.usage_history',
+  'usage.top',
   'admin_token.create',
   'admin_token.revoke',
 ] as const

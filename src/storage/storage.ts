@@ -2,6 +2,7 @@ import type { AdminTokenRepository } from '../admin/admin-token-repository.js'
 import type { AuditRepository } from '../keys/administration.js'
 import type { KeyRepository } from '../keys/repository.js'
 import type { PetRepository } from '../pets/repository.js'
+import type { UsageRepository } from '../usage/repository.js'
 
 /** One storage engine: the repositories the routes depend on, plus health and lifecycle. */
 export interface Storage {
@@ -12,6 +13,8 @@ export interface Storage {
   readonly adminTokens: AdminTokenRepository
   /** Who changed which key, when (append-only; never a secret). */
   readonly audit: AuditRepository
+  /** Per-key usage history: minute and hour rows (usage/). */
+  readonly usage: UsageRepository
   /** Rejects when the engine cannot answer a trivial query (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>

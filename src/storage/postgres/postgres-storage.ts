@@ -4,6 +4,7 @@ import pg from 'pg'
 import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
+import type { UsageRepository } from '../../usage/repository.js'
 import type { Storage } from '../storage.js'
 import { PostgresAdminTokenRepository } from './admin-token-repository.js'
 import { PostgresAuditRepository } from './audit-repository.js'
@@ -11,6 +12,7 @@ import { assertSchemaName, clientConfig, Db, TIMEOUTS, toStorageError } from './
 import { KeyChangeWatcher } from './key-change-watcher.js'
 import { PostgresKeyRepository } from './key-repository.js'
 import { PostgresPetRepository } from './pet-repository.js'
+import { PostgresUsageRepository } from './usage-repository.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
 /** Enough for a request-bound workload (each request holds a connection for one short query). */
@@ -87,6 +89,7 @@ export class PostgresStorage implements Storage {
   readonly keys: KeyRepository
   readonly adminTokens: PostgresAdminTokenRepository
   readonly audit: AuditRepository
+  readonly usage: UsageRepository
   private readonly db: Db
   private readonly watcher: KeyChangeWatcher | undefined
   private closed = false
@@ -101,6 +104,7 @@ export class PostgresStorage implements Storage {
     this.keys = new PostgresKeyRepository(this.db, this.watcher)
     this.adminTokens = new PostgresAdminTokenRepository(this.db)
     this.audit = new PostgresAuditRepository(this.db)
+    this.usage = new PostgresUsageRepository(this.db)
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */

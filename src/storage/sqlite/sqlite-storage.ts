@@ -3,6 +3,7 @@ import { type Durability, sqliteFilename } from '../../config.js'
 import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
+import type { UsageRepository } from '../../usage/repository.js'
 import type { Storage } from '../storage.js'
 import { SqliteAdminTokenRepository } from './admin-token-repository.js'
 import { SqliteAuditRepository } from './audit-repository.js'
@@ -10,6 +11,7 @@ import { SqliteKeyRepository } from './key-repository.js'
 import { openMigrated } from './open-database.js'
 import { SqlitePetRepository } from './pet-repository.js'
 import { prepareSqliteFile } from './sqlite-file.js'
+import { SqliteUsageRepository } from './usage-repository.js'
 
 export interface SqliteOptions {
   databaseUrl: string
@@ -22,6 +24,7 @@ export class SqliteStorage implements Storage {
   readonly keys: KeyRepository
   readonly adminTokens: SqliteAdminTokenRepository
   readonly audit: AuditRepository
+  readonly usage: UsageRepository
   private readonly db: Database.Database
 
   /** Throws UnusableFileError, with the cause, when the file cannot be created, opened, written or migrated. */
@@ -33,6 +36,7 @@ export class SqliteStorage implements Storage {
     this.keys = new SqliteKeyRepository(this.db)
     this.adminTokens = new SqliteAdminTokenRepository(this.db)
     this.audit = new SqliteAuditRepository(this.db)
+    this.usage = new SqliteUsageRepository(this.db)
   }
 
   async ping(): Promise<void> {
