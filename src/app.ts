@@ -32,6 +32,10 @@ import { type Clock, systemClock } from './shared/clock.js'
 import type { Drain } from './shared/drain.js'
 import { ErrorBody } from './shared/errors.js'
 import type { Storage } from './storage/storage.js'
+import { countUsage } from './usage/count-hook.js'
+import { UsageRecorder } from './usage/recorder.js'
+import { UsageRetention } from './usage/retention.js'
+import { UsageHistory } from './usage/usage-history.js'
 
 export interface AppDependencies {
   config: Config
@@ -45,6 +49,8 @@ export interface AppDependencies {
   logger?: FastifyServerOptions['loggerInstance'] | FastifyServerOptions['logger']
   /** The key service behind the admin API (/admin/v1); by default this app's own. */
   keyAdmin?: KeyAdministration
+  /** The counts usage history has not stored yet, merged into the admin API's answers; by default this app's own. */
+  usagePending?: Pick<UsageRecorder, 'pendingBuckets' | 'pendingTotals'>
   /**
    * 'main' (default): the public API, its docs, / and health. 'admin': the admin API, /metrics and
    * health, for the admin listener (ADMIN_PORT). Neither serves the other's paths in any spelling:
@@ -54,6 +60,8 @@ export interface AppDependencies {
 }
 
 const MAX_PARAM_LENGTH = 100
+/** How often old usage-history rows are deleted (each run in batches; see usage/retention.ts). */
+const USAGE_RETENTION_INTERVAL_MS = 60_000
 
 /** How often Node sweeps for connections past headersTimeout/requestTimeout: 1 s, or half the headers timeout if shorter. */
 const connectionsCheckingInterval = (headersTimeoutMs: number) => Math.max(50, Math.min(1000, Math.floor(headersTimeoutMs / 2)))
@@ -115,6 +123,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     flushMs: config.lastUsedFlushMs,
     onError: (error) => app.log.warn({ err: error }, 'writing last-used times failed; kept for the next flush'),
   })
+  const usage = new UsageRecorder(storage.usage, {
+    flushMs: config.usageFlushMs,
+    onError: (error) => app.log.warn({ err: error }, 'writing usage history failed; counts kept for the next flush'),
+  })
+  const usageRetention = new UsageRetention(storage.usage, {
+    keep: { minute: config.usageMinuteRetentionMs, hour: config.usageHourRetentionMs },
+    intervalMs: USAGE_RETENTION_INTERVAL_MS,
+    clock,
+    onError: (error) => app.log.warn({ err: error }, 'deleting old usage history failed; retried by the next run'),
+  })
   // The one key service of this process: the admin API calls it (the CLI builds its own).
   const keyService = new KeyService({
     keys: storage.keys,
@@ -126,7 +144,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // A change made here stops the key here at once; other processes learn of it from the change log.
     cache: keys,
   })
-  const admin = main ? undefined : adminApi({ admin: deps.keyAdmin ?? keyService, adminTokens: storage.adminTokens, limiter, metrics })
+  const usageHistory = new UsageHistory({
+    usage: storage.usage,
+    keys: storage.keys,
+    audit: storage.audit,
+    clock,
+    pending: deps.usagePending ?? usage,
+  })
+  const admin = main
+    ? undefined
+    : adminApi({ admin: deps.keyAdmin ?? keyService, usage: usageHistory, adminTokens: storage.adminTokens, limiter, metrics })
 
   routes.collect(app)
   app.addHook('onRoute', closeQueryStrings)
@@ -141,21 +168,27 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     app.addHook('onReady', async () => {
       await keys.start()
       lastUsed.start()
+      usage.start()
+      usageRetention.start()
     })
     app.addHook('onClose', async () => {
       await keys.stop()
       // Before the caller closes storage: the last batch of last-used times is written.
       await lastUsed.stop()
+      await Promise.all([usage.stop(), usageRetention.stop()])
     })
   }
   app.decorate('keyResolver', keys)
   app.decorate('lastUsed', lastUsed)
   app.decorate('keyService', keyService)
+  app.decorate('usageRecorder', usage)
   app.decorate('metrics', metrics)
 
   if (config.corsOrigins !== undefined && main) await registerCors(app, config.corsOrigins)
   const deprecation = registerDeprecation(app, clock, linkBase)
   app.decorateRequest('apiKey', null)
+  app.decorateRequest('usageKeyId', null)
+  app.decorateRequest('limitOutcome', null)
   app.decorate('admission', [
     commonHeaders,
     refuseWhileClosing(app),
@@ -166,6 +199,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const steps = [...app.admission, ...routing]
   app.addHook('onRequest', (request, reply, done) => runSteps(steps, request, reply, done))
 
+  if (main) app.addHook('onResponse', countUsage(usage, clock))
   app.addHook('onResponse', accessLog(app.log, metrics, typeof deps.logger === 'object' ? infoLines.get(deps.logger) : undefined))
 
   if (main) {
@@ -189,6 +223,7 @@ declare module 'fastify' {
     keyResolver: KeyResolver
     lastUsed: LastUsedRecorder
     keyService: KeyService
+    usageRecorder: UsageRecorder
     metrics: Metrics
   }
 }

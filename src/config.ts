@@ -61,6 +61,11 @@ export interface Config {
   keyRefreshMs: number
   /** How often the last-use times of keys are written to storage, in one batch (ms). */
   lastUsedFlushMs: number
+  /** How often each instance writes its usage-history counts to storage, in one transaction (ms). */
+  usageFlushMs: number
+  /** How long usage-history rows are kept: minute rows, hour rows (ms). */
+  usageMinuteRetentionMs: number
+  usageHourRetentionMs: number
   /** Create and print one key on a first start with no key at all. */
   bootstrapKey: boolean
   /** Rejected requests within one minute window that trigger a temporary ban (0: the key's per-minute limit). */
@@ -223,6 +228,12 @@ const VARIABLES = {
   LAST_USED_FLUSH_MS: integer(100, 600_000, 5000, {
     description: 'how often the last-use times of keys are written to storage, in one batch',
   }),
+  USAGE_FLUSH_MS: integer(100, 60_000, 5000, {
+    description:
+      'how often each server writes its per-key usage counts (usage history) to storage, in one transaction: the most a `kill -9` can lose',
+  }),
+  USAGE_MINUTE_RETENTION_HOURS: integer(1, 720, 48, { description: 'how long per-minute usage history is kept' }),
+  USAGE_HOUR_RETENTION_DAYS: integer(1, 3650, 90, { description: 'how long per-hour usage history is kept' }),
   BOOTSTRAP_KEY: flag(true, { description: 'create and print one Free key on a first start with no key' }),
   BAN_THRESHOLD: integer(0, 1_000_000, 0, {
     cli: true,
@@ -448,6 +459,9 @@ export function loadConfig(env: Env = process.env): Config {
     logFile: v.LOG_FILE,
     keyRefreshMs: v.KEY_REFRESH_MS,
     lastUsedFlushMs: v.LAST_USED_FLUSH_MS,
+    usageFlushMs: v.USAGE_FLUSH_MS,
+    usageMinuteRetentionMs: v.USAGE_MINUTE_RETENTION_HOURS * 3_600_000,
+    usageHourRetentionMs: v.USAGE_HOUR_RETENTION_DAYS * 86_400_000,
     bootstrapKey: v.BOOTSTRAP_KEY,
     banThreshold: v.BAN_THRESHOLD,
     banBaseSeconds: v.BAN_BASE_SECONDS,

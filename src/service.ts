@@ -60,7 +60,7 @@ export async function buildService(config: Config, overrides: ServiceOverrides =
 
     let admin: Promise<FastifyInstance> | undefined
     const buildAdmin = async () => {
-      const adminApp = await buildApp({ ...deps, listener: 'admin', keyAdmin: app.keyService })
+      const adminApp = await buildApp({ ...deps, listener: 'admin', keyAdmin: app.keyService, usagePending: app.usageRecorder })
       try {
         await adminApp.ready()
       } catch (error) {

@@ -3,6 +3,7 @@ import type { Step } from '../http/pipeline.js'
 import type { KeyAdministration } from '../keys/administration.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import type { Metrics } from '../ops/metrics.js'
+import type { UsageHistory } from '../usage/usage-history.js'
 import { createAdminGuard } from './admin-guard.js'
 import type { AdminTokenRepository } from './admin-token-repository.js'
 import { AdminTokenResolver } from './admin-tokens.js'
@@ -11,6 +12,8 @@ import { ADMIN_PREFIX, adminRoutes } from './routes.js'
 
 export interface AdminApiOptions {
   admin: KeyAdministration
+  /** Usage history (issue 21): its two operations. */
+  usage: UsageHistory
   adminTokens: AdminTokenRepository
   limiter: RateLimiter
   metrics: Metrics
@@ -20,7 +23,7 @@ export interface AdminApiOptions {
  * The admin API as one unit for app.ts: its guard step (for http/guard.ts, routes with
  * `auth: 'admin'`) and `register`, which mounts its document and routes under /admin/v1.
  */
-export function adminApi({ admin, adminTokens, limiter, metrics }: AdminApiOptions): {
+export function adminApi({ admin, usage, adminTokens, limiter, metrics }: AdminApiOptions): {
   guard: Step
   register(app: FastifyInstance): Promise<void>
 } {
@@ -29,7 +32,7 @@ export function adminApi({ admin, adminTokens, limiter, metrics }: AdminApiOptio
     async register(app) {
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)
-      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin })
+      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin, usage })
     },
   }
 }

@@ -48,7 +48,7 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
         title: 'Animal Store admin API',
         version: '1.0.0',
         description: [
-          `Manage API keys over HTTP: create, list, get, update, rotate, revoke, usage, and the audit log. Every call needs \`Authorization: Bearer ${ADMIN_TOKEN_PREFIX}…\` (an admin token, created with \`animal-store admin-tokens create --name NAME\`; an API key is refused).`,
+          `Manage API keys over HTTP: create, list, get, update, rotate, revoke, usage, usage history, and the audit log. Every call needs \`Authorization: Bearer ${ADMIN_TOKEN_PREFIX}…\` (an admin token, created with \`animal-store admin-tokens create --name NAME\`; an API key is refused).`,
           '',
           `**Where.** On the admin listener only (ADMIN_PORT, default ${DEFAULT_ADMIN_PORT}, on ADMIN_HOST, default 127.0.0.1: reachable from this machine only), with /metrics; never on the main listener, which answers 404 for these paths in any spelling. ADMIN_PORT=off turns both off.`,
           '',
@@ -66,6 +66,7 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
       servers: [{ url: ADMIN_PREFIX, description: 'This server (the address this document was loaded from)' }],
       tags: [
         { name: 'keys', description: 'API keys' },
+        { name: 'usage', description: 'Usage history per key (counted per UTC minute and hour), and the top keys' },
         { name: 'audit', description: 'The audit log' },
       ],
       components: {

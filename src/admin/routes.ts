@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { rateLimitHeaderDocs, errorResponses as sharedErrorResponses } from '../http/openapi-docs.js'
 import type { ChangeContext, KeyAdministration } from '../keys/administration.js'
 import { ApiError } from '../shared/errors.js'
+import type { UsageHistory } from '../usage/usage-history.js'
 import {
   ADMIN_LIST_LIMIT,
   ADMIN_SCHEMAS,
@@ -19,7 +20,12 @@ import {
   RotatedKeySchema,
   RotateKeyBody,
   ref,
+  TOP_USAGE_LIMIT,
+  TopUsageQuery,
+  TopUsageSchema,
   UpdateKeyBody,
+  UsageHistoryQuery,
+  UsageHistorySchema,
 } from './schemas.js'
 import {
   assertStorableJson,
@@ -31,6 +37,8 @@ import {
   parseTime,
   revokedKeyJson,
   rotatedKeyJson,
+  topUsageJson,
+  usageBucketJson,
   usageJson,
 } from './views.js'
 
@@ -38,7 +46,14 @@ export const ADMIN_PREFIX = '/admin/v1'
 
 export interface AdminRoutesOptions {
   admin: KeyAdministration
+  usage: UsageHistory
 }
+
+/** What the usage history operations say of their numbers, once for both. */
+const USAGE_LATENESS =
+  'Each instance counts in memory and writes its counts every USAGE_FLUSH_MS (default 5 s): the counts of the instance answering include what it has not written yet; other instances’ counts appear after their next write (up to one USAGE_FLUSH_MS late). ' +
+  'Minute buckets are kept USAGE_MINUTE_RETENTION_HOURS (default 48 h), hour buckets USAGE_HOUR_RETENTION_DAYS (default 90 days). ' +
+  'Only requests that presented a valid key are counted (not unknown, revoked or expired keys).'
 
 /** Who is changing what, for the audit log the service writes: the admin token and the request id. */
 const changeContext = (request: FastifyRequest): ChangeContext => ({
@@ -78,7 +93,7 @@ const tags = ['keys']
  * parses its input, calls the key service (keys/administration.ts) and writes the answer; every
  * rule lives in the service. Every route has `auth: 'admin'`: an admin token, the admin quota.
  */
-export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (app, { admin }) => {
+export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (app, { admin, usage }) => {
   for (const schema of ADMIN_SCHEMAS) app.addSchema(schema)
   const config = { auth: 'admin' as const }
   const key = ref(AdminKeySchema)
@@ -276,6 +291,69 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       },
     },
     async (request) => usageJson(await callService(() => admin.keyUsage(request.params.keyId, changeContext(request)))),
+  )
+
+  app.get(
+    '/keys/:keyId/usage/history',
+    {
+      config,
+      schema: {
+        operationId: 'getKeyUsageHistory',
+        summary: 'Usage history of an API key',
+        description:
+          'Per-minute or per-hour counts of the key (or, with scope=chain, of every key of its rotation chain summed): how the rate limiter decided (allowed, rateLimited, banned) and the class of the answer. ' +
+          '**Zero-filled:** every bucket from `from` (inclusive) to `to` (exclusive) is in the answer, oldest first, zeros included, so a chart draws it as it is. ' +
+          '`from` and `to` are truncated to the start of their bucket; defaults: `to` the start of the bucket after the current one, `from` 60 minutes (minute) or 24 hours (hour) before `to`. ' +
+          '**Bounds:** at most 1440 minute buckets (24 h) or 2160 hour buckets (90 days) per call; a wider or reversed range is 400 `invalid_request` naming `from` (or `to`). ' +
+          USAGE_LATENESS,
+        tags: ['usage'],
+        params: KeyIdParams,
+        querystring: UsageHistoryQuery,
+        response: {
+          200: { description: 'The buckets.', ...ref(UsageHistorySchema), headers: rateLimitHeaderDocs },
+          ...errorResponses(400, 401, 404, 429, 500, 503),
+        },
+      },
+    },
+    async (request) => {
+      const { granularity = 'minute', scope = 'key', from, to } = request.query
+      const buckets = await callService(() =>
+        usage.history(
+          request.params.keyId,
+          { granularity, scope, from: parseTime('from', from) ?? undefined, to: parseTime('to', to) ?? undefined },
+          changeContext(request),
+        ),
+      )
+      return { data: buckets.map(usageBucketJson) }
+    },
+  )
+
+  app.get(
+    '/usage/top',
+    {
+      config,
+      schema: {
+        operationId: 'listTopUsage',
+        summary: 'Keys that used the most, or were limited the most',
+        description:
+          'Per-key totals over hour buckets from `from` (inclusive) to `to` (exclusive), most first (then by keyId), at most `limit` keys; keys with none of the measure are left out. ' +
+          '`from` and `to` are truncated to the hour; defaults: the last 24 hours (to the start of the next hour). At most 2160 hours (90 days); a wider or reversed range is 400 `invalid_request` naming `from` (or `to`). ' +
+          USAGE_LATENESS,
+        tags: ['usage'],
+        querystring: TopUsageQuery,
+        response: {
+          200: { description: 'The top keys.', ...ref(TopUsageSchema), headers: rateLimitHeaderDocs },
+          ...errorResponses(400, 401, 429, 500, 503),
+        },
+      },
+    },
+    async (request) => {
+      const { from, to, by = 'requests', limit = TOP_USAGE_LIMIT.default } = request.query
+      const top = await callService(() =>
+        usage.top({ from: parseTime('from', from) ?? undefined, to: parseTime('to', to) ?? undefined, by, limit }, changeContext(request)),
+      )
+      return { data: top.keys.map(topUsageJson) }
+    },
   )
 
   app.get(

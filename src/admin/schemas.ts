@@ -267,6 +267,110 @@ export const ListAuditQuery = Type.Object(
   { additionalProperties: false },
 )
 
+const count = (description: string) => Type.Integer({ minimum: 0, description })
+const usageCounts = {
+  allowed: count('Requests the rate limiter let through (whatever their answer: 2xx, 4xx or 5xx).'),
+  rateLimited: count('Requests refused 429 `rate_limited`.'),
+  banned: count('Requests refused 429 `key_banned` (sent during a temporary ban).'),
+}
+
+export const UsageBucketSchema = Type.Object(
+  {
+    start: time('The first instant of the bucket (a UTC minute or hour).'),
+    ...usageCounts,
+    status2xx: count('Answers 200–299.'),
+    status4xx: count('Answers 400–499 (the 429s included).'),
+    status5xx: count('Answers 500–599.'),
+  },
+  {
+    $id: 'UsageBucket',
+    title: 'UsageBucket',
+    additionalProperties: false,
+    description: 'One bucket of usage history. allowed + rateLimited + banned = status2xx + status4xx + status5xx.',
+  },
+)
+export type UsageBucketJson = Static<typeof UsageBucketSchema>
+
+export const UsageHistorySchema = Type.Object(
+  { data: Type.Array(ref(UsageBucketSchema), { description: 'Every bucket from `from` to `to`, oldest first; zeros included.' }) },
+  { $id: 'UsageHistory', title: 'UsageHistory', additionalProperties: false },
+)
+
+export const TopUsageEntrySchema = Type.Object(
+  {
+    keyId: Type.String(),
+    name: Type.String({ description: 'The key’s name.' }),
+    plan,
+    requests: count('allowed + rateLimited + banned.'),
+    ...usageCounts,
+  },
+  { $id: 'TopUsageEntry', title: 'TopUsageEntry', additionalProperties: false },
+)
+export type TopUsageEntryJson = Static<typeof TopUsageEntrySchema>
+
+export const TopUsageSchema = Type.Object(
+  { data: Type.Array(ref(TopUsageEntrySchema), { description: 'Most first, then by keyId; keys with none of the measure are left out.' }) },
+  { $id: 'TopUsage', title: 'TopUsage', additionalProperties: false },
+)
+
+// No `format` in request schemas: the validator has no formats; the handler parses the time.
+const rangeEnd = (which: 'from' | 'to', text: string) =>
+  Type.String({
+    maxLength: 64,
+    description: `${text} An RFC 3339 date-time (e.g. 2030-01-01T10:00:00Z), truncated to the start of its bucket.`,
+    example: which === 'from' ? '2030-01-01T09:00:00Z' : '2030-01-01T10:00:00Z',
+  })
+
+export const UsageHistoryQuery = Type.Object(
+  {
+    granularity: Type.Optional(
+      Type.Unsafe<'minute' | 'hour'>({
+        type: 'string',
+        enum: ['minute', 'hour'],
+        default: 'minute',
+        description: 'Bucket size (default minute).',
+      }),
+    ),
+    scope: Type.Optional(
+      Type.Unsafe<'key' | 'chain'>({
+        type: 'string',
+        enum: ['key', 'chain'],
+        default: 'key',
+        description:
+          '`key` (default): this key only; `chain`: every key of its rotation chain summed (its quota, which follows the customer).',
+      }),
+    ),
+    from: Type.Optional(rangeEnd('from', 'First bucket (inclusive); default: 60 minutes or 24 hours before `to`.')),
+    to: Type.Optional(rangeEnd('to', 'End (exclusive); default: the start of the bucket after the current one.')),
+  },
+  { additionalProperties: false },
+)
+
+export const TOP_USAGE_LIMIT = { min: 1, max: 100, default: 10 } as const
+export const TopUsageQuery = Type.Object(
+  {
+    from: Type.Optional(rangeEnd('from', 'First hour (inclusive); default: 24 hours before `to`.')),
+    to: Type.Optional(rangeEnd('to', 'End hour (exclusive); default: the start of the next hour.')),
+    by: Type.Optional(
+      Type.Unsafe<'requests' | 'rateLimited'>({
+        type: 'string',
+        enum: ['requests', 'rateLimited'],
+        default: 'requests',
+        description: 'The measure: `requests` (all counted requests, default) or `rateLimited`.',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: TOP_USAGE_LIMIT.min,
+        maximum: TOP_USAGE_LIMIT.max,
+        default: TOP_USAGE_LIMIT.default,
+        description: 'Keys to list (1 to 100, default 10; never clamped).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
 export const KeyIdParams = Type.Object({ keyId: keyId('The key id (key_…).') })
 
 export const ADMIN_SCHEMAS = [
@@ -281,4 +385,8 @@ export const ADMIN_SCHEMAS = [
   KeyUsageSchema,
   AuditEntrySchema,
   AuditPageSchema,
+  UsageBucketSchema,
+  UsageHistorySchema,
+  TopUsageEntrySchema,
+  TopUsageSchema,
 ]

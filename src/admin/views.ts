@@ -8,7 +8,9 @@ import {
   type KeyView,
 } from '../keys/administration.js'
 import { ApiError } from '../shared/errors.js'
-import type { AdminKey, AuditEntryJson } from './schemas.js'
+import type { KeyTotals, UsageBucket } from '../usage/repository.js'
+import { requestsOf } from '../usage/usage-history.js'
+import type { AdminKey, AuditEntryJson, TopUsageEntryJson, UsageBucketJson } from './schemas.js'
 
 /** The service's values (Unix ms) as the admin API writes them: RFC 3339 strings in UTC. */
 
@@ -82,6 +84,18 @@ export function usageJson(usage: KeyUsage) {
     lastUsedAt: isoOrNull(usage.lastUsedAt),
   }
 }
+
+export const usageBucketJson = (bucket: UsageBucket): UsageBucketJson => ({ start: iso(bucket.start), ...bucket.counts })
+
+export const topUsageJson = (totals: KeyTotals): TopUsageEntryJson => ({
+  keyId: totals.keyId,
+  name: totals.name,
+  plan: totals.plan,
+  requests: requestsOf(totals.counts),
+  allowed: totals.counts.allowed,
+  rateLimited: totals.counts.rateLimited,
+  banned: totals.counts.banned,
+})
 
 export function auditJson(entry: AuditEntry): AuditEntryJson {
   return {

@@ -10,6 +10,7 @@ import type { Metrics } from '../ops/metrics.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
 import { ANONYMOUS_QUOTA } from '../shared/plans.js'
+import type { LimitOutcome } from '../usage/counts.js'
 import { addressIdentity } from './address-identity.js'
 import { bearerChallenge, parseBearer } from './bearer.js'
 import { secondsUntilRetry, setRateLimitHeaders } from './rate-limit-headers.js'
@@ -22,6 +23,12 @@ declare module 'fastify' {
      * let through (expired, revoked, over its limit): the access line names it.
      */
     presentedKeyId?: string
+    /**
+     * The valid key whose quota the limiter judged this request by, and its verdict (null without
+     * one): usage history counts the request against it once the answer is sent (usage/count-hook.ts).
+     */
+    usageKeyId: string | null
+    limitOutcome: LimitOutcome | null
   }
 }
 
@@ -93,6 +100,10 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: 
     expiredAt: number | undefined,
   ): ApiError | undefined => {
     setRateLimitHeaders(reply, decision)
+    if (key !== undefined) {
+      request.usageKeyId = key.id
+      request.limitOutcome = decision.allowed ? 'allowed' : (decision.reason ?? 'rate_limited')
+    }
     if (!decision.allowed) return refusal(request, decision, metrics, key ? { keyId: key.id } : undefined)
     if (key !== undefined) {
       request.apiKey = key

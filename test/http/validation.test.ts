@@ -67,6 +67,8 @@ describe('query strings on every operation', () => {
       rotateKey: { url: `/admin/v1/keys/${keyId}/rotate`, body: { gracePeriodSeconds: 60 } },
       revokeKey: { url: `/admin/v1/keys/${keyId}/revoke` },
       getKeyUsage: { url: `/admin/v1/keys/${keyId}/usage` },
+      getKeyUsageHistory: { url: `/admin/v1/keys/${keyId}/usage/history` },
+      listTopUsage: { url: '/admin/v1/usage/top' },
       listAuditLog: { url: '/admin/v1/audit-log' },
     }
   })
