@@ -73,7 +73,7 @@ module.exports = {
     {
       name: 'features-below-apis',
       severity: 'error',
-      comment: 'The features (auth, keys, limits) serve the APIs (pets, admin) and the CLI; they never import them.',
+      comment: 'The features (auth, keys, limits, usage) serve the APIs (pets, admin) and the CLI; they never import them.',
       from: { path: '^src/(auth|keys|limits|usage)/' },
       to: { path: '^src/(pets|admin|cli)/|^src/(app|server|cluster|cli)\\.ts$' },
     },
