@@ -134,7 +134,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number]
  * The fields of an entry's `details` that hold a time: Unix ms (or null) like every time here, which
  * the admin API writes as RFC 3339 like the rest of its times.
  */
-export const AUDIT_TIME_DETAILS: readonly string[] = ['expiresAt', 'oldKeyExpiresAt', 'oldKeyRevokedAt']
+export const AUDIT_TIME_DETAILS: readonly string[] = ['expiresAt', 'oldKeyExpiresAt', 'oldKeyRevokedAt', 'from', 'to']
 
 /** One audit log entry. `details` never holds a secret (no key, no hash, no token). */
 export interface AuditEntry {

@@ -128,8 +128,12 @@ describe('usage history over the admin API', () => {
         (e) => e.action === 'key.usage_history',
       ).length
     assert.equal(await audited(), 0, 'a refused read is not on record')
-    assert.equal((await t.call('GET', history)).statusCode, 200)
+    assert.equal((await t.call('GET', `${history}?granularity=hour&scope=chain`)).statusCode, 200)
     assert.equal(await audited(), 1)
+    const [entry] = (
+      (await t.call('GET', `/admin/v1/audit-log?keyId=${apiKey.id}`)).json().data as Array<{ action: string; details: unknown }>
+    ).filter((e) => e.action === 'key.usage_history')
+    assert.deepEqual(entry?.details, { granularity: 'hour', scope: 'chain', from: iso(HOUR - 23 * 3_600_000), to: iso(HOUR + 3_600_000) })
   })
 
   test('top: keys with none of the measure are left out; limit applies', async () => {
