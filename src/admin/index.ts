@@ -6,6 +6,7 @@ import type { Metrics } from '../ops/metrics.js'
 import { createAdminGuard } from './admin-guard.js'
 import type { AdminTokenRepository } from './admin-token-repository.js'
 import { AdminTokenResolver } from './admin-tokens.js'
+import { registerConsole } from './console.js'
 import { registerAdminOpenApi } from './openapi.js'
 import { ADMIN_PREFIX, adminRoutes } from './routes.js'
 
@@ -18,7 +19,8 @@ export interface AdminApiOptions {
 
 /**
  * The admin API as one unit for app.ts: its guard step (for http/guard.ts, routes with
- * `auth: 'admin'`) and `register`, which mounts its document and routes under /admin/v1.
+ * `auth: 'admin'`) and `register`, which mounts its document and routes under /admin/v1, and the
+ * operator console at /admin/console.
  */
 export function adminApi({ admin, adminTokens, limiter, metrics }: AdminApiOptions): {
   guard: Step
@@ -30,6 +32,7 @@ export function adminApi({ admin, adminTokens, limiter, metrics }: AdminApiOptio
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)
       await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin })
+      await registerConsole(app)
     },
   }
 }
