@@ -90,7 +90,7 @@ test('the operator console: sign-in, list, key page with its chart, rotate, revo
 
   // A wrong token: a clear message on the sign-in screen, nothing kept.
   await page.goto(console)
-  await page.fill('input[name=token]', 'adm_thisIsNotAToken000000000000000000')
+  await page.fill('input[name=token]', 'as_admin_thisIsNotAToken0000000000000000')
   await page.click('button[type=submit]')
   await page.getByRole('alert').filter({ hasText: 'refused this token' }).waitFor()
   assert.match(await page.getByRole('alert').innerText(), /unknown, revoked or mistyped/)

@@ -4,7 +4,7 @@ import { ErrorNote, Field } from '../components.js'
 
 const REFUSED =
   'The admin API refused this token: it is unknown, revoked or mistyped (an API key is not an admin token). ' +
-  'Create one with: animal-store admin-tokens create --name NAME'
+  'Create one with: node dist/cli.js admin-tokens create --name NAME'
 
 /** The sign-in screen: the token is checked against the admin API before it is kept (in this tab only). */
 export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => void; notice: string | undefined }) {
@@ -14,7 +14,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => 
   const submit = async (event: Event) => {
     event.preventDefault()
     const presented = token.trim()
-    if (presented === '') return setError('Enter an admin token (adm_…).')
+    if (presented === '') return setError('Enter an admin token (as_admin_…).')
     setBusy(true)
     setError(undefined)
     try {
@@ -40,7 +40,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => 
             spellcheck={false}
             value={token}
             onInput={(e) => setToken(e.currentTarget.value)}
-            placeholder="adm_…"
+            placeholder="as_admin_…"
           />
         </Field>
         <button type="submit" class="primary" disabled={busy}>

@@ -113,7 +113,17 @@ function Plot({ buckets, step }: { buckets: UsageBucket[]; step: number }) {
   useEffect(() => {
     const element = host.current
     if (element === null) return
-    const data: uPlot.AlignedData = [buckets.map((b) => Date.parse(b.start) / 1000), ...SERIES.map((s) => buckets.map((b) => b[s.field]))]
+    // Steps drawn from each bucket's start to the next one's: the range's end is added as one more
+    // point (with the last bucket's values) so the last bucket, the current one, has its width too.
+    const starts = buckets.map((b) => Date.parse(b.start) / 1000)
+    const end = (starts.at(-1) ?? 0) + step / 1000
+    const data: uPlot.AlignedData = [
+      [...starts, end],
+      ...SERIES.map((s) => {
+        const values = buckets.map((b) => b[s.field])
+        return [...values, values.at(-1) ?? 0]
+      }),
+    ]
     const plot = new uPlot(
       {
         width: Math.max(320, element.clientWidth),
