@@ -7,12 +7,13 @@ import type { UsageHistory } from '../usage/usage-history.js'
 import { createAdminGuard } from './admin-guard.js'
 import type { AdminTokenRepository } from './admin-token-repository.js'
 import { AdminTokenResolver } from './admin-tokens.js'
+import { registerConsole } from './console.js'
 import { registerAdminOpenApi } from './openapi.js'
 import { ADMIN_PREFIX, adminRoutes } from './routes.js'
 
 export interface AdminApiOptions {
   admin: KeyAdministration
-  /** Usage history (issue 21): its two operations. */
+  /** Usage history: its two operations. */
   usage: UsageHistory
   adminTokens: AdminTokenRepository
   limiter: RateLimiter
@@ -21,7 +22,8 @@ export interface AdminApiOptions {
 
 /**
  * The admin API as one unit for app.ts: its guard step (for http/guard.ts, routes with
- * `auth: 'admin'`) and `register`, which mounts its document and routes under /admin/v1.
+ * `auth: 'admin'`) and `register`, which mounts its document and routes under /admin/v1, and the
+ * operator console at /admin/console.
  */
 export function adminApi({ admin, usage, adminTokens, limiter, metrics }: AdminApiOptions): {
   guard: Step
@@ -33,6 +35,7 @@ export function adminApi({ admin, usage, adminTokens, limiter, metrics }: AdminA
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)
       await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin, usage })
+      await registerConsole(app)
     },
   }
 }

@@ -1,7 +1,19 @@
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import helmet from '@fastify/helmet'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
-import { docsAssetHandler } from './docs-assets.js'
+import { staticAssetHandler } from './static-assets.js'
+
+/** The folder @fastify/swagger-ui serves at /docs/static/ (its `static` folder). */
+const SWAGGER_UI_FILES = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static')
+
+/**
+ * How long a browser keeps one of those files before asking again. The URLs do not change with
+ * Swagger UI's version, so not `immutable`: after an upgrade a browser may use the old files for up
+ * to a day, then revalidates them by ETag (a 304 when unchanged).
+ */
+const SWAGGER_UI_CACHE = 'public, max-age=86400'
 
 /**
  * Swagger UI formats a JSON answer with JSON.parse + JSON.stringify, which rounds int64 values
@@ -79,7 +91,7 @@ function pageHeaders(apiOrigins: readonly string[]) {
 /**
  * The interactive console at /docs. Its routes are public HTML pages (their own CSP, no key).
  * It would also serve the document at /docs/json (and /docs/yaml); one document has one address,
- * so those redirect to `documentPath`, which the page loads and shows; its files (/docs/static/*) are served by docsAssetHandler.
+ * so those redirect to `documentPath`, which the page loads and shows; its files (/docs/static/*) are served by staticAssetHandler.
  * An encapsulated plugin: its onRoute hook and the helmet headers reach only the console's routes,
  * never the API's answers.
  */
@@ -87,7 +99,7 @@ export async function registerDocsConsole(
   app: FastifyInstance,
   { documentPath, docsPath, apiOrigins }: { documentPath: string; docsPath: string; apiOrigins: readonly string[] },
 ): Promise<void> {
-  const serveAsset = docsAssetHandler()
+  const serveAsset = staticAssetHandler({ dir: SWAGGER_UI_FILES, cacheControl: SWAGGER_UI_CACHE })
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, public: true, page: true }
     if (route.url === `${docsPath}/json` || route.url === `${docsPath}/yaml`) {

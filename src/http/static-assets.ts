@@ -1,23 +1,12 @@
 import { createHash } from 'node:crypto'
-import { readdirSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import { dirname, extname, join } from 'node:path'
+import { extname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { brotliCompress, constants, gzip } from 'node:zlib'
 import negotiate from '@fastify/accept-negotiator'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { noRouteError } from './route-fallback.js'
-
-/** The directory @fastify/swagger-ui serves at /docs/static/ (its `static` folder). */
-const ASSET_DIR = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static')
-
-/**
- * How long a browser keeps an asset before asking again. The URLs do not change with Swagger UI's
- * version, so not `immutable`: after an upgrade a browser may use the old files for up to a day,
- * then revalidates them by ETag (a 304 when unchanged).
- */
-const ASSET_MAX_AGE_S = 86_400
 
 const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
@@ -45,7 +34,7 @@ const COMPRESS: Record<Coding, (data: Buffer) => Promise<Buffer>> = {
   gzip: (data) => promisify(gzip)(data),
 }
 
-/** One of Swagger UI's files: read, hashed and compressed the first time it is asked for, then kept. */
+/** One file of an asset folder: read, hashed and compressed the first time it is asked for, then kept. */
 class Asset {
   readonly type: string
   readonly compressible: boolean
@@ -90,18 +79,30 @@ function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
   return ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)
 }
 
+export interface AssetFolder {
+  /** The folder whose files (not subfolders) are served, by name. A folder that does not exist serves nothing. */
+  dir: string
+  /** The Cache-Control of every file, e.g. `public, max-age=86400`. */
+  cacheControl: string
+}
+
 /**
- * The handler of /docs/static/*, in place of @fastify/static's: only the files Swagger UI ships
- * exist (looked up by name, so no path can leave the folder), anything else is a 404 in the Error
- * shape. Files go out compressed (br or gzip, as the client accepts), compressed once: compressing
- * the 1.5 MB bundle on each request of this public, unlimited path would cost 30-45 ms of CPU per
- * request. No Range or If-Match: a server may ignore them, and these files are small enough whole.
+ * The handler of a wildcard route (`.../*`) serving the files of one folder, in place of
+ * @fastify/static's (the docs console's /docs/static/*, the admin console's assets): only the files
+ * the folder holds when the app is built exist (looked up by name, so no path can leave the
+ * folder), anything else is a 404 in the Error shape. Files go out compressed (br or gzip, as the
+ * client accepts), compressed once: compressing the 1.5 MB Swagger UI bundle on each request of
+ * a public, unlimited path would cost 30-45 ms of CPU per request. No Range or If-Match: a server
+ * may ignore them, and these files are small enough whole.
  */
-export function docsAssetHandler(): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+export function staticAssetHandler({
+  dir,
+  cacheControl,
+}: AssetFolder): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const assets = new Map(
-    readdirSync(ASSET_DIR, { withFileTypes: true })
+    (existsSync(dir) ? readdirSync(dir, { withFileTypes: true }) : [])
       .filter((entry) => entry.isFile())
-      .map((entry) => [entry.name, new Asset(join(ASSET_DIR, entry.name))]),
+      .map((entry) => [entry.name, new Asset(join(dir, entry.name))]),
   )
   return async (request, reply) => {
     const asset = assets.get((request.params as { '*': string })['*'])
@@ -109,7 +110,7 @@ export function docsAssetHandler(): (request: FastifyRequest, reply: FastifyRepl
     const accepted = request.headers['accept-encoding']
     const coding = asset.compressible && accepted !== undefined ? negotiate(accepted.toLowerCase(), CODINGS) : null
     const etag = await asset.etag(coding)
-    reply.header('cache-control', `public, max-age=${ASSET_MAX_AGE_S}`).header('etag', etag)
+    reply.header('cache-control', cacheControl).header('etag', etag)
     // Appended: CORS, when configured, has set Vary: Origin already.
     if (asset.compressible) reply.header('vary', [reply.getHeader('vary'), 'accept-encoding'].filter(Boolean).join(', '))
     if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send()

@@ -1,0 +1,67 @@
+import { useEffect, useState } from 'preact/hooks'
+import { whenUnauthorized } from './api.js'
+import { AuditLog } from './pages/audit-log.js'
+import { CreateKey } from './pages/create-key.js'
+import { KeyList } from './pages/key-list.js'
+import { KeyPage } from './pages/key-page.js'
+import { SignIn } from './pages/sign-in.js'
+import { href, useRoute } from './router.js'
+import { session } from './session.js'
+
+const REVOKED_WHILE_SIGNED_IN = 'The admin API no longer accepts your token (revoked, or the store changed). Sign in again.'
+
+export function App() {
+  const [token, setToken] = useState(session.token())
+  const [notice, setNotice] = useState<string>()
+  const route = useRoute()
+  useEffect(
+    () =>
+      whenUnauthorized(() => {
+        session.signOut()
+        setNotice(REVOKED_WHILE_SIGNED_IN)
+        setToken(null)
+      }),
+    [],
+  )
+  if (token === null)
+    return (
+      <SignIn
+        notice={notice}
+        onSignedIn={(t) => {
+          session.signIn(t)
+          setNotice(undefined)
+          setToken(t)
+        }}
+      />
+    )
+  return (
+    <>
+      <nav class="top">
+        <strong>Animal Store console</strong>
+        <a href={href.keys()} aria-current={route.page === 'keys' || route.page === 'key' ? 'page' : undefined}>
+          Keys
+        </a>
+        <a href={href.newKey()} aria-current={route.page === 'new' ? 'page' : undefined}>
+          Create key
+        </a>
+        <a href={href.audit()} aria-current={route.page === 'audit' ? 'page' : undefined}>
+          Audit log
+        </a>
+        <button
+          type="button"
+          class="sign-out"
+          onClick={() => {
+            session.signOut()
+            setToken(null)
+          }}
+        >
+          Sign out
+        </button>
+      </nav>
+      {route.page === 'keys' && <KeyList query={route.query} />}
+      {route.page === 'key' && <KeyPage id={route.id} />}
+      {route.page === 'new' && <CreateKey />}
+      {route.page === 'audit' && <AuditLog query={route.query} />}
+    </>
+  )
+}

@@ -1,0 +1,189 @@
+import { useState } from 'preact/hooks'
+import { type AdminKey, api, type KeyUsage } from '../api.js'
+import { ErrorNote, SecretOnce, useLoad } from '../components.js'
+import { count, time } from '../format.js'
+import { href } from '../router.js'
+import { AuditTable } from './audit-log.js'
+import { KeyActions } from './key-actions.js'
+import { UsageChart } from './usage-chart.js'
+
+/** The longest rotation chain the page walks (each step is one getKey). */
+const MAX_CHAIN = 25
+
+/** One key: its settings and state, current usage, usage over time, rotation chain, audit entries and actions. */
+export function KeyPage({ id }: { id: string }) {
+  const key = useLoad(() => api.getKey(id), [id])
+  const usage = useLoad(() => api.keyUsage(id), [id])
+  const [secret, setSecret] = useState<string>()
+  const reload = () => {
+    key.reload()
+    usage.reload()
+  }
+  return (
+    <main>
+      <p class="crumbs">
+        <a href={href.keys()}>Keys</a> / <code>{id}</code>
+      </p>
+      <ErrorNote message={key.error} />
+      {secret && <SecretOnce secret={secret} onDone={() => setSecret(undefined)} />}
+      {key.value && (
+        <>
+          <header class="page-head">
+            <h1>{key.value.name}</h1>
+            <span class={`state state-${key.value.state}`}>{key.value.state}</span>
+            <button type="button" onClick={reload}>
+              Refresh
+            </button>
+          </header>
+          <div class="columns">
+            <KeyDetails apiKey={key.value} />
+            <section>
+              <h2>Current usage</h2>
+              <ErrorNote message={usage.error} />
+              {usage.value && <UsageNow usage={usage.value} />}
+            </section>
+          </div>
+          <UsageChart keyId={id} rotated={key.value.rotatedFrom !== null || key.value.rotatedTo !== null} />
+          <KeyActions apiKey={key.value} onChanged={reload} onSecret={setSecret} />
+          <Chain apiKey={key.value} />
+          <KeyAudit id={id} version={key.value.updatedAt} />
+        </>
+      )}
+    </main>
+  )
+}
+
+function KeyDetails({ apiKey: k }: { apiKey: AdminKey }) {
+  return (
+    <section>
+      <h2>Key</h2>
+      <dl class="details">
+        <dt>Key id</dt>
+        <dd>
+          <code>{k.id}</code>
+        </dd>
+        <dt>Prefix</dt>
+        <dd>
+          <code>{k.prefix}</code>
+        </dd>
+        <dt>Plan</dt>
+        <dd data-field="plan">{k.plan}</dd>
+        <dt>Limits</dt>
+        <dd data-field="limits">
+          {count(k.perMinute)} / minute, {count(k.perDay)} / day
+        </dd>
+        <dt>Created</dt>
+        <dd>{time(k.createdAt)}</dd>
+        <dt>Expires</dt>
+        <dd data-field="expires">{time(k.expiresAt, 'never')}</dd>
+        {k.revokedAt && (
+          <>
+            <dt>Revoked</dt>
+            <dd>{time(k.revokedAt)}</dd>
+          </>
+        )}
+        <dt>Last used</dt>
+        <dd>{time(k.lastUsedAt, 'never')}</dd>
+        <dt>Metadata</dt>
+        <dd>{k.metadata === null ? '—' : <code>{JSON.stringify(k.metadata)}</code>}</dd>
+      </dl>
+    </section>
+  )
+}
+
+function UsageNow({ usage }: { usage: KeyUsage }) {
+  const row = (label: string, w: KeyUsage['minute']) => (
+    <tr>
+      <th>{label}</th>
+      <td class="num">{count(w.used)}</td>
+      <td class="num">{count(w.limit)}</td>
+      <td class="num">{count(w.remaining)}</td>
+      <td>{time(w.resetAt)}</td>
+    </tr>
+  )
+  return (
+    <>
+      <table class="usage-now" data-minute-used={usage.minute.used} data-day-used={usage.day.used}>
+        <thead>
+          <tr>
+            <th />
+            <th class="num">Used</th>
+            <th class="num">Limit</th>
+            <th class="num">Remaining</th>
+            <th>Resets</th>
+          </tr>
+        </thead>
+        <tbody>
+          {row('This minute', usage.minute)}
+          {row('Today (UTC)', usage.day)}
+        </tbody>
+      </table>
+      <p>
+        {usage.ban.active ? <strong class="state state-revoked">Banned until {time(usage.ban.until)}</strong> : 'Not banned'}
+        {usage.ban.level > 0 && ` (ban level ${usage.ban.level})`}
+        {usage.quotaId !== usage.keyId && (
+          <>
+            {' '}
+            · quota shared with its rotation chain (<code>{usage.quotaId}</code>)
+          </>
+        )}
+      </p>
+    </>
+  )
+}
+
+/** The rotation chain: from the first key to the last, walked through rotatedFrom and rotatedTo. */
+function Chain({ apiKey }: { apiKey: AdminKey }) {
+  const chain = useLoad(async () => {
+    const before: AdminKey[] = []
+    let k = apiKey
+    while (k.rotatedFrom !== null && before.length < MAX_CHAIN) {
+      k = await api.getKey(k.rotatedFrom)
+      before.unshift(k)
+    }
+    const after: AdminKey[] = []
+    k = apiKey
+    while (k.rotatedTo !== null && after.length < MAX_CHAIN) {
+      k = await api.getKey(k.rotatedTo)
+      after.push(k)
+    }
+    return [...before, apiKey, ...after]
+  }, [apiKey.id, apiKey.updatedAt, apiKey.rotatedTo])
+  if (apiKey.rotatedFrom === null && apiKey.rotatedTo === null) return null
+  return (
+    <section class="chain">
+      <h2>Rotation chain</h2>
+      <ErrorNote message={chain.error} />
+      <ol>
+        {chain.value?.map((k) => (
+          <li data-key-id={k.id} class={k.id === apiKey.id ? 'current' : ''}>
+            {k.id === apiKey.id ? <code>{k.id}</code> : <a href={href.key(k.id)}>{k.id}</a>} <code>{k.prefix}</code>{' '}
+            <span class={`state state-${k.state}`}>{k.state}</span> created {time(k.createdAt)}
+            {k.expiresAt && `, expires ${time(k.expiresAt)}`}
+          </li>
+        ))}
+      </ol>
+    </section>
+  )
+}
+
+const KEY_AUDIT_LIMIT = 100
+
+function KeyAudit({ id, version }: { id: string; version: string }) {
+  const [after, setAfter] = useState<number>()
+  const page = useLoad(() => api.auditLog({ keyId: id, limit: KEY_AUDIT_LIMIT, after }), [id, version, after])
+  return (
+    <section>
+      <h2>
+        Audit entries <a href={href.audit({ keyId: id })}>(in the audit log)</a>
+      </h2>
+      <ErrorNote message={page.error} />
+      {page.value && <AuditTable entries={page.value.data} showKey={false} />}
+      {page.value?.nextAfter != null && (
+        <button type="button" onClick={() => setAfter(page.value?.nextAfter ?? undefined)}>
+          Later entries
+        </button>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,157 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import uPlot from 'uplot'
+import { ApiError, api, type UsageBucket } from '../api.js'
+import { ErrorNote, useLoad } from '../components.js'
+import { count } from '../format.js'
+
+const MINUTE_MS = 60_000
+const HOUR_MS = 3_600_000
+
+/** The ranges offered, as the history API is asked for them (from inclusive, to exclusive; the current bucket included). */
+const RANGES = {
+  hour: { label: 'Last hour', granularity: 'minute', step: MINUTE_MS, buckets: 60 },
+  day: { label: 'Last day', granularity: 'hour', step: HOUR_MS, buckets: 24 },
+  month: { label: 'Last 30 days', granularity: 'hour', step: HOUR_MS, buckets: 720 },
+} as const
+type RangeName = keyof typeof RANGES
+
+export function rangeBounds(range: RangeName, now: number): { from: string; to: string } {
+  const { step, buckets } = RANGES[range]
+  const to = Math.floor(now / step) * step + step
+  return { from: new Date(to - buckets * step).toISOString(), to: new Date(to).toISOString() }
+}
+
+/** The three outcomes charted, in the API's field names, with their colours. */
+const SERIES = [
+  { field: 'allowed', label: 'Allowed', stroke: '#2e7d32', fill: 'rgba(46,125,50,0.15)' },
+  { field: 'rateLimited', label: 'Rate-limited', stroke: '#ef6c00', fill: 'rgba(239,108,0,0.15)' },
+  { field: 'banned', label: 'Banned', stroke: '#c62828', fill: 'rgba(198,40,40,0.15)' },
+] as const
+
+/**
+ * The key's requests over time (allowed, rate-limited, banned), from GET .../usage/history, drawn
+ * with uPlot. The totals of the range are on the chart's element (data-allowed, data-rate-limited,
+ * data-banned) and written under it.
+ */
+export function UsageChart({ keyId, rotated }: { keyId: string; rotated: boolean }) {
+  const [range, setRange] = useState<RangeName>('hour')
+  const [scope, setScope] = useState<'key' | 'chain'>('key')
+  const history = useLoad(async () => {
+    const { granularity } = RANGES[range]
+    try {
+      return (await api.usageHistory(keyId, { granularity, scope, ...rangeBounds(range, Date.now()) })).data
+    } catch (e) {
+      // A server without the history operation: said on the page, not an error.
+      if (e instanceof ApiError && e.status === 404 && e.message.startsWith('No route')) return null
+      throw e
+    }
+  }, [keyId, range, scope])
+  const totals = history.value ? sum(history.value) : undefined
+  return (
+    <section class="usage-chart">
+      <header class="page-head">
+        <h2>Usage over time</h2>
+        <fieldset class="segmented" aria-label="Range">
+          {(Object.keys(RANGES) as RangeName[]).map((name) => (
+            <button type="button" aria-pressed={range === name} onClick={() => setRange(name)}>
+              {RANGES[name].label}
+            </button>
+          ))}
+        </fieldset>
+        {rotated && (
+          <fieldset class="segmented" aria-label="Scope">
+            <button type="button" aria-pressed={scope === 'key'} onClick={() => setScope('key')}>
+              This key
+            </button>
+            <button type="button" aria-pressed={scope === 'chain'} onClick={() => setScope('chain')}>
+              Whole chain
+            </button>
+          </fieldset>
+        )}
+        <button type="button" onClick={history.reload}>
+          Refresh
+        </button>
+      </header>
+      <ErrorNote message={history.error} />
+      {history.value === null && <p class="hint">This server has no usage history (GET /admin/v1/keys/&#123;keyId&#125;/usage/history).</p>}
+      {history.value && totals && (
+        <div
+          class="chart"
+          data-range={range}
+          data-buckets={history.value.length}
+          data-allowed={totals.allowed}
+          data-rate-limited={totals.rateLimited}
+          data-banned={totals.banned}
+        >
+          <Plot buckets={history.value} step={RANGES[range].step} />
+          <p class="totals">
+            {SERIES.map((s) => (
+              <span class={`total total-${s.field}`}>
+                {s.label}: <strong>{count(totals[s.field])}</strong>
+              </span>
+            ))}
+          </p>
+        </div>
+      )}
+    </section>
+  )
+}
+
+function sum(buckets: UsageBucket[]) {
+  const totals = { allowed: 0, rateLimited: 0, banned: 0 }
+  for (const b of buckets) {
+    totals.allowed += b.allowed
+    totals.rateLimited += b.rateLimited
+    totals.banned += b.banned
+  }
+  return totals
+}
+
+/** The uPlot chart itself, redrawn when the buckets change and resized with its container. */
+function Plot({ buckets, step }: { buckets: UsageBucket[]; step: number }) {
+  const host = useRef<HTMLDivElement>(null)
+  useEffect(() => {
+    const element = host.current
+    if (element === null) return
+    // Steps drawn from each bucket's start to the next one's: the range's end is added as one more
+    // point (with the last bucket's values) so the last bucket, the current one, has its width too.
+    const starts = buckets.map((b) => Date.parse(b.start) / 1000)
+    const end = (starts.at(-1) ?? 0) + step / 1000
+    const data: uPlot.AlignedData = [
+      [...starts, end],
+      ...SERIES.map((s) => {
+        const values = buckets.map((b) => b[s.field])
+        return [...values, values.at(-1) ?? 0]
+      }),
+    ]
+    const plot = new uPlot(
+      {
+        width: Math.max(320, element.clientWidth),
+        height: 260,
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        axes: [{}, { label: 'requests', size: 60 }],
+        series: [
+          { label: step === MINUTE_MS ? 'Minute (UTC)' : 'Hour (UTC)' },
+          ...SERIES.map((s) => ({
+            label: s.label,
+            stroke: s.stroke,
+            fill: s.fill,
+            width: 1.5,
+            paths: uPlot.paths.stepped?.({ align: 1 }),
+            points: { show: false },
+          })),
+        ],
+      },
+      data,
+      element,
+    )
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(320, element.clientWidth), height: 260 }))
+    resize.observe(element)
+    return () => {
+      resize.disconnect()
+      plot.destroy()
+    }
+  }, [buckets, step])
+  return <div ref={host} class="plot" />
+}

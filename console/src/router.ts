@@ -1,0 +1,52 @@
+import { useEffect, useState } from 'preact/hooks'
+
+/**
+ * The console's pages are fragment routes (`#/keys`, `#/keys/key_…`, `#/audit`, `#/new`): one HTML
+ * page at /admin/console serves them all, a deep link to a key page is just its address, and the
+ * fragment never reaches the server or a log. Filters live in the route's query (`#/keys?plan=pro`),
+ * so the back button and a shared link keep them.
+ */
+export type Route =
+  | { page: 'keys'; query: URLSearchParams }
+  | { page: 'key'; id: string }
+  | { page: 'new' }
+  | { page: 'audit'; query: URLSearchParams }
+
+export function parseRoute(hash: string): Route {
+  const [path = '', search = ''] = hash.replace(/^#/, '').split('?')
+  const query = new URLSearchParams(search)
+  const key = /^\/keys\/([^/]+)$/.exec(path)
+  if (key) return { page: 'key', id: decodeURIComponent(key[1]!) }
+  if (path === '/new') return { page: 'new' }
+  if (path === '/audit') return { page: 'audit', query }
+  return { page: 'keys', query }
+}
+
+export const href = {
+  keys: (query: Record<string, string | undefined> = {}) => withQuery('#/keys', query),
+  key: (id: string) => `#/keys/${encodeURIComponent(id)}`,
+  newKey: () => '#/new',
+  audit: (query: Record<string, string | undefined> = {}) => withQuery('#/audit', query),
+}
+
+function withQuery(path: string, query: Record<string, string | undefined>): string {
+  const params = new URLSearchParams()
+  for (const [name, value] of Object.entries(query)) if (value) params.set(name, value)
+  const text = params.toString()
+  return text === '' ? path : `${path}?${text}`
+}
+
+export const navigate = (to: string) => {
+  location.hash = to
+}
+
+/** The current route, following the address bar. */
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.hash))
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(location.hash))
+    addEventListener('hashchange', update)
+    return () => removeEventListener('hashchange', update)
+  }, [])
+  return route
+}

@@ -1,0 +1,24 @@
+/**
+ * The admin token of this browser tab: in sessionStorage only (gone with the tab, never in a
+ * cookie, a query string or a log). For automation the page also takes it once from its address,
+ * `#token=…&key=<keyId>`, and takes it out of the address bar (and the history entry) at once.
+ */
+const STORAGE_KEY = 'animal-store.admin-token'
+
+export const session = {
+  token: (): string | null => sessionStorage.getItem(STORAGE_KEY),
+  signIn: (token: string): void => sessionStorage.setItem(STORAGE_KEY, token),
+  signOut: (): void => sessionStorage.removeItem(STORAGE_KEY),
+}
+
+/** Reads `#token=…&key=…` if the address has it, keeps the token, and rewrites the address to the key's page (or the list). */
+export function consumeTokenFragment(): void {
+  const fragment = location.hash.slice(1)
+  if (!fragment.startsWith('token=')) return
+  const params = new URLSearchParams(fragment)
+  const token = params.get('token')
+  const key = params.get('key')
+  if (token) session.signIn(token)
+  const route = key && /^key_[0-9A-Za-z]{16}$/.test(key) ? `#/keys/${key}` : '#/keys'
+  history.replaceState(null, '', `${location.pathname}${route}`)
+}
