@@ -12,8 +12,10 @@
  *   system  real processes: servers, CLI, cluster workers, faults, browser, bench smoke, soak, abuse
  *
  * Kinds group files by what they need, which is also how fast they are: unit, http and fuzz run in
- * this process only, so their files share nothing and run concurrently; system files start servers on
- * the machine's cores and time real events, so they run one at a time.
+ * this process only, so their files share nothing and run concurrently (unit and http dealt into
+ * one process per core, fuzz files in their own); system files start servers on the machine's cores
+ * and time real events, so they run one at a time after them, apart from the BACKGROUND files, which
+ * mostly wait and start at once beside everything.
  *
  *   node test/kinds.mjs [KIND...] [node --test options]   runs those kinds (all when none given)
  *   node test/kinds.mjs fast                              unit + http without PostgreSQL and Redis
@@ -95,6 +97,13 @@ const CONCURRENT = new Set(['unit', 'http', 'fuzz'])
 const FAST = ['unit', 'http']
 
 /**
+ * System files that mostly wait (a 2-minute proof that spends under a tenth of a core): they start
+ * with the concurrent kinds and run beside everything else, EXCLUSIVE files included, rather than
+ * hold the machine for their wall time.
+ */
+const BACKGROUND = new Set(['test/client/free-key-proof.test.ts'])
+
+/**
  * System files that must have the machine to themselves: they measure throughput, saturate the
  * cores on purpose, or hold a timing bound that a second busy process would eat into.
  */
@@ -108,7 +117,6 @@ const EXCLUSIVE = new Set([
   'test/faults/redis-cluster.test.ts',
   'test/faults/crash-durability.test.ts',
   'test/scale/three-instances.test.ts',
-  'test/client/free-key-proof.test.ts',
 ])
 
 /** Runs `files` with node --test; resolves with its exit status and output (streamed unless `buffer`). */
@@ -160,25 +168,47 @@ async function runTogether(files, { env, nodeOptions }) {
   return results.find((code) => code !== 0) ?? 0
 }
 
+/** One file in its own run, timed. */
+async function runTimed(file, { env, nodeOptions, buffer }) {
+  const started = performance.now()
+  const result = await runFiles([file], { concurrency: 1, env, nodeOptions, buffer })
+  return { file, ms: performance.now() - started, status: result.status, output: result.output }
+}
+
+/**
+ * unit and http dealt into one process per core (as `fast` does, with the services), beside the fuzz
+ * files, each in a process of its own: a process per file paid the start-up of Node, tsx and the
+ * app's modules (about 2 s of CPU) sixty times over, more than most files' tests take.
+ */
+async function runConcurrentKinds(files, byKind, { env, nodeOptions }) {
+  const fuzz = files.filter((file) => byKind.fuzz.includes(file))
+  const together = files.filter((file) => !fuzz.includes(file))
+  const [first, second] = await Promise.all([
+    together.length > 0 ? runTogether(together, { env, nodeOptions }) : 0,
+    fuzz.length > 0 ? runFiles(fuzz, { concurrency: fuzz.length, env, nodeOptions }).then((r) => r.status) : 0,
+  ])
+  return first || second
+}
+
 /**
  * The system files, each in its own run, `lanes` at a time (TEST_SYSTEM_LANES; EXCLUSIVE files
- * alone), each file's output printed whole when it ends; then the files by duration, for whoever
- * wants CI faster.
+ * alone), the longest first (from the durations below, as measured on a 2-core machine), each
+ * file's output printed whole when it ends when lanes run side by side.
  */
 async function runSystem(files, { lanes, env, nodeOptions }) {
-  const queue = [...files]
+  const queue = lanes > 1 ? [...files].sort((a, b) => (TYPICAL_SECONDS[b] ?? 20) - (TYPICAL_SECONDS[a] ?? 20)) : [...files]
   const running = new Set()
   const durations = []
   let status = 0
   const start = (file) => {
-    const started = performance.now()
-    const run = runFiles([file], { concurrency: 1, env, nodeOptions, buffer: lanes > 1 }).then((result) => {
+    const run = runTimed(file, { env, nodeOptions, buffer: lanes > 1 }).then((result) => {
       running.delete(run)
-      durations.push([file, performance.now() - started, result.status])
+      durations.push([file, result.ms, result.status])
       if (lanes > 1) process.stdout.write(result.output)
       status = result.status || status
     })
     running.add(run)
+    return run
   }
   while (queue.length > 0) {
     const next = queue[0]
@@ -188,16 +218,33 @@ async function runSystem(files, { lanes, env, nodeOptions }) {
       continue
     }
     queue.shift()
-    start(next)
-    if (alone) [...running].at(-1).alone = true
+    const run = start(next)
+    if (alone) run.alone = true
   }
   await Promise.all(running)
+  return { status, durations }
+}
+
+/** The files by duration, for whoever wants CI faster. */
+function printDurations(durations, lanes) {
   const seconds = (ms) => `${(ms / 1000).toFixed(0).padStart(4)} s`
-  process.stdout.write(`\n# system files by duration (${lanes} lane${lanes > 1 ? 's' : ''}):\n`)
+  process.stdout.write(`\n# system files by duration (${lanes} lane${lanes > 1 ? 's' : ''}, background files beside them):\n`)
   for (const [file, ms, code] of durations.sort((a, b) => b[1] - a[1])) {
-    process.stdout.write(`#   ${seconds(ms)}  ${file}${code === 0 ? '' : '  FAILED'}${EXCLUSIVE.has(file) ? '  (alone)' : ''}\n`)
+    const how = EXCLUSIVE.has(file) ? '  (alone)' : BACKGROUND.has(file) ? '  (background)' : ''
+    process.stdout.write(`#   ${seconds(ms)}  ${file}${code === 0 ? '' : '  FAILED'}${how}\n`)
   }
-  return status
+}
+
+/** Seconds each long system file took on the 2-core CI machine (for ordering only; others: 20). */
+const TYPICAL_SECONDS = {
+  'test/scale/haproxy.test.ts': 51,
+  'test/scale/workers.test.ts': 57,
+  'test/process/cli.test.ts': 60,
+  'test/process/cli-keys.test.ts': 56,
+  'test/scale/key-propagation.test.ts': 54,
+  'test/process/sqlite-server-lock.test.ts': 43,
+  'test/process/lifecycle.test.ts': 36,
+  'test/process/startup-failures.test.ts': 32,
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -226,16 +273,25 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const env = fast ? { TEST_SERVICES: 'none' } : {}
     const concurrent = chosen.filter((k) => CONCURRENT.has(k)).flatMap((k) => byKind[k])
     const system = chosen.filter((k) => !CONCURRENT.has(k)).flatMap((k) => byKind[k])
+    const lanes = Number(process.env.TEST_SYSTEM_LANES ?? 1)
+    const background = system.filter((file) => BACKGROUND.has(file))
+    const waiting = background.map((file) => runTimed(file, { env, nodeOptions, buffer: true }))
     let status = 0
     if (fast) status = await runTogether(concurrent, { env, nodeOptions })
-    else if (concurrent.length > 0) {
-      const concurrency = Math.max(2, availableParallelism())
-      status = (await runFiles(concurrent, { concurrency, env, nodeOptions })).status || status
+    else if (concurrent.length > 0) status = await runConcurrentKinds(concurrent, byKind, { env, nodeOptions })
+    const foreground = system.filter((file) => !BACKGROUND.has(file))
+    const timed = []
+    if (foreground.length > 0) {
+      const result = await runSystem(foreground, { lanes: Number.isInteger(lanes) && lanes > 0 ? lanes : 1, env, nodeOptions })
+      status = result.status || status
+      timed.push(...result.durations)
     }
-    if (system.length > 0) {
-      const lanes = Number(process.env.TEST_SYSTEM_LANES ?? 1)
-      status = (await runSystem(system, { lanes: Number.isInteger(lanes) && lanes > 0 ? lanes : 1, env, nodeOptions })) || status
+    for (const result of await Promise.all(waiting)) {
+      process.stdout.write(result.output)
+      status = result.status || status
+      timed.push([result.file, result.ms, result.status])
     }
+    if (timed.length > 0) printDurations(timed, lanes)
     process.exit(status)
   }
 }
