@@ -77,7 +77,7 @@ export function AuditTable({ entries, showKey }: { entries: AuditEntry[]; showKe
       </thead>
       <tbody>
         {entries.map((e) => (
-          <tr data-action={e.action} class={READS.has(e.action) ? 'read' : ''}>
+          <tr data-action={e.action} data-key-id={e.keyId ?? undefined} class={READS.has(e.action) ? 'read' : ''}>
             <td class="num">{e.seq}</td>
             <td>{time(e.at)}</td>
             <td>
