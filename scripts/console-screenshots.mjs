@@ -1,8 +1,9 @@
 // Writes docs/images/console-keys.png and docs/images/console-key.png (npm run docs:screenshots):
-// starts a server on a temporary SQLite file with an admin listener, creates sample keys and some
-// traffic, and photographs the operator console in Debian's Chromium (playwright-core; CHROMIUM_PATH
-// to use another). A server without the usage history operation gets the traffic this script sent,
-// answered in that operation's shape by the browser itself, so that the picture shows a chart.
+// starts a server on a temporary SQLite file with an admin listener, creates sample keys and real
+// traffic (over three minutes, so it takes about two: allowed requests, 429 rate_limited and, with
+// BAN_THRESHOLD=3, 429 key_banned), and photographs the operator console in Debian's Chromium
+// (playwright-core; CHROMIUM_PATH to use another). Nothing is stood in for: the chart and the
+// busiest keys are what the server counted.
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import net from 'node:net'
@@ -24,6 +25,10 @@ const env = {
   BOOTSTRAP_KEY: 'false',
   LIMITER_STATE_FILE: 'off',
   HOST: '127.0.0.1',
+  // A ban after 3 refusals in a minute, long enough to cover the next minute: all three outcomes.
+  BAN_THRESHOLD: '3',
+  BAN_BASE_SECONDS: '90',
+  USAGE_FLUSH_MS: '1000',
 }
 delete env.REDIS_URL
 
@@ -78,50 +83,49 @@ try {
   for (const sample of samples) keys.push(await call('POST', '/keys', sample))
   await call('POST', `/keys/${keys[4].apiKey.id}/revoke`)
   const rotated = await call('POST', `/keys/${keys[1].apiKey.id}/rotate`, { gracePeriodSeconds: 86_400 })
-  // Traffic on the Enterprise key: 20 a minute, then refusals.
-  const zoo = keys[3]
-  const sent = { allowed: 0, rateLimited: 0, banned: 0 }
-  for (let i = 0; i < 26; i++) {
-    const res = await fetch(`${api}/v1/pets`, { headers: { authorization: `Bearer ${zoo.key}` } })
-    const body = await res.json()
-    if (res.ok) sent.allowed++
-    else if (body.code === 'key_banned') sent.banned++
-    else sent.rateLimited++
+  const send = async (key, n) => {
+    const seen = { allowed: 0, rateLimited: 0, banned: 0 }
+    for (let i = 0; i < n; i++) {
+      const res = await fetch(`${api}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })
+      const body = await res.json()
+      if (res.ok) seen.allowed++
+      else if (body.code === 'key_banned') seen.banned++
+      else if (body.code === 'rate_limited') seen.rateLimited++
+      else throw new Error(`unexpected answer ${res.status} ${JSON.stringify(body)}`)
+    }
+    return seen
   }
-  await fetch(`${api}/v1/pets`, { headers: { authorization: `Bearer ${rotated.key}` } })
+  const nextMinute = () => new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 200))
+  // The Enterprise key (20 a minute) over three minutes: within its limit; over it until banned,
+  // then refused while banned; still banned in the third.
+  const zoo = keys[3]
+  const sent = [await send(zoo.key, 12)]
+  await send(keys[0].key, 9)
+  await send(rotated.key, 4)
+  await send(keys[2].key, 1)
+  await nextMinute()
+  sent.push(await send(zoo.key, 28))
+  await nextMinute()
+  sent.push(await send(zoo.key, 8))
+  process.stdout.write(`traffic on ${zoo.apiKey.name}, minute by minute: ${JSON.stringify(sent)}\n`)
 
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
   })
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
-  const probe = await fetch(
-    `${admin}/admin/v1/keys/${zoo.apiKey.id}/usage/history?granularity=hour&from=2026-01-01T00:00:00Z&to=2026-01-01T01:00:00Z`,
-    {
-      headers: { authorization: `Bearer ${token}` },
-    },
-  )
-  if (probe.status === 404) {
-    process.stdout.write('note: the server has no usage history operation; the chart shows the traffic sent, in its shape\n')
-    await page.route('**/admin/v1/keys/*/usage/history?*', (route) => {
-      const url = new URL(route.request().url())
-      const step = url.searchParams.get('granularity') === 'minute' ? 60_000 : 3_600_000
-      const now = Math.floor(Date.now() / step) * step
-      const data = []
-      for (let start = Date.parse(url.searchParams.get('from')); start < Date.parse(url.searchParams.get('to')); start += step) {
-        const mine = start === now && url.pathname.includes(zoo.apiKey.id)
-        const c = mine ? sent : { allowed: 0, rateLimited: 0, banned: 0 }
-        data.push({ start: new Date(start).toISOString(), ...c, status2xx: c.allowed, status4xx: c.rateLimited + c.banned, status5xx: 0 })
-      }
-      return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ data }) })
-    })
-  }
   await page.goto(`${admin}/admin/console#token=${encodeURIComponent(token)}`)
   await page.waitForSelector('table.keys tbody tr')
+  await page.waitForSelector('.top-keys tbody tr')
   await page.screenshot({ path: join(OUT, 'console-keys.png'), fullPage: true })
   await page.goto(`${admin}/admin/console#/keys/${zoo.apiKey.id}`)
   await page.waitForSelector('.usage-chart .uplot canvas')
   await page.waitForSelector('table.audit')
+  // The cursor on the busiest minute (the one before the current one: 60 minutes drawn, 61 points
+  // with the range's end), so that the legend shows its counts.
+  const over = page.locator('.usage-chart .u-over')
+  const box = await over.boundingBox()
+  await over.hover({ position: { x: (box.width * 58) / 60, y: box.height / 2 } })
   await page.screenshot({ path: join(OUT, 'console-key.png'), fullPage: true })
   process.stdout.write(`wrote ${join('docs', 'images', 'console-keys.png')} and ${join('docs', 'images', 'console-key.png')}\n`)
 } finally {

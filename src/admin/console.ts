@@ -78,7 +78,7 @@ function readManifest(dir: string): ConsoleManifest | undefined {
 }
 
 /**
- * The operator console (issue 21): GET /admin/console, one HTML page, and its bundle under
+ * The operator console: GET /admin/console, one HTML page, and its bundle under
  * /admin/console/assets/ (by name only, compressed once: static-assets.ts). Public routes (no
  * token: the page signs in against the admin API itself, which every API call needs) under the
  * CSP above. An encapsulated plugin: helmet's headers reach these routes only, never the API's.

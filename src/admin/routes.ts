@@ -89,7 +89,7 @@ const linkHeaderDoc = { Link: { type: 'string', description: 'rel="next": the ne
 const tags = ['keys']
 
 /**
- * The admin API (issue 10): keys and the audit log over HTTP, under /admin/v1. Thin: each handler
+ * The admin API: keys and the audit log over HTTP, under /admin/v1. Thin: each handler
  * parses its input, calls the key service (keys/administration.ts) and writes the answer; every
  * rule lives in the service. Every route has `auth: 'admin'`: an admin token, the admin quota.
  */

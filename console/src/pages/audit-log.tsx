@@ -52,6 +52,9 @@ export function AuditLog({ query }: { query: URLSearchParams }) {
   )
 }
 
+/** The actions that only read: listed greyed, so that the changes stand out. */
+const READS = new Set(['key.list', 'key.read', 'key.usage', 'audit_log.list', 'key.usage_history', 'usage.top'])
+
 /** What an entry changed, in one line: its details as the API gives them (never a secret). */
 const detailText = (details: Record<string, unknown>) =>
   Object.entries(details)
@@ -74,7 +77,7 @@ export function AuditTable({ entries, showKey }: { entries: AuditEntry[]; showKe
       </thead>
       <tbody>
         {entries.map((e) => (
-          <tr data-action={e.action}>
+          <tr data-action={e.action} data-key-id={e.keyId ?? undefined} class={READS.has(e.action) ? 'read' : ''}>
             <td class="num">{e.seq}</td>
             <td>{time(e.at)}</td>
             <td>

@@ -46,7 +46,7 @@ export function KeyPage({ id }: { id: string }) {
           <UsageChart keyId={id} rotated={key.value.rotatedFrom !== null || key.value.rotatedTo !== null} />
           <KeyActions apiKey={key.value} onChanged={reload} onSecret={setSecret} />
           <Chain apiKey={key.value} />
-          <KeyAudit id={id} version={key.value.updatedAt} />
+          <KeyAudit key={id} id={id} version={key.value.updatedAt} />
         </>
       )}
     </main>
@@ -169,20 +169,65 @@ function Chain({ apiKey }: { apiKey: AdminKey }) {
 
 const KEY_AUDIT_LIMIT = 100
 
+/**
+ * The key's audit entries, oldest first: the API pages forward only (`after` a seq), so the newest
+ * entries are on the last page. A key read often gathers many read entries (each visit of this
+ * page adds three), so where more follow, the page says so above the table and offers the next page
+ * at both ends of it.
+ */
 function KeyAudit({ id, version }: { id: string; version: string }) {
   const [after, setAfter] = useState<number>()
+  // The cursors of the pages before this one, for "Earlier entries".
+  const [previous, setPrevious] = useState<Array<number | undefined>>([])
   const page = useLoad(() => api.auditLog({ keyId: id, limit: KEY_AUDIT_LIMIT, after }), [id, version, after])
+  const next = page.value?.nextAfter ?? null
+  const entries = page.value?.data ?? []
+  const pager = (
+    <nav class="pager">
+      <button
+        type="button"
+        disabled={previous.length === 0}
+        onClick={() => {
+          setAfter(previous.at(-1))
+          setPrevious(previous.slice(0, -1))
+        }}
+      >
+        ← Earlier entries
+      </button>
+      <button
+        type="button"
+        class={next === null ? '' : 'primary'}
+        disabled={next === null}
+        onClick={() => {
+          setPrevious([...previous, after])
+          setAfter(next ?? undefined)
+        }}
+      >
+        Later entries →
+      </button>
+    </nav>
+  )
   return (
-    <section>
+    <section class="key-audit">
       <h2>
         Audit entries <a href={href.audit({ keyId: id })}>(in the audit log)</a>
       </h2>
       <ErrorNote message={page.error} />
-      {page.value && <AuditTable entries={page.value.data} showKey={false} />}
-      {page.value?.nextAfter != null && (
-        <button type="button" onClick={() => setAfter(page.value?.nextAfter ?? undefined)}>
-          Later entries
-        </button>
+      {page.value && (
+        <>
+          <p class="hint" data-more={next !== null}>
+            Oldest first, {KEY_AUDIT_LIMIT} a page
+            {entries.length > 0 && ` (#${entries[0]!.seq} to #${entries.at(-1)!.seq})`}; reads are greyed.{' '}
+            {next === null ? (
+              'This is the last page: the newest entry is at the bottom.'
+            ) : (
+              <strong>Later entries follow, the newest on the last page: “Later entries →”.</strong>
+            )}
+          </p>
+          {next !== null && pager}
+          <AuditTable entries={entries} showKey={false} />
+          {(next !== null || previous.length > 0) && pager}
+        </>
       )}
     </section>
   )

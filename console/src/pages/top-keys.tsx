@@ -1,32 +1,27 @@
-import { ApiError, api } from '../api.js'
-import { useLoad } from '../components.js'
+import { api } from '../api.js'
+import { ErrorNote, useLoad } from '../components.js'
 import { count } from '../format.js'
 import { href } from '../router.js'
 
 const DAY_MS = 86_400_000
 
-/** The busiest keys of the last 24 hours (GET /admin/v1/usage/top); left out on a server without that operation. */
+/** The busiest keys of the last 24 hours, to the end of the current hour (GET /admin/v1/usage/top). */
 export function TopKeys() {
   const top = useLoad(async () => {
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 + 3_600_000
-    try {
-      const { data } = await api.topKeys({
-        from: new Date(hour - DAY_MS).toISOString(),
-        to: new Date(hour).toISOString(),
-        by: 'requests',
-        limit: 10,
-      })
-      return data
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 404) return null
-      throw e
-    }
+    const { data } = await api.topKeys({
+      from: new Date(hour - DAY_MS).toISOString(),
+      to: new Date(hour).toISOString(),
+      by: 'requests',
+      limit: 10,
+    })
+    return data
   }, [])
-  if (top.value === null || top.value === undefined) return null
   return (
     <section class="top-keys">
       <h2>Busiest keys, last 24 hours</h2>
-      {top.value.length === 0 ? (
+      <ErrorNote message={top.error} />
+      {top.value === undefined ? null : top.value.length === 0 ? (
         <p class="empty">No request in the last 24 hours.</p>
       ) : (
         <table>
@@ -42,7 +37,7 @@ export function TopKeys() {
           </thead>
           <tbody>
             {top.value.map((k) => (
-              <tr>
+              <tr data-key-id={k.keyId}>
                 <td>
                   <a href={href.key(k.keyId)}>{k.name}</a> <code>{k.keyId}</code>
                 </td>

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import uPlot from 'uplot'
-import { ApiError, api, type UsageBucket } from '../api.js'
+import { api, type UsageBucket } from '../api.js'
 import { ErrorNote, useLoad } from '../components.js'
 import { count } from '../format.js'
 
@@ -38,13 +38,7 @@ export function UsageChart({ keyId, rotated }: { keyId: string; rotated: boolean
   const [scope, setScope] = useState<'key' | 'chain'>('key')
   const history = useLoad(async () => {
     const { granularity } = RANGES[range]
-    try {
-      return (await api.usageHistory(keyId, { granularity, scope, ...rangeBounds(range, Date.now()) })).data
-    } catch (e) {
-      // A server without the history operation: said on the page, not an error.
-      if (e instanceof ApiError && e.status === 404 && e.message.startsWith('No route')) return null
-      throw e
-    }
+    return (await api.usageHistory(keyId, { granularity, scope, ...rangeBounds(range, Date.now()) })).data
   }, [keyId, range, scope])
   const totals = history.value ? sum(history.value) : undefined
   return (
@@ -73,7 +67,6 @@ export function UsageChart({ keyId, rotated }: { keyId: string; rotated: boolean
         </button>
       </header>
       <ErrorNote message={history.error} />
-      {history.value === null && <p class="hint">This server has no usage history (GET /admin/v1/keys/&#123;keyId&#125;/usage/history).</p>}
       {history.value && totals && (
         <div
           class="chart"
@@ -107,6 +100,24 @@ function sum(buckets: UsageBucket[]) {
   return totals
 }
 
+const DAY_S = 86_400
+/** A Unix time in seconds as UTC text: `2030-01-01T09:05` cut to the parts wanted. */
+const utc = (seconds: number) => new Date(seconds * 1000).toISOString()
+
+/**
+ * The x axis's tick labels, 24-hour UTC like every time of the console (uPlot's default is 12-hour
+ * local time, "4:15am"): the date alone when ticks are a day or more apart, otherwise the time,
+ * with the date under it on the first tick and where the day changes.
+ */
+export function utcTickLabels(splits: number[], increment: number): string[] {
+  if (increment >= DAY_S) return splits.map((s) => utc(s).slice(5, 10))
+  return splits.map((s, i) => {
+    const [date, time] = [utc(s).slice(5, 10), utc(s).slice(11, 16)]
+    const previous = i === 0 ? undefined : utc(splits[i - 1]!).slice(5, 10)
+    return previous === date ? time : `${time}\n${date}`
+  })
+}
+
 /** The uPlot chart itself, redrawn when the buckets change and resized with its container. */
 function Plot({ buckets, step }: { buckets: UsageBucket[]; step: number }) {
   const host = useRef<HTMLDivElement>(null)
@@ -130,9 +141,16 @@ function Plot({ buckets, step }: { buckets: UsageBucket[]; step: number }) {
         height: 260,
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-        axes: [{}, { label: 'requests', size: 60 }],
+        axes: [
+          { label: 'Time (UTC)', values: (_u, splits, _axis, _space, increment) => utcTickLabels(splits, increment) },
+          { label: 'requests', size: 60 },
+        ],
         series: [
-          { label: step === MINUTE_MS ? 'Minute (UTC)' : 'Hour (UTC)' },
+          {
+            label: step === MINUTE_MS ? 'Minute (UTC)' : 'Hour (UTC)',
+            // The hovered bucket's start in the legend, in the same words as the axis.
+            value: (_u, v) => (v == null ? '—' : `${utc(v).slice(0, 10)} ${utc(v).slice(11, 16)} UTC`),
+          },
           ...SERIES.map((s) => ({
             label: s.label,
             stroke: s.stroke,

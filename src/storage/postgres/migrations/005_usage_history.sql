@@ -1,4 +1,4 @@
--- Usage history (issue 21): per key, counts per UTC minute and per UTC hour. Every flush of every
+-- Usage history: per key, counts per UTC minute and per UTC hour. Every flush of every
 -- instance adds to both (additive upserts), so the hour rows are exact without a roll-up job.
 -- start: the bucket's first instant, epoch ms. Old rows are deleted in batches by start.
 CREATE TABLE usage_minutes (
