@@ -126,6 +126,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const usage = new UsageRecorder(storage.usage, {
     flushMs: config.usageFlushMs,
     onError: (error) => app.log.warn({ err: error }, 'writing usage history failed; counts kept for the next flush'),
+    onDropped: () => metrics.usageDropped.inc(),
   })
   const usageRetention = new UsageRetention(storage.usage, {
     keep: { minute: config.usageMinuteRetentionMs, hour: config.usageHourRetentionMs },

@@ -30,6 +30,11 @@ export class Metrics {
     labelNames: ['policy'] as const,
     registers: [this.registry],
   })
+  readonly usageDropped = new Counter({
+    name: 'animal_store_usage_dropped_total',
+    help: 'Requests left out of usage history: the counts not yet written reached their bound (storage refusing writes for long).',
+    registers: [this.registry],
+  })
   readonly dependencyUp = new Gauge({
     name: 'animal_store_dependency_up',
     help: '1 when a dependency answered its last check, 0 when not.',

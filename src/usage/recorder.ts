@@ -24,6 +24,8 @@ export interface UsageRecorderOptions {
   flushMs: number
   maxCells?: number
   onError?: (error: unknown) => void
+  /** A request left uncounted at the bound (the metric animal_store_usage_dropped_total). */
+  onDropped?: () => void
 }
 
 type Cells = Map<number, Map<string, Float64Array>>
@@ -74,6 +76,7 @@ export class UsageRecorder {
     if (cell === undefined) {
       if (this.cells >= this.maxCells) {
         this.dropped++
+        this.options.onDropped?.()
         return
       }
       cell = new Float64Array(COUNTERS.length)

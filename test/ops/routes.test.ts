@@ -21,6 +21,8 @@ test('healthz, readyz and metrics (on the admin listener)', async () => {
     assert.match(metrics, /animal_store_rate_limited_total\{code="rate_limited"\} 1/)
     assert.match(metrics, /animal_store_http_request_duration_seconds_bucket/)
     assert.equal(metrics.includes('as_live_'), false, 'no key in metrics')
+    assert.match(metrics, /^animal_store_usage_dropped_total 0$/m, 'usage history drops nothing while storage takes its writes')
+    assert.doesNotMatch(metrics, /key_[0-9A-Za-z]{16}/, 'no key id in metrics (usage per key is the admin API)')
   } finally {
     await t.close()
   }

@@ -39,7 +39,9 @@ test('keys create/list/revoke against a running server', { timeout: 180_000 }, a
   // Created before the server starts, and after: both work at once.
   const before = await runCli(['keys', 'create', '--plan', 'free', '--name', 'a', '--json'], { db })
   assert.equal(before.code, 0, before.stderr)
-  const server = await startServer(t, { dir, db })
+  // Last-used times are written only when the server stops: the CLI's reads below compare a key's
+  // view from two moments, and a flush landing between them changed its lastUsedAt (a flake).
+  const server = await startServer(t, { dir, db, env: { LAST_USED_FLUSH_MS: '600000' } })
 
   const created = await runCli(['keys', 'create', '--plan', 'free', '--name', 'a', '--json'], { db })
   assert.equal(created.code, 0, created.stderr)

@@ -98,10 +98,12 @@ test('counts recorded while a batch is being written are pending, and written by
 test('memory is bounded: past maxCells a request needing a new cell is dropped and counted, existing cells still count', async () => {
   const store = fakeStore()
   store.fail = true
-  const recorder = new UsageRecorder(store, { flushMs: 600_000, maxCells: 3 })
+  let told = 0
+  const recorder = new UsageRecorder(store, { flushMs: 600_000, maxCells: 3, onDropped: () => told++ })
   for (const id of ['k1', 'k2', 'k3', 'k4']) recorder.record(id, 'allowed', 200, T0)
   assert.equal(recorder.size, 3)
   assert.equal(recorder.dropped, 1)
+  assert.equal(told, 1, 'each drop is told (the metric animal_store_usage_dropped_total)')
   await recorder.flush() // fails: the cells stay, still within the bound
   recorder.record('k1', 'allowed', 200, T0)
   recorder.record('k1', 'allowed', 200, T0 + MINUTE_MS) // a new minute needs a new cell
