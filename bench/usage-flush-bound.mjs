@@ -56,9 +56,12 @@ async function run() {
     const server = spawn(process.execPath, ['dist/server.js'], {
       cwd: ROOT,
       env: { ...env, PORT: String(port), ADMIN_PORT: 'off' },
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'pipe'],
     })
-    await waitHealthy(port, server)
+    const exited = new Promise((resolve) => server.once('exit', (code, signal) => resolve({ code, signal })))
+    const child = { exited, err: '', out: '' }
+    server.stderr.setEncoding('utf8').on('data', (s) => (child.err += s))
+    await waitHealthy(port, child)
     // Run for 2 to 4 flush intervals, then kill at a random point of the interval.
     const runMs = FLUSH_MS * 2 + Math.random() * FLUSH_MS * 2
     const started = performance.now()
@@ -70,7 +73,7 @@ async function run() {
     }
     const perSecond = answered / ((performance.now() - started) / 1000)
     server.kill('SIGKILL')
-    await new Promise((resolve) => server.once('exit', resolve))
+    await exited
     const file = new Database(db, { readonly: true })
     const stored = file.prepare('SELECT COALESCE(SUM(allowed), 0) AS n FROM usage_minutes WHERE key_id = ?').get(created.apiKey.id).n
     file.close()
