@@ -1,3 +1,4 @@
+import { BatchWriter } from '../shared/batch-writer.js'
 import type { KeyRepository } from './repository.js'
 
 export interface LastUsedOptions {
@@ -11,17 +12,17 @@ export interface LastUsedOptions {
  * statement or transaction, and once more on stop(). Readers in this process (the key service)
  * take the later of stored and pending. A failed flush keeps its times for the next one.
  */
-export class LastUsedRecorder {
+export class LastUsedRecorder extends BatchWriter {
   private pending = new Map<string, number>()
   /** The batch being written: still "pending" for readers until it is stored. */
   private writing: Map<string, number> | undefined
-  private timer: NodeJS.Timeout | undefined
-  private flushing: Promise<void> | undefined
 
   constructor(
     private readonly keys: Pick<KeyRepository, 'recordLastUsed'>,
     private readonly options: LastUsedOptions,
-  ) {}
+  ) {
+    super(options.flushMs)
+  }
 
   /** The request path: one Map set. */
   touch(id: string, at: number): void {
@@ -33,25 +34,7 @@ export class LastUsedRecorder {
     return this.pending.get(id) ?? this.writing?.get(id)
   }
 
-  start(): void {
-    this.timer = setInterval(() => void this.flush(), this.options.flushMs)
-    this.timer.unref()
-  }
-
-  /** Writes everything pending now (one batch); never rejects. Flushes run one at a time. */
-  flush(): Promise<void> {
-    this.flushing = (this.flushing ?? Promise.resolve()).then(() => this.write())
-    return this.flushing
-  }
-
-  /** Stops the timer and writes what is pending (before the store closes). */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = undefined
-    await this.flush()
-  }
-
-  private async write(): Promise<void> {
+  protected async write(): Promise<void> {
     if (this.pending.size === 0) return
     const batch = this.pending
     this.pending = new Map()

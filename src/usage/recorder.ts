@@ -1,3 +1,4 @@
+import { BatchWriter } from '../shared/batch-writer.js'
 import {
   addCounts,
   bucketStart,
@@ -38,7 +39,7 @@ type Cells = Map<number, Map<string, Float64Array>>
  * merged with what arrived meanwhile, for the next one. A kill -9 loses what was counted since the
  * last successful flush: at most one flush interval of counts.
  */
-export class UsageRecorder {
+export class UsageRecorder extends BatchWriter {
   private pending: Cells = new Map()
   /** The batch being written: still pending for readers until it is stored. */
   private writing: Cells | undefined
@@ -48,8 +49,6 @@ export class UsageRecorder {
   /** Cells in `pending` and `writing` together. */
   private cells = 0
   private readonly maxCells: number
-  private timer: NodeJS.Timeout | undefined
-  private flushing: Promise<void> | undefined
   /** Requests not counted because the bound on cells was reached (see MAX_PENDING_CELLS). */
   dropped = 0
 
@@ -57,6 +56,7 @@ export class UsageRecorder {
     private readonly usage: Pick<UsageRepository, 'addUsage'>,
     private readonly options: UsageRecorderOptions,
   ) {
+    super(options.flushMs)
     this.maxCells = options.maxCells ?? MAX_PENDING_CELLS
   }
 
@@ -133,25 +133,7 @@ export class UsageRecorder {
     return out
   }
 
-  start(): void {
-    this.timer = setInterval(() => void this.flush(), this.options.flushMs)
-    this.timer.unref()
-  }
-
-  /** Writes everything pending now (one batch); never rejects. Flushes run one at a time. */
-  flush(): Promise<void> {
-    this.flushing = (this.flushing ?? Promise.resolve()).then(() => this.write())
-    return this.flushing
-  }
-
-  /** Stops the timer and writes what is pending (before the store closes). */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = undefined
-    await this.flush()
-  }
-
-  private async write(): Promise<void> {
+  protected async write(): Promise<void> {
     if (this.pending.size === 0) return
     const batch = this.pending
     this.pending = new Map()
