@@ -4,7 +4,6 @@ import { banPolicy } from '../limits/index.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import { MemoryLimiter } from '../limits/memory/memory-limiter.js'
 import { LimiterStateFile } from '../limits/memory/state-file.js'
-import { Metrics } from '../ops/metrics.js'
 import { systemClock } from '../shared/clock.js'
 
 /** Where `keys usage` reads the counters from, and how fresh they are. */
@@ -26,7 +25,8 @@ const quiet = { warn() {}, info() {}, error() {} }
  */
 export async function openUsageSource(config: Config): Promise<UsageSource | undefined> {
   if (config.redisUrl !== undefined) {
-    const { RedisLimiter } = await import('../limits/redis/redis-limiter.js')
+    // Imported here: prom-client is start-up time every other CLI command would pay for nothing.
+    const [{ RedisLimiter }, { Metrics }] = await Promise.all([import('../limits/redis/redis-limiter.js'), import('../ops/metrics.js')])
     const policy = banPolicy(config)
     const limiter = new RedisLimiter({
       url: config.redisUrl,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import { bodyOf } from '../shared/error-body.js'
 import { ApiError, type ErrorCode } from '../shared/errors.js'
 import { parseAddress } from './client-address.js'
 
@@ -79,7 +80,7 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
         : 'invalid_request'
   const [reason, message] = REASONS[code]!
   const apiError = new ApiError(code, message)
-  const body = JSON.stringify(apiError.toBody())
+  const body = JSON.stringify(bodyOf(apiError))
   const headers: OutgoingHttpHeaders = {
     'content-type': 'application/json',
     'x-content-type-options': 'nosniff',

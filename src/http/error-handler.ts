@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { BODY_LIMIT_TEXT } from '../shared/body-limit.js'
+import { bodyOf } from '../shared/error-body.js'
 import { ApiError, type ErrorCode } from '../shared/errors.js'
 import { LimiterUnavailableError, StorageUnavailableError } from '../shared/outages.js'
 import { describeValidationErrors } from './validation.js'
@@ -52,7 +53,7 @@ export function toApiError(error: unknown): ApiError {
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): void {
   const apiError = toApiError(error)
   if (apiError.code === 'internal_error') request.log.error({ err: error }, 'request failed')
-  reply.code(apiError.status).headers(apiError.headers).send(apiError.toBody())
+  reply.code(apiError.status).headers(apiError.headers).send(bodyOf(apiError))
 }
 
 /** Every error answer of the app goes through sendError; `notFound` names what no route serves. */

@@ -1,4 +1,3 @@
-import { type Static, Type } from 'typebox'
 import { BODY_LIMIT_TEXT } from './body-limit.js'
 
 /**
@@ -51,20 +50,6 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   service_unavailable: 'A dependency (database or rate-limit store) is unavailable, or the server is shutting down.',
 }
 
-export const ErrorBody = Type.Object(
-  {
-    code: Type.Unsafe<ErrorCode>({
-      type: 'string',
-      enum: Object.keys(ERROR_STATUS),
-      description: 'Machine-readable error code from a closed list.',
-    }),
-    message: Type.String({ description: 'Human-readable description.' }),
-    status: Type.Integer({ description: 'The HTTP status code, repeated.' }),
-  },
-  { $id: 'Error', additionalProperties: false, title: 'Error' },
-)
-export type ErrorBody = Static<typeof ErrorBody>
-
 export class ApiError extends Error {
   readonly status: number
   constructor(
@@ -77,7 +62,8 @@ export class ApiError extends Error {
     this.status = ERROR_STATUS[code]
   }
 
-  toBody(): ErrorBody {
+  /** The answer's body: the `Error` schema of `error-body.ts`. */
+  toBody(): { code: ErrorCode; message: string; status: number } {
     return { code: this.code, message: this.message, status: this.status }
   }
 }
