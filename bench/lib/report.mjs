@@ -56,7 +56,7 @@ export function markdownReport(r) {
   L.push(
     `Machine: ${m.cpuModel}, ${m.cpus} CPUs, ${m.memoryGb} GiB, ${m.kernel}; Node ${m.node}; ${m.wrk}. ` +
       `Commit ${m.gitCommit ?? '?'}${m.gitDirty ? ' (src/ had uncommitted changes)' : ''}. ` +
-      `Server and ceiling pinned to CPU ${r.pinning.serverCpu}, load generator to CPU ${r.pinning.loadCpu}. ` +
+      `Server, ceiling and peers pinned to CPU ${r.pinning.serverCpu}, load generator to CPU ${r.pinning.loadCpu}. ` +
       `${r.options.rounds} round(s) of ${r.options.duration}s per server, ${r.options.connections} keep-alive connections (wrk -t1), ` +
       `warm-up ${r.options.warmup}s. Service settings: LOG_LEVEL=info to a file, DURABILITY=process unless stated.`,
   )
