@@ -526,6 +526,23 @@ async function captureAndStartCeiling({ service, key, ids, ctx }) {
  * captured ones: a GET must be the same body byte for byte (both read the same rows); a create the
  * same fields in the same order (its id is another one). Headers may differ for the PG+Redis peer.
  */
+/**
+ * The peer of a section, checked (recorded in `section.peer`); if it does not start or does not
+ * answer as the service does, that is recorded and the section runs without it.
+ */
+async function peerOrNothing(section, args) {
+  const { script } = PEERS[args.kind]
+  try {
+    const { peer, wire } = await startCheckedPeer(args)
+    section.peer = { kind: args.kind, script, status: 'ok', scenarios: args.ids, wire }
+    return peer
+  } catch (error) {
+    section.peer = { kind: args.kind, script, status: 'failed', reason: error.message }
+    log(`${args.kind} peer: FAILED, the scenarios run without it: ${error.message}`)
+    return undefined
+  }
+}
+
 async function startCheckedPeer({ kind, key, ids, ctx, captured, captures, databaseUrl }) {
   const peer = await startPeer({ kind, cpu: SERVER_CPU, dir: tmp, captures, databaseUrl, redisUrl: opts.redisUrl, key })
   const wire = {}
@@ -585,7 +602,7 @@ async function sqliteSection(results) {
     try {
       const peerIds = opts.peers ? ids.filter((id) => PEER_SCENARIOS.includes(id)) : []
       if (peerIds.length) {
-        const checked = await startCheckedPeer({
+        peer = await peerOrNothing(section, {
           kind: 'bare-fastify',
           key: key.key,
           ids: peerIds,
@@ -593,8 +610,6 @@ async function sqliteSection(results) {
           captured: peerIds.map((id) => captured[ids.indexOf(id)]),
           captures,
         })
-        peer = checked.peer
-        section.peer = { kind: peer.kind, script: 'bench/peers/bare-fastify.mjs', scenarios: peerIds, wire: checked.wire }
       }
       for (const id of ids) {
         const withPeer = peer && PEER_SCENARIOS.includes(id) ? peer : undefined
@@ -1017,7 +1032,7 @@ async function pgSection(results) {
     try {
       const peerIds = opts.peers ? ids.filter((id) => PEER_SCENARIOS.includes(id)) : []
       if (peerIds.length) {
-        const checked = await startCheckedPeer({
+        peer = await peerOrNothing(section, {
           kind: 'pg-redis',
           key: key.key,
           ids: peerIds,
@@ -1026,8 +1041,6 @@ async function pgSection(results) {
           captures,
           databaseUrl,
         })
-        peer = checked.peer
-        section.peer = { kind: peer.kind, script: 'bench/peers/pg-redis-peer.mjs', scenarios: peerIds, wire: checked.wire }
       }
       for (const id of ids) {
         const withPeer = peer && PEER_SCENARIOS.includes(id) ? peer : undefined

@@ -89,6 +89,10 @@ export function markdownReport(r) {
   } else if (r.peers === 'not run (--no-peers)') {
     L.push('Peers: not run (--no-peers).', '')
   }
+  for (const sec of [r.sqlite, r.pg]) {
+    if (sec?.peer?.status === 'failed')
+      L.push(`**The ${PEER_NAMES[sec.peer.kind]} peer failed** (${sec.backend} ran without it): ${sec.peer.reason}`, '')
+  }
   for (const [name, sec] of [
     ['SQLite scenarios', r.sqlite],
     ['Growth', r.growth],

@@ -36,6 +36,7 @@ interface Report {
   quick: boolean
   machine: { node: string; wrk: string; cpuModel: string }
   sqlite: {
+    peer?: { status: string; reason?: string }
     scenarios: {
       id: string
       peer?: string
@@ -105,7 +106,11 @@ test('bench/run.mjs --quick measures the service, the ceiling and bare Fastify a
 
   // --quick runs list20 and post, the peer's scenarios: bare Fastify in the same rounds.
   const withPeer = report.sqlite.scenarios.filter((s) => s.peer === 'bare-fastify')
-  assert.deepEqual(withPeer.map((s) => s.id).sort(), ['list20', 'post'], 'bare Fastify ran on list20 and post')
+  assert.deepEqual(
+    withPeer.map((s) => s.id).sort(),
+    ['list20', 'post'],
+    `bare Fastify ran on list20 and post (${JSON.stringify(report.sqlite.peer)})`,
+  )
   for (const s of withPeer) {
     assert.ok(s.wire.peer?.sameBody && s.wire.peer.sameHeaders, `${s.id}: bare Fastify does not serve the service's captured response`)
     for (const r of s.rounds) {
