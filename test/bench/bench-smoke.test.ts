@@ -26,6 +26,11 @@ interface Round {
   peer?: Run & { memory: { peakRssMb: number; hwmMb: number } }
   peerRatio?: number
 }
+interface Summary {
+  cpuUsPerRequest: number
+  vmHwmMb: number
+  peer?: PeerSummary
+}
 interface PeerSummary {
   rps: number
   ratio: { median: number }
@@ -41,7 +46,7 @@ interface Report {
       id: string
       peer?: string
       rounds: Round[]
-      summary: { cpuUsPerRequest: number; vmHwmMb: number; peer?: PeerSummary }
+      summary: Summary & { validRounds: number; voidRoundsOnly?: Summary }
       wire: { sameHeaders: boolean; sameBody: boolean; peer?: { sameBody: boolean; sameHeaders: boolean } }
     }[]
   }
@@ -119,14 +124,19 @@ test('bench/run.mjs --quick measures the service, the ceiling and bare Fastify a
       assert.equal(r.peer.errorStatus + r.peer.socketErrors, 0, `${s.id} peer: every request answered with the expected status`)
       assert.ok(r.peerRatio !== undefined && r.peerRatio > 0, `${s.id}: service/peer of the round`)
     }
-    const peer = s.summary.peer
-    assert.ok(peer && peer.ratio.median > 0 && peer.cpuUsPerRequest > 0 && peer.vmHwmMb > 0, `${s.id}: peer summary`)
-    assert.ok(s.summary.cpuUsPerRequest > 0 && s.summary.vmHwmMb > 0, `${s.id}: the service's CPU per request and VmHWM`)
+    // A busy machine voids the one quick round: the harness then summarises the void rounds.
+    const summary = s.summary.validRounds > 0 ? s.summary : s.summary.voidRoundsOnly
+    const peer = summary?.peer
+    assert.ok(
+      summary && peer && peer.ratio.median > 0 && peer.cpuUsPerRequest > 0 && peer.vmHwmMb > 0,
+      `${s.id}: peer summary ${JSON.stringify(s.summary)}`,
+    )
+    assert.ok(summary.cpuUsPerRequest > 0 && summary.vmHwmMb > 0, `${s.id}: the service's CPU per request and VmHWM`)
   }
   assert.match(run.output, /\| Service\/peer median/, 'the peer table is printed')
   assert.ok(
-    report.targets.some((t) => t.target.includes('service/bare Fastify') && t.measured !== null),
-    'the bare Fastify goal is evaluated',
+    report.targets.some((t) => t.target.includes('service/bare Fastify')),
+    'the bare Fastify goal is in the targets (measured when its rounds are valid)',
   )
   const growth = report.growth?.sizes ?? []
   assert.ok(growth.length >= 1, 'the growth check ran')
