@@ -24,6 +24,7 @@ import {
   ROOT,
   seedSqlite,
   startCeiling,
+  startPeer,
   startService,
   withRestart,
 } from './lib/service.mjs'
@@ -81,6 +82,11 @@ const OPTIONS = {
     help: 'run `serve --workers N` with the Redis limiter for each of --workers, to measure scaling (default on; off with --quick)',
   },
   'no-cluster': { type: 'boolean', help: 'skip the cluster scaling section' },
+  peers: {
+    type: 'boolean',
+    help: 'run the peers in the same rounds on list20 and post: bare Fastify (SQLite), a minimal Fastify+pg+ioredis service (PG+Redis) (default on, also with --quick)',
+  },
+  'no-peers': { type: 'boolean', help: 'skip the peers' },
   workers: { type: 'string', help: 'comma list of worker counts for the cluster section (default 1,2)' },
   only: { type: 'string', help: 'comma list of sections to run: main,profile,growth,durability,pg,cluster (default all)' },
   out: { type: 'string', help: 'directory for <date>.json and <date>.md (default bench/results)' },
@@ -152,6 +158,8 @@ function parseOptions() {
     distinctPages: num('distinct-pages', 2000, 2000, { min: 1 }),
     pg: onOff('pg'),
     cluster: onOff('cluster'),
+    // Cheap enough for --quick too (two short scenarios), so the smoke run exercises them.
+    peers: flag('no-peers') ? false : get('peers') !== undefined ? flag('peers') : true,
     workers,
     durability: onOff('durability'),
     profile: onOff('profile'),
@@ -183,6 +191,25 @@ const SQLITE_SCENARIOS = {
   post: { name: 'POST /v1/pets', method: 'POST', path: () => '/v1/pets', body: POST_BODY, expect: 201 },
 }
 const PG_SCENARIOS = ['list20', 'post']
+/** The scenarios the peers answer (bench/peers/): the issue's goals are set on these two. */
+const PEER_SCENARIOS = ['list20', 'post']
+
+/** What each peer is (recorded in the results; docs/performance.md says why they are the fair comparison). */
+const PEERS = {
+  'bare-fastify': {
+    backend: 'sqlite',
+    script: 'bench/peers/bare-fastify.mjs',
+    does: "Fastify 5, no logger, one async handler per captured route answering the service's captured status, headers and body (precomputed); reads the POST body with Fastify's JSON parser",
+    doesNot: 'auth, rate limits, computing headers, validation, storage, access log, metrics',
+  },
+  'pg-redis': {
+    backend: 'pg',
+    script: 'bench/peers/pg-redis-peer.mjs',
+    does: 'Fastify 5 with JSON schemas, no logger; Bearer key checked by SHA-256 against one key known at start; one Redis EVALSHA per request (INCR + EXPIRE of a per-minute window key, ioredis auto-pipelining); keyset SELECT ... WHERE id > $1 ORDER BY id LIMIT $2 (limit + 1, Link header) or INSERT ... RETURNING with pg (pool of 10, unnamed statements) on the same tables',
+    doesNot:
+      "second (daily) window, bans, rate-limit headers, key cache invalidation, usage history, access log, metrics, idempotency, int64 beyond 2^53, strict validation (Fastify's default Ajv: coercion, defaults)",
+  },
+}
 
 const SERVER_CPU = 1
 const LOAD_CPU = 0
@@ -303,52 +330,107 @@ async function compareWithCeiling(ceilingPort, key, sc, ctx, captured) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One scenario: warm-up, then interleaved rounds ceiling/service, void rounds rerun
+// One scenario: warm-up, then interleaved rounds ceiling/peer/service, void rounds rerun
 
-async function runScenario({ id, sc, backend, ctx, service, ceiling, key, extraGroups = {} }) {
+/** CPU time of the processes of `labels` in a measured run, per request, in µs (null without requests). */
+function cpuUsPerRequest(m, ...labels) {
+  if (!m.requests) return null
+  const pct = labels.reduce((sum, label) => sum + (m.cpu.groupsPct[label] ?? 0), 0)
+  return round2(((pct / 100) * m.cpu.seconds * 1e6) / m.requests)
+}
+
+/** Throws if a peer is gone: its rounds would only count socket errors. */
+function assertPeerAlive(peer) {
+  if (peer.child.exitCode !== null || peer.child.signalCode !== null) {
+    const last = (peer.child.err || peer.child.out).trim().split('\n').slice(-5).join(' | ')
+    throw new Error(`the ${peer.kind} peer exited (${peer.child.signalCode ?? `code ${peer.child.exitCode}`}): ${last || 'no output'}`)
+  }
+}
+
+/**
+ * Warm-up, then `--rounds` rounds of ceiling, peer (when given) and service — one after the other
+ * under the same wrk settings, so the ratios are paired per round — void rounds rerun together.
+ */
+async function runScenario({ id, sc, backend, ctx, service, ceiling, peer, key, extraGroups = {} }) {
   const path = sc.path(ctx)
-  const groups = harnessGroups({ server: () => [service.pid], ceiling: () => [ceiling.pid], ...extraGroups })
+  const groups = harnessGroups({
+    server: () => [service.pid],
+    ceiling: () => [ceiling.pid],
+    ...(peer ? { peer: () => [peer.pid] } : {}),
+    ...extraGroups,
+  })
+  // PostgreSQL and Redis: what each side costs them per request.
+  const backing = Object.keys(extraGroups)
   const load = (port, seconds) =>
     runWrk({ port, path, method: sc.method, body: sc.body, key, seconds, connections: opts.connections, cpu: LOAD_CPU })
   log(`${backend} ${sc.name}: warm-up ${opts.warmup}s per server`)
   if (opts.warmup > 0) {
     await load(ceiling.port, opts.warmup)
+    if (peer) await load(peer.port, opts.warmup)
     await load(service.port, opts.warmup)
   }
   const rounds = []
   for (let r = 1; r <= opts.rounds; r++) {
     for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
       const waited = await quiet(groups)
-      const { c, s } = await withRestart(
+      const { c, p, s } = await withRestart(
         service,
         async () => {
           const c = await measured({ groups, thresholdPct: opts.voidThreshold }, () => load(ceiling.port, opts.duration))
-          const s = await measured({ groups, memoryPid: service.pid, thresholdPct: opts.voidThreshold }, () =>
-            load(service.port, opts.duration),
-          )
-          return { c, s }
+          const runPeer = () =>
+            measured({ groups, memoryPid: peer.pid, thresholdPct: opts.voidThreshold }, () => load(peer.port, opts.duration))
+          const runService = () =>
+            measured({ groups, memoryPid: service.pid, thresholdPct: opts.voidThreshold }, () => load(service.port, opts.duration))
+          // Peer and service swap places every other round, so neither always follows the other
+          // (a POST round leaves the table larger and PostgreSQL with work for the next one).
+          if (!peer) return { c, p: null, s: await runService() }
+          if (r % 2 === 1) {
+            const p = await runPeer()
+            return { c, p, s: await runService() }
+          }
+          const s = await runService()
+          return { c, p: await runPeer(), s }
         },
         2,
         log,
         async () => opts.warmup > 0 && (await load(service.port, opts.warmup)),
       )
+      if (peer) assertPeerAlive(peer)
       s.serverCpuPct = s.cpu.groupsPct.server
+      s.cpuUsPerRequest = cpuUsPerRequest(s, 'server')
       c.serverCpuPct = c.cpu.groupsPct.ceiling
-      const voidReason = c.voidReason ? `ceiling run: ${c.voidReason}` : s.voidReason ? `service run: ${s.voidReason}` : null
+      c.cpuUsPerRequest = cpuUsPerRequest(c, 'ceiling')
+      if (backing.length) s.backingCpuUsPerRequest = cpuUsPerRequest(s, ...backing)
+      if (p) {
+        p.serverCpuPct = p.cpu.groupsPct.peer
+        p.cpuUsPerRequest = cpuUsPerRequest(p, 'peer')
+        if (backing.length) p.backingCpuUsPerRequest = cpuUsPerRequest(p, ...backing)
+      }
+      const voidReason = c.voidReason
+        ? `ceiling run: ${c.voidReason}`
+        : p?.voidReason
+          ? `peer run: ${p.voidReason}`
+          : s.voidReason
+            ? `service run: ${s.voidReason}`
+            : null
       const entry = {
         round: r,
         attempt,
         quietWait: waited,
         ceiling: c,
+        ...(p ? { peer: p, order: r % 2 === 1 ? 'ceiling, peer, service' : 'ceiling, service, peer' } : {}),
         service: s,
         ratio: round3(s.rps / c.rps),
+        ...(p ? { peerRatio: round3(s.rps / p.rps) } : {}),
         void: voidReason !== null,
         voidReason,
       }
       rounds.push(entry)
       log(
-        `${backend} ${id} round ${r}${attempt ? ` (rerun ${attempt})` : ''}: ceiling ${c.rps} rps, service ${s.rps} rps ` +
-          `(ratio ${entry.ratio}, p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, server CPU ${s.serverCpuPct}%, RSS ${s.memory.peakRssMb} MB)` +
+        `${backend} ${id} round ${r}${attempt ? ` (rerun ${attempt})` : ''}: ceiling ${c.rps} rps, ` +
+          (p ? `${peer.kind} peer ${p.rps} rps (${p.cpuUsPerRequest} µs CPU/req), ` : '') +
+          `service ${s.rps} rps (ratio ${entry.ratio}${p ? `, to peer ${entry.peerRatio}` : ''}, p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, ` +
+          `server CPU ${s.serverCpuPct}% = ${s.cpuUsPerRequest} µs/req, RSS ${s.memory.peakRssMb} MB)` +
           (voidReason ? ` VOID: ${voidReason}` : ''),
       )
       if (!voidReason) break
@@ -362,6 +444,7 @@ async function runScenario({ id, sc, backend, ctx, service, ceiling, key, extraG
     path,
     connections: opts.connections,
     seconds: opts.duration,
+    ...(peer ? { peer: peer.kind } : {}),
     rounds,
     summary: summarise(rounds, sc),
   }
@@ -372,19 +455,16 @@ function summarise(rounds, sc, { includeVoid = false } = {}) {
   const roundsById = new Map()
   for (const r of rounds) roundsById.set(r.round, r)
   const pick = (f) => median(valid.map(f))
-  const ratios = valid.map((r) => r.ratio)
+  const spread = (xs) => ({ median: round3(median(xs)), min: xs.length ? Math.min(...xs) : null, max: xs.length ? Math.max(...xs) : null })
   const expectErrors = rounds.reduce((n, r) => n + r.service.errorStatus + r.service.socketErrors, 0)
+  const withPeer = rounds.some((r) => r.peer)
   return {
     validRounds: valid.length,
     roundsAsked: roundsById.size,
     voidRuns: rounds.length - valid.length,
     rps: round2(pick((r) => r.service.rps)),
     ceilingRps: round2(pick((r) => r.ceiling.rps)),
-    ratio: {
-      median: round3(median(ratios)),
-      min: ratios.length ? Math.min(...ratios) : null,
-      max: ratios.length ? Math.max(...ratios) : null,
-    },
+    ratio: spread(valid.map((r) => r.ratio)),
     p50Ms: round3(pick((r) => r.service.p50Ms)),
     p99Ms: round3(pick((r) => r.service.p99Ms)),
     ceilingP50Ms: round3(pick((r) => r.ceiling.p50Ms)),
@@ -393,9 +473,34 @@ function summarise(rounds, sc, { includeVoid = false } = {}) {
     vmHwmMb: Math.max(0, ...rounds.map((r) => r.service.memory?.hwmMb ?? 0)),
     serverCpuPct: round2(pick((r) => r.service.serverCpuPct)),
     ceilingCpuPct: round2(pick((r) => r.ceiling.serverCpuPct)),
-    otherCpuPctMax: Math.max(0, ...rounds.map((r) => Math.max(r.service.cpu.otherPct, r.ceiling.cpu.otherPct))),
+    cpuUsPerRequest: round2(pick((r) => r.service.cpuUsPerRequest)),
+    ceilingCpuUsPerRequest: round2(pick((r) => r.ceiling.cpuUsPerRequest)),
+    ...(rounds.some((r) => r.service.backingCpuUsPerRequest !== undefined)
+      ? { backingCpuUsPerRequest: round2(pick((r) => r.service.backingCpuUsPerRequest)) }
+      : {}),
+    otherCpuPctMax: Math.max(0, ...rounds.map((r) => Math.max(r.service.cpu.otherPct, r.ceiling.cpu.otherPct, r.peer?.cpu.otherPct ?? 0))),
     httpErrors: expectErrors,
     expectedStatus: sc.expect,
+    ...(withPeer
+      ? {
+          // Service ÷ peer of the same round, median over valid rounds: a slow or fast moment of the
+          // machine moves both sides of a pair, not the ratio.
+          peer: {
+            rps: round2(pick((r) => r.peer.rps)),
+            ratio: spread(valid.map((r) => r.peerRatio)),
+            p50Ms: round3(pick((r) => r.peer.p50Ms)),
+            p99Ms: round3(pick((r) => r.peer.p99Ms)),
+            cpuPct: round2(pick((r) => r.peer.serverCpuPct)),
+            cpuUsPerRequest: round2(pick((r) => r.peer.cpuUsPerRequest)),
+            ...(rounds.some((r) => r.peer.backingCpuUsPerRequest !== undefined)
+              ? { backingCpuUsPerRequest: round2(pick((r) => r.peer.backingCpuUsPerRequest)) }
+              : {}),
+            peakRssMb: Math.max(0, ...rounds.map((r) => r.peer.memory?.peakRssMb ?? 0)),
+            vmHwmMb: Math.max(0, ...rounds.map((r) => r.peer.memory?.hwmMb ?? 0)),
+            httpErrors: rounds.reduce((n, r) => n + r.peer.errorStatus + r.peer.socketErrors, 0),
+          },
+        }
+      : {}),
     // Without a single valid round, the same figures over the void rounds, for orientation only.
     ...(valid.length === 0 && !includeVoid && rounds.length ? { voidRoundsOnly: summarise(rounds, sc, { includeVoid: true }) } : {}),
   }
@@ -404,11 +509,8 @@ function summarise(rounds, sc, { includeVoid = false } = {}) {
 async function captureAndStartCeiling({ service, key, ids, ctx }) {
   const captured = []
   for (const id of ids) captured.push(await capture(service.port, key, SQLITE_SCENARIOS[id], ctx))
-  const ceiling = await startCeiling(
-    captured.map(({ raw, ...c }) => c),
-    tmp,
-    SERVER_CPU,
-  )
+  const captures = captured.map(({ raw, ...c }) => c)
+  const ceiling = await startCeiling(captures, tmp, SERVER_CPU)
   const wire = {}
   for (const [i, id] of ids.entries()) {
     wire[id] = await compareWithCeiling(ceiling.port, key, SQLITE_SCENARIOS[id], ctx, captured[i])
@@ -416,7 +518,62 @@ async function captureAndStartCeiling({ service, key, ids, ctx }) {
       log(`WARNING: ceiling response for ${id} differs from the service's: ${JSON.stringify(wire[id])}`)
     }
   }
-  return { ceiling, wire }
+  return { ceiling, wire, captured, captures }
+}
+
+/**
+ * Starts the peer of a backend (see bench/peers/) and checks its answers against the service's
+ * captured ones: a GET must be the same body byte for byte (both read the same rows); a create the
+ * same fields in the same order (its id is another one). Headers may differ for the PG+Redis peer.
+ */
+/**
+ * The peer of a section, checked (recorded in `section.peer`); if it does not start or does not
+ * answer as the service does, that is recorded and the section runs without it.
+ */
+async function peerOrNothing(section, args) {
+  const { script } = PEERS[args.kind]
+  try {
+    const { peer, wire } = await startCheckedPeer(args)
+    section.peer = { kind: args.kind, script, status: 'ok', scenarios: args.ids, wire }
+    return peer
+  } catch (error) {
+    section.peer = { kind: args.kind, script, status: 'failed', reason: error.message }
+    log(`${args.kind} peer: FAILED, the scenarios run without it: ${error.message}`)
+    return undefined
+  }
+}
+
+async function startCheckedPeer({ kind, key, ids, ctx, captured, captures, databaseUrl }) {
+  const peer = await startPeer({ kind, cpu: SERVER_CPU, dir: tmp, captures, databaseUrl, redisUrl: opts.redisUrl, key })
+  const wire = {}
+  try {
+    for (const [i, id] of ids.entries()) {
+      const sc = SQLITE_SCENARIOS[id]
+      const p = await capture(peer.port, key, sc, ctx)
+      const fields = (b64) => {
+        try {
+          return JSON.stringify(Object.keys(JSON.parse(Buffer.from(b64, 'base64').toString())))
+        } catch {
+          return null
+        }
+      }
+      const names = (h) => h.map(([k]) => k.toLowerCase()).filter((k) => !['date', 'connection', 'keep-alive'].includes(k))
+      wire[id] = {
+        peerBytes: wireSize(p.raw),
+        peerBodyBytes: p.raw.body.length,
+        serviceBodyBytes: captured[i].raw.body.length,
+        sameBody: p.bodyBase64 === captured[i].bodyBase64,
+        sameFields: fields(p.bodyBase64) === fields(captured[i].bodyBase64),
+        sameHeaders: JSON.stringify(names(p.headers).sort()) === JSON.stringify(names(captured[i].headers).sort()),
+      }
+      if (sc.method === 'GET' ? !wire[id].sameBody : !wire[id].sameFields)
+        throw new Error(`the ${kind} peer's answer to ${sc.method} ${p.path} is not the service's: ${JSON.stringify(wire[id])}`)
+    }
+  } catch (error) {
+    await stop(peer.child)
+    throw error
+  }
+  return { peer, wire }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -440,15 +597,38 @@ async function sqliteSection(results) {
   try {
     // POST last: it grows the catalogue, which the GETs should not see.
     const ids = [...opts.scenarios].sort((a, b) => (a === 'post') - (b === 'post'))
-    const { ceiling, wire } = await captureAndStartCeiling({ service, key: key.key, ids, ctx })
+    const { ceiling, wire, captured, captures } = await captureAndStartCeiling({ service, key: key.key, ids, ctx })
+    let peer
     try {
+      const peerIds = opts.peers ? ids.filter((id) => PEER_SCENARIOS.includes(id)) : []
+      if (peerIds.length) {
+        peer = await peerOrNothing(section, {
+          kind: 'bare-fastify',
+          key: key.key,
+          ids: peerIds,
+          ctx,
+          captured: peerIds.map((id) => captured[ids.indexOf(id)]),
+          captures,
+        })
+      }
       for (const id of ids) {
-        const r = await runScenario({ id, sc: SQLITE_SCENARIOS[id], backend: 'sqlite', ctx, service, ceiling, key: key.key })
-        r.wire = wire[id]
+        const withPeer = peer && PEER_SCENARIOS.includes(id) ? peer : undefined
+        const r = await runScenario({
+          id,
+          sc: SQLITE_SCENARIOS[id],
+          backend: 'sqlite',
+          ctx,
+          service,
+          ceiling,
+          peer: withPeer,
+          key: key.key,
+        })
+        r.wire = { ...wire[id], ...(withPeer ? { peer: section.peer.wire[id] } : {}) }
         section.scenarios.push(r)
       }
     } finally {
       await stop(ceiling.child)
+      if (peer) await stop(peer.child)
     }
   } finally {
     await stop(service.child)
@@ -841,21 +1021,46 @@ async function pgSection(results) {
     log(`PG+Redis: ${section.seededVia}`)
     const ids = PG_SCENARIOS.filter((id) => opts.scenarios.includes(id))
     const ctx = {}
-    const { ceiling, wire } = await captureAndStartCeiling({ service, key: key.key, ids, ctx })
+    const { ceiling, wire, captured, captures } = await captureAndStartCeiling({ service, key: key.key, ids, ctx })
     const extraGroups = {
       // Our database's backends, and PostgreSQL's shared background processes (not other databases' backends).
       postgres: () =>
         findPids((cmd, comm) => comm === 'postgres' && (cmd.includes(` ${dbName} `) || !/\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]/.test(cmd))),
       redis: () => findPids((_cmd, comm) => comm === 'redis-server'),
     }
+    let peer
     try {
+      const peerIds = opts.peers ? ids.filter((id) => PEER_SCENARIOS.includes(id)) : []
+      if (peerIds.length) {
+        peer = await peerOrNothing(section, {
+          kind: 'pg-redis',
+          key: key.key,
+          ids: peerIds,
+          ctx,
+          captured: peerIds.map((id) => captured[ids.indexOf(id)]),
+          captures,
+          databaseUrl,
+        })
+      }
       for (const id of ids) {
-        const r = await runScenario({ id, sc: SQLITE_SCENARIOS[id], backend: 'pg', ctx, service, ceiling, key: key.key, extraGroups })
-        r.wire = wire[id]
+        const withPeer = peer && PEER_SCENARIOS.includes(id) ? peer : undefined
+        const r = await runScenario({
+          id,
+          sc: SQLITE_SCENARIOS[id],
+          backend: 'pg',
+          ctx,
+          service,
+          ceiling,
+          peer: withPeer,
+          key: key.key,
+          extraGroups,
+        })
+        r.wire = { ...wire[id], ...(withPeer ? { peer: section.peer.wire[id] } : {}) }
         section.scenarios.push(r)
       }
     } finally {
       await stop(ceiling.child)
+      if (peer) await stop(peer.child)
     }
     section.status = 'ok'
   } catch (error) {
@@ -957,7 +1162,12 @@ async function main() {
     quick: opts.quick,
     options: { ...opts, out: undefined },
     machine: machineInfo(),
-    pinning: { serverCpu: SERVER_CPU, loadCpu: LOAD_CPU, note: 'server and ceiling: taskset -c 1; wrk and paced generator: taskset -c 0' },
+    pinning: {
+      serverCpu: SERVER_CPU,
+      loadCpu: LOAD_CPU,
+      note: 'server, ceiling and peers: taskset -c 1; wrk and paced generator: taskset -c 0',
+    },
+    peers: opts.peers ? PEERS : 'not run (--no-peers)',
     settings: {
       LOG_LEVEL: 'info',
       LOG_FILE: '<tmp>/service-*.log',

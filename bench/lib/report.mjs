@@ -23,6 +23,27 @@ function scenarioRows(section) {
   })
 }
 
+const PEER_NAMES = { 'bare-fastify': 'bare Fastify', 'pg-redis': 'Fastify + pg + ioredis' }
+
+/** One row per scenario run with a peer: the paired ratio, and what each process paid per request. */
+function peerRows(section) {
+  return (section.scenarios ?? [])
+    .filter((s) => s.summary.peer)
+    .map((s) => {
+      const m = s.summary.validRounds === 0 && s.summary.voidRoundsOnly ? s.summary.voidRoundsOnly : s.summary
+      const p = m.peer
+      const v = s.summary.validRounds === 0 ? ' (void)' : ''
+      const backing = m.backingCpuUsPerRequest === undefined ? '–' : `${n(m.backingCpuUsPerRequest)} / ${n(p.backingCpuUsPerRequest)}`
+      const w = s.wire?.peer
+      return (
+        `| ${s.name}${v} | ${section.backend} | ${PEER_NAMES[s.peer] ?? s.peer} | ${n(m.rps)} | ${n(p.rps)} ` +
+        `| **${ratio(p.ratio.median)}** (${ratio(p.ratio.min)}..${ratio(p.ratio.max)}) | ${n(m.cpuUsPerRequest)} / ${n(p.cpuUsPerRequest)} ` +
+        `| ${backing} | ${n(m.serverCpuPct)}% / ${n(p.cpuPct)}% | ${n(m.vmHwmMb, 1)} / ${n(p.vmHwmMb, 1)} | ${ms(m.p99Ms)} / ${ms(p.p99Ms)} ` +
+        `| ${s.summary.validRounds}/${s.summary.roundsAsked} | ${p.httpErrors} | ${w ? `${w.serviceBodyBytes}/${w.peerBodyBytes}` : '–'} |`
+      )
+    })
+}
+
 export function markdownReport(r) {
   const L = []
   const m = r.machine
@@ -35,7 +56,7 @@ export function markdownReport(r) {
   L.push(
     `Machine: ${m.cpuModel}, ${m.cpus} CPUs, ${m.memoryGb} GiB, ${m.kernel}; Node ${m.node}; ${m.wrk}. ` +
       `Commit ${m.gitCommit ?? '?'}${m.gitDirty ? ' (src/ had uncommitted changes)' : ''}. ` +
-      `Server and ceiling pinned to CPU ${r.pinning.serverCpu}, load generator to CPU ${r.pinning.loadCpu}. ` +
+      `Server, ceiling and peers pinned to CPU ${r.pinning.serverCpu}, load generator to CPU ${r.pinning.loadCpu}. ` +
       `${r.options.rounds} round(s) of ${r.options.duration}s per server, ${r.options.connections} keep-alive connections (wrk -t1), ` +
       `warm-up ${r.options.warmup}s. Service settings: LOG_LEVEL=info to a file, DURABILITY=process unless stated.`,
   )
@@ -49,6 +70,29 @@ export function markdownReport(r) {
   if (r.sqlite) L.push(...scenarioRows(r.sqlite))
   if (r.pg?.status === 'ok') L.push(...scenarioRows(r.pg))
   L.push('')
+  const peers = [...(r.sqlite ? peerRows(r.sqlite) : []), ...(r.pg?.status === 'ok' ? peerRows(r.pg) : [])]
+  if (peers.length) {
+    L.push('## Service vs peer (same rounds, same wrk settings)')
+    L.push('')
+    L.push(
+      '| Scenario | Backend | Peer | Service req/s | Peer req/s | Service/peer median (min..max) | CPU µs/req svc / peer | PG+Redis CPU µs/req svc / peer | CPU svc / peer | VmHWM MB svc / peer | p99 ms svc / peer | Valid rounds | Peer HTTP errors | Body bytes svc/peer |',
+    )
+    L.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
+    L.push(...peers)
+    L.push('')
+    L.push(
+      'Service/peer = service req/s ÷ peer req/s of the same round, median (min..max) over valid rounds. CPU µs/req = CPU seconds of that server process over its rounds ÷ requests answered (median over rounds); ' +
+        "PG+Redis = the same for PostgreSQL's processes (the bench database's backends and the background processes) and Redis during that server's rounds. " +
+        "VmHWM = the kernel's peak resident set of the process over its life. The peers are described in docs/performance.md and bench/peers/.",
+    )
+    L.push('')
+  } else if (r.peers === 'not run (--no-peers)') {
+    L.push('Peers: not run (--no-peers).', '')
+  }
+  for (const sec of [r.sqlite, r.pg]) {
+    if (sec?.peer?.status === 'failed')
+      L.push(`**The ${PEER_NAMES[sec.peer.kind]} peer failed** (${sec.backend} ran without it): ${sec.peer.reason}`, '')
+  }
   for (const [name, sec] of [
     ['SQLite scenarios', r.sqlite],
     ['Growth', r.growth],
@@ -248,5 +292,23 @@ export function computeTargets(results) {
     ...(pgRss.length
       ? [t('peak RSS of the service, MB (max over the PostgreSQL + Redis runs)', Math.max(...pgRss), '< 150', Math.max(...pgRss) < 150)]
       : []),
+    ...peerTargets(results),
   ]
+}
+
+/** Issue 22's goals: service ÷ peer, paired per round (only for what ran with a peer). */
+function peerTargets(results) {
+  const goals = [
+    ['sqlite', 'list20', 'SQLite + memory GET list limit=20: service/bare Fastify (paired, median)', 0.85],
+    ['pg', 'list20', 'PostgreSQL + Redis GET list limit=20: service/peer (paired, median)', 0.9],
+    ['pg', 'post', 'PostgreSQL + Redis POST: service/peer (paired, median)', 0.9],
+  ]
+  const out = []
+  for (const [backend, id, target, min] of goals) {
+    const peer = results[backend]?.scenarios?.find((s) => s.id === id)?.summary.peer
+    if (!peer) continue
+    const measured = peer.ratio.median
+    out.push({ target, measured, goal: `>= ${min.toFixed(2)}`, met: measured === null ? null : measured >= min })
+  }
+  return out
 }

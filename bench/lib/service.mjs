@@ -158,15 +158,43 @@ export function assertAlive(service) {
 
 /** Starts bench/ceiling.mjs pinned to `cpu`, serving `captures` (see ceiling.mjs). */
 export async function startCeiling(captures, dir, cpu) {
-  const file = join(dir, `captures-${Date.now()}.json`)
-  writeFileSync(file, JSON.stringify(captures))
+  const file = writeCaptures(captures, dir)
   const port = await freePort()
-  const child = start('taskset', ['-c', String(cpu), process.execPath, join(ROOT, 'bench/ceiling.mjs'), file, String(port)], { cwd: ROOT })
+  return startListening('ceiling', [join(ROOT, 'bench/ceiling.mjs'), file, String(port)], { cpu, port })
+}
+
+/** The captures as a file for bench/ceiling.mjs and bench/peers/bare-fastify.mjs. */
+export function writeCaptures(captures, dir) {
+  const file = join(dir, `captures-${process.hrtime.bigint()}.json`)
+  writeFileSync(file, JSON.stringify(captures))
+  return file
+}
+
+/**
+ * Starts a peer (bench/peers/, see there) pinned to `cpu`: `bare-fastify` replays `captures`,
+ * `pg-redis` serves the PostgreSQL database `databaseUrl` with the Redis `redisUrl` and the one key `key`.
+ */
+export async function startPeer({ kind, cpu, dir, captures, databaseUrl, redisUrl, key }) {
+  const port = await freePort()
+  if (kind === 'bare-fastify') {
+    const args = [join(ROOT, 'bench/peers/bare-fastify.mjs'), writeCaptures(captures, dir), String(port)]
+    return { kind, ...(await startListening('peer', args, { cpu, port })) }
+  }
+  if (kind === 'pg-redis') {
+    const env = { ...baseEnv(), DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, PEER_API_KEY: key, NODE_ENV: 'production' }
+    return { kind, ...(await startListening('peer', [join(ROOT, 'bench/peers/pg-redis-peer.mjs'), String(port)], { cpu, port, env })) }
+  }
+  throw new Error(`unknown peer ${kind}`)
+}
+
+/** `taskset -c CPU node <args>` until it prints "<what> listening" (10 s at most). */
+async function startListening(what, args, { cpu, port, env }) {
+  const child = start('taskset', ['-c', String(cpu), process.execPath, ...args], { cwd: ROOT, ...(env ? { env } : {}) })
   const deadline = Date.now() + 10_000
-  while (!child.out.includes('listening')) {
+  while (!child.out.includes(`${what} listening`)) {
     if (Date.now() > deadline || child.exitCode !== null) {
       await stop(child, 1000)
-      throw new Error(`ceiling did not start: ${child.err || child.out}`)
+      throw new Error(`${what} did not start: ${child.err || child.out || 'no output'}`)
     }
     await new Promise((r) => setTimeout(r, 50))
   }

@@ -12,14 +12,45 @@ import { missingPrerequisite } from '../helpers/services.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
+interface Run {
+  rps: number
+  p50Ms: number
+  p99Ms: number
+  errorStatus: number
+  socketErrors: number
+  cpuUsPerRequest: number | null
+}
 interface Round {
-  ceiling: { rps: number; p50Ms: number; p99Ms: number }
-  service: { rps: number; p50Ms: number; p99Ms: number; errorStatus: number; socketErrors: number; memory: { peakRssMb: number } }
+  ceiling: Run
+  service: Run & { memory: { peakRssMb: number } }
+  peer?: Run & { memory: { peakRssMb: number; hwmMb: number } }
+  peerRatio?: number
+}
+interface Summary {
+  cpuUsPerRequest: number
+  vmHwmMb: number
+  peer?: PeerSummary
+}
+interface PeerSummary {
+  rps: number
+  ratio: { median: number }
+  cpuUsPerRequest: number
+  vmHwmMb: number
 }
 interface Report {
   quick: boolean
   machine: { node: string; wrk: string; cpuModel: string }
-  sqlite: { scenarios: { id: string; rounds: Round[]; wire: { sameHeaders: boolean; sameBody: boolean } }[] }
+  sqlite: {
+    peer?: { status: string; reason?: string }
+    scenarios: {
+      id: string
+      peer?: string
+      rounds: Round[]
+      summary: Summary & { validRounds: number; voidRoundsOnly?: Summary }
+      wire: { sameHeaders: boolean; sameBody: boolean; peer?: { sameBody: boolean; sameHeaders: boolean } }
+    }[]
+  }
+  targets: { target: string; measured: number | null }[]
   growth?: { sizes: { size: number; queries: { id: string; runs: { achievedRate: number; p50Ms: number; p99Ms: number }[] }[] }[] }
 }
 
@@ -40,7 +71,9 @@ function runBench(args: string[], timeoutMs: number): Promise<{ code: number | n
   })
 }
 
-test('bench/run.mjs --quick measures the service and the ceiling and writes a JSON report', { timeout: 150_000 }, async (t) => {
+test('bench/run.mjs --quick measures the service, the ceiling and bare Fastify and writes a JSON report', {
+  timeout: 150_000,
+}, async (t) => {
   if (spawnSync('wrk', ['-v']).error) return void missingPrerequisite(t, 'wrk is not installed (apt-get install -y wrk)')
   if (spawnSync('taskset', ['-V']).error) return void missingPrerequisite(t, 'taskset is not installed (util-linux)')
   if (os.cpus().length < 2) return void missingPrerequisite(t, 'the benchmark needs 2 CPUs', false)
@@ -75,6 +108,36 @@ test('bench/run.mjs --quick measures the service and the ceiling and writes a JS
       assert.equal(r.service.errorStatus + r.service.socketErrors, 0, `${s.id}: every request answered with the expected status`)
     }
   }
+
+  // --quick runs list20 and post, the peer's scenarios: bare Fastify in the same rounds.
+  const withPeer = report.sqlite.scenarios.filter((s) => s.peer === 'bare-fastify')
+  assert.deepEqual(
+    withPeer.map((s) => s.id).sort(),
+    ['list20', 'post'],
+    `bare Fastify ran on list20 and post (${JSON.stringify(report.sqlite.peer)})`,
+  )
+  for (const s of withPeer) {
+    assert.ok(s.wire.peer?.sameBody && s.wire.peer.sameHeaders, `${s.id}: bare Fastify does not serve the service's captured response`)
+    for (const r of s.rounds) {
+      assert.ok(r.peer, `${s.id}: a round without the peer`)
+      assert.ok(r.peer.rps > 0 && r.peer.p99Ms > 0, `${s.id} peer: requests/s and latency`)
+      assert.equal(r.peer.errorStatus + r.peer.socketErrors, 0, `${s.id} peer: every request answered with the expected status`)
+      assert.ok(r.peerRatio !== undefined && r.peerRatio > 0, `${s.id}: service/peer of the round`)
+    }
+    // A busy machine voids the one quick round: the harness then summarises the void rounds.
+    const summary = s.summary.validRounds > 0 ? s.summary : s.summary.voidRoundsOnly
+    const peer = summary?.peer
+    assert.ok(
+      summary && peer && peer.ratio.median > 0 && peer.cpuUsPerRequest > 0 && peer.vmHwmMb > 0,
+      `${s.id}: peer summary ${JSON.stringify(s.summary)}`,
+    )
+    assert.ok(summary.cpuUsPerRequest > 0 && summary.vmHwmMb > 0, `${s.id}: the service's CPU per request and VmHWM`)
+  }
+  assert.match(run.output, /\| Service\/peer median/, 'the peer table is printed')
+  assert.ok(
+    report.targets.some((t) => t.target.includes('service/bare Fastify')),
+    'the bare Fastify goal is in the targets (measured when its rounds are valid)',
+  )
   const growth = report.growth?.sizes ?? []
   assert.ok(growth.length >= 1, 'the growth check ran')
   for (const size of growth) {
