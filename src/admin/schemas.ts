@@ -1,7 +1,16 @@
 import { type Static, type TSchema, Type } from 'typebox'
 import { NO_CONTROL_CHARACTERS } from '../control-characters.js'
 import { NOT_BLANK } from '../http/validation.js'
-import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_KINDS, AUDIT_READ_ACTIONS, KEY_STATES, LIST_ORDERS, MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from '../keys/administration.js'
+import {
+  ACTOR_TYPES,
+  AUDIT_ACTIONS,
+  AUDIT_KINDS,
+  AUDIT_READ_ACTIONS,
+  KEY_STATES,
+  LIST_ORDERS,
+  MAX_GRACE_SECONDS,
+  MAX_METADATA_BYTES,
+} from '../keys/administration.js'
 import { MAX_CUSTOM_LIMIT, PLAN_NAMES } from '../shared/plans.js'
 
 /**
@@ -280,7 +289,11 @@ export const ListAuditQuery = Type.Object(
     ),
     keyId: Type.Optional(keyId('Only entries about this key.')),
     action: Type.Optional(
-      Type.Unsafe<(typeof AUDIT_ACTIONS)[number]>({ type: 'string', enum: [...AUDIT_ACTIONS], description: 'Only entries of this action.' }),
+      Type.Unsafe<(typeof AUDIT_ACTIONS)[number]>({
+        type: 'string',
+        enum: [...AUDIT_ACTIONS],
+        description: 'Only entries of this action.',
+      }),
     ),
     kind: Type.Optional(
       Type.Unsafe<(typeof AUDIT_KINDS)[number]>({
@@ -290,7 +303,11 @@ export const ListAuditQuery = Type.Object(
       }),
     ),
     actorType: Type.Optional(
-      Type.Unsafe<(typeof ACTOR_TYPES)[number]>({ type: 'string', enum: [...ACTOR_TYPES], description: 'Only entries by this kind of actor.' }),
+      Type.Unsafe<(typeof ACTOR_TYPES)[number]>({
+        type: 'string',
+        enum: [...ACTOR_TYPES],
+        description: 'Only entries by this kind of actor.',
+      }),
     ),
     actor: Type.Optional(
       Type.String({

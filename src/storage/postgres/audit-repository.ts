@@ -17,5 +17,4 @@ export class PostgresAuditRepository implements AuditRepository {
     const entries = rows.slice(0, query.limit).map(toAuditEntry)
     return { entries, nextAfter: rows.length > query.limit ? entries[entries.length - 1]!.seq : null }
   }
-
 }
