@@ -49,6 +49,34 @@ export interface KeyUsage {
   ban: { active: boolean; until: string | null; level: number }
   lastUsedAt: string | null
 }
+/** The audit actions and actor kinds (AUDIT_ACTIONS, ACTOR_TYPES in src/keys/administration.ts). */
+export const AUDIT_ACTIONS = [
+  'key.create',
+  'key.update',
+  'key.rotate',
+  'key.revoke',
+  'key.list',
+  'key.read',
+  'key.usage',
+  'audit_log.list',
+  'key.usage_history',
+  'usage.top',
+  'admin_token.create',
+  'admin_token.revoke',
+]
+/** The actions that only read (AUDIT_READ_ACTIONS): the API's `kind=read`, greyed in tables. */
+export const AUDIT_READ_ACTIONS = new Set(['key.list', 'key.read', 'key.usage', 'audit_log.list', 'key.usage_history', 'usage.top'])
+export const ACTOR_TYPES = ['admin_token', 'cli', 'system']
+export type AuditQuery = {
+  keyId?: string
+  action?: string
+  actorType?: string
+  actor?: string
+  kind?: 'change' | 'read'
+  order?: 'asc' | 'desc'
+  after?: number
+  limit?: number
+}
 export interface AuditEntry {
   seq: number
   at: string
@@ -145,7 +173,7 @@ export const api = {
     call<{ data: UsageBucket[] }>('GET', `${key(id)}/usage/history`, { query }),
   topKeys: (query: { from: string; to: string; by: 'requests' | 'rateLimited'; limit: number }) =>
     call<{ data: TopKey[] }>('GET', '/usage/top', { query }),
-  auditLog: (query: { keyId?: string; after?: number; limit?: number }) => call<AuditPage>('GET', '/audit-log', { query }),
+  auditLog: (query: AuditQuery) => call<AuditPage>('GET', '/audit-log', { query }),
   /** Checks a token before keeping it: a 401 here is the sign-in screen's message, not a sign-out. */
   check: (token: string) => call<KeyPage>('GET', '/keys', { query: { limit: 1 }, token }),
 }

@@ -274,7 +274,7 @@ export const ListAuditQuery = Type.Object(
       Type.Unsafe<(typeof LIST_ORDERS)[number]>({
         type: 'string',
         enum: [...LIST_ORDERS],
-        default: 'asc',
+        // No schema default: a listing without `order` keeps its links and its audit entry as before.
         description: '`asc`: oldest first (the default); `desc`: newest first.',
       }),
     ),
