@@ -49,24 +49,6 @@ export interface KeyUsage {
   ban: { active: boolean; until: string | null; level: number }
   lastUsedAt: string | null
 }
-/** The audit actions and actor kinds (AUDIT_ACTIONS, ACTOR_TYPES in src/keys/administration.ts). */
-export const AUDIT_ACTIONS = [
-  'key.create',
-  'key.update',
-  'key.rotate',
-  'key.revoke',
-  'key.list',
-  'key.read',
-  'key.usage',
-  'audit_log.list',
-  'key.usage_history',
-  'usage.top',
-  'admin_token.create',
-  'admin_token.revoke',
-]
-/** The actions that only read (AUDIT_READ_ACTIONS): the API's `kind=read`, greyed in tables. */
-export const AUDIT_READ_ACTIONS = new Set(['key.list', 'key.read', 'key.usage', 'audit_log.list', 'key.usage_history', 'usage.top'])
-export const ACTOR_TYPES = ['admin_token', 'cli', 'system']
 export type AuditQuery = {
   keyId?: string
   action?: string

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks'
-import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS, type AuditEntry, type AuditQuery, api } from '../api.js'
+import { type AuditEntry, type AuditQuery, api } from '../api.js'
+import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS } from '../audit-actions.js'
 import { ErrorNote, Field, useLoad } from '../components.js'
 import { time } from '../format.js'
 import { href, navigate } from '../router.js'
