@@ -272,7 +272,14 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   assert.equal(first.length, 50, 'a full first page')
   await page.getByRole('link', { name: 'Next' }).click()
   await page.waitForURL(/#\/audit\?after=\d+$/)
-  assert.ok(await waitFor(async () => (await seqs())[0] !== first[0], 10_000), 'the next page is drawn')
+  // Each address is a fresh page (the table is gone while it loads): wait for the new rows.
+  assert.ok(
+    await waitFor(async () => {
+      const shown = await seqs()
+      return shown.length > 0 && shown[0] !== first[0]
+    }, 10_000),
+    'the next page is drawn',
+  )
   const second = await seqs()
   assert.ok(second.length > 0 && second[0]! > first.at(-1)!, `the next page goes on: ${first.at(-1)} then ${second[0]}`)
   await page.getByRole('link', { name: 'First page' }).click()
