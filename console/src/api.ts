@@ -49,6 +49,16 @@ export interface KeyUsage {
   ban: { active: boolean; until: string | null; level: number }
   lastUsedAt: string | null
 }
+export type AuditQuery = {
+  keyId?: string
+  action?: string
+  actorType?: string
+  actor?: string
+  kind?: 'change' | 'read'
+  order?: 'asc' | 'desc'
+  after?: number
+  limit?: number
+}
 export interface AuditEntry {
   seq: number
   at: string
@@ -145,7 +155,7 @@ export const api = {
     call<{ data: UsageBucket[] }>('GET', `${key(id)}/usage/history`, { query }),
   topKeys: (query: { from: string; to: string; by: 'requests' | 'rateLimited'; limit: number }) =>
     call<{ data: TopKey[] }>('GET', '/usage/top', { query }),
-  auditLog: (query: { keyId?: string; after?: number; limit?: number }) => call<AuditPage>('GET', '/audit-log', { query }),
+  auditLog: (query: AuditQuery) => call<AuditPage>('GET', '/audit-log', { query }),
   /** Checks a token before keeping it: a 401 here is the sign-in screen's message, not a sign-out. */
   check: (token: string) => call<KeyPage>('GET', '/keys', { query: { limit: 1 }, token }),
 }

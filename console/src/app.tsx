@@ -61,8 +61,8 @@ export function App() {
       {route.page === 'keys' && <KeyList query={route.query} />}
       {route.page === 'key' && <KeyPage id={route.id} />}
       {route.page === 'new' && <CreateKey />}
-      {/* Keyed by its filter: "All keys" or a link to another key's entries starts the form afresh. */}
-      {route.page === 'audit' && <AuditLog key={route.query.get('keyId') ?? ''} query={route.query} />}
+      {/* Keyed by its address: "Clear filters" or a link to another key's entries starts the form afresh. */}
+      {route.page === 'audit' && <AuditLog key={route.query.toString()} query={route.query} />}
     </>
   )
 }

@@ -364,7 +364,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         operationId: 'listAuditLog',
         summary: 'List the audit log',
         description:
-          'Every successful admin call (changes and reads) and every change made with the CLI (keys and admin tokens), oldest first: who, what, when, which key; never a secret. Paged with `after` (Link rel="next"). This listing is itself recorded, after it is read.',
+          'Every successful admin call (changes and reads) and every change made with the CLI (keys and admin tokens): who, what, when, which key; never a secret. Oldest first, or newest first with `order=desc`; filtered by key, action, kind (changes or reads), actor and time (`from` inclusive, `to` exclusive; `from` after `to` is 400 naming `from`), all filters combined with AND. Paged with `after`, a seq in the listing order (Link rel="next" keeps the filters and the order). This listing is itself recorded, after it is read, with its filters.',
         tags: ['audit'],
         querystring: ListAuditQuery,
         response: {
@@ -374,9 +374,15 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       },
     },
     async (request, reply) => {
-      const { limit = ADMIN_LIST_LIMIT.default, after, keyId } = request.query
-      const page = await admin.listAudit({ limit, after, keyId }, changeContext(request))
-      if (page.nextAfter !== null) reply.header('link', link(`${ADMIN_PREFIX}/audit-log`, { limit, keyId, after: page.nextAfter }))
+      const { limit = ADMIN_LIST_LIMIT.default, order, after, keyId, action, kind, actorType, actor, from, to } = request.query
+      const filters = { order, keyId, action, kind, actorType, actorId: actor }
+      const bounds = { from: parseTime('from', from) ?? undefined, to: parseTime('to', to) ?? undefined }
+      const page = await callService(() => admin.listAudit({ limit, after, ...filters, ...bounds }, changeContext(request)))
+      if (page.nextAfter !== null)
+        reply.header(
+          'link',
+          link(`${ADMIN_PREFIX}/audit-log`, { limit, order, keyId, action, kind, actorType, actor, from, to, after: page.nextAfter }),
+        )
       return { data: page.entries.map(auditJson), nextAfter: page.nextAfter }
     },
   )

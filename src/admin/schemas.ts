@@ -1,7 +1,16 @@
 import { type Static, type TSchema, Type } from 'typebox'
 import { NO_CONTROL_CHARACTERS } from '../control-characters.js'
 import { NOT_BLANK } from '../http/validation.js'
-import { AUDIT_ACTIONS, KEY_STATES, MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from '../keys/administration.js'
+import {
+  ACTOR_TYPES,
+  AUDIT_ACTIONS,
+  AUDIT_KINDS,
+  AUDIT_READ_ACTIONS,
+  KEY_STATES,
+  LIST_ORDERS,
+  MAX_GRACE_SECONDS,
+  MAX_METADATA_BYTES,
+} from '../keys/administration.js'
 import { MAX_CUSTOM_LIMIT, PLAN_NAMES } from '../shared/plans.js'
 
 /**
@@ -204,7 +213,7 @@ export const AuditEntrySchema = Type.Object(
     at: time('When the change was made.'),
     actor: Type.Object(
       {
-        type: Type.Unsafe<'admin_token' | 'cli' | 'system'>({ type: 'string', enum: ['admin_token', 'cli', 'system'] }),
+        type: Type.Unsafe<(typeof ACTOR_TYPES)[number]>({ type: 'string', enum: [...ACTOR_TYPES] }),
         id: Type.String({
           description: 'The admin token id (adm_…), the OS user of the CLI, or `bootstrap` (system: the first key, created at start-up).',
         }),
@@ -255,14 +264,60 @@ export const ListKeysQuery = Type.Object(
   { additionalProperties: false },
 )
 
+const auditTime = (text: string, example: string) =>
+  Type.String({ maxLength: 64, description: `${text} An RFC 3339 date-time (e.g. ${example}).`, example })
+
 export const ListAuditQuery = Type.Object(
   {
     limit: Type.Optional(pageLimit),
+    order: Type.Optional(
+      Type.Unsafe<(typeof LIST_ORDERS)[number]>({
+        type: 'string',
+        enum: [...LIST_ORDERS],
+        // No schema default: a listing without `order` keeps its links and its audit entry as before.
+        description: '`asc`: oldest first (the default); `desc`: newest first.',
+      }),
+    ),
     // Bounded like the seqs themselves (JS numbers): a larger one would travel on as a bigint.
     after: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Return entries after this seq (oldest first).' }),
+      Type.Integer({
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description:
+          'Cursor, in the listing order: entries after this seq (with `order=asc`, newer; with `order=desc`, older). Follow Link rel="next" rather than build it.',
+      }),
     ),
     keyId: Type.Optional(keyId('Only entries about this key.')),
+    action: Type.Optional(
+      Type.Unsafe<(typeof AUDIT_ACTIONS)[number]>({
+        type: 'string',
+        enum: [...AUDIT_ACTIONS],
+        description: 'Only entries of this action.',
+      }),
+    ),
+    kind: Type.Optional(
+      Type.Unsafe<(typeof AUDIT_KINDS)[number]>({
+        type: 'string',
+        enum: [...AUDIT_KINDS],
+        description: `\`read\`: only the reads (${AUDIT_READ_ACTIONS.map((a) => `\`${a}\``).join(', ')}); \`change\`: every other action.`,
+      }),
+    ),
+    actorType: Type.Optional(
+      Type.Unsafe<(typeof ACTOR_TYPES)[number]>({
+        type: 'string',
+        enum: [...ACTOR_TYPES],
+        description: 'Only entries by this kind of actor.',
+      }),
+    ),
+    actor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: 'Only entries by this actor id: an admin token id (adm_…), an OS user (CLI) or `bootstrap`.',
+      }),
+    ),
+    from: Type.Optional(auditTime('Only entries at or after this instant.', '2030-01-01T09:00:00Z')),
+    to: Type.Optional(auditTime('Only entries before this instant.', '2030-01-01T10:00:00Z')),
   },
   { additionalProperties: false },
 )

@@ -99,7 +99,7 @@ export interface KeyUsage {
  * service itself (`system`/`bootstrap`: the first key, created at start-up).
  */
 export interface Actor {
-  type: 'admin_token' | 'cli' | 'system'
+  type: (typeof ACTOR_TYPES)[number]
   id: string
 }
 
@@ -131,6 +131,27 @@ export const AUDIT_ACTIONS = [
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
 /**
+ * The actions that only read (a listing, a view, usage, the audit log itself): every admin read is
+ * on record, so on a much-viewed key they outnumber its changes. `kind=read` is these, `kind=change`
+ * every other action. A new read action belongs here, or it shows among the changes.
+ */
+export const AUDIT_READ_ACTIONS: readonly AuditAction[] = [
+  'key.list',
+  'key.read',
+  'key.usage',
+  'audit_log.list',
+  'key.usage_history',
+  'usage.top',
+]
+export const AUDIT_KINDS = ['change', 'read'] as const
+export type AuditKind = (typeof AUDIT_KINDS)[number]
+export const AUDIT_CHANGE_ACTIONS: readonly AuditAction[] = AUDIT_ACTIONS.filter((a) => !AUDIT_READ_ACTIONS.includes(a))
+
+export const ACTOR_TYPES = ['admin_token', 'cli', 'system'] as const
+export const LIST_ORDERS = ['asc', 'desc'] as const
+export type ListOrder = (typeof LIST_ORDERS)[number]
+
+/**
  * The fields of an entry's `details` that hold a time: Unix ms (or null) like every time here, which
  * the admin API writes as RFC 3339 like the rest of its times.
  */
@@ -150,9 +171,18 @@ export interface AuditEntry {
 
 export interface AuditQuery {
   limit: number
-  /** seq cursor: entries after it, oldest first. */
+  /** `asc` (default): oldest first; `desc`: newest first. */
+  order?: ListOrder
+  /** seq cursor, in the listing's order: entries after it (asc: newer than it; desc: older than it). */
   after?: number
   keyId?: string
+  action?: AuditAction
+  actorType?: Actor['type']
+  actorId?: string
+  kind?: AuditKind
+  /** Unix ms: entries at or after `from`, before `to`. */
+  from?: number
+  to?: number
 }
 
 export interface AuditPage {

@@ -259,12 +259,22 @@ export class KeyService implements KeyAdministration {
   async listAudit(query: AuditQuery, ctx?: ChangeContext): Promise<AuditPage> {
     if (!Number.isSafeInteger(query.limit) || query.limit < 1 || query.limit > 100)
       throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
+    if (query.from !== undefined && query.to !== undefined && query.from > query.to)
+      throw new KeyInputError('from', 'from must not be after to')
     // Read before the entry of this very read is written, so a page never shows its own reading.
     const page = await this.auditLog.list(query)
+    const { limit, order, after, keyId, action, actorType, actorId, kind, from, to } = query
     await this.recordRead(ctx, 'audit_log.list', null, this.clock.now(), {
-      limit: query.limit,
-      after: query.after,
-      keyId: query.keyId,
+      limit,
+      order,
+      after,
+      keyId,
+      action,
+      actorType,
+      actorId,
+      kind,
+      from,
+      to,
     })
     return page
   }

@@ -6,7 +6,7 @@
  * requests (allowed, 429 rate_limited and 429 key_banned, as the server answered them), its times in
  * 24-hour UTC; a key created from the console (its secret shown once, gone after navigating away)
  * and updated (plan, limits, expiry, on the page and in its audit entries); rotation with a grace
- * period and revocation, each after a confirmation; the audit log with its key filter and paging;
+ * period and revocation, each after a confirmation; the audit log with its filters (key, action, changes only, newest first; kept in the address) and paging; the key page's entries newest first, changes only unless reads are asked for;
  * the one-time `#token=…&key=…` address, taken out of the address bar. Nothing blocked by the page's
  * CSP, no script error, and the token never in a URL. Needs Debian's chromium (playwright-core).
  */
@@ -233,6 +233,15 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   assert.equal(await page.locator('dd[data-field=expires]').innerText(), '2031-02-03 04:05:00 UTC')
   const update = page.locator('table.audit tr[data-action="key.update"]')
   await update.waitFor()
+  // The key's audit entries: newest first, changes only (the page's own reads hidden) until asked.
+  const keyAuditActions = () => page.$$eval('table.audit tbody tr', (trs) => trs.map((r) => r.getAttribute('data-action')))
+  assert.deepEqual(await keyAuditActions(), ['key.update', 'key.create'], 'the latest change first, no read')
+  await page.check('input[name=withReads]')
+  await page.waitForSelector('table.audit tr.read[data-action="key.read"]')
+  const withReads = await keyAuditActions()
+  assert.ok(withReads.includes('key.usage') && withReads.indexOf('key.update') < withReads.indexOf('key.create'), withReads.join())
+  await page.uncheck('input[name=withReads]')
+  assert.ok(await waitFor(async () => (await page.locator('table.audit tr.read').count()) === 0, 10_000), 'reads hidden again')
   const updateText = await update.locator('.details-text').innerText()
   for (const part of [
     'changed: ["plan","perMinute","perDay","expiresAt"]',
@@ -248,6 +257,13 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   // The audit log: every key's entries, paged forward; then filtered by a key, and back to all.
   // Reads are on record too: a dozen more make sure the log is longer than the page's 50 entries.
   for (let i = 0; i < 12; i++) assert.equal((await request(`${admin}/admin/v1/keys/${deltaId}`, { headers: auth })).status, 200)
+  // A second update (Gamma renamed), for the filter by action and its order.
+  const renamed = await request(`${admin}/admin/v1/keys/${gamma.apiKey.id}`, {
+    method: 'PATCH',
+    headers: auth,
+    body: { name: 'Gamma Pro 2' },
+  })
+  assert.equal(renamed.status, 200, renamed.text)
   await page.getByRole('link', { name: 'Audit log', exact: true }).click()
   await page.waitForSelector('input[name=keyId]')
   await page.waitForSelector('table.audit tbody tr')
@@ -256,7 +272,14 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   assert.equal(first.length, 50, 'a full first page')
   await page.getByRole('link', { name: 'Next' }).click()
   await page.waitForURL(/#\/audit\?after=\d+$/)
-  assert.ok(await waitFor(async () => (await seqs())[0] !== first[0], 10_000), 'the next page is drawn')
+  // Each address is a fresh page (the table is gone while it loads): wait for the new rows.
+  assert.ok(
+    await waitFor(async () => {
+      const shown = await seqs()
+      return shown.length > 0 && shown[0] !== first[0]
+    }, 10_000),
+    'the next page is drawn',
+  )
   const second = await seqs()
   assert.ok(second.length > 0 && second[0]! > first.at(-1)!, `the next page goes on: ${first.at(-1)} then ${second[0]}`)
   await page.getByRole('link', { name: 'First page' }).click()
@@ -281,10 +304,45 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   await page.waitForSelector('table.audit tr[data-action="key.rotate"]')
   const actions = await page.$$eval('table.audit tbody tr', (trs) => trs.map((r) => r.getAttribute('data-action')))
   assert.ok(actions.includes('key.create'), actions.join())
-  await page.getByRole('link', { name: 'All keys' }).click()
+  await page.getByRole('link', { name: 'Clear filters' }).click()
   await page.waitForURL(/#\/audit$/)
   assert.ok(await waitFor(async () => (await page.locator('table.audit tbody tr').count()) === 50, 10_000), 'every key again')
   assert.equal(await page.locator('input[name=keyId]').inputValue(), '', 'the filter is cleared')
+  // Filtered by action, newest first: only those rows, in that order, and the view is in the address.
+  await page.selectOption('select[name=action]', 'key.update')
+  await page.waitForURL(/#\/audit\?action=key\.update$/)
+  const rowActions = () => page.$$eval('table.audit tbody tr', (trs) => trs.map((r) => r.getAttribute('data-action')))
+  assert.ok(
+    await waitFor(async () => {
+      const actions = await rowActions()
+      return actions.length > 0 && actions.every((a) => a === 'key.update')
+    }, 10_000),
+    'only key.update rows',
+  )
+  const updates = await seqs()
+  assert.ok(updates.length >= 2, `the updates of this test: ${updates}`)
+  await page.selectOption('select[name=order]', 'desc')
+  await page.waitForURL(/#\/audit\?action=key\.update&order=desc$/)
+  assert.ok(await waitFor(async () => (await seqs())[0] === updates.at(-1), 10_000), 'newest first')
+  assert.deepEqual(await seqs(), [...updates].reverse())
+  // Changes only, by kind: no read row; the same address in a new page gives the same view.
+  await page.selectOption('select[name=action]', '')
+  await page.selectOption('select[name=kind]', 'change')
+  await page.waitForURL(/#\/audit\?kind=change&order=desc$/)
+  const changesOnly = async () => {
+    const actions = await rowActions()
+    return actions.length > 0 && actions.every((a) => !['key.read', 'key.list', 'key.usage', 'audit_log.list'].includes(a!))
+  }
+  assert.ok(await waitFor(changesOnly, 10_000), 'no read row')
+  assert.equal(await page.locator('table.audit tr.read').count(), 0)
+  await page.reload()
+  await page.waitForSelector('table.audit tbody tr')
+  assert.equal(await page.locator('select[name=kind]').inputValue(), 'change')
+  assert.equal(await page.locator('select[name=order]').inputValue(), 'desc')
+  assert.ok(await changesOnly(), 'the address alone gives the same view')
+  await page.getByRole('link', { name: 'Clear filters' }).click()
+  await page.waitForURL(/#\/audit$/)
+  await page.waitForSelector('table.audit tr.read')
   await page.screenshot({ path: join(dir, 'audit.png'), fullPage: true })
 
   // The one-time address: the token leaves the address bar at once, the key's page opens.

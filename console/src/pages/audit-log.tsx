@@ -1,18 +1,38 @@
 import { useState } from 'preact/hooks'
-import { type AuditEntry, api } from '../api.js'
+import { type AuditEntry, type AuditQuery, api } from '../api.js'
+import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS } from '../audit-actions.js'
 import { ErrorNote, Field, useLoad } from '../components.js'
 import { time } from '../format.js'
 import { href, navigate } from '../router.js'
 
 const PAGE_SIZE = 50
 
-/** The audit log, oldest first as the API pages it; filtered by key (the API's filter), paged with its cursor. */
+/** The filters of the audit log page, as they stand in the address (`#/audit?kind=change&order=desc`). */
+const FILTERS = ['keyId', 'action', 'actorType', 'actor', 'kind', 'order'] as const
+type Filters = Record<(typeof FILTERS)[number], string>
+
+/**
+ * The audit log with the API's filters (key, action, actor, changes or reads) and order, kept in the
+ * address so a filtered view can be linked; paged with the API's cursor, which follows the order.
+ */
 export function AuditLog({ query }: { query: URLSearchParams }) {
-  const keyId = query.get('keyId') ?? ''
+  const filters = Object.fromEntries(FILTERS.map((name) => [name, query.get(name) ?? ''])) as Filters
   const afterText = query.get('after')
   const after = afterText === null ? undefined : Number(afterText)
-  const [keyInput, setKeyInput] = useState(keyId)
-  const page = useLoad(() => api.auditLog({ keyId: keyId || undefined, after, limit: PAGE_SIZE }), [keyId, after])
+  const [keyInput, setKeyInput] = useState(filters.keyId)
+  const [actorInput, setActorInput] = useState(filters.actor)
+  const apiQuery: AuditQuery = {
+    keyId: filters.keyId || undefined,
+    action: filters.action || undefined,
+    actorType: filters.actorType || undefined,
+    actor: filters.actor || undefined,
+    kind: filters.kind === 'change' || filters.kind === 'read' ? filters.kind : undefined,
+    order: filters.order === 'desc' ? 'desc' : undefined,
+  }
+  const page = useLoad(() => api.auditLog({ ...apiQuery, after, limit: PAGE_SIZE }), [query.toString()])
+  // A change of filter starts again at the first page.
+  const go = (changes: Partial<Filters>) => navigate(href.audit({ ...filters, ...changes }))
+  const filtered = FILTERS.some((name) => filters[name] !== '')
   return (
     <main>
       <h1>Audit log</h1>
@@ -20,30 +40,61 @@ export function AuditLog({ query }: { query: URLSearchParams }) {
         class="filters"
         onSubmit={(e) => {
           e.preventDefault()
-          navigate(href.audit({ keyId: keyInput.trim() || undefined }))
+          go({ keyId: keyInput.trim(), actor: actorInput.trim() })
         }}
       >
         <Field label="Key id">
           <input name="keyId" value={keyInput} placeholder="key_…" onInput={(e) => setKeyInput(e.currentTarget.value)} />
         </Field>
+        <Field label="Action">
+          <select name="action" value={filters.action} onChange={(e) => go({ action: e.currentTarget.value })}>
+            <option value="">any</option>
+            {AUDIT_ACTIONS.map((a) => (
+              <option value={a}>{a}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Changes or reads">
+          <select name="kind" value={filters.kind} onChange={(e) => go({ kind: e.currentTarget.value })}>
+            <option value="">both</option>
+            <option value="change">changes only</option>
+            <option value="read">reads only</option>
+          </select>
+        </Field>
+        <Field label="Actor kind">
+          <select name="actorType" value={filters.actorType} onChange={(e) => go({ actorType: e.currentTarget.value })}>
+            <option value="">any</option>
+            {ACTOR_TYPES.map((a) => (
+              <option value={a}>{a}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Actor id">
+          <input name="actor" value={actorInput} placeholder="adm_…, a user" onInput={(e) => setActorInput(e.currentTarget.value)} />
+        </Field>
+        <Field label="Order">
+          <select name="order" value={filters.order} onChange={(e) => go({ order: e.currentTarget.value })}>
+            <option value="">oldest first</option>
+            <option value="desc">newest first</option>
+          </select>
+        </Field>
         <button type="submit">Filter</button>
-        {keyId && (
+        {filtered && (
           <a class="button" href={href.audit()}>
-            All keys
+            Clear filters
           </a>
         )}
       </form>
       <ErrorNote message={page.error} />
       {page.value && <AuditTable entries={page.value.data} showKey />}
-      {page.value && page.value.data.length === 0 && <p class="empty">No entry.</p>}
       <nav class="pager">
         {after !== undefined && (
-          <a class="button" href={href.audit({ keyId: keyId || undefined })}>
+          <a class="button" href={href.audit(filters)}>
             First page
           </a>
         )}
         {page.value?.nextAfter != null && (
-          <a class="button" href={href.audit({ keyId: keyId || undefined, after: String(page.value.nextAfter) })}>
+          <a class="button" href={href.audit({ ...filters, after: String(page.value.nextAfter) })}>
             Next
           </a>
         )}
@@ -52,15 +103,13 @@ export function AuditLog({ query }: { query: URLSearchParams }) {
   )
 }
 
-/** The actions that only read: listed greyed, so that the changes stand out. */
-const READS = new Set(['key.list', 'key.read', 'key.usage', 'audit_log.list', 'key.usage_history', 'usage.top'])
-
 /** What an entry changed, in one line: its details as the API gives them (never a secret). */
 const detailText = (details: Record<string, unknown>) =>
   Object.entries(details)
     .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join('; ')
 
+/** Entries as a table; the reads are greyed, so that the changes stand out. */
 export function AuditTable({ entries, showKey }: { entries: AuditEntry[]; showKey: boolean }) {
   if (entries.length === 0) return <p class="empty">No entry.</p>
   return (
@@ -77,7 +126,7 @@ export function AuditTable({ entries, showKey }: { entries: AuditEntry[]; showKe
       </thead>
       <tbody>
         {entries.map((e) => (
-          <tr data-action={e.action} data-key-id={e.keyId ?? undefined} class={READS.has(e.action) ? 'read' : ''}>
+          <tr data-action={e.action} data-key-id={e.keyId ?? undefined} class={AUDIT_READ_ACTIONS.has(e.action) ? 'read' : ''}>
             <td class="num">{e.seq}</td>
             <td>{time(e.at)}</td>
             <td>

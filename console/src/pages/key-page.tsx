@@ -170,16 +170,20 @@ function Chain({ apiKey }: { apiKey: AdminKey }) {
 const KEY_AUDIT_LIMIT = 100
 
 /**
- * The key's audit entries, oldest first: the API pages forward only (`after` a seq), so the newest
- * entries are on the last page. A key read often gathers many read entries (each visit of this
- * page adds three), so where more follow, the page says so above the table and offers the next page
- * at both ends of it.
+ * The key's audit entries, newest first and changes only: each visit of this page adds three read
+ * entries, so on a much-viewed key the reads would bury its changes. "Include reads" shows them
+ * too (greyed). The API pages in the listing's order, so "Older entries" follows its cursor and
+ * "Newer entries" goes back along the cursors already seen.
  */
 function KeyAudit({ id, version }: { id: string; version: string }) {
+  const [withReads, setWithReads] = useState(false)
   const [after, setAfter] = useState<number>()
-  // The cursors of the pages before this one, for "Earlier entries".
+  // The cursors of the pages before this one, for "Newer entries".
   const [previous, setPrevious] = useState<Array<number | undefined>>([])
-  const page = useLoad(() => api.auditLog({ keyId: id, limit: KEY_AUDIT_LIMIT, after }), [id, version, after])
+  const page = useLoad(
+    () => api.auditLog({ keyId: id, order: 'desc', kind: withReads ? undefined : 'change', limit: KEY_AUDIT_LIMIT, after }),
+    [id, version, after, withReads],
+  )
   const next = page.value?.nextAfter ?? null
   const entries = page.value?.data ?? []
   const pager = (
@@ -192,39 +196,45 @@ function KeyAudit({ id, version }: { id: string; version: string }) {
           setPrevious(previous.slice(0, -1))
         }}
       >
-        ← Earlier entries
+        ← Newer entries
       </button>
       <button
         type="button"
-        class={next === null ? '' : 'primary'}
         disabled={next === null}
         onClick={() => {
           setPrevious([...previous, after])
           setAfter(next ?? undefined)
         }}
       >
-        Later entries →
+        Older entries →
       </button>
     </nav>
   )
   return (
     <section class="key-audit">
       <h2>
-        Audit entries <a href={href.audit({ keyId: id })}>(in the audit log)</a>
+        Audit entries <a href={href.audit({ keyId: id, order: 'desc', kind: withReads ? undefined : 'change' })}>(in the audit log)</a>
       </h2>
+      <label class="toggle">
+        <input
+          type="checkbox"
+          name="withReads"
+          checked={withReads}
+          onChange={(e) => {
+            setWithReads(e.currentTarget.checked)
+            setAfter(undefined)
+            setPrevious([])
+          }}
+        />{' '}
+        Include reads
+      </label>
       <ErrorNote message={page.error} />
       {page.value && (
         <>
-          <p class="hint" data-more={next !== null}>
-            Oldest first, {KEY_AUDIT_LIMIT} a page
-            {entries.length > 0 && ` (#${entries[0]!.seq} to #${entries.at(-1)!.seq})`}; reads are greyed.{' '}
-            {next === null ? (
-              'This is the last page: the newest entry is at the bottom.'
-            ) : (
-              <strong>Later entries follow, the newest on the last page: “Later entries →”.</strong>
-            )}
+          <p class="hint">
+            Newest first, {withReads ? 'changes and reads (greyed)' : 'changes only'}, {KEY_AUDIT_LIMIT} a page
+            {entries.length > 0 && ` (#${entries[0]!.seq} to #${entries.at(-1)!.seq})`}.
           </p>
-          {next !== null && pager}
           <AuditTable entries={entries} showKey={false} />
           {(next !== null || previous.length > 0) && pager}
         </>

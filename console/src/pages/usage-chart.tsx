@@ -36,11 +36,13 @@ const SERIES = [
 export function UsageChart({ keyId, rotated }: { keyId: string; rotated: boolean }) {
   const [range, setRange] = useState<RangeName>('hour')
   const [scope, setScope] = useState<'key' | 'chain'>('key')
+  // The range travels with its buckets: while the next range loads, the chart still shows the last
+  // one, and its step and data-range must be that one's, not the button just pressed.
   const history = useLoad(async () => {
     const { granularity } = RANGES[range]
-    return (await api.usageHistory(keyId, { granularity, scope, ...rangeBounds(range, Date.now()) })).data
+    return { range, buckets: (await api.usageHistory(keyId, { granularity, scope, ...rangeBounds(range, Date.now()) })).data }
   }, [keyId, range, scope])
-  const totals = history.value ? sum(history.value) : undefined
+  const totals = history.value ? sum(history.value.buckets) : undefined
   return (
     <section class="usage-chart">
       <header class="page-head">
@@ -70,13 +72,13 @@ export function UsageChart({ keyId, rotated }: { keyId: string; rotated: boolean
       {history.value && totals && (
         <div
           class="chart"
-          data-range={range}
-          data-buckets={history.value.length}
+          data-range={history.value.range}
+          data-buckets={history.value.buckets.length}
           data-allowed={totals.allowed}
           data-rate-limited={totals.rateLimited}
           data-banned={totals.banned}
         >
-          <Plot buckets={history.value} step={RANGES[range].step} />
+          <Plot buckets={history.value.buckets} step={RANGES[history.value.range].step} />
           <p class="totals">
             {SERIES.map((s) => (
               <span class={`total total-${s.field}`}>

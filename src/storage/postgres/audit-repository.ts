@@ -1,5 +1,6 @@
 import type { AuditPage, AuditQuery, AuditRepository } from '../../keys/administration.js'
 import type { AuditDraft } from '../../keys/repository.js'
+import { auditPageSql } from '../audit-query.js'
 import { AUDIT_COLUMNS, type AuditRow, auditValues, toAuditEntry } from '../key-row.js'
 import type { Db } from './connection.js'
 
@@ -10,12 +11,10 @@ export class PostgresAuditRepository implements AuditRepository {
     await this.db.query(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, auditValues(entry))
   }
 
-  async list({ limit, after, keyId }: AuditQuery): Promise<AuditPage> {
-    const rows = await this.db.query<AuditRow>(
-      'SELECT * FROM audit_log WHERE seq > $1 AND ($2::text IS NULL OR key_id = $2) ORDER BY seq LIMIT $3',
-      [after ?? 0, keyId ?? null, limit + 1],
-    )
-    const entries = rows.slice(0, limit).map(toAuditEntry)
-    return { entries, nextAfter: rows.length > limit ? entries[entries.length - 1]!.seq : null }
+  async list(query: AuditQuery): Promise<AuditPage> {
+    const { sql, params } = auditPageSql(query, (n) => `$${n}`)
+    const rows = await this.db.query<AuditRow>(sql, params)
+    const entries = rows.slice(0, query.limit).map(toAuditEntry)
+    return { entries, nextAfter: rows.length > query.limit ? entries[entries.length - 1]!.seq : null }
   }
 }

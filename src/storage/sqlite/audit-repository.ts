@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { AuditPage, AuditQuery, AuditRepository } from '../../keys/administration.js'
 import type { AuditDraft } from '../../keys/repository.js'
+import { auditPageSql } from '../audit-query.js'
 import { AUDIT_COLUMNS, type AuditRow, auditValues, toAuditEntry } from '../key-row.js'
 
 export class SqliteAuditRepository implements AuditRepository {
@@ -10,13 +11,10 @@ export class SqliteAuditRepository implements AuditRepository {
     this.db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(...auditValues(entry))
   }
 
-  async list({ limit, after, keyId }: AuditQuery): Promise<AuditPage> {
-    const rows = this.db
-      .prepare<[number, string | null, string | null, number], AuditRow>(
-        'SELECT * FROM audit_log WHERE seq > ? AND (? IS NULL OR key_id = ?) ORDER BY seq LIMIT ?',
-      )
-      .all(after ?? 0, keyId ?? null, keyId ?? null, limit + 1)
-    const entries = rows.slice(0, limit).map(toAuditEntry)
-    return { entries, nextAfter: rows.length > limit ? entries[entries.length - 1]!.seq : null }
+  async list(query: AuditQuery): Promise<AuditPage> {
+    const { sql, params } = auditPageSql(query, () => '?')
+    const rows = this.db.prepare<unknown[], AuditRow>(sql).all(...params)
+    const entries = rows.slice(0, query.limit).map(toAuditEntry)
+    return { entries, nextAfter: rows.length > query.limit ? entries[entries.length - 1]!.seq : null }
   }
 }
