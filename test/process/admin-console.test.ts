@@ -285,10 +285,18 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   await page.getByRole('link', { name: 'First page' }).click()
   await page.fill('input[name=keyId]', deltaId)
   await page.press('input[name=keyId]', 'Enter')
-  await page.waitForSelector('table.audit tr[data-action="key.update"]')
-  const rows = await page.$$eval('table.audit tbody tr', (trs) =>
-    trs.map((r) => [r.getAttribute('data-action'), r.getAttribute('data-key-id')]),
+  const shownRows = () =>
+    page.$$eval('table.audit tbody tr', (trs) => trs.map((r) => [r.getAttribute('data-action'), r.getAttribute('data-key-id')]))
+  // The filtered view is a fresh page: wait until its rows replace the unfiltered ones (which can
+  // hold this key's rows too).
+  assert.ok(
+    await waitFor(async () => {
+      const shown = await shownRows()
+      return shown.length > 0 && shown.every(([, keyId]) => keyId === deltaId) && shown.some(([action]) => action === 'key.update')
+    }, 10_000),
+    `the filtered page is drawn: ${JSON.stringify(await shownRows())}`,
   )
+  const rows = await shownRows()
   assert.ok(
     rows.every(([, keyId]) => keyId === deltaId),
     JSON.stringify(rows),
