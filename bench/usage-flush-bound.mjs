@@ -61,7 +61,10 @@ async function run() {
     const exited = new Promise((resolve) => server.once('exit', (code, signal) => resolve({ code, signal })))
     const child = { exited, err: '', out: '' }
     server.stderr.setEncoding('utf8').on('data', (s) => (child.err += s))
-    await waitHealthy(port, child)
+    await waitHealthy(port, child).catch((error) => {
+      server.kill('SIGKILL') // never leave the server behind
+      throw error
+    })
     // Run for 2 to 4 flush intervals, then kill at a random point of the interval.
     const runMs = FLUSH_MS * 2 + Math.random() * FLUSH_MS * 2
     const started = performance.now()
