@@ -27,7 +27,7 @@
  * run one each, so together they run exactly the files `npm test` runs. A test file in a directory
  * of no kind stops every one of them (exit 2) until it is given a kind here.
  */
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join, relative, sep } from 'node:path'
@@ -119,23 +119,103 @@ const EXCLUSIVE = new Set([
   'test/scale/three-instances.test.ts',
 ])
 
-/** Runs `files` with node --test; resolves with its exit status and output (streamed unless `buffer`). */
-function runFiles(files, { concurrency, env, nodeOptions, buffer = false }) {
+/** Seconds a system file may run, and the concurrent kinds together, before it is stopped as hung. */
+const FILE_TIMEOUT_S = Number(process.env.TEST_FILE_TIMEOUT_S ?? 600)
+const PHASE_TIMEOUT_S = Number(process.env.TEST_PHASE_TIMEOUT_S ?? 900)
+/** Seconds the whole run may take (CI's own limit is 90 minutes; a normal run takes under 20). */
+const TOTAL_TIMEOUT_S = Number(process.env.TEST_TOTAL_TIMEOUT_S ?? 3600)
+
+/** Every test process running now (each leads a process group of its own: the servers it starts). */
+const testProcesses = new Set()
+let stopping = false
+
+/** The processes of a group, as `ps` shows them (what a hung or leaky file left behind). */
+function groupProcesses(pgid) {
+  const ps = spawnSync('ps', ['-eo', 'pid=,pgid=,stat=,etimes=,args='], { encoding: 'utf8' })
+  return (ps.stdout ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => {
+      const [, group, stat] = line.split(/\s+/)
+      return group === String(pgid) && !stat.startsWith('Z') // a zombie is gone, but for its parent's wait
+    })
+}
+
+function killGroup(pgid, signal) {
+  try {
+    process.kill(-pgid, signal)
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * Runs node with `args` in a process group of its own, so that a file that hangs, or a stop of
+ * this runner, takes the servers it started down with it. CI has a hard time limit: a hung file
+ * must end as a named failure well inside it, not as a silent timeout of the whole run. A process
+ * left in the group after the file's node has exited is a leak: it is listed and killed.
+ */
+export function runWatched(args, { env = {}, buffer = false, timeoutS, label }) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...nodeOptions, ...files], {
+    if (stopping) return resolve({ status: 1, output: '' })
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       stdio: buffer ? ['ignore', 'pipe', 'pipe'] : 'inherit',
       env: { ...process.env, ...env },
+      detached: true,
     })
+    testProcesses.add(child)
+    const closed = new Promise((done) => child.once('close', done))
     let output = ''
     if (buffer) for (const stream of [child.stdout, child.stderr]) stream.setEncoding('utf8').on('data', (s) => (output += s))
-    const forward = (signal) => child.kill(signal)
-    for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, forward)
-    child.on('close', (code, signal) => {
-      for (const s of ['SIGINT', 'SIGTERM']) process.off(s, forward)
-      resolve({ status: code ?? (signal ? 1 : 0), output })
+    // The runner's own notes go with the file's output (printed whole later) when it is buffered.
+    const note = (text) => (buffer ? (output += text) : process.stdout.write(text))
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      const left = groupProcesses(child.pid)
+      note(`\n# TIMED OUT after ${timeoutS} s: ${label}; stopping its processes:\n${left.map((l) => `#   ${l}\n`).join('')}`)
+      killGroup(child.pid, 'SIGKILL')
+    }, timeoutS * 1000)
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      testProcesses.delete(child)
+      // Give the streams a moment to drain, then stop whatever the file left running (it holds
+      // the pipes, so 'close' would wait for it for ever).
+      setTimeout(() => {
+        const left = groupProcesses(child.pid)
+        if (left.length > 0) {
+          note(`\n# ${label} left processes running; killed:\n${left.map((l) => `#   ${l}\n`).join('')}`)
+          killGroup(child.pid, 'SIGKILL')
+        }
+        // A process that escaped the group (its own session) may still hold a pipe: 5 s, then on.
+        const drained = new Promise((done) => setTimeout(done, 5000).unref())
+        Promise.race([closed, drained]).then(() => {
+          if (buffer) for (const stream of [child.stdout, child.stderr]) stream.destroy()
+          resolve({ status: timedOut || stopping ? 1 : (code ?? (signal ? 1 : 0)), output })
+        })
+      }, 500)
     })
   })
+}
+
+/** On SIGINT/SIGTERM (CI's own time limit, Ctrl-C) or past the total limit: start nothing more and stop every test process. */
+function stopOnSignal(signal) {
+  if (stopping) return
+  stopping = true
+  const why = signal === 'deadline' ? `the run took more than ${TOTAL_TIMEOUT_S} s` : signal
+  process.stdout.write(`\n# ${why}: stopping ${testProcesses.size} test process(es)\n`)
+  for (const child of testProcesses) killGroup(child.pid, 'SIGTERM')
+  setTimeout(() => {
+    for (const child of testProcesses) killGroup(child.pid, 'SIGKILL')
+    process.exit(signal === 'SIGINT' ? 130 : 143)
+  }, 5000).unref()
+}
+
+/** Runs `files` with node --test; resolves with its exit status and output (streamed unless `buffer`). */
+function runFiles(files, { concurrency, env, nodeOptions, buffer = false, timeoutS = FILE_TIMEOUT_S }) {
+  const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...nodeOptions, ...files]
+  return runWatched(args, { env, buffer, timeoutS, label: files.length === 1 ? files[0] : `${files.length} files` })
 }
 
 /**
@@ -148,22 +228,17 @@ async function runTogether(files, { env, nodeOptions }) {
   const lanes = Math.min(files.length, Math.max(1, availableParallelism()))
   const buckets = Array.from({ length: lanes }, (_, i) => files.filter((_, j) => j % lanes === i))
   const results = await Promise.all(
-    buckets.map(
-      (bucket) =>
-        new Promise((resolve) => {
-          const child = spawn(process.execPath, ['--import', 'tsx', ...nodeOptions, join('test', 'run-together.mjs'), ...bucket], {
-            cwd: ROOT,
-            stdio: ['ignore', 'pipe', 'pipe'],
-            env: { ...process.env, ...env },
-          })
-          let output = ''
-          for (const stream of [child.stdout, child.stderr]) stream.setEncoding('utf8').on('data', (s) => (output += s))
-          child.on('close', (code, signal) => {
-            process.stdout.write(output)
-            resolve(code ?? (signal ? 1 : 0))
-          })
-        }),
-    ),
+    buckets.map(async (bucket) => {
+      const args = ['--import', 'tsx', ...nodeOptions, join('test', 'run-together.mjs'), ...bucket]
+      const result = await runWatched(args, {
+        env,
+        buffer: true,
+        timeoutS: PHASE_TIMEOUT_S,
+        label: `${bucket.length} unit/http files together`,
+      })
+      process.stdout.write(result.output)
+      return result.status
+    }),
   )
   return results.find((code) => code !== 0) ?? 0
 }
@@ -185,7 +260,7 @@ async function runConcurrentKinds(files, byKind, { env, nodeOptions }) {
   const together = files.filter((file) => !fuzz.includes(file))
   const [first, second] = await Promise.all([
     together.length > 0 ? runTogether(together, { env, nodeOptions }) : 0,
-    fuzz.length > 0 ? runFiles(fuzz, { concurrency: fuzz.length, env, nodeOptions }).then((r) => r.status) : 0,
+    fuzz.length > 0 ? runFiles(fuzz, { concurrency: fuzz.length, env, nodeOptions, timeoutS: PHASE_TIMEOUT_S }).then((r) => r.status) : 0,
   ])
   return first || second
 }
@@ -210,7 +285,7 @@ async function runSystem(files, { lanes, env, nodeOptions }) {
     running.add(run)
     return run
   }
-  while (queue.length > 0) {
+  while (queue.length > 0 && !stopping) {
     const next = queue[0]
     const alone = EXCLUSIVE.has(next)
     if (running.size >= lanes || (running.size > 0 && alone) || [...running].some((r) => r.alone)) {
@@ -269,6 +344,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (list) {
     process.stdout.write(chosen.flatMap((kind) => byKind[kind]).join('\n') + '\n')
   } else {
+    for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, stopOnSignal)
+    setTimeout(() => stopOnSignal('deadline'), TOTAL_TIMEOUT_S * 1000).unref()
     // The concurrent kinds in one run (one summary), then the system files.
     const env = fast ? { TEST_SERVICES: 'none' } : {}
     const concurrent = chosen.filter((k) => CONCURRENT.has(k)).flatMap((k) => byKind[k])

@@ -100,10 +100,20 @@ export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs
   return false
 }
 
-/** A fresh temp dir, removed (recursively) after the test. */
+/** The servers each test started (startServer), so that its temp dirs outlive them. */
+const serversOf = new WeakMap<TestContext, Set<ServerProcess>>()
+
+/**
+ * A fresh temp dir, removed (recursively) after the test. node:test runs `t.after` hooks in the
+ * order they were added, so the removal, added before the test starts its servers, would run while
+ * they still write into the folder (ENOTEMPTY under load): it kills the test's servers first.
+ */
 export async function useTempDir(t: TestContext, prefix = 'animal-store-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix))
-  t.after(() => rm(dir, { recursive: true, force: true }))
+  t.after(async () => {
+    await Promise.all([...(serversOf.get(t) ?? [])].map((server) => server.kill()))
+    await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+  })
   return dir
 }
 
@@ -306,6 +316,7 @@ export async function startServer(t: TestContext, options: ServerOptions): Promi
   for (let attempt = 1; ; attempt++) {
     const server = spawnServerOnce(options, options.port ?? (await freePort()))
     t.after(() => server.kill())
+    serversOf.set(t, (serversOf.get(t) ?? new Set()).add(server))
     try {
       await waitServerHealthy(server, options.readyTimeoutMs ?? HANG_MS)
       return server
