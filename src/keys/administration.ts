@@ -1,4 +1,7 @@
 import type { PlanName } from '../shared/plans.js'
+import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS, type AuditAction } from './audit-actions.js'
+
+export { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS, type AuditAction }
 
 /**
  * The contract between the key service (keys/) and its two front ends: the CLI (`animal-store keys
@@ -106,48 +109,21 @@ export interface Actor {
 /** The actor of the first key a start creates (BOOTSTRAP_KEY). */
 export const BOOTSTRAP_ACTOR: Actor = { type: 'system', id: 'bootstrap' }
 
-/**
- * Changes are written in the same transaction as the change. Calls that succeed without changing
+/*
+ * When each audit action (audit-actions.ts) is written. Changes are written in the same
+ * transaction as the change. Calls that succeed without changing
  * anything are written after they succeed: a repeated revoke (`key.revoke` with `alreadyRevoked:
  * true`), an update to the values a key already has (`key.update` with `changed: []`), and the
  * reads (`key.list`, `key.read`, `key.usage`, `audit_log.list`, and usage history's `key.usage_history` and `usage.top`) when the caller passes a context
  * (the admin API does, so every admin call on keys and the audit log is on record; the CLI, which
  * reads the database itself, does not).
  */
-export const AUDIT_ACTIONS = [
-  'key.create',
-  'key.update',
-  'key.rotate',
-  'key.revoke',
-  'key.list',
-  'key.read',
-  'key.usage',
-  'audit_log.list',
-  'key.usage_history',
-  'usage.top',
-  'admin_token.create',
-  'admin_token.revoke',
-] as const
-export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
-/**
- * The actions that only read (a listing, a view, usage, the audit log itself): every admin read is
- * on record, so on a much-viewed key they outnumber its changes. `kind=read` is these, `kind=change`
- * every other action. A new read action belongs here, or it shows among the changes.
- */
-export const AUDIT_READ_ACTIONS: readonly AuditAction[] = [
-  'key.list',
-  'key.read',
-  'key.usage',
-  'audit_log.list',
-  'key.usage_history',
-  'usage.top',
-]
+/** The audit listing's `kind` filter: the reads (AUDIT_READ_ACTIONS), or every other action. */
 export const AUDIT_KINDS = ['change', 'read'] as const
 export type AuditKind = (typeof AUDIT_KINDS)[number]
 export const AUDIT_CHANGE_ACTIONS: readonly AuditAction[] = AUDIT_ACTIONS.filter((a) => !AUDIT_READ_ACTIONS.includes(a))
 
-export const ACTOR_TYPES = ['admin_token', 'cli', 'system'] as const
 export const LIST_ORDERS = ['asc', 'desc'] as const
 export type ListOrder = (typeof LIST_ORDERS)[number]
 

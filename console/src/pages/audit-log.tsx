@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
+import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS } from '../../../src/keys/audit-actions.js'
 import { type AuditEntry, type AuditQuery, api } from '../api.js'
-import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS } from '../audit-actions.js'
 import { ErrorNote, Field, useLoad } from '../components.js'
 import { time } from '../format.js'
 import { href, navigate } from '../router.js'
@@ -126,7 +126,11 @@ export function AuditTable({ entries, showKey }: { entries: AuditEntry[]; showKe
       </thead>
       <tbody>
         {entries.map((e) => (
-          <tr data-action={e.action} data-key-id={e.keyId ?? undefined} class={AUDIT_READ_ACTIONS.has(e.action) ? 'read' : ''}>
+          <tr
+            data-action={e.action}
+            data-key-id={e.keyId ?? undefined}
+            class={(AUDIT_READ_ACTIONS as readonly string[]).includes(e.action) ? 'read' : ''}
+          >
             <td class="num">{e.seq}</td>
             <td>{time(e.at)}</td>
             <td>
