@@ -970,7 +970,8 @@ async function durabilitySection(results) {
 async function pgSection(results) {
   const section = { backend: 'PostgreSQL + Redis limiter', status: 'not run', scenarios: [] }
   results.pg = section
-  const dbName = 'animal_store_bench'
+  // Named per run: two runs at once (a worktree's and main's) must not drop each other's database.
+  const dbName = `animal_store_bench_${process.pid}`
   let databaseUrl
   try {
     databaseUrl = await createPgDatabase(opts.pgUrl, dbName)
