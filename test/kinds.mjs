@@ -169,7 +169,10 @@ export function runWatched(args, { env = {}, buffer = false, timeoutS, label }) 
     let output = ''
     if (buffer) for (const stream of [child.stdout, child.stderr]) stream.setEncoding('utf8').on('data', (s) => (output += s))
     // The runner's own notes go with the file's output (printed whole later) when it is buffered.
-    const note = (text) => (buffer ? (output += text) : process.stdout.write(text))
+    const note = (text) => {
+      if (buffer) output += text
+      else process.stdout.write(text)
+    }
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
