@@ -97,7 +97,15 @@ test('the limiter behind Sentinel follows a new master by itself after the old o
     assert.ok(promoted, 'the Sentinels promoted the replica within 30 s')
     const followed = await waitFor(async () => (await Promise.all(bases.map(limiterUp))).every(Boolean), 30_000, 100)
     followedMs = performance.now() - killedAt
-    assert.ok(followed, 'every instance reached the new master within 30 s')
+    if (!followed) {
+      // Which instance did not, and what its readiness said (a failure here is otherwise silent).
+      const states = await Promise.all(
+        bases.map(
+          async (base) => `${base}: ${await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), String)}`,
+        ),
+      )
+      assert.fail(`every instance reached the new master within 30 s; readiness now:\n${states.join('\n')}`)
+    }
     await sleep(3_000) // steady on the new master
   } finally {
     await load.stop()
