@@ -4,9 +4,8 @@ import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
 import { type PetRow, toPet } from '../pet-row.js'
 import { type Db, int8Param } from './connection.js'
 
-const COLUMNS = 'id, name, category_id, status'
 /**
- * The same columns under the names of Pet's fields and in Pet's order, so that the object pg
+ * A pet's columns under the names of Pet's fields and in Pet's order, so that the object pg
  * makes for a row is already the Pet (asPet): no second object per row on the list route.
  */
 const PET_COLUMNS = 'id, name, category_id AS "categoryId", status'
