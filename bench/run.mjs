@@ -70,6 +70,10 @@ const OPTIONS = {
   profile: { type: 'boolean', help: 'profile the service (node --cpu-prof) for one GET list round (default on; off with --quick)' },
   'no-profile': { type: 'boolean', help: 'skip the CPU profile' },
   'pg-url': { type: 'string', help: 'PostgreSQL server to create the bench database on (default postgres://postgres@127.0.0.1:5432/test)' },
+  'pg-database': {
+    type: 'string',
+    help: 'name of the database created (dropped first) and dropped for the PG+Redis scenarios (default animal_store_bench_<pid>)',
+  },
   'redis-url': { type: 'string', help: 'Redis for the PG+Redis scenarios (default redis://127.0.0.1:6379)' },
   'void-threshold': { type: 'string', help: 'CPU used by other processes, % of one core, above which a round is void (default 3)' },
   'max-retries': { type: 'string', help: 'reruns of a void round before giving up on it (default 3; quick 0)' },
@@ -97,6 +101,14 @@ const OPTIONS = {
     help: 'comma list NAME=VALUE of service settings for every service started (e.g. LIMITER_STATE_FILE=off, to measure what a feature costs)',
   },
   help: { type: 'boolean', short: 'h' },
+}
+
+/** Interpolated (quoted) into CREATE/DROP DATABASE and matched in `ps` output: plain identifiers only. */
+function pgDatabaseOption(raw) {
+  // By default the run's own: two runs at once (a worktree's and main's) must not drop each other's database.
+  const name = raw ?? `animal_store_bench_${process.pid}`
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`--pg-database must be a plain lower-case identifier (got ${raw})`)
+  return name
 }
 
 function parseOptions() {
@@ -164,6 +176,7 @@ function parseOptions() {
     durability: onOff('durability'),
     profile: onOff('profile'),
     pgUrl: get('pg-url') ?? 'postgres://postgres@127.0.0.1:5432/test',
+    pgDatabase: pgDatabaseOption(get('pg-database')),
     redisUrl: get('redis-url') ?? 'redis://127.0.0.1:6379',
     voidThreshold: num('void-threshold', 3, 3, { integer: false }),
     maxRetries: num('max-retries', 3, 0),
@@ -970,8 +983,7 @@ async function durabilitySection(results) {
 async function pgSection(results) {
   const section = { backend: 'PostgreSQL + Redis limiter', status: 'not run', scenarios: [] }
   results.pg = section
-  // Named per run: two runs at once (a worktree's and main's) must not drop each other's database.
-  const dbName = `animal_store_bench_${process.pid}`
+  const dbName = opts.pgDatabase
   let databaseUrl
   try {
     databaseUrl = await createPgDatabase(opts.pgUrl, dbName)

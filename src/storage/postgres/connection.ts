@@ -107,17 +107,29 @@ export function toStorageError(error: unknown): unknown {
   return error instanceof StorageUnavailableError || !isUnavailable(error) ? error : new StorageUnavailableError(error)
 }
 
+/** A query with its own client-side timeout: pg reads query_timeout from the config, though its type does not declare it. */
+const timedQuery = (text: string, values: unknown[], timeoutMs: number): pg.QueryConfig =>
+  ({ text, values, query_timeout: timeoutMs }) as pg.QueryConfig
+const rowsOf = (result: pg.QueryResult): unknown[] => result.rows
+const rethrowAsStorageError = (error: unknown): never => {
+  throw toStorageError(error)
+}
+
 /** The pool plus the two ways the repositories use it; every failure leaves here already classified. */
 export class Db {
   constructor(readonly pool: pg.Pool) {}
 
-  async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = [], timeoutMs?: number): Promise<R[]> {
+  query<R extends pg.QueryResultRow>(text: string, values: unknown[] = [], timeoutMs?: number): Promise<R[]> {
+    // Text and values as two arguments, not one config object: pg copies a config object through
+    // its property descriptors on every query (utils.cloneQueryConfig: 1.8% of a CPU profile of
+    // the list route). One `then` rather than an async function: one promise fewer per query.
+    let result: Promise<pg.QueryResult<R>>
     try {
-      const config = { text, values, ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs }) }
-      return (await this.pool.query<R>(config)).rows
+      result = timeoutMs === undefined ? this.pool.query<R>(text, values) : this.pool.query<R>(timedQuery(text, values, timeoutMs))
     } catch (error) {
-      throw toStorageError(error)
+      return Promise.reject(toStorageError(error))
     }
+    return result.then(rowsOf, rethrowAsStorageError) as Promise<R[]>
   }
 
   /** Runs `work` in BEGIN/COMMIT on one connection; rolls back on any failure. */

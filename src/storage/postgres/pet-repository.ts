@@ -1,26 +1,58 @@
 import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
-import type { NewPet, Pet } from '../../pets/schemas.js'
+import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
 import { type PetRow, toPet } from '../pet-row.js'
 import { type Db, int8Param } from './connection.js'
 
-const COLUMNS = 'id, name, category_id, status'
+/**
+ * A pet's columns under the names of Pet's fields and in Pet's order, so that the object pg
+ * makes for a row is already the Pet (asPet): no second object per row on the list route.
+ */
+const PET_COLUMNS = 'id, name, category_id AS "categoryId", status'
+
+/** A row read with PET_COLUMNS; its int8 values are already Int64 (parseInt8). */
+interface PetShapedRow {
+  id: Int64
+  name: string
+  categoryId: Int64
+  status: PetStatus | null
+}
+
+/**
+ * toPet (../pet-row.ts) for a row read with PET_COLUMNS, with the same outcome: the row itself
+ * when its status is set, a Pet without `status` when it is null, and the same error for an id
+ * beyond 2^53.
+ */
+function asPet(row: PetShapedRow): Pet {
+  if (typeof row.id !== 'number') throw new Error(`pet id ${row.id} is beyond 2^53`)
+  if (row.status === null) return { id: row.id, name: row.name, categoryId: row.categoryId }
+  return row as Pet
+}
 
 /** Idempotency records deleted per statement: the sweep never holds many row locks at once. */
 const DELETE_BATCH = 1000
 
 const inInt64 = (v: Int64): boolean => typeof v === 'number' || (v >= INT64_MIN && v <= INT64_MAX)
 
+const PAGE = `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`
+const PAGE_BY_STATUS = `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`
+
+/** The page's rows as Pets, in place: pg's array, each row the Pet itself unless its status is null. */
+function asPets(rows: PetShapedRow[]): Pet[] {
+  const pets = rows as unknown as Pet[]
+  for (let i = 0; i < rows.length; i++) pets[i] = asPet(rows[i]!)
+  return pets
+}
+
 export class PostgresPetRepository implements PetRepository {
   constructor(private readonly db: Db) {}
 
   async createPet(pet: NewPet): Promise<Pet> {
-    const [row] = await this.db.query<PetRow>(`INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [
-      pet.name,
-      int8Param(pet.categoryId),
-      pet.status ?? null,
-    ])
-    return toPet(row!)
+    const [row] = await this.db.query<PetShapedRow>(
+      `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`,
+      [pet.name, int8Param(pet.categoryId), pet.status ?? null],
+    )
+    return asPet(row!)
   }
 
   /**
@@ -49,12 +81,11 @@ export class PostgresPetRepository implements PetRepository {
           ? { outcome: 'pet_missing', petId: found.pet_id }
           : { outcome: 'replayed', pet: toPet({ ...found, id: found.id }) }
       }
-      const inserted = await client.query<PetRow>(`INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [
-        pet.name,
-        int8Param(pet.categoryId),
-        pet.status ?? null,
-      ])
-      const created = toPet(inserted.rows[0]!)
+      const inserted = await client.query<PetShapedRow>(
+        `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`,
+        [pet.name, int8Param(pet.categoryId), pet.status ?? null],
+      )
+      const created = asPet(inserted.rows[0]!)
       await client.query('INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES ($1, $2, $3, $4, $5)', [
         claim.keyId,
         claim.key,
@@ -84,27 +115,23 @@ export class PostgresPetRepository implements PetRepository {
   }
 
   /** Keyset paging: an index range scan from `afterId`, never OFFSET, so deep pages cost the same. */
-  async listPets({ limit, status, afterId = 0 }: ListPetsOptions): Promise<readonly Pet[]> {
+  listPets({ limit, status, afterId = 0 }: ListPetsOptions): Promise<readonly Pet[]> {
     // Beyond int8 either way would be a 22003 error; ids are positive, so below the range means from the start.
     if (!inInt64(afterId)) {
-      if (afterId > 0) return []
+      if (afterId > 0) return Promise.resolve([])
       afterId = 0
     }
     const rows =
       status === undefined
-        ? await this.db.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`, [int8Param(afterId), limit])
-        : await this.db.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`, [
-            status,
-            int8Param(afterId),
-            limit,
-          ])
-    return rows.map(toPet)
+        ? this.db.query<PetShapedRow>(PAGE, [int8Param(afterId), limit])
+        : this.db.query<PetShapedRow>(PAGE_BY_STATUS, [status, int8Param(afterId), limit])
+    return rows.then(asPets)
   }
 
   async getPet(id: Int64): Promise<Pet | undefined> {
     // Out of int8 range would be a 22003 error (a 500); no such row can exist.
     if (!inInt64(id)) return undefined
-    const [row] = await this.db.query<PetRow>(`SELECT ${COLUMNS} FROM pets WHERE id = $1`, [int8Param(id)])
-    return row === undefined ? undefined : toPet(row)
+    const [row] = await this.db.query<PetShapedRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`, [int8Param(id)])
+    return row === undefined ? undefined : asPet(row)
   }
 }
