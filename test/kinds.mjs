@@ -183,9 +183,10 @@ export function runWatched(args, { env = {}, buffer = false, timeoutS, label }) 
     child.once('exit', (code, signal) => {
       clearTimeout(timer)
       testProcesses.delete(child)
-      // Give the streams a moment to drain, then stop whatever the file left running (it holds
-      // the pipes, so 'close' would wait for it for ever).
-      setTimeout(() => {
+      // Stop whatever the file left running (it holds the pipes, so 'close' would wait for it for
+      // ever), after a moment's grace for what is already exiting; most files leave nothing.
+      const settle = async () => {
+        if (groupProcesses(child.pid).length > 0) await new Promise((done) => setTimeout(done, 500))
         const left = groupProcesses(child.pid)
         if (left.length > 0) {
           note(`\n# ${label} left processes running; killed:\n${left.map((l) => `#   ${l}\n`).join('')}`)
@@ -193,11 +194,11 @@ export function runWatched(args, { env = {}, buffer = false, timeoutS, label }) 
         }
         // A process that escaped the group (its own session) may still hold a pipe: 5 s, then on.
         const drained = new Promise((done) => setTimeout(done, 5000).unref())
-        Promise.race([closed, drained]).then(() => {
-          if (buffer) for (const stream of [child.stdout, child.stderr]) stream.destroy()
-          resolve({ status: timedOut || stopping ? 1 : (code ?? (signal ? 1 : 0)), output })
-        })
-      }, 500)
+        await Promise.race([closed, drained])
+        if (buffer) for (const stream of [child.stdout, child.stderr]) stream.destroy()
+        resolve({ status: timedOut || stopping ? 1 : (code ?? (signal ? 1 : 0)), output })
+      }
+      settle()
     })
   })
 }
