@@ -13,9 +13,14 @@ export interface PetRow {
  * Pet.id is a number: an id would need 2^53 inserts to leave the safe range, but rounding one
  * silently would be far worse than failing loudly, so both stores refuse such a row the same way.
  */
+export function petIdOf(id: Int64): number {
+  const safe = typeof id === 'bigint' ? toInt64(id) : id
+  if (typeof safe !== 'number') throw new Error(`pet id ${id} is beyond 2^53`)
+  return safe
+}
+
 export function toPet(row: PetRow): Pet {
-  const id = typeof row.id === 'bigint' ? toInt64(row.id) : row.id
-  if (typeof id !== 'number') throw new Error(`pet id ${row.id} is beyond 2^53`)
+  const id = petIdOf(row.id)
   const categoryId = typeof row.category_id === 'bigint' ? toInt64(row.category_id) : row.category_id
   const pet: Pet = { id, name: row.name, categoryId }
   if (row.status !== null) pet.status = row.status

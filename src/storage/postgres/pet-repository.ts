@@ -1,7 +1,7 @@
 import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
-import { type PetRow, toPet } from '../pet-row.js'
+import { type PetRow, petIdOf, toPet } from '../pet-row.js'
 import { type Db, int8Param } from './connection.js'
 
 /**
@@ -20,12 +20,12 @@ interface PetShapedRow {
 
 /**
  * toPet (../pet-row.ts) for a row read with PET_COLUMNS, with the same outcome: the row itself
- * when its status is set, a Pet without `status` when it is null, and the same error for an id
- * beyond 2^53.
+ * when its status is set, a Pet without `status` when it is null, and the same refusal of an id
+ * beyond 2^53 (petIdOf).
  */
 function asPet(row: PetShapedRow): Pet {
-  if (typeof row.id !== 'number') throw new Error(`pet id ${row.id} is beyond 2^53`)
-  if (row.status === null) return { id: row.id, name: row.name, categoryId: row.categoryId }
+  const id = petIdOf(row.id)
+  if (row.status === null) return { id, name: row.name, categoryId: row.categoryId }
   return row as Pet
 }
 
