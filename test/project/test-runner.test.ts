@@ -30,7 +30,6 @@ const withSleeper = (rest: string) =>
 const sleeperOf = (output: string) => Number(/sleeper (\d+)/.exec(output)?.[1])
 
 test('a test process that hangs is stopped at its time limit, with what it started, and fails', { timeout: 60_000 }, async () => {
-  const started = performance.now()
   const result = (await runWatched(['-e', withSleeper('setInterval(() => {}, 1000)')], {
     buffer: true,
     timeoutS: 2,
@@ -38,7 +37,6 @@ test('a test process that hangs is stopped at its time limit, with what it start
   })) as Watched
   assert.equal(result.status, 1)
   assert.match(result.output, /# TIMED OUT after 2 s: the hanging file; stopping its processes:\n.*sleep 300/s)
-  assert.ok(performance.now() - started < 60_000)
   assert.equal(alive(sleeperOf(result.output)), false, 'the sleeper was killed with its group')
 })
 
