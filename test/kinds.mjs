@@ -150,6 +150,18 @@ function killGroup(pgid, signal) {
 }
 
 /**
+ * SIGKILL is delivered when the kernel next schedules the process, not when kill() returns: on a
+ * busy machine a killed process can still be running a moment later (CI saw it). Waits, up to
+ * 5 s, until the group has no live process, so that "killed" is true when it is printed.
+ */
+async function killGroupAndWait(pgid) {
+  killGroup(pgid, 'SIGKILL')
+  for (let waited = 0; waited < 5000 && groupProcesses(pgid).length > 0; waited += 50) {
+    await new Promise((done) => setTimeout(done, 50))
+  }
+}
+
+/**
  * Runs node with `args` in a process group of its own, so that a file that hangs, or a stop of
  * this runner, takes the servers it started down with it. CI has a hard time limit: a hung file
  * must end as a named failure well inside it, not as a silent timeout of the whole run. A process
@@ -190,7 +202,7 @@ export function runWatched(args, { env = {}, buffer = false, timeoutS, label }) 
         const left = groupProcesses(child.pid)
         if (left.length > 0) {
           note(`\n# ${label} left processes running; killed:\n${left.map((l) => `#   ${l}\n`).join('')}`)
-          killGroup(child.pid, 'SIGKILL')
+          await killGroupAndWait(child.pid)
         }
         // A process that escaped the group (its own session) may still hold a pipe: 5 s, then on.
         const drained = new Promise((done) => setTimeout(done, 5000).unref())
