@@ -19,6 +19,7 @@ export function petIdOf(id: Int64): number {
   return safe
 }
 
+/** A pets row as the Pet it answers: `status` left out when null, the category id kept exact (Int64). */
 export function toPet(row: PetRow): Pet {
   const id = petIdOf(row.id)
   const categoryId = typeof row.category_id === 'bigint' ? toInt64(row.category_id) : row.category_id
