@@ -11,12 +11,15 @@ export function readCpuTotals() {
   return { user, nice, system, idle, iowait, irq, softirq, steal: steal ?? 0 }
 }
 
-/** utime+stime (all threads) and cutime+cstime (reaped children) of a process, in ticks; null if gone. */
+/**
+ * utime+stime (all threads) and cutime+cstime (reaped children) of a process, and when it started
+ * (ticks since boot), in ticks; null if gone.
+ */
 export function readProcTimes(pid) {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, 'utf8')
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ')
-    return { own: Number(f[11]) + Number(f[12]), children: Number(f[13]) + Number(f[14]) }
+    return { own: Number(f[11]) + Number(f[12]), children: Number(f[13]) + Number(f[14]), startedAt: Number(f[19]) }
   } catch {
     return null
   }
@@ -76,9 +79,13 @@ export const kernelThreads = () => findPids((cmd, comm) => cmd === '' && comm !=
  * this process (the orchestrator) is always counted, with the children it reaped during the
  * window (wrk, the paced generator), through its cutime/cstime.
  */
+/** Ticks since boot, on the clock of a process's start time in /proc/<pid>/stat. */
+const uptimeTicks = () => Math.floor(Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * CLK_TCK)
+
 export function startCpuWindow(groups) {
   const pids = {}
-  for (const [label, fn] of Object.entries(groups)) pids[label] = fn()
+  for (const [label, fn] of Object.entries(groups)) pids[label] = [...fn()]
+  const startedTicks = uptimeTicks()
   const readGroup = (list) => list.map((pid) => readProcTimes(pid))
   const start = {
     at: process.hrtime.bigint(),
@@ -105,6 +112,15 @@ export function startCpuWindow(groups) {
           if (a && b) ticks += b.own - a.own
           else if (a && !b) vanished++
         })
+        // A group's processes born during the window count whole: a pool that opened a new
+        // PostgreSQL connection mid-round (its idle ones closed between rounds) is the benchmark's
+        // own work, not interference. A process that started and ended inside the window is lost.
+        const known = new Set(list)
+        for (const pid of groups[label]()) {
+          if (known.has(pid)) continue
+          const b = readProcTimes(pid)
+          if (b && b.startedAt >= startedTicks) ticks += b.own
+        }
         byGroup[label] = pct(ticks)
         ours += ticks
       }

@@ -4,9 +4,10 @@
 // serialization), no logger; the bearer key checked against ONE key whose SHA-256 is known at
 // start (a real minimal service keeps its keys in memory too); one Redis EVALSHA per request
 // (INCR + EXPIRE on a per-minute window key: the limiter one writes by hand); one keyset SELECT
-// (GET) or one INSERT ... RETURNING (POST) with `pg` (a pool of 10, unnamed statements: the
-// service's own pool size and statement kind); ioredis with auto-pipelining. No second window,
-// no bans, no usage history, no access log, no metrics, no idempotency, no int64 beyond 2^53.
+// (GET) or one INSERT ... RETURNING (POST) with `pg` (a pool of 10 that closes idle connections
+// after 30 s, unnamed statements: the service's own pool settings and statement kind); ioredis with
+// auto-pipelining. No second window, no bans, no usage history, no access log, no metrics, no
+// idempotency, no int64 beyond 2^53.
 //
 // Usage: DATABASE_URL=postgres://... REDIS_URL=redis://... PEER_API_KEY=<key> \
 //          node bench/peers/pg-redis-peer.mjs <port> [host]
@@ -32,7 +33,12 @@ const WINDOW_PREFIX = `bench-peer:${process.pid}:`
 
 // Ids as numbers: a hand-written service accepts the 2^53 bound without a check.
 pg.types.setTypeParser(20, Number)
-const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 10, application_name: 'animal-store-bench-peer' })
+const pool = new pg.Pool({
+  connectionString: DATABASE_URL,
+  max: 10,
+  idleTimeoutMillis: 30_000,
+  application_name: 'animal-store-bench-peer',
+})
 const redis = new Redis(REDIS_URL, { enableAutoPipelining: true, maxRetriesPerRequest: 1 })
 // ioredis sends EVALSHA (EVAL once, on NOSCRIPT).
 redis.defineCommand('hitMinute', {
