@@ -256,6 +256,51 @@ describe('RedisLimiter: shared state in Redis', () => {
     const bannedTtl = await redis.pttl(`${RUN_PREFIX}{${banned}}`)
     assert.ok(bannedTtl > DAY_MS && bannedTtl <= DAY_MS + 2000, 'the ban level is remembered 24 h after the ban')
   })
+
+  // Regression: the script writes only the fields that changed and moves the expiry only when it
+  // changes, judged against what the hash held before its windows rolled over. A hash kept alive
+  // only by a ban level of yesterday must, on today's first request, be kept to the end of today.
+  test('a state from an earlier day rolls over: every changed field written, the expiry moved', async (t) => {
+    if (!(await requireService(t, 'Redis'))) return
+    const { limiter } = redisLimiter({ policy: SHORT_BANS })
+    const redis = admin()
+    t.after(async () => {
+      redis.disconnect()
+      await limiter.close()
+    })
+    const id = uniqueIdentity()
+    const key = `${RUN_PREFIX}{${id}}`
+    const today = Date.now() - (Date.now() % DAY_MS)
+    const yesterday = today - DAY_MS
+    const levelExpiresAt = Date.now() + 5000
+    await redis.hset(key, { ms: yesterday + 60_000, mc: 3, mr: 2, ds: yesterday, dc: 7, bu: 0, bl: 1, bx: levelExpiresAt })
+    await redis.pexpireat(key, levelExpiresAt) // as the script left it: the ban level was all that mattered
+
+    const d = await limiter.consume(id, FREE)
+    assert.equal(d.allowed, true)
+    assert.equal(d.day.remaining, FREE.perDay - 1, "yesterday's count is not today's")
+    const minute = d.now - (d.now % MINUTE_MS)
+    const day = d.now - (d.now % DAY_MS)
+    assert.deepEqual(await redis.hgetall(key), {
+      ms: String(minute),
+      mc: '1',
+      mr: '0',
+      ds: String(day),
+      dc: '1',
+      bu: '0',
+      bl: '1',
+      bx: String(levelExpiresAt),
+    })
+    const ttl = await redis.pttl(key)
+    const untilMidnight = day + DAY_MS - d.now
+    assert.ok(Math.abs(ttl - untilMidnight) < 2000, `kept to the end of today (${ttl} ms vs ${untilMidnight} ms)`)
+
+    // A second request in the same minute changes only the two counts and leaves the expiry alone.
+    const second = await limiter.consume(id, FREE)
+    assert.equal(second.minute.remaining, FREE.perMinute - 2)
+    assert.equal((await redis.hget(key, 'dc')) ?? '', '2')
+    assert.ok(Math.abs((await redis.pttl(key)) - (day + DAY_MS - second.now)) < 2000)
+  })
 })
 
 // ---------- failure handling ----------

@@ -9,6 +9,11 @@
 --
 -- Time comes from Redis (TIME), not from the caller, so instances with skewed clocks agree on
 -- window boundaries and ban ends. Redis < 5 needs effects replication to write after TIME.
+--
+-- This runs on every request, in Redis, on cores the service shares: it keeps the state in plain
+-- locals (no table or closure per call: they were most of the script's cost), writes only the
+-- fields that changed, and sets the expiry only when it moves, so the common answer (same minute,
+-- no ban) is TIME, HMGET and an HSET of two fields.
 if redis.replicate_commands ~= nil then redis.replicate_commands() end
 
 local MINUTE_MS = 60000
@@ -26,72 +31,84 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local f = redis.call('HMGET', key, 'ms', 'mc', 'mr', 'ds', 'dc', 'bu', 'bl', 'bx')
-local s = {
-  minuteStart = tonumber(f[1]) or 0,
-  minuteCount = tonumber(f[2]) or 0,
-  minuteRejected = tonumber(f[3]) or 0,
-  dayStart = tonumber(f[4]) or 0,
-  dayCount = tonumber(f[5]) or 0,
-  banUntil = tonumber(f[6]) or 0,
-  banLevel = tonumber(f[7]) or 0,
-  banLevelExpiresAt = tonumber(f[8]) or 0,
-}
+local storedMs, storedMc, storedMr = tonumber(f[1]), tonumber(f[2]), tonumber(f[3])
+local storedDs, storedDc = tonumber(f[4]), tonumber(f[5])
+local storedBu, storedBl, storedBx = tonumber(f[6]), tonumber(f[7]), tonumber(f[8])
+local minuteStart0 = storedMs or 0
+local minuteCount = storedMc or 0
+local minuteRejected = storedMr or 0
+local dayStart0 = storedDs or 0
+local dayCount = storedDc or 0
+local banUntil = storedBu or 0
+local banLevel = storedBl or 0
+local banLevelExpiresAt = storedBx or 0
+
+-- When the state expires once nothing in it matters any more (isStale() in policy.ts): the day
+-- window is over, the ban is over and the ban level has decayed. An existing hash expires at the
+-- value of what it holds (the last write set it so), taken before the windows roll over below.
+local storedKeepUntil = false
+if f[1] then
+  storedKeepUntil = math.max(dayStart0 + DAY_MS, banUntil)
+  if banLevel > 0 and banLevelExpiresAt > storedKeepUntil then storedKeepUntil = banLevelExpiresAt end
+end
 
 local minuteStart = now - (now % MINUTE_MS)
 local dayStart = now - (now % DAY_MS)
-if s.minuteStart ~= minuteStart then
-  s.minuteStart = minuteStart
-  s.minuteCount = 0
-  s.minuteRejected = 0
+if minuteStart0 ~= minuteStart then
+  minuteCount = 0
+  minuteRejected = 0
 end
-if s.dayStart ~= dayStart then
-  s.dayStart = dayStart
-  s.dayCount = 0
-end
-if s.banLevel > 0 and now >= s.banLevelExpiresAt then s.banLevel = 0 end
+if dayStart0 ~= dayStart then dayCount = 0 end
+if banLevel > 0 and now >= banLevelExpiresAt then banLevel = 0 end
 
 local minuteReset = (minuteStart + MINUTE_MS) / 1000
 local dayReset = (dayStart + DAY_MS) / 1000
 
--- Persists the state; it expires once nothing in it matters any more (isStale() in policy.ts):
--- the day window is over, the ban is over and the ban level has decayed.
-local function save()
-  redis.call('HSET', key,
-    'ms', s.minuteStart, 'mc', s.minuteCount, 'mr', s.minuteRejected,
-    'ds', s.dayStart, 'dc', s.dayCount,
-    'bu', s.banUntil, 'bl', s.banLevel, 'bx', s.banLevelExpiresAt)
-  local keepUntil = math.max(s.dayStart + DAY_MS, s.banUntil)
-  if s.banLevel > 0 then keepUntil = math.max(keepUntil, s.banLevelExpiresAt) end
-  redis.call('PEXPIRE', key, math.max(1, keepUntil - now))
+local allowed, reason, retryAfter, banStarted = 0, 0, 0, 0
+if now < banUntil then
+  reason = 2
+  retryAfter = math.ceil((banUntil - now) / 1000)
+elseif minuteCount < perMinute and dayCount < perDay then
+  minuteCount = minuteCount + 1
+  dayCount = dayCount + 1
+  allowed = 1
+else
+  minuteRejected = minuteRejected + 1
+  if minuteRejected >= threshold then
+    banLevel = banLevel + 1
+    local seconds = math.min(baseSeconds * 2 ^ math.min(banLevel - 1, 30), maxSeconds)
+    banUntil = now + seconds * 1000
+    banLevelExpiresAt = banUntil + BAN_MEMORY_MS
+    minuteRejected = 0
+    reason = 2
+    retryAfter = seconds
+    banStarted = 1
+  else
+    local untilSec = 0
+    if minuteCount >= perMinute then untilSec = math.max(untilSec, minuteReset) end
+    if dayCount >= perDay then untilSec = math.max(untilSec, dayReset) end
+    reason = 1
+    retryAfter = math.max(1, math.ceil(untilSec - now / 1000))
+  end
 end
 
-local function decision(allowed, reason, retryAfter, banStarted)
-  save()
-  return {
-    allowed, reason, now,
-    math.max(0, perMinute - s.minuteCount), math.max(0, perDay - s.dayCount),
-    minuteReset, dayReset, retryAfter, banStarted,
-  }
-end
+-- Persist what changed.
+local args, n = {}, 0
+if minuteStart ~= storedMs then args[n + 1], args[n + 2], n = 'ms', minuteStart, n + 2 end
+if minuteCount ~= storedMc then args[n + 1], args[n + 2], n = 'mc', minuteCount, n + 2 end
+if minuteRejected ~= storedMr then args[n + 1], args[n + 2], n = 'mr', minuteRejected, n + 2 end
+if dayStart ~= storedDs then args[n + 1], args[n + 2], n = 'ds', dayStart, n + 2 end
+if dayCount ~= storedDc then args[n + 1], args[n + 2], n = 'dc', dayCount, n + 2 end
+if banUntil ~= storedBu then args[n + 1], args[n + 2], n = 'bu', banUntil, n + 2 end
+if banLevel ~= storedBl then args[n + 1], args[n + 2], n = 'bl', banLevel, n + 2 end
+if banLevelExpiresAt ~= storedBx then args[n + 1], args[n + 2], n = 'bx', banLevelExpiresAt, n + 2 end
+if n > 0 then redis.call('HSET', key, unpack(args)) end
+local keepUntil = math.max(dayStart + DAY_MS, banUntil)
+if banLevel > 0 and banLevelExpiresAt > keepUntil then keepUntil = banLevelExpiresAt end
+if keepUntil ~= storedKeepUntil then redis.call('PEXPIRE', key, math.max(1, keepUntil - now)) end
 
-if now < s.banUntil then
-  return decision(0, 2, math.ceil((s.banUntil - now) / 1000), 0)
-end
-if s.minuteCount < perMinute and s.dayCount < perDay then
-  s.minuteCount = s.minuteCount + 1
-  s.dayCount = s.dayCount + 1
-  return decision(1, 0, 0, 0)
-end
-s.minuteRejected = s.minuteRejected + 1
-if s.minuteRejected >= threshold then
-  s.banLevel = s.banLevel + 1
-  local seconds = math.min(baseSeconds * 2 ^ math.min(s.banLevel - 1, 30), maxSeconds)
-  s.banUntil = now + seconds * 1000
-  s.banLevelExpiresAt = s.banUntil + BAN_MEMORY_MS
-  s.minuteRejected = 0
-  return decision(0, 2, seconds, 1)
-end
-local untilSec = 0
-if s.minuteCount >= perMinute then untilSec = math.max(untilSec, minuteReset) end
-if s.dayCount >= perDay then untilSec = math.max(untilSec, dayReset) end
-return decision(0, 1, math.max(1, math.ceil(untilSec - now / 1000)), 0)
+return {
+  allowed, reason, now,
+  math.max(0, perMinute - minuteCount), math.max(0, perDay - dayCount),
+  minuteReset, dayReset, retryAfter, banStarted,
+}
