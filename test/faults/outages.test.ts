@@ -404,7 +404,17 @@ test('Redis outage under load: fail-open keeps serving on local limits, fail-clo
     const noticedAt = performance.now()
     assert.equal(closedDown.body.checks?.rateLimiter?.status, 'down', 'fail-closed: /readyz 503 names the rate limiter')
     assert.equal(closedDown.body.checks?.database?.status, 'up')
-    const fallbackEarly = await fallbackTotal(open, 'open')
+    // Requests that were in flight when Redis went away wait out the command timeout (500 ms)
+    // before they fall back, and /readyz can notice the outage sooner: wait for the first one.
+    let fallbackEarly = fallbackBefore
+    await waitFor(
+      async () => {
+        fallbackEarly = await fallbackTotal(open, 'open')
+        return fallbackEarly > fallbackBefore
+      },
+      RECOVERY_MS,
+      50,
+    )
     await sleep(OUTAGE_MS)
     const fallbackLate = await fallbackTotal(open, 'open')
     assert.ok(fallbackEarly > fallbackBefore, `fallback counter grows (${fallbackBefore} -> ${fallbackEarly})`)
