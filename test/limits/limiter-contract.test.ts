@@ -181,6 +181,18 @@ for (const impl of implementations) {
 
 const admin = () => new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0 })
 
+/** A Redis limiter with short bans and an admin connection to read its keys, both closed after `t`; undefined when Redis is not reachable. */
+async function limiterAndAdmin(t: TestContext) {
+  if (!(await requireService(t, 'Redis'))) return undefined
+  const { limiter } = redisLimiter({ policy: SHORT_BANS })
+  const redis = admin()
+  t.after(async () => {
+    redis.disconnect()
+    await limiter.close()
+  })
+  return { limiter, redis }
+}
+
 // This run's keys would otherwise linger for a day (their TTL) in a shared Redis.
 after(async () => {
   if (!(await redisReachable())) return
@@ -238,13 +250,9 @@ describe('RedisLimiter: shared state in Redis', () => {
   })
 
   test('per-identity state is one hash-tagged key that expires on its own', async (t) => {
-    if (!(await requireService(t, 'Redis'))) return
-    const { limiter } = redisLimiter({ policy: SHORT_BANS })
-    const redis = admin()
-    t.after(async () => {
-      redis.disconnect()
-      await limiter.close()
-    })
+    const opened = await limiterAndAdmin(t)
+    if (opened === undefined) return
+    const { limiter, redis } = opened
     const plain = uniqueIdentity()
     const d = await limiter.consume(plain, FREE)
     const ttl = await redis.pttl(`${RUN_PREFIX}{${plain}}`)
@@ -261,13 +269,9 @@ describe('RedisLimiter: shared state in Redis', () => {
   // changes, judged against what the hash held before its windows rolled over. A hash kept alive
   // only by a ban level of yesterday must, on today's first request, be kept to the end of today.
   test('a state from an earlier day rolls over: every changed field written, the expiry moved', async (t) => {
-    if (!(await requireService(t, 'Redis'))) return
-    const { limiter } = redisLimiter({ policy: SHORT_BANS })
-    const redis = admin()
-    t.after(async () => {
-      redis.disconnect()
-      await limiter.close()
-    })
+    const opened = await limiterAndAdmin(t)
+    if (opened === undefined) return
+    const { limiter, redis } = opened
     const id = uniqueIdentity()
     const key = `${RUN_PREFIX}{${id}}`
     const today = Date.now() - (Date.now() % DAY_MS)
