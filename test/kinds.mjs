@@ -22,15 +22,21 @@
  *                                                         (TEST_SERVICES=none): the tier to run on
  *                                                         every change, in under a minute
  *   node test/kinds.mjs --list [KIND...]                  prints their files
+ *   node test/kinds.mjs FILE...                           runs those files one at a time, as system
+ *                                                         files run, under the same watchdog
+ *   node test/kinds.mjs --failures                        prints the failed tests of the last run
+ *                                                         and exits 1 (`npm test` calls it after
+ *                                                         c8's coverage table, so that a failing
+ *                                                         run ends with the names of what failed)
  *
  * `npm test` runs every kind once (under c8); `npm run test:unit`, `test:http` and `test:system`
  * run one each, so together they run exactly the files `npm test` runs. A test file in a directory
  * of no kind stops every one of them (exit 2) until it is given a kind here.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { readdirSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
-import { join, relative, sep } from 'node:path'
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { availableParallelism, devNull } from 'node:os'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const KINDS = {
@@ -67,13 +73,18 @@ const KINDS = {
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const TEST_DIR = join(ROOT, 'test')
 
-/** Every *.test.ts under test/, as paths relative to the repository root, sorted. */
-function testFiles(dir = TEST_DIR) {
-  return readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) =>
-      entry.isDirectory() ? testFiles(join(dir, entry.name)) : entry.name.endsWith('.test.ts') ? [join(dir, entry.name)] : [],
+/**
+ * Every *.test.ts under test/, as paths relative to the repository root, sorted, whatever the
+ * working directory (the runner runs its files from the root).
+ */
+function testFiles() {
+  return readdirSync(TEST_DIR, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.test.ts'))
+    .map((entry) =>
+      relative(ROOT, join(entry.parentPath ?? entry.path, entry.name))
+        .split(sep)
+        .join('/'),
     )
-    .map((file) => relative(ROOT, file).split(sep).join('/'))
     .sort()
 }
 
@@ -124,6 +135,65 @@ const FILE_TIMEOUT_S = Number(process.env.TEST_FILE_TIMEOUT_S ?? 600)
 const PHASE_TIMEOUT_S = Number(process.env.TEST_PHASE_TIMEOUT_S ?? 900)
 /** Seconds the whole run may take (CI's own limit is 90 minutes; a normal run takes under 20). */
 const TOTAL_TIMEOUT_S = Number(process.env.TEST_TOTAL_TIMEOUT_S ?? 3600)
+
+/**
+ * Where every test process records its failed tests (test/failures-reporter.mjs), one JSON line
+ * each, and the runner what failed without a test to name (a file that crashed or timed out).
+ */
+export const FAILURES_FILE = process.env.TEST_FAILURES_FILE ?? join(ROOT, 'node_modules', '.cache', 'animal-store', 'test-failures.jsonl')
+const FAILURES_REPORTER = join(ROOT, 'test', 'failures-reporter.mjs')
+
+/**
+ * node --test options: the usual report on the output (TAP when it is captured, spec on a
+ * terminal, as node chooses by itself), and the failures recorder beside it.
+ */
+function reporterOptions(buffered) {
+  const visible = buffered || !process.stdout.isTTY ? 'tap' : 'spec'
+  return [
+    '--test-reporter',
+    visible,
+    '--test-reporter-destination',
+    'stdout',
+    '--test-reporter',
+    FAILURES_REPORTER,
+    '--test-reporter-destination',
+    devNull,
+  ]
+}
+
+/** The failures recorded since the run began: [{file, line, name, message}]. */
+export function readFailures(file = FAILURES_FILE) {
+  let text = ''
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch {
+    return []
+  }
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line))
+}
+
+/** A failed run's last lines: each failed test by file, line and name, with the first line of why. */
+export function formatFailures(failures) {
+  if (failures.length === 0) return '\n# the run failed, but no failed test was recorded: see the output above\n'
+  const lines = failures.map(
+    ({ file, line, name, message }) => `#   ${file}${line ? `:${line}` : ''}  ${name}${message ? `\n#       ${message}` : ''}`,
+  )
+  return `\n# ${failures.length} failed test${failures.length === 1 ? '' : 's'}:\n${lines.join('\n')}\n`
+}
+
+/** A file whose process failed with no failed test of its own recorded (it crashed, hung or leaked a handle). */
+function recordFileFailure(files, why) {
+  const recorded = new Set(readFailures().map((failure) => failure.file))
+  const unnamed = files.filter((file) => !recorded.has(file))
+  if (unnamed.length === files.length)
+    appendFileSync(
+      FAILURES_FILE,
+      `${JSON.stringify({ file: files.length === 1 ? files[0] : `${files.length} files (${files.join(', ')})`, name: `(the file's process failed: ${why})` })}\n`,
+    )
+}
 
 /** Every test process running now (each leads a process group of its own: the servers it starts). */
 const testProcesses = new Set()
@@ -208,7 +278,7 @@ export function runWatched(args, { env = {}, buffer = false, timeoutS, label }) 
         const drained = new Promise((done) => setTimeout(done, 5000).unref())
         await Promise.race([closed, drained])
         if (buffer) for (const stream of [child.stdout, child.stderr]) stream.destroy()
-        resolve({ status: timedOut || stopping ? 1 : (code ?? (signal ? 1 : 0)), output })
+        resolve({ status: timedOut || stopping ? 1 : (code ?? (signal ? 1 : 0)), output, ...(timedOut ? { timedOut } : {}) })
       }
       settle()
     })
@@ -229,9 +299,11 @@ function stopOnSignal(signal) {
 }
 
 /** Runs `files` with node --test; resolves with its exit status and output (streamed unless `buffer`). */
-function runFiles(files, { concurrency, env, nodeOptions, buffer = false, timeoutS = FILE_TIMEOUT_S }) {
-  const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...nodeOptions, ...files]
-  return runWatched(args, { env, buffer, timeoutS, label: files.length === 1 ? files[0] : `${files.length} files` })
+async function runFiles(files, { concurrency, env, nodeOptions, buffer = false, timeoutS = FILE_TIMEOUT_S }) {
+  const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporterOptions(buffer), ...nodeOptions, ...files]
+  const result = await runWatched(args, { env, buffer, timeoutS, label: files.length === 1 ? files[0] : `${files.length} files` })
+  if (result.status !== 0) recordFileFailure(files, result.timedOut ? `timed out after ${timeoutS} s` : `exit status ${result.status}`)
+  return result
 }
 
 /**
@@ -245,13 +317,15 @@ async function runTogether(files, { env, nodeOptions }) {
   const buckets = Array.from({ length: lanes }, (_, i) => files.filter((_, j) => j % lanes === i))
   const results = await Promise.all(
     buckets.map(async (bucket) => {
-      const args = ['--import', 'tsx', ...nodeOptions, join('test', 'run-together.mjs'), ...bucket]
+      const args = ['--import', 'tsx', ...reporterOptions(true), ...nodeOptions, join('test', 'run-together.mjs'), ...bucket]
       const result = await runWatched(args, {
         env,
         buffer: true,
         timeoutS: PHASE_TIMEOUT_S,
         label: `${bucket.length} unit/http files together`,
       })
+      if (result.status !== 0)
+        recordFileFailure(bucket, result.timedOut ? `timed out after ${PHASE_TIMEOUT_S} s` : `exit status ${result.status}`)
       process.stdout.write(result.output)
       return result.status
     }),
@@ -342,8 +416,14 @@ const TYPICAL_SECONDS = {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2)
   const list = args.includes('--list')
+  if (args.includes('--failures')) {
+    process.stdout.write(formatFailures(readFailures()))
+    process.exit(1)
+  }
   const fast = args.includes('fast')
-  const kinds = fast ? FAST : args.filter((a) => !a.startsWith('--'))
+  const isFile = (a) => !a.startsWith('--') && (a.includes('/') || a.includes('.test.'))
+  const named = args.filter(isFile).map((a) => relative(ROOT, resolve(a)).split(sep).join('/'))
+  const kinds = fast ? FAST : args.filter((a) => !a.startsWith('--') && !isFile(a))
   const nodeOptions = args.filter((a) => a.startsWith('--') && a !== '--list')
   const unknown = kinds.filter((k) => !(k in KINDS))
   if (unknown.length > 0) {
@@ -357,16 +437,18 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     process.stderr.write(`${error.message}\n`)
     process.exit(2)
   }
-  const chosen = kinds.length > 0 ? kinds : Object.keys(KINDS)
+  const chosen = kinds.length > 0 || named.length > 0 ? kinds : Object.keys(KINDS)
   if (list) {
     process.stdout.write(chosen.flatMap((kind) => byKind[kind]).join('\n') + '\n')
   } else {
     for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, stopOnSignal)
+    mkdirSync(dirname(FAILURES_FILE), { recursive: true })
+    writeFileSync(FAILURES_FILE, '')
     setTimeout(() => stopOnSignal('deadline'), TOTAL_TIMEOUT_S * 1000).unref()
     // The concurrent kinds in one run (one summary), then the system files.
     const env = fast ? { TEST_SERVICES: 'none' } : {}
     const concurrent = chosen.filter((k) => CONCURRENT.has(k)).flatMap((k) => byKind[k])
-    const system = chosen.filter((k) => !CONCURRENT.has(k)).flatMap((k) => byKind[k])
+    const system = [...chosen.filter((k) => !CONCURRENT.has(k)).flatMap((k) => byKind[k]), ...named]
     // Two system files at a time (one on a 1-core machine): most of a system file's time is spent
     // waiting on servers it started, so two share two cores well (CI 10 min against 14 one at a
     // time); the EXCLUSIVE files, which time or saturate the machine, still run alone.
@@ -389,6 +471,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       timed.push([result.file, result.ms, result.status])
     }
     if (timed.length > 0) printDurations(timed, lanes)
+    if (status !== 0) process.stdout.write(formatFailures(readFailures()))
     process.exit(status)
   }
 }

@@ -4,10 +4,16 @@
  * behind must not outlive it.
  */
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 // @ts-expect-error: plain JavaScript without declarations
-import { runWatched } from '../kinds.mjs'
+import { readFailures, runWatched } from '../kinds.mjs'
+
+const KINDS = fileURLToPath(new URL('../kinds.mjs', import.meta.url))
 
 interface Watched {
   status: number
@@ -50,4 +56,57 @@ test('a process left behind by a test process that passed is killed and named', 
 test('a test process that passes leaves its status and output alone', async () => {
   const result = (await runWatched(['-e', 'console.log("fine")'], { buffer: true, timeoutS: 60, label: 'the good file' })) as Watched
   assert.deepEqual(result, { status: 0, output: 'fine\n' })
+})
+
+test('a failing run ends with the failed tests by file, line and name, a crashed file named too', { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kinds-failures-'))
+  try {
+    const failures = join(dir, 'failures.jsonl')
+    const file = join(dir, 'sample.test.mjs')
+    writeFileSync(
+      file,
+      [
+        "import { describe, test } from 'node:test'",
+        "describe('a suite', () => { test('fails inside', () => { throw new Error('first line\\nsecond line') }); test('passes', () => {}) })",
+        "test('fails alone', () => { throw new Error('why') })",
+        "test('passes too', () => {})",
+      ].join('\n'),
+    )
+    const crash = join(dir, 'crash.test.mjs')
+    writeFileSync(crash, 'process.exit(3)\n')
+    // The runner itself, on these two files (as it runs system files).
+    // Without node:test's marker for its own child processes, which would make the inner runs
+    // report to this test instead of to the runner.
+    const { NODE_TEST_CONTEXT: _, ...outer } = process.env
+    const env = { ...outer, TEST_FAILURES_FILE: failures }
+    const run = spawnSync(process.execPath, [KINDS, file, crash], { env, encoding: 'utf8' })
+    assert.equal(run.status, 1, run.stderr)
+    const recorded = readFailures(failures).map((f: { name: string; file: string }) => `${f.file} ${f.name}`)
+    assert.ok(
+      recorded.some((r: string) => r.endsWith('sample.test.mjs a suite > fails inside')),
+      recorded.join('\n'),
+    )
+    assert.ok(
+      recorded.some((r: string) => r.endsWith('sample.test.mjs fails alone')),
+      recorded.join('\n'),
+    )
+    // node --test names a file that exits early as a failed test of its own.
+    assert.ok(
+      recorded.some((r: string) => r.includes('crash.test.mjs')),
+      recorded.join('\n'),
+    )
+    assert.equal(recorded.filter((r: string) => r.includes('passes')).length, 0)
+    // The run's output ends with them, and so does `--failures` (what npm test prints after c8's table).
+    const start = run.stdout.lastIndexOf('\n# 3 failed tests:')
+    assert.ok(start > 0, run.stdout)
+    const block = run.stdout.slice(start)
+    assert.match(block, /sample\.test\.mjs:2 {2}a suite > fails inside\n#\s+first line\n/)
+    assert.match(block, /sample\.test\.mjs:3 {2}fails alone\n#\s+why\n/)
+    assert.equal(block.split('\n').filter((line) => /^# {3}\S/.test(line)).length, 3, block)
+    const again = spawnSync(process.execPath, [KINDS, '--failures'], { env, encoding: 'utf8' })
+    assert.equal(again.status, 1)
+    assert.equal(again.stdout, block)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
