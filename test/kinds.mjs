@@ -446,7 +446,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     writeFileSync(FAILURES_FILE, '')
     setTimeout(() => stopOnSignal('deadline'), TOTAL_TIMEOUT_S * 1000).unref()
     // The concurrent kinds in one run (one summary), then the system files.
-    const env = fast ? { TEST_SERVICES: 'none' } : {}
+    // Every test process's failures recorder writes where --failures reads.
+    const env = { TEST_FAILURES_FILE: FAILURES_FILE, ...(fast ? { TEST_SERVICES: 'none' } : {}) }
     const concurrent = chosen.filter((k) => CONCURRENT.has(k)).flatMap((k) => byKind[k])
     const system = [...chosen.filter((k) => !CONCURRENT.has(k)).flatMap((k) => byKind[k]), ...named]
     // Two system files at a time (one on a 1-core machine): most of a system file's time is spent
