@@ -212,7 +212,7 @@ const VARIABLES = {
       default: 'false',
       accepts: '`false` or a comma list of addresses/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed)',
       description:
-        'proxies trusted for `X-Forwarded-For`; hop counts and ranges holding every peer (`0.0.0.0/0`, `::/0`) are refused; a forwarded value that is not an address is limited as the proxy that sent it',
+        'proxies trusted for `X-Forwarded-For` on the main listener (the admin listener trusts none); hop counts and ranges holding every peer (`0.0.0.0/0`, `::/0`) are refused; a forwarded value that is not an address is limited as the proxy that sent it',
     },
     trustProxyProblem,
   ),
