@@ -4,9 +4,11 @@ import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import { addressIdentity } from './auth/address-identity.js'
 import { adminBannerLine, cliCommand, configurationLines, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { type Config, ConfigError } from './config.js'
 import { type ConfigSource, loadConfiguration, takeConfigFileOption } from './config-file.js'
+import { shareConnections, trustedPeer } from './http/connection-share.js'
 import { createFirstKey } from './keys/key-service.js'
 import { createLimiter } from './limits/index.js'
 import type { RateLimiter } from './limits/limiter.js'
@@ -78,10 +80,10 @@ export async function startServer(config: Config, source: ConfigSource): Promise
     // The service closes the limiter and storage from here on; the lock is released after them.
     opened.splice(0, opened.length, ...(lock === undefined ? [] : [lock]), service)
     const { app } = service
-    limitConnections(app, config)
+    limitConnections(app, config, 'main', metrics)
     // The admin listener (admin API and /metrics; ADMIN_PORT=off: none).
     const adminApp = config.adminPort === undefined ? undefined : await service.admin()
-    if (adminApp !== undefined) limitConnections(adminApp, config)
+    if (adminApp !== undefined) limitConnections(adminApp, config, 'admin', metrics)
 
     // The drain, then up to 10 s for the requests in flight.
     graceful = closeWithGrace({ delay: config.shutdownDrainMs + 10_000, logger: log }, async ({ signal, err }) => {
@@ -152,10 +154,21 @@ function flushed(log: Logger): Promise<void> {
   })
 }
 
-function limitConnections(app: FastifyInstance, config: Config): void {
+/** The limits of a listener's connections (docs/limits.md): the admin listener has a budget of its own. */
+function limitConnections(app: FastifyInstance, config: Config, listener: 'main' | 'admin', metrics: Metrics): void {
   app.server.headersTimeout = config.headersTimeoutMs
   app.server.maxHeadersCount = 100
-  app.server.maxConnections = config.maxConnections
+  app.server.maxConnections = listener === 'main' ? config.maxConnections : config.adminMaxConnections
+  app.server.on('drop', () => metrics.connectionsRefused.inc({ listener, reason: 'max_connections' }))
+  shareConnections(app.server, {
+    perClient: config.maxConnectionsPerAddress,
+    // One client per address, per /64 for IPv6: the client the limiter counts.
+    clientOf: addressIdentity,
+    // A trusted proxy carries many clients' connections (and limits each of them itself); the
+    // admin listener trusts no proxy (app.ts).
+    exempt: listener === 'main' ? trustedPeer(config.trustProxy) : () => false,
+    onRefused: () => metrics.connectionsRefused.inc({ listener, reason: 'per_address' }),
+  })
 }
 
 /** Listens where `vars` say (port then host: PORT/HOST or ADMIN_PORT/ADMIN_HOST, named in the failure line). */
