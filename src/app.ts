@@ -94,7 +94,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     genReqId: requestId,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: config.trustProxy, // false, or the proxies' addresses/CIDRs
+    // TRUST_PROXY names the main listener's proxies. The admin listener trusts none: otherwise any
+    // local process could pick its client address per request and escape the limit on token guessing.
+    trustProxy: main ? config.trustProxy : false,
     schemaController: strictSchemaController,
     return503OnClosing: false, // our own 503 while closing, in the Error shape (http/shutdown.ts)
     requestTimeout: config.requestTimeoutMs,

@@ -82,6 +82,10 @@ export interface Config {
   keepAliveTimeoutMs: number
   maxHeaderBytes: number
   maxConnections: number
+  /** Open connections one client address (IPv6: its /64) may hold on each listener; TRUST_PROXY peers have no such share. */
+  maxConnectionsPerAddress: number
+  /** Open connections of the admin listener (its own budget, apart from maxConnections). */
+  adminMaxConnections: number
   /**
    * On SIGTERM/SIGINT, how long /readyz answers 503 while every request is still served, before
    * the listener closes: the time a load balancer's health checks need to take the instance out.
@@ -212,7 +216,7 @@ const VARIABLES = {
       default: 'false',
       accepts: '`false` or a comma list of addresses/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed)',
       description:
-        'proxies trusted for `X-Forwarded-For`; hop counts and ranges holding every peer (`0.0.0.0/0`, `::/0`) are refused; a forwarded value that is not an address is limited as the proxy that sent it',
+        'proxies trusted for `X-Forwarded-For` on the main listener (the admin listener trusts none); hop counts and ranges holding every peer (`0.0.0.0/0`, `::/0`) are refused; a forwarded value that is not an address is limited as the proxy that sent it',
     },
     trustProxyProblem,
   ),
@@ -262,6 +266,13 @@ const VARIABLES = {
   }),
   MAX_HEADER_BYTES: integer(1_024, 65_536, 8_192, { description: 'the largest request header section' }),
   MAX_CONNECTIONS: integer(1, 1_000_000, 10_000, { description: 'open connections per process (keep it under `ulimit -n`)' }),
+  MAX_CONNECTIONS_PER_ADDRESS: integer(1, 1_000_000, 256, {
+    description:
+      'open connections one client address (IPv6: one /64) may hold on each listener, per process; a connection over it is closed at once. The address is the socket’s peer: a proxy named in `TRUST_PROXY` has no such share on the main listener (it limits its clients itself: `deploy/haproxy.cfg`); see docs/limits.md',
+  }),
+  ADMIN_MAX_CONNECTIONS: integer(1, 1_000_000, 1_000, {
+    description: 'open connections of the admin listener per process, a budget of its own beside `MAX_CONNECTIONS`',
+  }),
   SHUTDOWN_DRAIN_MS: integer(0, 300_000, 0, {
     description:
       'on SIGTERM/SIGINT, how long `/readyz` answers 503 while every request is still served, before the listener closes: behind a load balancer, longer than its health checks take to pull the instance (5000 with `deploy/haproxy.cfg`)',
@@ -473,6 +484,8 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveTimeoutMs: v.KEEP_ALIVE_TIMEOUT_MS,
     maxHeaderBytes: v.MAX_HEADER_BYTES,
     maxConnections: v.MAX_CONNECTIONS,
+    maxConnectionsPerAddress: v.MAX_CONNECTIONS_PER_ADDRESS,
+    adminMaxConnections: v.ADMIN_MAX_CONNECTIONS,
     shutdownDrainMs: v.SHUTDOWN_DRAIN_MS,
   }
   if (config.banMaxSeconds < config.banBaseSeconds) {

@@ -10,19 +10,25 @@
  * Ctrl-C (or a signal to the whole group) reaches npm and this process, and npm passes it on here
  * too; only the first is passed to the server, which drains, closes and exits, then this process
  * with its status. A second signal to a draining server would stop it at once (close-with-grace).
+ *
+ * SIGKILL cannot be passed on. The server is joined to this process by an IPC channel, which the
+ * kernel closes when this process ends however it ends: the server then stops (server.ts). npm
+ * killed alone leaves this process to init, so it watches its parent and ends when npm has.
  */
 import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
 import { fileURLToPath } from 'node:url'
 
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const
+/** How often the parent (npm) is looked for: the most a server outlives a killed npm, before it stops. */
+const PARENT_CHECK_MS = 500
 
 const server = spawn(
   process.execPath,
   [...process.execArgv, fileURLToPath(new URL('./server.js', import.meta.url)), ...process.argv.slice(2)],
   {
     // Not stdin: the server never reads it, and it is not in the terminal's foreground group.
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     detached: true,
   },
 )
@@ -35,6 +41,12 @@ for (const signal of STOP_SIGNALS) {
     server.kill(signal)
   })
 }
+
+// A process whose parent ends is given to init (or a subreaper): its parent pid changes.
+const parent = process.ppid
+setInterval(() => {
+  if (process.ppid !== parent) process.exit(1)
+}, PARENT_CHECK_MS).unref()
 
 server.once('error', (error) => {
   process.stderr.write(`animal-store: cannot start the server: ${error.message}\n`)

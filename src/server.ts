@@ -4,9 +4,11 @@ import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import { addressIdentity } from './auth/address-identity.js'
 import { adminBannerLine, cliCommand, configurationLines, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
 import { type Config, ConfigError } from './config.js'
 import { type ConfigSource, loadConfiguration, takeConfigFileOption } from './config-file.js'
+import { shareConnections, trustedPeer } from './http/connection-share.js'
 import { createFirstKey } from './keys/key-service.js'
 import { createLimiter } from './limits/index.js'
 import type { RateLimiter } from './limits/limiter.js'
@@ -25,12 +27,22 @@ import { lockStorage, openStorage } from './storage/index.js'
  */
 const STARTUP_DEADLINE_MS = 90_000
 
+/** A server that is up. */
+export interface RunningServer {
+  /**
+   * Stops it as SIGTERM does but without the drain (nothing is left to take it out of a load
+   * balancer first): no new connections, in-flight requests finished, batches written, the lock
+   * released, exit. `why` is logged first. Does nothing once a stop is under way.
+   */
+  stop(why: string): void
+}
+
 /**
  * Starts one server process: storage (migrated), its lock, limiter, the service (service.ts), listen; closes all on SIGTERM/SIGINT.
  * A start that fails rejects with a StartupError (or ConfigError) after closing what it opened.
  * `source` (where the configuration came from) makes the CLI commands it prints act on the same.
  */
-export async function startServer(config: Config, source: ConfigSource): Promise<void> {
+export async function startServer(config: Config, source: ConfigSource): Promise<RunningServer> {
   const log = createLogger(config)
   const cli = cliCommand(source)
   let phase = `opening the database (DATABASE_URL=${redactUrl(config.databaseUrl)})`
@@ -40,7 +52,9 @@ export async function startServer(config: Config, source: ConfigSource): Promise
     process.exit(2)
   }, STARTUP_DEADLINE_MS)
   const opened: Array<{ close(): Promise<unknown> }> = []
-  let graceful: { uninstall(): void } | undefined
+  let graceful: { close(): void; uninstall(): void } | undefined
+  let stopping = false
+  let stopReason: string | undefined
   try {
     const storage = await openStorage(config)
     opened.push(storage)
@@ -66,14 +80,16 @@ export async function startServer(config: Config, source: ConfigSource): Promise
     // The service closes the limiter and storage from here on; the lock is released after them.
     opened.splice(0, opened.length, ...(lock === undefined ? [] : [lock]), service)
     const { app } = service
-    limitConnections(app, config)
+    limitConnections(app, config, 'main', metrics)
     // The admin listener (admin API and /metrics; ADMIN_PORT=off: none).
     const adminApp = config.adminPort === undefined ? undefined : await service.admin()
-    if (adminApp !== undefined) limitConnections(adminApp, config)
+    if (adminApp !== undefined) limitConnections(adminApp, config, 'admin', metrics)
 
     // The drain, then up to 10 s for the requests in flight.
     graceful = closeWithGrace({ delay: config.shutdownDrainMs + 10_000, logger: log }, async ({ signal, err }) => {
+      stopping = true
       if (err) log.error({ err }, 'closing after an error')
+      else if (stopReason !== undefined) log.warn(`${stopReason}: shutting down without the drain, finishing in-flight requests`)
       else {
         if (config.shutdownDrainMs > 0) {
           log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /readyz answers 503, still serving every request')
@@ -108,6 +124,14 @@ export async function startServer(config: Config, source: ConfigSource): Promise
       await flushed(log)
       process.stdout.write(listeningBanner(address, port, config.host, notes, cli))
     }
+    const running = graceful
+    return {
+      stop: (why) => {
+        if (stopping) return
+        stopReason = why
+        running.close()
+      },
+    }
   } catch (error) {
     graceful?.uninstall()
     for (const resource of opened.reverse()) await resource.close().catch(() => {})
@@ -130,10 +154,21 @@ function flushed(log: Logger): Promise<void> {
   })
 }
 
-function limitConnections(app: FastifyInstance, config: Config): void {
+/** The limits of a listener's connections (docs/limits.md): the admin listener has a budget of its own. */
+function limitConnections(app: FastifyInstance, config: Config, listener: 'main' | 'admin', metrics: Metrics): void {
   app.server.headersTimeout = config.headersTimeoutMs
   app.server.maxHeadersCount = 100
-  app.server.maxConnections = config.maxConnections
+  app.server.maxConnections = listener === 'main' ? config.maxConnections : config.adminMaxConnections
+  app.server.on('drop', () => metrics.connectionsRefused.inc({ listener, reason: 'max_connections' }))
+  shareConnections(app.server, {
+    perClient: config.maxConnectionsPerAddress,
+    // One client per address, per /64 for IPv6: the client the limiter counts.
+    clientOf: addressIdentity,
+    // A trusted proxy carries many clients' connections (and limits each of them itself); the
+    // admin listener trusts no proxy (app.ts).
+    exempt: listener === 'main' ? trustedPeer(config.trustProxy) : () => false,
+    onRefused: () => metrics.connectionsRefused.inc({ listener, reason: 'per_address' }),
+  })
 }
 
 /** Listens where `vars` say (port then host: PORT/HOST or ADMIN_PORT/ADMIN_HOST, named in the failure line). */
@@ -191,12 +226,35 @@ function isEntryScript(): boolean {
   }
 }
 
+/**
+ * A server started with an IPC channel (by `npm start`, npm-start.ts) stops when the channel
+ * closes: the kernel closes it when the launcher ends, however it ends (SIGKILL, the OOM killer),
+ * and a server that outlived it would keep the port and the SQLite lock with nobody to stop it.
+ * Before the server is up, the process just ends. Without a channel (`node dist/server.js`, a
+ * supervisor) there is no launcher to outlive.
+ */
+function stopWithLauncher(server: () => RunningServer | undefined): void {
+  if (process.channel === undefined) return
+  const launcher = process.ppid
+  process.once('disconnect', () => {
+    const why = `its launcher (pid ${launcher}) is gone`
+    const running = server()
+    if (running !== undefined) running.stop(why)
+    else {
+      process.stderr.write(`animal-store: start-up abandoned: ${why}\n`)
+      process.exit(1)
+    }
+  })
+}
+
 if (isEntryScript()) {
+  let running: RunningServer | undefined
+  stopWithLauncher(() => running)
   try {
     const { configFile, args } = takeConfigFileOption(process.argv.slice(2))
     if (args.length > 0) throw new ConfigError(`unknown argument ${JSON.stringify(args[0])}: the server takes only --config-file FILE`)
     const { config, source } = loadConfiguration({ configFile })
-    await startServer(config, source)
+    running = await startServer(config, source)
   } catch (error) {
     process.stderr.write(startFailureLine(error) + '\n')
     process.exit(2)

@@ -35,6 +35,12 @@ export class Metrics {
     help: 'Requests left out of usage history: the counts not yet written reached their bound (storage refusing writes for long).',
     registers: [this.registry],
   })
+  readonly connectionsRefused = new Counter({
+    name: 'animal_store_connections_refused_total',
+    help: 'Connections closed as soon as accepted, by listener and reason (per_address: over its client address share; max_connections: the listener full).',
+    labelNames: ['listener', 'reason'] as const,
+    registers: [this.registry],
+  })
   readonly dependencyUp = new Gauge({
     name: 'animal_store_dependency_up',
     help: '1 when a dependency answered its last check, 0 when not.',

@@ -8,7 +8,8 @@
  * - idle:         sockets that connect and send nothing;
  * - neverReading: sockets that pipeline GET /v1/pets?limit=100 as fast as the socket takes them
  *                 (at most `pipelineCap` requests per socket) and never read a byte.
- * Every socket the server closes is opened again, so the pressure is constant. Only 127.0.0.1.
+ * Every socket the server closes is opened again, so the pressure is constant. Only to 127.0.0.1,
+ * from the local address `from` (default the kernel's choice, 127.0.0.1; any 127.x.y.z works).
  * With `paused: true` nothing is opened until SIGUSR1; SIGUSR1 opens all the sockets (again),
  * SIGUSR2 destroys them all and stops reopening (so a test can alternate quiet and hostile periods).
  * Prints one JSON line of counters every second (and on SIGUSR1/SIGUSR2); exits on SIGTERM/SIGINT,
@@ -18,6 +19,7 @@ import net from 'node:net'
 
 const config = {
   host: '127.0.0.1',
+  from: undefined,
   slowloris: 0,
   idle: 0,
   neverReading: 0,
@@ -39,6 +41,8 @@ const stats = {
   neverReadingClosed: 0,
   neverReadingRequestsWritten: 0,
   connectErrors: 0,
+  /** Sockets connected now (`open` counts those still connecting too). */
+  connected: 0,
 }
 let stopping = false
 let active = false
@@ -48,12 +52,16 @@ const sockets = new Set()
 function open(kind, onConnect) {
   if (stopping || !active) return
   const born = generation
-  const socket = net.connect({ port: config.port, host: config.host })
+  const socket = net.connect({ port: config.port, host: config.host, ...(config.from === undefined ? {} : { localAddress: config.from }) })
   sockets.add(socket)
   stats[`${kind}Opened`]++
   let timer
   let head = ''
-  socket.on('connect', () => (timer = onConnect(socket)))
+  socket.on('connect', () => {
+    socket.wasConnected = true
+    stats.connected++
+    timer = onConnect(socket)
+  })
   if (kind !== 'neverReading') {
     socket.on('data', (d) => {
       if (head.length < 64) head += d.toString('latin1')
@@ -65,6 +73,7 @@ function open(kind, onConnect) {
   socket.on('close', () => {
     clearInterval(timer)
     sockets.delete(socket)
+    if (socket.wasConnected) stats.connected--
     if (socket.closedByUs) return
     stats[`${kind}Closed`]++ // closed by the server
     if (head.startsWith('HTTP/1.1 408')) stats[`${kind}408`]++

@@ -1,7 +1,7 @@
 /**
  * Files at rest are the service's alone: under the common umask 022, every file the server and the
- * CLI create (the SQLite database and its -wal and -shm, the limiter state file, LOG_FILE) is
- * 0600 and every directory they create 0700.
+ * CLI create (the SQLite database and its -wal and -shm, the server's lock file `<db>.lock`, the
+ * limiter state file, LOG_FILE) is 0600 and every directory they create 0700.
  */
 import assert from 'node:assert/strict'
 import { statSync } from 'node:fs'
@@ -17,7 +17,7 @@ function withUmask022(t: TestContext): void {
   t.after(() => process.umask(before))
 }
 
-test('the server creates the database, its -wal and -shm, the log file and the limiter state file 0600, their directories 0700', async (t) => {
+test('the server creates the database, its -wal and -shm, its lock file, the log file and the limiter state file 0600, their directories 0700', async (t) => {
   withUmask022(t)
   const dir = await useTempDir(t)
   const db = join(dir, 'data', 'store', 'animal-store.db')
@@ -29,7 +29,7 @@ test('the server creates the database, its -wal and -shm, the log file and the l
   assert.equal((await request(`${server.url}/v1/pets`, { headers: bearer(key) })).status, 200)
 
   // While it runs, SQLite keeps the -wal and -shm files next to the database.
-  const files = [db, `${db}-wal`, `${db}-shm`, logFile]
+  const files = [db, `${db}-wal`, `${db}-shm`, `${db}.lock`, logFile]
   const modes = new Map(files.map((f) => [f, modeOf(f)]))
   const stopped = await server.stop('SIGTERM')
   assert.equal(stopped.code, 0, server.stderr())

@@ -4,6 +4,11 @@
  * cancel) or Ctrl-C to the terminal's process group. The server must drain (SHUTDOWN_DRAIN_MS),
  * close and exit, and npm with it, with status 0: no server left behind holding the port.
  *
+ * Killed with SIGKILL instead (npm alone, or its whole process group: a supervisor's last resort,
+ * a CI runner, the OOM killer), npm cannot pass anything on: the server, in a session of its own,
+ * must notice that its launcher is gone, say so in one log line and stop, releasing the port and
+ * the SQLite lock, so that the next `npm start` on the same database serves.
+ *
  * Runs the real `npm start`, so it runs dist/: `npm test` and `npm run test:system` build first;
  * with `npm run test:one`, run `npm run build` before.
  */
@@ -13,7 +18,10 @@ import { existsSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
+import pg from 'pg'
+import { childPids, commandLine, isAlive as isRunning, useScratchDatabase } from '../helpers/cluster.js'
 import { childEnv, type ExitStatus, HANG_MS, ROOT, request, useTempDir, waitFor } from '../helpers/process.js'
+import { requireService } from '../helpers/services.js'
 
 const DRAIN_MS = 500
 
@@ -44,22 +52,20 @@ function logLines(logFile: string): Array<{ pid: number; msg: string; signal?: s
     .map((line) => JSON.parse(line))
 }
 
-/** `npm start` in the repository, in a process group of its own (so a test can Ctrl-C it), serving on free ports. */
-async function npmStart(t: TestContext): Promise<NpmStart> {
+interface Launched {
+  npm: ChildProcess
+  exited: Promise<ExitStatus>
+  output(): string
+  /** Killed (SIGKILL) after the test, with npm's process group: a server that outlived npm. */
+  killAfter: Set<number>
+}
+
+/** `npm start` in the repository with `env` (over the test's defaults), in a process group of its own (so a test can Ctrl-C it). */
+function launchNpmStart(t: TestContext, env: Record<string, string>): Launched {
   assert.ok(existsSync(join(ROOT, 'dist', 'server.js')), 'dist/server.js is missing: run `npm run build` first')
-  const dir = await useTempDir(t, 'animal-store-npm-start-')
-  const logFile = join(dir, 'server.log')
   const npm = spawn('npm', ['start'], {
     cwd: ROOT,
-    env: childEnv({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: join(dir, 'store.db'),
-      LOG_FILE: logFile,
-      LOG_LEVEL: 'info',
-      BOOTSTRAP_KEY: 'false',
-      SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
-    }),
+    env: childEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', BOOTSTRAP_KEY: 'false', SHUTDOWN_DRAIN_MS: String(DRAIN_MS), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   })
@@ -67,23 +73,40 @@ async function npmStart(t: TestContext): Promise<NpmStart> {
   npm.stdout!.setEncoding('utf8').on('data', (s: string) => (output += s))
   npm.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s))
   const exited = new Promise<ExitStatus>((resolve) => npm.once('close', (code, signal) => resolve({ code, signal })))
-  let serverPid: number | undefined
+  const killAfter = new Set<number>()
   t.after(() => {
-    for (const pid of [-npm.pid!, serverPid]) {
+    for (const pid of [-npm.pid!, ...killAfter]) {
       try {
-        if (pid !== undefined) process.kill(pid, 'SIGKILL')
+        process.kill(pid, 'SIGKILL')
       } catch {
         // already gone
       }
     }
   })
-  const port = () => /^Animal Store API listening on http:\/\/127\.0\.0\.1:(\d+)/m.exec(output)?.[1]
-  const listening = () => logLines(logFile).find((line) => line.msg.startsWith('Server listening'))
+  return { npm, exited, output: () => output, killAfter }
+}
+
+/**
+ * `npm start` serving on free ports, on the database and log file in `dir` (a new temp dir by
+ * default), once it is up.
+ */
+async function npmStart(t: TestContext, dir?: string): Promise<NpmStart> {
+  dir ??= await useTempDir(t, 'animal-store-npm-start-')
+  const logFile = join(dir, 'server.log')
+  // The log of an earlier start on the same dir is not this one's.
+  const earlierLines = logLines(logFile).length
+  const { npm, exited, output, killAfter } = launchNpmStart(t, { DATABASE_URL: join(dir, 'store.db'), LOG_FILE: logFile })
+  const port = () => /^Animal Store API listening on http:\/\/127\.0\.0\.1:(\d+)/m.exec(output())?.[1]
+  const listening = () =>
+    logLines(logFile)
+      .slice(earlierLines)
+      .find((line) => line.msg.startsWith('Server listening'))
   const up = await waitFor(() => (port() !== undefined && listening() !== undefined) || npm.exitCode !== null, HANG_MS, 100)
-  assert.ok(up && npm.exitCode === null, `npm start did not come up:\n${output}`)
-  serverPid = listening()!.pid
+  assert.ok(up && npm.exitCode === null, `npm start did not come up:\n${output()}`)
+  const serverPid = listening()!.pid
+  killAfter.add(serverPid)
   assert.notEqual(serverPid, npm.pid)
-  return { npm, exited, serverPid, port: Number(port()), logFile, output: () => output }
+  return { npm, exited, serverPid, port: Number(port()), logFile, output }
 }
 
 /** Sends `signal` to npm (or its process group) and waits for npm to exit; undefined if it did not within HANG_MS. */
@@ -131,3 +154,62 @@ for (const [signal, target] of [
     )
   })
 }
+
+/** Generous for a busy machine: the server hears of its launcher's end at once (of npm's within a second), then closes. */
+const LAUNCHER_GONE_MS = 30_000
+
+for (const target of ['npm', 'process group'] as const) {
+  const how = target === 'npm' ? 'SIGKILL to npm alone' : 'SIGKILL to its process group (a supervisor, a CI runner)'
+  test(`npm start: ${how} stops the server too, which says why; port and lock are free, the next npm start serves`, {
+    timeout: 3 * HANG_MS,
+  }, async (t) => {
+    const dir = await useTempDir(t, 'animal-store-npm-start-')
+    const started = await npmStart(t, dir)
+    assert.equal((await request(`http://127.0.0.1:${started.port}/healthz`)).status, 200)
+
+    process.kill(target === 'npm' ? started.npm.pid! : -started.npm.pid!, 'SIGKILL')
+    const stopped = await waitFor(() => !isRunning(started.serverPid), LAUNCHER_GONE_MS, 100)
+    assert.ok(stopped, `the server (pid ${started.serverPid}) still runs ${LAUNCHER_GONE_MS / 1000} s after its launcher was killed`)
+    assert.ok(await portClosed(started.port), 'its port is free again')
+    const why = logLines(started.logFile).filter((line) => line.pid === started.serverPid && line.msg.includes('launcher'))
+    assert.equal(why.length, 1, `one log line says why it stopped:\n${started.output()}`)
+    assert.match(why[0]!.msg, /^its launcher \(pid \d+\) is gone: /)
+
+    // The kernel released the SQLite lock with the process: the next start on the same database serves.
+    const next = await npmStart(t, dir)
+    assert.equal((await request(`http://127.0.0.1:${next.port}/healthz`)).status, 200)
+    assert.deepEqual(await stop(next, 'SIGTERM', 'npm'), { code: 0, signal: null })
+  })
+}
+
+test('npm start: SIGKILL to its process group while the server is still starting ends the server at once, saying why', {
+  timeout: 2 * HANG_MS,
+}, async (t) => {
+  if (!(await requireService(t, 'PostgreSQL'))) return
+  const db = await useScratchDatabase(t, 'as_npm_start_')
+  // Held here, the migration lock keeps the server's start waiting (up to 60 s) for it.
+  const holder = new pg.Client({ connectionString: db })
+  holder.on('error', () => {}) // the scratch database is dropped under it after the test
+  await holder.connect()
+  t.after(() => holder.end())
+  await holder.query('BEGIN')
+  await holder.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['animal_store:migrate:'])
+
+  const dir = await useTempDir(t, 'animal-store-npm-start-')
+  const launched = launchNpmStart(t, { DATABASE_URL: db, LOG_FILE: join(dir, 'server.log') })
+  const waiting = await waitFor(
+    async () => (await holder.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rowCount === 1,
+    HANG_MS,
+    100,
+  )
+  assert.ok(waiting, `the server waits for the migration lock:\n${launched.output()}`)
+  const launcher = childPids(launched.npm.pid!).find((pid) => commandLine(pid).some((arg) => arg.endsWith('npm-start.js')))
+  const server = launcher === undefined ? undefined : childPids(launcher)[0]
+  assert.ok(server !== undefined, `npm start -> dist/npm-start.js -> the server:\n${launched.output()}`)
+  launched.killAfter.add(server)
+
+  process.kill(-launched.npm.pid!, 'SIGKILL')
+  const ended = await waitFor(() => !isRunning(server), LAUNCHER_GONE_MS, 100)
+  assert.ok(ended, `the server (pid ${server}) still runs ${LAUNCHER_GONE_MS / 1000} s after its launcher was killed`)
+  assert.match(launched.output(), new RegExp(`^animal-store: start-up abandoned: its launcher \\(pid ${launcher}\\) is gone$`, 'm'))
+})

@@ -39,7 +39,8 @@ export function lockSqliteDatabase(databaseUrl: string, cli: string): ServerLock
   if (name === ':memory:' || name === '') return undefined
   // The real path: two spellings of one file (a symlink, ./x.db and x.db) are one lock.
   const database = realpathSync(prepareSqliteFile(name))
-  const file = `${database}.lock`
+  // Created empty and private first, as the database is (SQLite would make it 0644 under umask 022).
+  const file = prepareSqliteFile(`${database}.lock`)
   let db: Database.Database | undefined
   try {
     // timeout 0: a held lock is an answer, not something to wait for.
