@@ -7,7 +7,8 @@ import { ADDRESS_IDENTITY_PREFIX } from '../limits/address-identities.js'
  * rotate through addresses at will.
  */
 export function addressIdentity(address: string): string {
-  if (!isIPv6(address)) return ADDRESS_IDENTITY_PREFIX + address
+  // No colon, no IPv6: the common IPv4 case skips isIPv6's regular expression (every keyless request).
+  if (!address.includes(':') || !isIPv6(address)) return ADDRESS_IDENTITY_PREFIX + address
   // Canonical form: no leading zeros, lower case. A dotted tail (`::1.2.3.4`) only follows six
   // zero groups, so counting it as one group never moves the first four.
   const [head = '', tail] = address.split('::')
