@@ -33,11 +33,15 @@ local maxSeconds = tonumber(ARGV[5])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local today = now - (now % DAY_MS)
 
 -- f: what the hash holds (only what changed is written back); s: the state the decision starts from.
-local f = redis.call('HMGET', key, 'ms', 'mc', 'mr', 'ds', 'dc', 'bu', 'bl', 'bx', 'td')
-local s = f
+local f, s
+if #KEYS == 1 then
+  f = redis.call('HMGET', key, 'ms', 'mc', 'mr', 'ds', 'dc', 'bu', 'bl', 'bx')
+else
+  f = redis.call('HMGET', key, 'ms', 'mc', 'mr', 'ds', 'dc', 'bu', 'bl', 'bx', 'td')
+end
+s = f
 
 -- A keyless address has a hash of its own once admitted to today's table ('td', the day it was),
 -- while the table has room (at most ARGV[6] admissions a day); after that it is counted in its
@@ -45,6 +49,7 @@ local s = f
 -- earlier day (by a ban) that finds the table full is folded into it (foldState() in policy.ts):
 -- neither move hands a client requests back. The in-memory limiter's bound is the same idea,
 -- counted in its map (memory-limiter.ts).
+local today = now - (now % DAY_MS)
 if #KEYS == 3 and tonumber(f[9]) ~= today then
   local tableDay, admitted = unpack(redis.call('HMGET', KEYS[2], 'day', 'n'))
   admitted = tonumber(tableDay) == today and tonumber(admitted) or 0
@@ -81,14 +86,19 @@ end
 local storedMs, storedMc, storedMr = tonumber(f[1]), tonumber(f[2]), tonumber(f[3])
 local storedDs, storedDc = tonumber(f[4]), tonumber(f[5])
 local storedBu, storedBl, storedBx = tonumber(f[6]), tonumber(f[7]), tonumber(f[8])
-local minuteStart0 = tonumber(s[1]) or 0
-local minuteCount = tonumber(s[2]) or 0
-local minuteRejected = tonumber(s[3]) or 0
-local dayStart0 = tonumber(s[4]) or 0
-local dayCount = tonumber(s[5]) or 0
-local banUntil = tonumber(s[6]) or 0
-local banLevel = tonumber(s[7]) or 0
-local banLevelExpiresAt = tonumber(s[8]) or 0
+local minuteStart0 = storedMs or 0
+local minuteCount = storedMc or 0
+local minuteRejected = storedMr or 0
+local dayStart0 = storedDs or 0
+local dayCount = storedDc or 0
+local banUntil = storedBu or 0
+local banLevel = storedBl or 0
+local banLevelExpiresAt = storedBx or 0
+if s ~= f then -- an address starting from its overflow counter's state (a copy, or with its own folded in)
+  minuteStart0, minuteCount, minuteRejected = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0
+  dayStart0, dayCount = tonumber(s[4]) or 0, tonumber(s[5]) or 0
+  banUntil, banLevel, banLevelExpiresAt = tonumber(s[6]) or 0, tonumber(s[7]) or 0, tonumber(s[8]) or 0
+end
 
 -- When the state expires once nothing in it matters any more (isStale() in policy.ts): the day
 -- window is over, the ban is over and the ban level has decayed. An existing hash expires at the
