@@ -13,6 +13,7 @@ import {
   type Variable,
   withoutTrailingSlash,
 } from './config-schema.js'
+import { DEFAULT_MAX_ADDRESSES } from './limits/address-identities.js'
 import { parseRedisTarget, type RedisTarget } from './redis-url.js'
 
 /**
@@ -76,6 +77,8 @@ export interface Config {
   limiterStateFile: string | undefined
   /** How often the in-memory limiter writes its state file when something changed (ms). */
   limiterSnapshotMs: number
+  /** Keyless client addresses with limiter counters of their own; further ones share overflow counters. */
+  limiterMaxAddresses: number
   /** Node HTTP server limits against slow or hostile clients. */
   requestTimeoutMs: number
   headersTimeoutMs: number
@@ -256,6 +259,10 @@ const VARIABLES = {
   ),
   LIMITER_SNAPSHOT_MS: integer(100, 600_000, 2000, {
     description: 'how often the state file is written when something changed: the most a `kill -9` can lose',
+  }),
+  LIMITER_MAX_ADDRESSES: integer(0, 10_000_000, DEFAULT_MAX_ADDRESSES, {
+    description:
+      'keyless client addresses (IPv6: /64s) the limiter counts one by one (per UTC day with `REDIS_URL`); further ones share 1,024 overflow counters, so are refused sooner, never later; bounds the limiter’s memory, state file and Redis keys (limits.md)',
   }),
   REQUEST_TIMEOUT_MS: integer(100, 600_000, 10_000, { description: 'the longest a request may take to arrive in full' }),
   HEADERS_TIMEOUT_MS: integer(100, 600_000, 5_000, {
@@ -479,6 +486,7 @@ export function loadConfig(env: Env = process.env): Config {
     banMaxSeconds: v.BAN_MAX_SECONDS,
     limiterStateFile: limiterStateFile(v.LIMITER_STATE_FILE, v.DATABASE_URL, redisUrl),
     limiterSnapshotMs: v.LIMITER_SNAPSHOT_MS,
+    limiterMaxAddresses: v.LIMITER_MAX_ADDRESSES,
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
     headersTimeoutMs: v.HEADERS_TIMEOUT_MS,
     keepAliveTimeoutMs: v.KEEP_ALIVE_TIMEOUT_MS,

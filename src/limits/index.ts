@@ -23,6 +23,7 @@ export async function createLimiter(config: Config, clock: Clock, metrics: Metri
     return new MemoryLimiter(clock, policy, {
       stateFile: config.limiterStateFile === undefined ? undefined : new LimiterStateFile(config.limiterStateFile, log),
       snapshotEveryMs: config.limiterSnapshotMs,
+      maxAddresses: config.limiterMaxAddresses,
     })
   }
   const { RedisLimiter } = await import('./redis/redis-limiter.js')
@@ -30,7 +31,8 @@ export async function createLimiter(config: Config, clock: Clock, metrics: Metri
     url: config.redisUrl,
     policy,
     failurePolicy: config.redisFailurePolicy,
-    fallback: new MemoryLimiter(clock, policy),
+    fallback: new MemoryLimiter(clock, policy, { maxAddresses: config.limiterMaxAddresses }),
+    maxAddresses: config.limiterMaxAddresses,
     metrics,
     log,
   })

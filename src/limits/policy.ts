@@ -150,6 +150,31 @@ export function peekState(s: IdentityState | undefined, now: number, quota: Quot
   }
 }
 
+/**
+ * Folds `from` into `into` (mutated) when one counter must stand for both: an address that loses
+ * its own counter to a shared one (the state file reloaded under a smaller LIMITER_MAX_ADDRESSES;
+ * in Redis, an address kept from an earlier day when today's table is full). `into` then holds at
+ * least what either held: per window the later one, on the same window the larger counts; the later
+ * ban and the higher level. Never less, so a client never gains requests by the fold.
+ */
+export function foldState(into: IdentityState, from: IdentityState): void {
+  if (from.minuteStart > into.minuteStart) {
+    into.minuteStart = from.minuteStart
+    into.minuteCount = from.minuteCount
+    into.minuteRejected = from.minuteRejected
+  } else if (from.minuteStart === into.minuteStart) {
+    into.minuteCount = Math.max(into.minuteCount, from.minuteCount)
+    into.minuteRejected = Math.max(into.minuteRejected, from.minuteRejected)
+  }
+  if (from.dayStart > into.dayStart) {
+    into.dayStart = from.dayStart
+    into.dayCount = from.dayCount
+  } else if (from.dayStart === into.dayStart) into.dayCount = Math.max(into.dayCount, from.dayCount)
+  into.banUntil = Math.max(into.banUntil, from.banUntil)
+  into.banLevel = Math.max(into.banLevel, from.banLevel)
+  into.banLevelExpiresAt = Math.max(into.banLevelExpiresAt, from.banLevelExpiresAt)
+}
+
 /** True when the state holds nothing that still matters at `now` (safe to forget). */
 export function isStale(s: IdentityState, now: number): boolean {
   return now - s.dayStart >= DAY_MS && now >= s.banUntil && (s.banLevel === 0 || now >= s.banLevelExpiresAt)

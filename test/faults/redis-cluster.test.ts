@@ -3,8 +3,9 @@
  * with a replica each (test/helpers/redis-topologies.ts), three service instances on one
  * PostgreSQL database.
  *
- * - Each identity's state is one hash-tagged key, `as:rl:{k:<id>}`, in the slot of `k:<id>`, on
- *   the master that serves that slot; the limits are exact across the three instances (200
+ * - Each key's state is one hash-tagged key, `as:rl:{k:<id>}`, in the slot of `k:<id>` (a keyless
+ *   address's in the slot of its table, `as:rl:{addresses:<n>}:a:<address>`), on the master that
+ *   serves that slot; the limits are exact across the three instances (200
  *   simultaneous requests of a Free key: exactly 60 pass, 59 rate_limited, 81 key_banned) for
  *   keys on different masters at once.
  * - A master is killed (SIGKILL) under a steady load of rate-limited keys: no request gets a 5xx
@@ -18,6 +19,8 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { addressIdentity } from '../../src/auth/address-identity.js'
+import { limiterKeys } from '../../src/limits/redis/limiter-keys.js'
 import { burst, ensureMinuteRoom, tally, useScratchDatabase, waitFor } from '../helpers/cluster.js'
 import { FallbackWatch, LimitedLoad } from '../helpers/failover-load.js'
 import { requireThrowaway } from '../helpers/faults.js'
@@ -151,7 +154,7 @@ test('the limiter on a 3-master Redis Cluster: exact limits, and a master failov
     // Exact again on the promoted master: a client address whose slot it now serves.
     let address: string | undefined
     for (let i = 2; i < 250 && address === undefined; i++) {
-      if (cluster.masterOf(`as:rl:{a:127.0.0.${i}}`).port === replica.port) address = `127.0.0.${i}`
+      if (cluster.masterOf(limiterKeys('as:rl:', addressIdentity(`127.0.0.${i}`))[0]).port === replica.port) address = `127.0.0.${i}`
     }
     assert.ok(address, 'an address on the promoted master')
     await ensureMinuteRoom(10)

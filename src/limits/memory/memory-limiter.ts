@@ -1,7 +1,8 @@
 import type { Clock } from '../../shared/clock.js'
 import type { Quota } from '../../shared/plans.js'
+import { DEFAULT_MAX_ADDRESSES, isAddressIdentity, isOverflowIdentity, overflowIdentity } from '../address-identities.js'
 import type { BanPolicy, LimitDecision, RateLimiter, UsageSnapshot } from '../limiter.js'
-import { consumeOne, freshState, type IdentityState, isStale, peekState } from '../policy.js'
+import { consumeOne, foldState, freshState, type IdentityState, isStale, peekState } from '../policy.js'
 import type { LimiterStateFile } from './state-file.js'
 
 export interface MemoryLimiterOptions {
@@ -10,6 +11,8 @@ export interface MemoryLimiterOptions {
   /** How often the state file is written when something changed (ms). */
   snapshotEveryMs?: number
   sweepEveryMs?: number
+  /** LIMITER_MAX_ADDRESSES: keyless addresses with counters of their own (see address-identities.ts). */
+  maxAddresses?: number
 }
 
 /**
@@ -21,10 +24,19 @@ const WRITE_SPACING_FACTOR = 20
 /**
  * Limiter state in this process's memory. Exact under concurrency because Node runs each
  * consume() to completion on one thread: check and count happen with no await in between.
+ *
+ * One map holds every counter: keys and admin tokens (exact, as many as there are), at most
+ * `maxAddresses` keyless addresses, and the overflow counters (`o:<n>`, at most OVERFLOW_BUCKETS)
+ * that every further address is counted in. An address that finds room after being counted in an
+ * overflow counter (the sweep freed some) starts from a copy of that counter, which has counted
+ * at least its requests: moving never hands a client requests back.
  */
 export class MemoryLimiter implements RateLimiter {
   readonly kind = 'memory'
-  private readonly states: Map<string, IdentityState>
+  private readonly states = new Map<string, IdentityState>()
+  private readonly maxAddresses: number
+  /** Addresses among `states`: at most maxAddresses. */
+  private addresses = 0
   private readonly sweeper: NodeJS.Timeout
   private readonly stateFile: LimiterStateFile | undefined
   private readonly snapshotter: NodeJS.Timeout | undefined
@@ -36,10 +48,11 @@ export class MemoryLimiter implements RateLimiter {
   constructor(
     private readonly clock: Clock,
     private readonly policy: BanPolicy,
-    { stateFile, snapshotEveryMs = 2000, sweepEveryMs = 60_000 }: MemoryLimiterOptions = {},
+    { stateFile, snapshotEveryMs = 2000, sweepEveryMs = 60_000, maxAddresses = DEFAULT_MAX_ADDRESSES }: MemoryLimiterOptions = {},
   ) {
     this.stateFile = stateFile
-    this.states = stateFile?.load(clock.now()) ?? new Map()
+    this.maxAddresses = maxAddresses
+    if (stateFile !== undefined) this.restore(stateFile.load(clock.now()))
     this.sweeper = setInterval(() => this.sweep(), sweepEveryMs)
     this.sweeper.unref()
     if (stateFile !== undefined) {
@@ -49,13 +62,46 @@ export class MemoryLimiter implements RateLimiter {
   }
 
   consumeSync(identity: string, quota: Quota): LimitDecision {
-    let state = this.states.get(identity)
-    if (state === undefined) {
-      state = freshState()
-      this.states.set(identity, state)
-    }
+    const state = this.states.get(identity) ?? this.stateOfNew(identity)
     this.dirty = true
     return consumeOne(state, this.clock.now(), quota, this.policy)
+  }
+
+  /** The counter of an identity without one: its own (a copy of its overflow counter for an address), or the overflow counter once the table is full. */
+  private stateOfNew(identity: string): IdentityState {
+    if (!isAddressIdentity(identity)) return this.add(identity, freshState())
+    const overflow = overflowIdentity(identity)
+    const shared = this.states.get(overflow)
+    if (this.addresses >= this.maxAddresses) return shared ?? this.add(overflow, freshState())
+    this.addresses++
+    return this.add(identity, shared === undefined ? freshState() : { ...shared })
+  }
+
+  private add(identity: string, state: IdentityState): IdentityState {
+    this.states.set(identity, state)
+    return state
+  }
+
+  /**
+   * Takes the state file's identities under this limiter's bound: addresses beyond it (a file
+   * written under a larger LIMITER_MAX_ADDRESSES, or before there was one) are folded into their
+   * overflow counters, so none of them gets requests back.
+   */
+  private restore(loaded: Map<string, IdentityState>): void {
+    for (const [identity, state] of loaded) {
+      if (isAddressIdentity(identity) && this.addresses >= this.maxAddresses) this.fold(overflowIdentity(identity), state)
+      else if (isOverflowIdentity(identity)) this.fold(identity, state)
+      else {
+        if (isAddressIdentity(identity)) this.addresses++
+        this.states.set(identity, state)
+      }
+    }
+  }
+
+  private fold(identity: string, state: IdentityState): void {
+    const into = this.states.get(identity)
+    if (into === undefined) this.states.set(identity, state)
+    else foldState(into, state)
   }
 
   consume(identity: string, quota: Quota): Promise<LimitDecision> {
@@ -64,7 +110,9 @@ export class MemoryLimiter implements RateLimiter {
 
   /** Reads only: marks nothing dirty, so a peeking process (the CLI) never writes the state file. */
   async peek(identity: string, quota: Quota): Promise<UsageSnapshot> {
-    return peekState(this.states.get(identity), this.clock.now(), quota)
+    // An address without a counter of its own would be counted in (or start from) its overflow counter.
+    const state = this.states.get(identity) ?? (isAddressIdentity(identity) ? this.states.get(overflowIdentity(identity)) : undefined)
+    return peekState(state, this.clock.now(), quota)
   }
 
   /** Forgets identities whose windows and bans are all over, so memory stays bounded by activity. */
@@ -74,14 +122,21 @@ export class MemoryLimiter implements RateLimiter {
     for (const [identity, state] of this.states) {
       if (isStale(state, now)) {
         this.states.delete(identity)
+        if (isAddressIdentity(identity)) this.addresses--
         removed++
       }
     }
     return removed
   }
 
+  /** Counters held: identities with their own, and overflow counters. */
   get size(): number {
     return this.states.size
+  }
+
+  /** Keyless addresses with a counter of their own (at most maxAddresses). */
+  get addressCount(): number {
+    return this.addresses
   }
 
   /** Writes the state file now if anything changed since the last write; resolves with whether it wrote. */

@@ -13,8 +13,10 @@ import { type IdentityState, isStale } from '../policy.js'
  *   ...
  *   ]}
  *
- * One compact array per identity (a key id, or a keyless client address), fields in STATE_FIELDS
- * order. It holds key ids and client addresses, never a key. Written to a temporary file, fsynced
+ * One compact array per identity (a key id, an admin token id, a keyless client address, or an
+ * overflow counter `o:<n>` shared by addresses: limits/address-identities.ts), fields in
+ * STATE_FIELDS order. It holds key ids and client addresses, never a key; at most
+ * LIMITER_MAX_ADDRESSES addresses, so its size has a bound (docs/limits.md). Written to a temporary file, fsynced
  * and renamed over the old one, so a crash at any point leaves the previous or the new state.
  */
 export const STATE_FILE_FORMAT = 'animal-store-limiter-state'

@@ -2,7 +2,11 @@
 -- src/limits/policy.ts line for line. Any change to the rules goes into both.
 --
 -- KEYS[1]  the identity's hash, e.g. as:rl:{k:abc} (the hash tag keeps it in one cluster slot)
--- ARGV     perMinute, perDay, ban threshold (already resolved), ban baseSeconds, ban maxSeconds
+--          A keyless client's address comes with two more keys of the same slot (limiter-keys.ts):
+--          as:rl:{addresses:7}:a:203.0.113.7, its table's count as:rl:{addresses:7}:count and
+--          its overflow counter as:rl:{addresses:7}:overflow:519.
+-- ARGV     perMinute, perDay, ban threshold (already resolved), ban baseSeconds, ban maxSeconds,
+--          and for an address the table's bound (addresses admitted a day into this table)
 -- Returns  { allowed (0|1), reason (0 none, 1 rate_limited, 2 key_banned), now (ms),
 --            minuteRemaining, dayRemaining, minuteResetAt (s), dayResetAt (s),
 --            retryAfter (s), banStarted (0|1) }
@@ -30,7 +34,55 @@ local maxSeconds = tonumber(ARGV[5])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local f = redis.call('HMGET', key, 'ms', 'mc', 'mr', 'ds', 'dc', 'bu', 'bl', 'bx')
+-- f: what the hash holds (only what changed is written back); s: the state the decision starts from.
+local f, s
+if #KEYS == 1 then
+  f = redis.call('HMGET', key, 'ms', 'mc', 'mr', 'ds', 'dc', 'bu', 'bl', 'bx')
+else
+  f = redis.call('HMGET', key, 'ms', 'mc', 'mr', 'ds', 'dc', 'bu', 'bl', 'bx', 'td')
+end
+s = f
+
+-- A keyless address has a hash of its own once admitted to today's table ('td', the day it was),
+-- while the table has room (at most ARGV[6] admissions a day); after that it is counted in its
+-- overflow counter. A new address starts from a copy of that counter, and an address kept from an
+-- earlier day (by a ban) that finds the table full is folded into it (foldState() in policy.ts):
+-- neither move hands a client requests back. The in-memory limiter's bound is the same idea,
+-- counted in its map (memory-limiter.ts).
+local today = now - (now % DAY_MS)
+if #KEYS == 3 and tonumber(f[9]) ~= today then
+  local tableDay, admitted = unpack(redis.call('HMGET', KEYS[2], 'day', 'n'))
+  admitted = tonumber(tableDay) == today and tonumber(admitted) or 0
+  if admitted < tonumber(ARGV[6]) then
+    redis.call('HSET', KEYS[2], 'day', today, 'n', admitted + 1)
+    redis.call('PEXPIRE', KEYS[2], today + DAY_MS - now)
+    redis.call('HSET', key, 'td', today)
+    if not f[1] then s = redis.call('HMGET', KEYS[3], 'ms', 'mc', 'mr', 'ds', 'dc', 'bu', 'bl', 'bx') end
+  else
+    local b = redis.call('HMGET', KEYS[3], 'ms', 'mc', 'mr', 'ds', 'dc', 'bu', 'bl', 'bx')
+    s = {}
+    for i = 1, 8 do s[i] = tonumber(b[i]) or 0 end
+    if f[1] then
+      local a = {}
+      for i = 1, 8 do a[i] = tonumber(f[i]) or 0 end
+      if a[1] > s[1] then
+        s[1], s[2], s[3] = a[1], a[2], a[3]
+      elseif a[1] == s[1] then
+        s[2], s[3] = math.max(s[2], a[2]), math.max(s[3], a[3])
+      end
+      if a[4] > s[4] then
+        s[4], s[5] = a[4], a[5]
+      elseif a[4] == s[4] then
+        s[5] = math.max(s[5], a[5])
+      end
+      for i = 6, 8 do s[i] = math.max(s[i], a[i]) end
+      redis.call('DEL', key)
+    end
+    key = KEYS[3]
+    f = b
+  end
+end
+
 local storedMs, storedMc, storedMr = tonumber(f[1]), tonumber(f[2]), tonumber(f[3])
 local storedDs, storedDc = tonumber(f[4]), tonumber(f[5])
 local storedBu, storedBl, storedBx = tonumber(f[6]), tonumber(f[7]), tonumber(f[8])
@@ -42,14 +94,19 @@ local dayCount = storedDc or 0
 local banUntil = storedBu or 0
 local banLevel = storedBl or 0
 local banLevelExpiresAt = storedBx or 0
+if s ~= f then -- an address starting from its overflow counter's state (a copy, or with its own folded in)
+  minuteStart0, minuteCount, minuteRejected = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0
+  dayStart0, dayCount = tonumber(s[4]) or 0, tonumber(s[5]) or 0
+  banUntil, banLevel, banLevelExpiresAt = tonumber(s[6]) or 0, tonumber(s[7]) or 0, tonumber(s[8]) or 0
+end
 
 -- When the state expires once nothing in it matters any more (isStale() in policy.ts): the day
 -- window is over, the ban is over and the ban level has decayed. An existing hash expires at the
 -- value of what it holds (the last write set it so), taken before the windows roll over below.
 local storedKeepUntil = false
 if f[1] then
-  storedKeepUntil = math.max(dayStart0 + DAY_MS, banUntil)
-  if banLevel > 0 and banLevelExpiresAt > storedKeepUntil then storedKeepUntil = banLevelExpiresAt end
+  storedKeepUntil = math.max((storedDs or 0) + DAY_MS, storedBu or 0)
+  if (storedBl or 0) > 0 and (storedBx or 0) > storedKeepUntil then storedKeepUntil = storedBx end
 end
 
 local minuteStart = now - (now % MINUTE_MS)

@@ -6,10 +6,12 @@ import type { Metrics } from '../../ops/metrics.js'
 import { LimiterUnavailableError } from '../../shared/outages.js'
 import type { Quota } from '../../shared/plans.js'
 import { redactUrl } from '../../startup-error.js'
+import { DEFAULT_MAX_ADDRESSES } from '../address-identities.js'
 import type { BanPolicy, LimitDecision, RateLimiter, UsageSnapshot } from '../limiter.js'
 import type { MemoryLimiter } from '../memory/memory-limiter.js'
 import { banThreshold, type IdentityState, peekState } from '../policy.js'
 import { connectRedis } from './connection.js'
+import { ADDRESS_TABLES, limiterKeys } from './limiter-keys.js'
 
 // Read once at load; scripts/copy-assets.mjs puts the file next to the compiled module.
 const CONSUME_LUA = readFileSync(new URL('./consume.lua', import.meta.url), 'utf8')
@@ -28,6 +30,8 @@ export interface RedisLimiterOptions {
   log: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>
   /** Prefix of the per-identity hash keys (tests use their own to stay apart). */
   keyPrefix?: string
+  /** LIMITER_MAX_ADDRESSES: keyless addresses admitted a day with counters of their own (see ADDRESS_TABLES). */
+  maxAddresses?: number
   /** Longest wait between reconnection attempts: bounds the recovery time once Redis is back. */
   reconnectMaxMs?: number
   commandTimeoutMs?: number
@@ -37,8 +41,9 @@ type ConsumeReply = [number, number, number, number, number, number, number, num
 type PeekReply = [number, number, number, number, number, number, number, number, number]
 /** One server or a Sentinel-watched master (Redis), or a Redis Cluster. */
 type ScriptedRedis = (Redis | Cluster) & {
-  asRateLimitConsume(key: string, ...args: number[]): Promise<ConsumeReply>
-  asRateLimitPeek(key: string): Promise<PeekReply>
+  /** numberOfKeys, the keys of limiterKeys(), then the arguments (consume.lua). */
+  asRateLimitConsume(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<ConsumeReply>
+  asRateLimitPeek(numberOfKeys: number, ...keys: string[]): Promise<PeekReply>
 }
 
 /**
@@ -50,6 +55,8 @@ export class RedisLimiter implements RateLimiter {
   private readonly redis: ScriptedRedis
   private readonly failurePolicy: RedisFailurePolicy
   private readonly keyPrefix: string
+  /** Admissions a day per address table. */
+  private readonly addressesPerTable: number
   /** undefined until the first connection or failure; then whether Redis last answered. */
   private up: boolean | undefined
   private everConnected = false
@@ -63,10 +70,12 @@ export class RedisLimiter implements RateLimiter {
   constructor(private readonly options: RedisLimiterOptions) {
     this.failurePolicy = options.failurePolicy ?? 'open'
     this.keyPrefix = options.keyPrefix ?? 'as:rl:'
+    this.addressesPerTable = Math.ceil((options.maxAddresses ?? DEFAULT_MAX_ADDRESSES) / ADDRESS_TABLES)
     const reconnectMaxMs = options.reconnectMaxMs ?? 1000
     this.redis = connectRedis(options.url, { commandTimeoutMs: options.commandTimeoutMs ?? 500, reconnectMaxMs }) as ScriptedRedis
-    this.redis.defineCommand('asRateLimitConsume', { numberOfKeys: 1, lua: CONSUME_LUA })
-    this.redis.defineCommand('asRateLimitPeek', { numberOfKeys: 1, lua: PEEK_LUA })
+    // Without numberOfKeys: each call says how many keys it passes (one, or three for an address).
+    this.redis.defineCommand('asRateLimitConsume', { lua: CONSUME_LUA })
+    this.redis.defineCommand('asRateLimitPeek', { lua: PEEK_LUA })
     // Requests that arrive while the very first connection is being made wait for it (bounded by
     // connectTimeout) rather than fall back: a starting instance is not an outage.
     this.firstAttempt = new Promise((resolve) => {
@@ -102,7 +111,10 @@ export class RedisLimiter implements RateLimiter {
     if (this.up === undefined && !this.closing) await this.firstAttempt
     if (this.redis.status === 'ready') {
       try {
-        const [now, ...f] = await this.redis.asRateLimitPeek(this.keyPrefix + '{' + identity + '}')
+        const keys = limiterKeys(this.keyPrefix, identity)
+        // An address: its own hash, else its overflow counter.
+        const read = keys.length === 1 ? keys : [keys[0], keys[2]]
+        const [now, ...f] = await this.redis.asRateLimitPeek(read.length, ...read)
         const [minuteStart, minuteCount, minuteRejected, dayStart, dayCount, banUntil, banLevel, banLevelExpiresAt] = f as [
           number,
           number,
@@ -138,13 +150,16 @@ export class RedisLimiter implements RateLimiter {
       this.probing = true
     }
     try {
+      const keys = limiterKeys(this.keyPrefix, identity)
       const reply = await this.redis.asRateLimitConsume(
-        this.keyPrefix + '{' + identity + '}',
+        keys.length,
+        ...keys,
         quota.perMinute,
         quota.perDay,
         banThreshold(this.options.policy, quota),
         this.options.policy.baseSeconds,
         this.options.policy.maxSeconds,
+        this.addressesPerTable,
       )
       this.markUp()
       return toDecision(reply, quota)
