@@ -1,4 +1,5 @@
 import { BODY_LIMIT_TEXT } from './body-limit.js'
+import { redactKeys } from './key-redaction.js'
 
 /**
  * The closed list of error codes. Every error the service sends carries one of these, with the
@@ -57,7 +58,8 @@ export class ApiError extends Error {
     message: string,
     readonly headers: Record<string, string | number> = {},
   ) {
-    super(message)
+    // Whatever a message quotes (a query parameter's name, a path), it never carries a secret.
+    super(redactKeys(message))
     this.name = 'ApiError'
     this.status = ERROR_STATUS[code]
   }
