@@ -95,6 +95,7 @@ export interface NulPlace {
 }
 
 export function findNul(value: unknown): NulPlace[] {
+  if (!holdsNul(value)) return []
   const found: NulPlace[] = []
   // Iterative: a body may be nested as deep as its parser allows.
   const pending: Array<{ value: unknown; path: Array<string | number> }> = [{ value, path: [] }]
@@ -114,4 +115,23 @@ export function findNul(value: unknown): NulPlace[] {
     }
   }
   return found
+}
+
+/** Whether any string or key in `value` holds a NUL: the check every request pays, so no path is kept. */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000')
+  if (value === null || typeof value !== 'object') return false
+  const pending: object[] = [value]
+  while (pending.length > 0) {
+    const v = pending.pop() as Record<string, unknown>
+    const array = Array.isArray(v)
+    for (const key in v) {
+      if (!array && key.includes('\u0000')) return true
+      const inner = v[key]
+      if (typeof inner === 'string') {
+        if (inner.includes('\u0000')) return true
+      } else if (inner !== null && typeof inner === 'object') pending.push(inner)
+    }
+  }
+  return false
 }
