@@ -12,7 +12,8 @@
  * each Idempotency-Key created (idempotency.ts), and for the admin API that a refused request
  * changes no key and writes no audit entry while an accepted one is on record (admin.ts).
  *
- * Bounded for CI (FUZZ_CI_RUNS scales every property; about 20 s in all when everything passes). The long run is
+ * Bounded for CI (FUZZ_CI_RUNS scales every property; about 20 s in all when everything passes, and
+ * 10 s more for the properties run again on PostgreSQL). The long run is
  * `npm run fuzz` (test/fuzz/long-run.mjs, FUZZ_RUNS per property). A failure prints fast-check's seed
  * and path; replay it with FUZZ_SEED=<seed> FUZZ_PATH=<path> npm run fuzz.
  */
@@ -276,6 +277,33 @@ describe('the fuzz oracle catches what it should', { timeout: 60_000 }, () => {
       const problems = server.admin.oracle.judge(expectation, vague).problems.join('\n')
       assert.match(problems, /400 from listKeys names no field/)
       assert.match(problems, /listKeys without a valid credential answered 400, not 401/)
+    })
+
+    test('an error message quoting more of a key than its display prefix fails', async () => {
+      const res = await sendHttp({
+        port: server.port,
+        localAddress: '127.0.0.1',
+        method: 'GET',
+        path: `/v1/pets?${server.keys.valid.slice(0, -1)}=1`,
+        headers: [['authorization', `Bearer ${server.keys.valid}`]],
+        timeoutMs: 5000,
+      })
+      const expectation = {
+        operation: 'listPets',
+        method: 'GET',
+        knownUnauthenticated: false,
+        requestId: { sent: false as const },
+        wellFormed: true,
+      }
+      assert.deepEqual(server.oracle.judge(expectation, res).problems, [])
+      const body = Buffer.from(
+        JSON.stringify({ code: 'invalid_request', message: `unknown query parameter '${server.keys.valid}'`, status: 400 }),
+      )
+      const echoing = { ...res, body, headers: { ...res.headers, 'content-length': String(body.length) } }
+      assert.match(
+        server.oracle.judge(expectation, echoing).problems.join('\n'),
+        /error message holds more of a key than its display prefix/,
+      )
     })
 
     test('runProperty reports a failure with its seed and path', async () => {
