@@ -7,7 +7,8 @@
  *
  * The load (open loop, SOAK_RATE requests/s in total, default 1500, well below saturation):
  * creates, lists (limit, status and after varied), deprecated gets, and bad requests (400, 401,
- * 404, 405, 415), plus a throttled key at 10 requests/s against a 10/minute limit that produces
+ * 404, 405, 415; among the 400s a NUL in a name and the key itself with a character lost or added
+ * as a query parameter), plus a throttled key at 10 requests/s against a 10/minute limit that produces
  * 429s and temporary bans (BAN_BASE_SECONDS 5, BAN_MAX_SECONDS 20, so bans recur during the run).
  * Every response status is checked against the set expected for its request type.
  *
@@ -22,8 +23,8 @@
  * - `failures`, what the service must never do, however busy the machine: an unexpected status (5xx,
  *   a network error, a timeout, or anything not in the expected set), a request never answered, a
  *   201 whose animal is not in the database after the run ("nothing lost"), no ban seen, a request
- *   type never exercised, an error line in the server log, a server that died or did not stop
- *   cleanly on SIGTERM;
+ *   type never exercised, an error line in the server log, a log line holding part of a key (past
+ *   its display prefix), a server that died or did not stop cleanly on SIGTERM;
  * - `limitsExceeded`, the figures a busy machine moves too: RSS growth over SOAK_RSS_GROWTH_MB (30),
  *   fd growth over SOAK_FD_GROWTH (20), last-quarter p99 over SOAK_P99_FACTOR (2) x
  *   max(first-quarter p99, SOAK_P99_FLOOR_MS (10)), more than 25% of the planned requests not sent
@@ -219,6 +220,24 @@ const TYPES = {
     expect: [415],
     make: () => ({ method: 'POST', path: '/v1/pets', headers: { ...auth(), 'content-type': 'text/plain' }, body: 'name=x' }),
   },
+  // Text a store or a log must not take as it is: a NUL (PostgreSQL refuses it), a key with a
+  // character lost or added, pasted as a query parameter's name or value (never echoed or logged).
+  hostileText: {
+    weight: 3,
+    expect: [400],
+    make() {
+      const text = pick([
+        { body: '{"name":"Rex\\u0000","categoryId":1}' },
+        { query: `${encodeURIComponent(mainKey.slice(0, -1))}=1` },
+        { query: `${encodeURIComponent(`${mainKey.slice(0, 20)}x${mainKey.slice(20)}`)}=1` },
+        { query: `api_key=${encodeURIComponent(mainKey.slice(0, -1))}` },
+      ])
+      return text.body !== undefined
+        ? { method: 'POST', path: '/v1/pets', headers: { ...auth(), 'content-type': 'application/json' }, body: text.body }
+        : { method: 'GET', path: `/v1/pets?${text.query}`, headers: auth() }
+    },
+    check: (_res, body) => !/as_live_[0-9A-Za-z]{5}/.test(String(body?.message)) || `the 400 quotes a key: ${body?.message}`,
+  },
   // Keyless requests are limited per client address at the Free plan's rates: 401 until limited, then 429.
   noKey: {
     weight: 5,
@@ -319,11 +338,14 @@ function fire(typeName) {
 
 // ---------------------------------------------------------------------------------------------
 
-async function countErrorLogLines(file) {
-  if (!existsSync(file)) return { lines: 0, errors: 0, examples: [] }
+/** Error lines of the server's log, and lines holding more of one of `keys` than its display prefix (8 characters in a row past it). */
+async function scanLog(file, keys) {
+  if (!existsSync(file)) return { lines: 0, errors: 0, examples: [], secrets: 0 }
   let lines = 0
   let errors = 0
+  let secrets = 0
   const examples = []
+  const fragments = keys.flatMap((key) => [key.slice(12, 20), key.slice(20, 28), key.slice(28, 36), key.slice(-8)])
   const rl = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity })
   for await (const line of rl) {
     lines++
@@ -332,8 +354,9 @@ async function countErrorLogLines(file) {
       errors++
       if (examples.length < 5) examples.push(line.slice(0, 300))
     }
+    if (fragments.some((f) => line.includes(f))) secrets++
   }
-  return { lines, errors, examples }
+  return { lines, errors, examples, secrets }
 }
 
 /** Every animal acknowledged with a 201 is in the database, with its name (read after the server stopped). */
@@ -512,7 +535,7 @@ async function main() {
   const stopStarted = performance.now()
   const exit = stillRunning ? await stop(server, STOP_WAIT_MS) : null
   const shutdownMs = Math.round(performance.now() - stopStarted)
-  const logScan = await countErrorLogLines(logFile)
+  const logScan = await scanLog(logFile, [mainKey, throttledKey])
   agent.destroy()
   const lost = await lostCreates(db)
 
@@ -591,6 +614,7 @@ async function main() {
   else if (exit.signal === 'SIGKILL') failures.push(`the server did not exit within ${STOP_WAIT_MS / 1000} s of SIGTERM`)
   else if (exit.code !== 0) failures.push(`the server exited with ${exit.code ?? exit.signal} after SIGTERM`)
   if (logScan.errors > 0) failures.push(`${logScan.errors} error lines in the server log`)
+  if (logScan.secrets > 0) failures.push(`${logScan.secrets} lines of the server log hold part of a key`)
 
   const summary = {
     pass: failures.length === 0 && limitsExceeded.length === 0,
@@ -638,6 +662,7 @@ async function main() {
       logLines: logScan.lines,
       errorLogLines: logScan.errors,
       errorLogExamples: logScan.examples,
+      secretLogLines: logScan.secrets,
     },
     machine: { loadavgStart: loadStart.map((n) => round(n)), loadavgEnd: loadEnd.map((n) => round(n)) },
     samples,

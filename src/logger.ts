@@ -2,6 +2,7 @@ import { closeSync, openSync } from 'node:fs'
 import { type Logger, pino } from 'pino'
 import type { Config } from './config.js'
 import { errnoText, PRIVATE_FILE_MODE, prepareFileLocation, UnusableFileError } from './file-location.js'
+import { redactKeys } from './shared/key-redaction.js'
 import { StartupError } from './startup-error.js'
 
 /**
@@ -17,8 +18,9 @@ const LOG_FLUSH_MS = 100
 
 /**
  * The process logger. Keys never reach a log line: requests are logged by our own access-log
- * line (method, url, status, client address, key or admin token id), and the Authorization header
- * is redacted should any serializer ever include headers.
+ * line (method, url, status, client address, key or admin token id), the Authorization header
+ * is redacted should any serializer ever include headers, and anything shaped like a key or an
+ * admin token in any other line is cut to its display prefix (shared/key-redaction.ts).
  */
 export function createLogger(config: Pick<Config, 'logLevel' | 'logFile'>): Logger {
   // Asynchronous writes (sonic-boom) of up to LOG_BATCH_BYTES of lines at a time, and at least
@@ -43,7 +45,9 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logFile'>): Logg
   const logger = pino(
     {
       level: config.logLevel,
-      hooks: { streamWrite: lineAsBytes },
+      // Every line pino writes, whatever it holds (an error's message, a warning): no secret in it.
+      // (The access line is written without pino: its URL is redacted where it is made.)
+      hooks: { streamWrite: (line) => lineAsBytes(redactKeys(line)) },
       redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'key'], censor: '[redacted]' },
       base,
       // For people and tools alike: `"level":"info"` rather than 30, `"time":"2026-…Z"` rather

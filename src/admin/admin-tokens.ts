@@ -1,5 +1,5 @@
 import { CLI } from '../banner.js'
-import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter } from '../control-characters.js'
+import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter, hiddenCharacterRefusal } from '../control-characters.js'
 import type { Actor, AuditRepository } from '../keys/administration.js'
 import {
   ADMIN_TOKEN_PREFIX,
@@ -42,6 +42,8 @@ export async function createAdminToken(
   if (name.trim() === '' || name.length > MAX_NAME_LENGTH)
     throw new AdminTokenInputError(`--name must be 1 to ${MAX_NAME_LENGTH} characters`)
   if (hasControlCharacter(name)) throw new AdminTokenInputError(`--name ${CONTROL_CHARACTERS_REFUSED}`)
+  const hidden = hiddenCharacterRefusal(name)
+  if (hidden !== undefined) throw new AdminTokenInputError(`--name ${hidden}`)
   const token = generateAdminToken()
   const record: AdminTokenRecord = {
     id: generateAdminTokenId(),

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox'
-import { NO_CONTROL_CHARACTERS } from '../control-characters.js'
+import { HIDDEN_CHARACTERS_TEXT, NO_CONTROL_CHARACTERS } from '../control-characters.js'
 import { NOT_BLANK } from '../http/validation.js'
 import {
   ACTOR_TYPES,
@@ -44,8 +44,8 @@ const keyName = Type.String({
   pattern: NOT_BLANK,
   // A second pattern (JSON Schema allows one per schema), so that each refusal says what is wrong.
   allOf: [{ pattern: NO_CONTROL_CHARACTERS }],
-  description:
-    'A name for the operator (the customer, the app): 1 to 100 characters, not only white space, no control characters (U+0000–U+001F, U+007F–U+009F).',
+  // Text-direction and invisible characters are refused by the key service, which names the one found.
+  description: `A name for the operator (the customer, the app): 1 to 100 characters, not only white space, no control characters (U+0000–U+001F, U+007F–U+009F), no text-direction or invisible characters (${HIDDEN_CHARACTERS_TEXT}).`,
   example: 'Acme',
 })
 const limit = (window: string) =>

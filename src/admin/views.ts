@@ -7,6 +7,7 @@ import {
   type KeyUsage,
   type KeyView,
 } from '../keys/administration.js'
+import { readDateTime } from '../shared/date-time.js'
 import { ApiError } from '../shared/errors.js'
 import type { KeyTotals, UsageBucket } from '../usage/repository.js'
 import { requestsOf } from '../usage/usage-history.js'
@@ -119,14 +120,14 @@ function detailsJson(details: Record<string, unknown>): Record<string, unknown> 
   return json
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
-
 /** An RFC 3339 time from a request -> Unix ms; null stays null (clears the expiry). */
 export function parseTime(field: string, value: string | null | undefined): number | null | undefined {
   if (value === null || value === undefined) return value
-  const ms = RFC3339.test(value) ? Date.parse(value) : Number.NaN
-  if (Number.isNaN(ms)) throw new ApiError('invalid_request', `${field} must be an RFC 3339 date-time such as 2027-01-01T00:00:00Z`)
-  return ms
+  const reading = readDateTime(value)
+  if ('ms' in reading) return reading.ms
+  if (reading.problem === 'impossible')
+    throw new ApiError('invalid_request', `${field} must be a date and time that exists (${reading.detail})`)
+  throw new ApiError('invalid_request', `${field} must be an RFC 3339 date-time such as 2027-01-01T00:00:00Z`)
 }
 
 /**

@@ -1,4 +1,5 @@
 import { KeyInputError } from '../keys/administration.js'
+import { readDateTime } from '../shared/date-time.js'
 
 /**
  * The keys commands' flags as the key service's input, and its refusals in the flags' names: the
@@ -31,13 +32,14 @@ export function inputErrorMessage(error: KeyInputError): string {
 export function expiry(raw: string | undefined, clearable: boolean): number | null | undefined {
   if (raw === undefined) return undefined
   if (clearable && raw === 'none') return null
-  const ms = Date.parse(raw)
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(raw) || Number.isNaN(ms))
-    throw new KeyInputError(
-      'expiresAt',
-      `expiresAt must be an ISO 8601 date and time with an offset, e.g. 2027-01-31T00:00:00Z (got ${JSON.stringify(raw)})`,
-    )
-  return ms
+  const reading = readDateTime(raw)
+  if ('ms' in reading) return reading.ms
+  if (reading.problem === 'impossible')
+    throw new KeyInputError('expiresAt', `expiresAt must be a date and time that exists (${reading.detail}; got ${JSON.stringify(raw)})`)
+  throw new KeyInputError(
+    'expiresAt',
+    `expiresAt must be an ISO 8601 date and time with an offset, e.g. 2027-01-31T00:00:00Z (got ${JSON.stringify(raw)})`,
+  )
 }
 
 export function metadata(raw: string | undefined, clearable: boolean): Record<string, unknown> | null | undefined {

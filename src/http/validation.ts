@@ -1,6 +1,12 @@
 import { Ajv, type ErrorObject, type SchemaObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv'
 import type { FastifyServerOptions, RouteOptions } from 'fastify'
-import { CONTROL_CHARACTERS_REFUSED, NO_CONTROL_CHARACTERS } from '../control-characters.js'
+import {
+  CONTROL_CHARACTERS_REFUSED,
+  findNul,
+  NO_CONTROL_CHARACTERS,
+  NUL_IN_FIELD_NAME_REFUSED,
+  NUL_REFUSED,
+} from '../control-characters.js'
 import { INT64_MAX, INT64_MIN, toInt64 } from '../shared/int64.js'
 import { PLAIN_INTEGER } from './json-body.js'
 
@@ -17,6 +23,9 @@ import { PLAIN_INTEGER } from './json-body.js'
  *   a body alike).
  * - Query strings are closed: an unknown parameter is 400 on every operation, also on one that
  *   declares no parameter (closeQueryStrings), and a parameter given twice is 400 whatever its type.
+ * - No text of a body, query string or path holds U+0000 (NUL), in a value or a key, whatever its
+ *   schema (refuseNul): PostgreSQL cannot take it, SQLite can; one answer on both, decided here for
+ *   every route.
  * - Every problem of a request part is reported, each in plain words (describeValidationErrors).
  * Each route schema is transformed for the validator only; the OpenAPI document and the
  * serializer keep the plain `type: integer, format: int64` form.
@@ -114,9 +123,11 @@ export const strictSchemaController = {
       }
       return ({ schema, httpPart }: { schema: unknown; httpPart?: string }) => {
         const part = (httpPart ?? 'body') as HttpPart
-        if (part !== 'querystring') return ajv.compile(transform(schema, part) as SchemaObject)
+        // Headers never hold a NUL: Node's HTTP parser refuses the request first (and the one stored, Idempotency-Key, is visible ASCII).
+        if (part === 'headers') return ajv.compile(transform(schema, part) as SchemaObject)
+        if (part !== 'querystring') return refuseNul(ajv.compile(transform(schema, part) as SchemaObject))
         const query = transform(schema, part) as SchemaObject & { properties?: object }
-        return givenOnce(ajv.compile({ ...query, additionalProperties: false }), Object.keys(query.properties ?? {}))
+        return refuseNul(givenOnce(ajv.compile({ ...query, additionalProperties: false }), Object.keys(query.properties ?? {})))
       }
     },
   },
@@ -168,6 +179,39 @@ function givenOnce(validate: ValidateFunction, names: readonly string[]): Valida
 }
 
 /**
+ * The schema's verdict, and a problem for each string holding a NUL and each object with a key
+ * holding one (after the schema's own problems: a key name is told it holds a control character,
+ * as before). What the schema refuses as unknown is not reported again.
+ */
+function refuseNul(validate: ValidateFunction): ValidateFunction {
+  const check = ((data: unknown, cxt?: Parameters<ValidateFunction>[1]) => {
+    const valid = validate(data, cxt)
+    check.errors = validate.errors
+    const places = findNul(data)
+    if (places.length === 0) return valid
+    const unknown = (validate.errors ?? [])
+      .filter((e) => e.keyword === 'additionalProperties')
+      .map((e) => `${e.instancePath}${pointer([String(e.params.additionalProperty)])}`)
+    const nul = places
+      .map((p) => ({ at: pointer(p.path), p }))
+      .filter(({ at }) => !unknown.some((u) => at === u || at.startsWith(`${u}/`)))
+      .map(({ at, p }): ErrorObject => {
+        const instancePath = p.inKey ? pointer(p.path.slice(0, -1)) : at
+        return { keyword: p.inKey ? 'nulInKey' : 'nul', instancePath, schemaPath: '', params: {} }
+      })
+    if (nul.length === 0) return valid
+    check.errors = [...(validate.errors ?? []), ...nul]
+    return false
+  }) as ValidateFunction
+  // As in givenOnce: Fastify passes the parent object to a validator that has these.
+  Object.assign(check, { schema: validate.schema, schemaEnv: validate.schemaEnv })
+  return check
+}
+
+/** A JSON Pointer, as Ajv writes instancePath. */
+const pointer = (path: ReadonlyArray<string | number>) => path.map((k) => `/${String(k).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('')
+
+/**
  * Validation failures in plain words, each naming the field: "name is required; categoryId must be
  * an int64 integer". One sentence per field (the first problem Ajv found with it), joined with "; ".
  */
@@ -201,6 +245,10 @@ function describeValidationError(error: ValidationProblem, part: string): string
       if (part === 'body' && extra === 'id') return 'id is assigned by the service and must not be sent'
       return `unknown ${where === 'body' ? 'field' : where} '${extra}'`
     }
+    case 'nul':
+      return `${field} ${NUL_REFUSED}`
+    case 'nulInKey':
+      return `${field} ${NUL_IN_FIELD_NAME_REFUSED}`
     case 'enum':
       return `${field} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`
     case 'type':

@@ -1,4 +1,11 @@
-import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter } from '../control-characters.js'
+import {
+  CONTROL_CHARACTERS_REFUSED,
+  findNul,
+  hasControlCharacter,
+  hiddenCharacterRefusal,
+  NUL_IN_FIELD_NAME_REFUSED,
+  NUL_REFUSED,
+} from '../control-characters.js'
 import { isPlanName, MAX_CUSTOM_LIMIT, PLAN_NAMES, PLAN_QUOTAS, type PlanName, type Quota } from '../shared/plans.js'
 import { KeyInputError, MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from './administration.js'
 
@@ -20,6 +27,9 @@ export function checkName(raw: unknown): string {
   if (name === '' || name.length > MAX_NAME_LENGTH) throw new KeyInputError('name', `name must be 1 to ${MAX_NAME_LENGTH} characters`)
   // Checked before trimming too: the admin API's schema refuses a trailing newline, so does the CLI.
   if (hasControlCharacter(raw as string)) throw new KeyInputError('name', `name ${CONTROL_CHARACTERS_REFUSED}`)
+  // Shown in the console and on terminals: `\u202eevil` would read "live" there (see docs/keys.md).
+  const hidden = hiddenCharacterRefusal(raw as string)
+  if (hidden !== undefined) throw new KeyInputError('name', `name ${hidden}`)
   return name
 }
 
@@ -58,6 +68,15 @@ export function checkExpiry(raw: unknown, now: number): number | null {
 export function checkMetadata(raw: unknown): Record<string, unknown> | null {
   if (raw === null || raw === undefined) return null
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new KeyInputError('metadata', 'metadata must be a JSON object')
+  // The admin API refuses a NUL before it gets here (http/validation.ts); the CLI's --metadata does not.
+  const nul = findNul(raw)[0]
+  if (nul !== undefined)
+    throw new KeyInputError(
+      'metadata',
+      nul.inKey
+        ? `${['metadata', ...nul.path.slice(0, -1)].join('.')} ${NUL_IN_FIELD_NAME_REFUSED}`
+        : `${['metadata', ...nul.path].join('.')} ${NUL_REFUSED}`,
+    )
   const bytes = Buffer.byteLength(JSON.stringify(raw), 'utf8')
   if (bytes > MAX_METADATA_BYTES)
     throw new KeyInputError('metadata', `metadata must be at most ${MAX_METADATA_BYTES} bytes as JSON (got ${bytes})`)

@@ -1,4 +1,5 @@
 import { BODY_LIMIT_TEXT } from './body-limit.js'
+import { redactKeys } from './key-redaction.js'
 
 /**
  * The closed list of error codes. Every error the service sends carries one of these, with the
@@ -65,7 +66,8 @@ export class ApiError extends Error {
   ) {
     const stackTraceLimit = Error.stackTraceLimit
     Error.stackTraceLimit = 0
-    super(message)
+    // Whatever a message quotes (a query parameter's name, a path), it never carries a secret.
+    super(redactKeys(message))
     Error.stackTraceLimit = stackTraceLimit
     this.name = 'ApiError'
     this.status = ERROR_STATUS[code]

@@ -9,6 +9,10 @@ export function displayPrefix(secret: string): string {
  * redaction matches the decoded form too, and any number of encodings deep (`%2561` is an
  * encoded `%61`): each character of a key either as itself or percent-encoded, in either case of
  * hex digit. The rest of the text is left as it was sent.
+ *
+ * Anything shaped like a secret is cut, not only a well-formed one: a prefix (`as_live_`,
+ * `as_test_`, `as_admin_`) and a run of key characters of any length beyond the display prefix's
+ * four. A key with a character lost or one too many in copying is still nearly all of the secret.
  */
 export function redactKeys(text: string): string {
   // The access line runs this on every request: a URL without '%' (nearly all) takes one scan for
@@ -17,7 +21,9 @@ export function redactKeys(text: string): string {
   return ENCODED_PREFIX.test(text) ? text.replace(ENCODED_KEY_IN_TEXT, redacted) : text
 }
 
-const KEY_IN_TEXT = /as_(live|test|admin)_[0-9A-Za-z]{38}/g
+/** More key characters than a display prefix shows. */
+const SECRET_RUN = '{5,}'
+const KEY_IN_TEXT = new RegExp(`as_(live|test|admin)_[0-9A-Za-z]${SECRET_RUN}`, 'g')
 
 /** Each character as itself or percent-encoded, as often as it takes (`a`, `%61`, `%2561`, …). */
 const encodable = (text: string) => [...text].map((c) => `(?:${c}|%(?:25)*${hexInEitherCase(c)})`).join('')
@@ -32,7 +38,7 @@ const ENCODED_ALPHANUMERIC = '%(?:25)*(?:3[0-9]|4[1-9A-Fa-f]|5[0-9Aa]|6[1-9A-Fa-
 const ENCODED_PREFIX = new RegExp(encodable('as_'))
 const ENCODED_KEY_IN_TEXT = new RegExp(
   `${encodable('as_')}(?:${encodable('live')}|${encodable('test')}|${encodable('admin')})${encodable('_')}` +
-    `(?:[0-9A-Za-z]|${ENCODED_ALPHANUMERIC}){38}`,
+    `(?:[0-9A-Za-z]|${ENCODED_ALPHANUMERIC})${SECRET_RUN}`,
   'g',
 )
 

@@ -1,7 +1,8 @@
 /**
  * The soak scenario (bench/soak.mjs) for 20 s: the whole mixed load runs, every response has an
  * expected status, every request is answered, the throttled key and keyless clients are banned,
- * every 201 is in the database afterwards, and the server shuts down cleanly.
+ * every 201 is in the database afterwards, no log line holds part of a key, and the server shuts
+ * down cleanly.
  *
  * Only what the service decides is asserted. RSS, fd and latency growth and the achieved rate move
  * with whatever else the machine runs (on a busy 2-core machine a 20 s run has shown a p99 growing
@@ -30,7 +31,7 @@ interface SoakSummary {
   }
   creates: { acknowledged: number; missing: number }
   bans: { throttledRateLimited: number; throttledBanned: number; keylessBanned: number }
-  server: { exit: { code: number | null } | null; errorLogLines: number }
+  server: { exit: { code: number | null } | null; errorLogLines: number; secretLogLines: number }
 }
 
 const alive = (pid: number) => {
@@ -115,6 +116,9 @@ test('soak scenario, 20 s: expected statuses only, every request answered, bans,
   assert.ok(summary.bans.keylessBanned > 0, 'keyless clients were banned')
   assert.equal(summary.server.exit?.code, 0, 'clean shutdown')
   assert.equal(summary.server.errorLogLines, 0)
+  // A NUL in a name and a key pasted as a query parameter (with a character lost or added) were sent.
+  assert.ok(summary.requests.byType.hostileText!.sent > 0)
+  assert.equal(summary.server.secretLogLines, 0, 'no log line holds part of a key')
   assert.ok(serverPid() > 0)
   assert.equal(alive(serverPid()), false, 'the soak stopped its server')
 })

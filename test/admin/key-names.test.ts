@@ -14,6 +14,7 @@ import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { ManualClock } from '../../src/shared/clock.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { TEST_NOW } from '../helpers/app.js'
+import { buildAdminTestApp } from './helpers.js'
 
 const FORGED_ROW = 'evil\u001b[2J\u001b[H\nkey_AAAAAAAAAAAAAAAA  as_live_AAAA…  free  active  trusted'
 
@@ -66,4 +67,47 @@ test('the admin listener refuses a key name with a C0 or C1 control character: 4
   // Printable text beyond ASCII is a name like any other.
   const unicode = await call('PATCH', `/admin/v1/keys/${id}`, { name: 'Zoë’s café 🐕' })
   assert.equal(unicode.json().name, 'Zoë’s café 🐕')
+})
+
+test('a key name with a text-direction or invisible character is refused: 400 naming name and the character as U+XXXX', async (t) => {
+  const a = await buildAdminTestApp()
+  t.after(() => a.close())
+  const created = await a.call('POST', '/admin/v1/keys', { plan: 'free', name: 'good' })
+  assert.equal(created.statusCode, 201, created.body)
+  const { id } = created.json().apiKey
+  const cases: Array<[string, string]> = [
+    // Shown as "live" by anything that honours the override.
+    ['\u202eevil', 'U+202E'],
+    ['\u2066isolate\u2069', 'U+2066'],
+    ['zero\u200bwidth', 'U+200B'],
+    ['\ufeffbom', 'U+FEFF'],
+    ['soft\u00adhyphen', 'U+00AD'],
+    ['line\u2028separator', 'U+2028'],
+    ['tag\u{e0041}', 'U+E0041'],
+    ['mark\u200e', 'U+200E'],
+  ]
+  for (const [name, character] of cases) {
+    const message = `name must not contain ${character} (no text-direction or invisible characters)`
+    const create = await a.call('POST', '/admin/v1/keys', { plan: 'free', name })
+    assert.deepEqual([create.statusCode, create.json()], [400, { code: 'invalid_request', message, status: 400 }], JSON.stringify(name))
+    const update = await a.call('PATCH', `/admin/v1/keys/${id}`, { name })
+    assert.deepEqual([update.statusCode, update.json()], [400, { code: 'invalid_request', message, status: 400 }], JSON.stringify(name))
+  }
+  const keys = await a.storage.keys.listKeys()
+  assert.deepEqual(
+    keys.map((k) => k.name),
+    ['good'],
+  )
+  // The joiners Persian, the Indic scripts and emoji need are kept, as are the variation selectors.
+  for (const name of ['می\u200cخواهم', '👨\u200d👩\u200d👧', '☕\ufe0f']) {
+    const update = await a.call('PATCH', `/admin/v1/keys/${id}`, { name })
+    assert.equal(update.statusCode, 200, update.body)
+    assert.equal(update.json().name, name)
+  }
+  // The document says so.
+  const doc = (await a.call('GET', '/admin/v1/openapi.json')).json()
+  assert.match(
+    doc.components.schemas.CreateKey.properties.name.description,
+    /no text-direction or invisible characters \(U\+00AD, .*U\+202E/,
+  )
 })

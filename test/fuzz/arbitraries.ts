@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check'
 import { INT64_MAX, INT64_MIN } from '../../src/shared/int64.js'
+import { HOSTILE_STRINGS, HOSTILE_TEXT, keyShapedText } from './hostile-text.js'
 
 // ---------------------------------------------------------------------------------------------
 // Numbers and strings
@@ -102,6 +103,8 @@ export const jsonStringLiteral: fc.Arbitrary<string> = fc.oneof(
     weight: 3,
   },
   { arbitrary: fc.integer({ min: 0, max: 20_000 }).map((n) => `"${'x'.repeat(n)}"`), weight: 1 },
+  // NUL, text-direction and invisible characters, dates that do not exist, malformed keys.
+  { arbitrary: fc.constantFrom(...HOSTILE_STRINGS).map((s) => JSON.stringify(s)), weight: 2 },
 )
 
 // ---------------------------------------------------------------------------------------------
@@ -165,7 +168,9 @@ export const validNewPet: fc.Arbitrary<ValidNewPet> = fc
         },
         { arbitrary: fc.string({ unit: 'grapheme', maxLength: 200 }), weight: 1 },
         { arbitrary: fc.string({ maxLength: 200 }), weight: 1 },
-        { arbitrary: fc.constantFrom('😀'.repeat(200), 'é'.repeat(200), 'a'.repeat(200), 'x', ' ', '\u0000', '"\\/'), weight: 1 },
+        { arbitrary: fc.constantFrom('😀'.repeat(200), 'é'.repeat(200), 'a'.repeat(200), 'x', ' ', '"\\/'), weight: 1 },
+        // Valid names all: an animal's name may read right to left, look like a date or a key.
+        { arbitrary: fc.constantFrom(...HOSTILE_STRINGS.filter((s) => !s.includes('\u0000'))), weight: 1 },
       ),
       categoryId: fc.oneof(
         { arbitrary: fc.bigInt({ min: INT64_MIN, max: INT64_MAX }), weight: 4 },
@@ -176,8 +181,8 @@ export const validNewPet: fc.Arbitrary<ValidNewPet> = fc
     },
     { requiredKeys: ['name', 'categoryId', 'keyOrder'] },
   )
-  // Valid names: 1 to 200 code points, not only white space (README, Validation).
-  .filter((p) => [...p.name].length >= 1 && /\S/u.test(p.name))
+  // Valid names: 1 to 200 code points, not only white space, no NUL (README, Validation).
+  .filter((p) => [...p.name].length >= 1 && /\S/u.test(p.name) && !p.name.includes('\u0000'))
   .map(({ name, categoryId, status, keyOrder }) => {
     const parts: Record<string, string> = { name: `"name":${JSON.stringify(name)}`, categoryId: `"categoryId":${categoryId}` }
     if (status !== undefined) parts.status = `"status":${JSON.stringify(status)}`
@@ -508,8 +513,10 @@ const requestIdValue = fc.oneof(
     'x\tx',
     '{}',
     '%0d%0a',
+    ...HOSTILE_TEXT['key-shaped'],
   ),
   fc.string({ maxLength: 40 }),
+  keyShapedText,
 )
 export const requestIdChoice: fc.Arbitrary<RequestIdChoice> = fc.oneof(
   { arbitrary: fc.constant({ kind: 'none' } as const), weight: 4 },

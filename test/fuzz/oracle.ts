@@ -18,6 +18,7 @@ import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
 import { ERROR_STATUS } from '../../src/shared/errors.js'
 import { INT64_MAX, INT64_MIN } from '../../src/shared/int64.js'
+import { SECRET_SHAPED } from './hostile-text.js'
 import { ApiSurface, type FuzzOperation, type Schema } from './surface.js'
 import type { WireResponse } from './transport.js'
 
@@ -230,8 +231,11 @@ export class Oracle {
       problems.push(`not an Error body: ${JSON.stringify(body)?.slice(0, 300)} (${JSON.stringify(this.errorValidator.errors)})`)
       return
     }
-    const e = body as { code: keyof typeof ERROR_STATUS; status: number }
+    const e = body as { code: keyof typeof ERROR_STATUS; status: number; message: string }
     if (e.status !== status) problems.push(`Error.status ${e.status} differs from the HTTP status ${status}`)
+    // A key (or anything shaped like one) quoted by an error is cut to its display prefix (SECURITY.md).
+    if (SECRET_SHAPED.test(e.message))
+      problems.push(`error message holds more of a key than its display prefix: ${JSON.stringify(e.message)}`)
     if (ERROR_STATUS[e.code] !== status) problems.push(`code ${e.code} belongs to ${ERROR_STATUS[e.code]}, sent with ${status}`)
   }
 

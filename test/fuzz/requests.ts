@@ -28,6 +28,7 @@ import {
   QUERY_VALUES,
   unicodeString,
 } from './arbitraries.js'
+import { HOSTILE_STRINGS, HOSTILE_TEXT, keyShapedText } from './hostile-text.js'
 import type { ApiSurface, FuzzOperation, Parameter, Schema } from './surface.js'
 
 /**
@@ -51,10 +52,13 @@ const isWellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).
 const dateTime = fc
   .record({
     at: fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }),
-    form: fc.constantFrom('iso', 'seconds', 'offset', 'lower', 'date-only'),
+    form: fc.constantFrom('iso', 'seconds', 'offset', 'lower', 'date-only', 'no-seconds', 'impossible'),
+    impossible: fc.constantFrom(...HOSTILE_TEXT['impossible-date']),
   })
-  .map(({ at, form }) => {
+  .map(({ at, form, impossible }) => {
+    if (form === 'impossible') return impossible
     const iso = at.toISOString()
+    if (form === 'no-seconds') return iso.slice(0, 16) + 'Z'
     if (form === 'seconds') return iso.replace(/\.\d{3}Z$/, 'Z')
     if (form === 'offset') return iso.replace('Z', '+02:00')
     if (form === 'lower') return iso.toLowerCase()
@@ -90,10 +94,13 @@ function validString(schema: Schema): fc.Arbitrary<string> {
       { arbitrary: dateTime, weight: 1 },
       { arbitrary: fc.uuid(), weight: 1 },
       { arbitrary: fc.constantFrom('a'.repeat(max), '😀'.repeat(max), 'é'.repeat(max), 'x', '"\\/'), weight: 1 },
+      // Valid for the schema (a handler may still refuse them: a date that does not exist, a key name that reads backwards).
+      { arbitrary: fc.constantFrom(...HOSTILE_STRINGS), weight: 1 },
     )
     .filter((s) => {
       const n = [...s].length
-      return n >= min && n <= max && isWellFormed(s) && (pattern === undefined || pattern.test(s))
+      // No NUL: every text of a request refuses it, whatever its schema says.
+      return n >= min && n <= max && isWellFormed(s) && !s.includes('\u0000') && (pattern === undefined || pattern.test(s))
     })
 }
 
@@ -127,11 +134,11 @@ export function validValueText(schema: Schema): fc.Arbitrary<string> {
 const freeObjectText = fc
   .uniqueArray(
     fc.tuple(
-      unicodeString(12).filter(isWellFormed),
+      unicodeString(12).filter((s) => isWellFormed(s) && !s.includes('\u0000')),
       fc.oneof(
         fc.integer().map(String),
         unicodeString(20)
-          .filter(isWellFormed)
+          .filter((s) => isWellFormed(s) && !s.includes('\u0000'))
           .map((s) => JSON.stringify(s)),
         fc.constantFrom('true', 'false', 'null', '[]', '{}'),
       ),
@@ -332,7 +339,7 @@ export function pathOf(op: FuzzOperation): fc.Arbitrary<string> {
 }
 
 /** A query value of this schema, unencoded. */
-function queryValue(schema: Schema): fc.Arbitrary<string> {
+export function queryValue(schema: Schema): fc.Arbitrary<string> {
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum.map(String))
   if (typeOf(schema) === 'integer') {
     const { min, max } = integerRange(schema)
@@ -381,9 +388,15 @@ export function queryString(params: readonly Parameter[]): fc.Arbitrary<string> 
   ]
   const part = fc
     .record({
-      name: fc.oneof({ arbitrary: fc.constantFrom(...names), weight: 5 }, { arbitrary: unicodeString(8), weight: 1 }),
+      name: fc.oneof(
+        { arbitrary: fc.constantFrom(...names), weight: 5 },
+        { arbitrary: unicodeString(8), weight: 1 },
+        // A key pasted as a parameter's name: never echoed by the 400, never logged.
+        { arbitrary: fc.oneof(fc.constantFrom(...HOSTILE_STRINGS), keyShapedText), weight: 1 },
+      ),
       value: fc.oneof(
         { arbitrary: fc.constantFrom('', ...odd), weight: 5 },
+        { arbitrary: fc.constantFrom(...HOSTILE_STRINGS), weight: 1 },
         { arbitrary: jsonNumberLiteral, weight: 2 },
         { arbitrary: unicodeString(10), weight: 1 },
         { arbitrary: fc.integer({ min: 0, max: 300 }).map((n) => '9'.repeat(n)), weight: 1 },
@@ -548,7 +561,7 @@ export function abuseCaseFor(surface: ApiSurface): fc.Arbitrary<AbuseCase> {
 }
 
 /** A path of the template whose parameters are valid: mostly ids the server handed out. */
-function validPathOf(op: FuzzOperation): fc.Arbitrary<string> {
+export function validPathOf(op: FuzzOperation): fc.Arbitrary<string> {
   const names = [...op.template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!)
   const segments = names.map((name) => {
     const schema = op.params.find((p) => p.in === 'path' && p.name === name)?.schema ?? {}

@@ -17,6 +17,7 @@ import {
   WELL_FORMED_DEFECTS,
 } from './arbitraries.js'
 import { authHeaders, clientAddress, type Endpoint, type FuzzStats, REQUEST_TIMEOUT_MS, type SentRequest } from './endpoint.js'
+import { hostileCaseFor, hostileProblems } from './hostile-cases.js'
 import { IDEMPOTENCY_PROPERTY } from './idempotency.js'
 import type { Expectation } from './oracle.js'
 import { abuseCaseFor, deprecatedPaths, KNOWN_ID, validCaseFor } from './requests.js'
@@ -125,6 +126,12 @@ export async function runAbuseCase(server: FuzzServer, endpoint: Endpoint, c: Ab
   if (c.advanceMs > 0) server.clock.advance(c.advanceMs)
   let outcome = await sendAbuseCase(endpoint, c, stats)
   for (let i = 1; i < c.burst; i++) outcome = await sendAbuseCase(endpoint, c, stats)
+  const leaked = server.takeLeakedLogLines()
+  if (leaked.length > 0)
+    stats.fail(
+      `a log line holds more of a key than its display prefix (this case's or the previous one's):\n  ${leaked.slice(0, 3).join('\n  ')}` +
+        `\n  request: ${c.method} ${(c.path + c.query).slice(0, 200)}`,
+    )
   return outcome
 }
 
@@ -473,6 +480,30 @@ export const ADMIN_ABUSE_PROPERTY = abuseOf(
   (server) => server.admin,
 )
 
+/**
+ * Valid requests but for one hostile text (hostile-cases.ts), to both listeners: a NUL is 400 on
+ * every store, a date that does not exist is 400 naming its field, a key name that would read
+ * backwards is refused, a key-shaped parameter name is not echoed; and no log line holds a secret.
+ */
+export const HOSTILE_TEXT_PROPERTY: PropertyRun = {
+  name: 'hostile text: NUL, text-direction and invisible characters, dates that do not exist, malformed keys, where text goes',
+  property: (server, stats) => {
+    const endpoints = [server.main, server.admin]
+    const cases = fc.oneof(
+      ...endpoints.map((endpoint, i) => hostileCaseFor(endpoint.oracle.surface.operations).map((h) => ({ h, endpoint: i }))),
+    )
+    return fc.asyncProperty(cases, async ({ h, endpoint }) => {
+      const { response } = await runAbuseCase(server, endpoints[endpoint]!, h.case, stats)
+      const problems = hostileProblems(h, response)
+      if (problems.length > 0)
+        stats.fail(
+          `${problems.join('\n')}\n  request: ${h.case.method} ${(h.case.path + h.case.query).slice(0, 300)}` +
+            `${h.case.body ? `\n  body: ${h.case.body.text.slice(0, 300)}` : ''}\n  answer: ${response.body.toString('utf8').slice(0, 300)}`,
+        )
+    })
+  },
+}
+
 export const ADMIN_LIFECYCLE_PROPERTY = validOf(
   'admin lifecycle: valid admin requests on known keys; keys, audit log and main listener agree with every answer',
   (server) => server.admin,
@@ -494,6 +525,7 @@ export const PROPERTIES: PropertyRun[] = [
       ),
   },
   IDEMPOTENCY_PROPERTY,
+  HOSTILE_TEXT_PROPERTY,
   ADMIN_ABUSE_PROPERTY,
   ADMIN_LIFECYCLE_PROPERTY,
 ]

@@ -5,12 +5,16 @@
  * Idempotency-Key created (idempotency.ts).
  */
 
+import { Writable } from 'node:stream'
+import { pino } from 'pino'
 import type { ManualClock } from '../../src/shared/clock.js'
+import type { Storage } from '../../src/storage/storage.js'
 import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { createApiKey } from '../helpers/keys.js'
 import { AdminFixture } from './admin.js'
 import { UNAUTHENTICATED_CHOICES } from './arbitraries.js'
 import { type Credentials, type Endpoint, probeLoopbackBlock, REQUEST_TIMEOUT_MS } from './endpoint.js'
+import { SECRET_SHAPED } from './hostile-text.js'
 import { IDEMPOTENCY_HEADER, IdempotencyModel, idempotencyObserver } from './idempotency.js'
 import { Oracle } from './oracle.js'
 import { destroyAgents, sendHttp } from './transport.js'
@@ -22,6 +26,8 @@ export interface Keys extends Credentials {
 
 export interface FuzzServerOptions {
   now?: number
+  /** The store (default: SQLite in memory); closed with the server. */
+  storage?: Storage
   env?: Record<string, string>
   docOverride?: (doc: any) => any
   adminDocOverride?: (doc: any) => any
@@ -31,6 +37,8 @@ export class FuzzServer {
   /** The highest animal id the idempotency property has accounted for. */
   lastPetId = 0n
   readonly admin: Endpoint
+  /** The service's log lines (access lines, warnings, errors) not yet looked at. */
+  private readonly logLines: string[]
 
   private constructor(
     readonly t: TestApp,
@@ -38,12 +46,21 @@ export class FuzzServer {
     readonly keys: Keys,
     readonly idempotency: IdempotencyModel,
     private readonly adminFixture: AdminFixture,
+    logLines: string[],
   ) {
     this.admin = adminFixture.endpoint
+    this.logLines = logLines
   }
 
   static async start(options: FuzzServerOptions = {}): Promise<FuzzServer> {
-    const t = await buildTestApp({ env: options.env })
+    const logLines: string[] = []
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        logLines.push(String(chunk))
+        done()
+      },
+    })
+    const t = await buildTestApp({ env: options.env, logger: pino({ level: 'info' }, sink), storage: options.storage })
     if (options.now !== undefined) (t.clock as ManualClock).set(options.now)
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     const address = t.app.server.address()
@@ -78,7 +95,16 @@ export class FuzzServer {
       main: { port: address.port, oracle },
       docOverride: options.adminDocOverride,
     })
-    return new FuzzServer(t, endpoint, keys, idempotency, admin)
+    return new FuzzServer(t, endpoint, keys, idempotency, admin, logLines)
+  }
+
+  /**
+   * The log lines written since the last call that hold more of a key than its display prefix
+   * (none may: SECURITY.md). A line is written when its request is answered, so it may come with
+   * the next case's.
+   */
+  takeLeakedLogLines(): string[] {
+    return this.logLines.splice(0).filter((line) => SECRET_SHAPED.test(line))
   }
 
   get port(): number {

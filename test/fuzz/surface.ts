@@ -13,6 +13,8 @@ export interface Parameter {
   in: 'path' | 'query' | 'header'
   required: boolean
   schema: Schema
+  /** What the document says of it (the parameter's description, else its schema's). */
+  description: string
 }
 
 export interface FuzzOperation {
@@ -60,7 +62,9 @@ export class ApiSurface {
         if (op === undefined) continue
         const params: Parameter[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: any) => {
           const param = this.deref(p)
-          return { name: param.name, in: param.in, required: param.required === true, schema: this.deref(param.schema ?? {}) }
+          const schema = this.deref(param.schema ?? {})
+          const description = String(param.description ?? schema.description ?? '')
+          return { name: param.name, in: param.in, required: param.required === true, schema, description }
         })
         const bodySchema = op.requestBody ? this.deref(this.deref(op.requestBody).content?.['application/json']?.schema) : undefined
         this.operations.push({

@@ -99,6 +99,57 @@ test('a key percent-encoded in the path or the query, or cut short in a 404 mess
   }
 })
 
+test('a key with a character lost or added, or sent as a query parameter name, reaches no error body and no log line', async (t) => {
+  const dir = mkdtempSync(join(os.tmpdir(), 'malformed-keys-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'service.log')
+  // The service's own logger (access lines written directly, other lines through pino).
+  const logger = createLogger({ logLevel: 'info', logFile: file })
+  const { app, storage, close } = await buildTestApp({ logger })
+  t.after(close)
+  const { key } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
+  const auth = { authorization: `Bearer ${key}` }
+  const shortened = key.slice(0, -1)
+  const lengthened = `${key.slice(0, 20)}Q${key.slice(20)}`
+  /** What must appear nowhere: the secret's characters past the display prefix (8 of them in a row). */
+  const fragments = [key.slice(12, 20), key.slice(20, 28), key.slice(28, 36), key.slice(-8)]
+  const holdsSecret = (text: string) => fragments.some((f) => text.includes(f))
+
+  const asName = await app.inject({ url: `/v1/pets?${shortened}=1`, headers: auth })
+  assert.equal(asName.statusCode, 400)
+  assert.equal(asName.json().message, `unknown query parameter '${key.slice(0, 12)}…'`)
+  const lengthenedAsName = await app.inject({ url: `/v1/pets?limit=5&${encodeURIComponent(lengthened)}`, headers: auth })
+  assert.equal(lengthenedAsName.json().message, `unknown query parameter '${key.slice(0, 12)}…'`)
+  for (const url of [`/v1/pets?api_key=${shortened}`, `/v1/pets/${lengthened}`, `/v1/${shortened}`, `/v1/pets?${key}=1`]) {
+    const res = await app.inject({ url, headers: auth })
+    assert.ok(res.statusCode >= 400, url)
+    assert.equal(holdsSecret(res.body), false, `${url}: ${res.body}`)
+  }
+  // An unexpected error whose message quotes a mistyped key: the 500 says nothing, its log line holds no key.
+  const pets = storage.pets
+  const getPet = pets.getPet
+  pets.getPet = async () => {
+    throw new Error(`lookup failed for ${lengthened}`)
+  }
+  try {
+    const failed = await app.inject({ url: '/v1/pets/1', headers: auth })
+    assert.equal(failed.statusCode, 500)
+  } finally {
+    pets.getPet = getPet
+  }
+  await new Promise<void>((resolve) => logger.flush(() => resolve()))
+  const lines = readFileSync(file, 'utf8').trim().split('\n')
+  assert.equal(lines.filter((l) => l.includes('"msg":"request"')).length, 7, 'one access line per request')
+  const failure = lines.find((l) => l.includes('"msg":"request failed"'))
+  assert.ok(failure?.includes(`lookup failed for ${key.slice(0, 12)}…`), failure)
+  assert.deepEqual(
+    lines.filter((l) => holdsSecret(l)),
+    [],
+  )
+  const access = lines.map((l) => JSON.parse(l) as { url?: string }).filter((l) => l.url !== undefined)
+  assert.equal(access[0]!.url, `/v1/pets?${key.slice(0, 12)}…=1`)
+})
+
 test('npm run logs shows the service log readably: the time (UTC), the level by name, one line per entry', async (t) => {
   const dir = mkdtempSync(join(os.tmpdir(), 'logs-script-'))
   t.after(() => rmSync(dir, { recursive: true, force: true }))

@@ -140,6 +140,45 @@ for (const engine of STORE_ENGINES) {
       await assert.rejects(h.service.getKey('key_nope'), KeyNotFoundError)
     })
 
+    test('text the CLI passes straight through: a NUL in metadata, a hidden character in a name, refused naming the field; nothing stored', async (t) => {
+      const h = await harness(t, engine.open)
+      if (!h) return
+      const { view } = await h.service.createKey({ plan: 'free', name: 'kept', metadata: { customer: 'c1' } }, CLI)
+      const refusals: Array<[() => Promise<unknown>, string, RegExp]> = [
+        [
+          () => h.service.createKey({ plan: 'free', name: 'a', metadata: { customer: 'c\u0000' } }, CLI),
+          'metadata',
+          /^metadata\.customer must not contain U\+0000 \(NUL\)$/,
+        ],
+        [
+          () => h.service.createKey({ plan: 'free', name: 'a', metadata: { deep: [{ 'k\u0000': 1 }] } }, CLI),
+          'metadata',
+          /^metadata\.deep\.0 must not have a field name containing U\+0000 \(NUL\)$/,
+        ],
+        [
+          () => h.service.updateKey(view.id, { metadata: { '\u0000': 'x' } }, CLI),
+          'metadata',
+          /^metadata must not have a field name containing U\+0000/,
+        ],
+        [
+          () => h.service.createKey({ plan: 'free', name: '\u202eevil' }, CLI),
+          'name',
+          /^name must not contain U\+202E \(no text-direction or invisible characters\)$/,
+        ],
+        [() => h.service.updateKey(view.id, { name: 'a\u2066b' }, CLI), 'name', /^name must not contain U\+2066 /],
+        [() => h.service.updateKey(view.id, { name: 'zero\u200bwidth' }, CLI), 'name', /^name must not contain U\+200B /],
+        // Before trimming: a byte order mark is white space to String.prototype.trim.
+        [() => h.service.createKey({ plan: 'free', name: '\ufeffbom' }, CLI), 'name', /^name must not contain U\+FEFF /],
+      ]
+      for (const [call, field, message] of refusals) await rejectsField(call(), field, message)
+      const keys = await h.service.listKeys({ limit: 100 })
+      assert.deepEqual(
+        keys.keys.map((k) => [k.name, k.metadata]),
+        [['kept', { customer: 'c1' }]],
+      )
+      assert.equal((await h.service.listAudit({ limit: 100 })).entries.length, 1, 'no audit entry from bad input')
+    })
+
     test('the first key of a start is in the audit log, by system/bootstrap, written with the key; a later start adds neither', async (t) => {
       const h = await harness(t, engine.open)
       if (!h) return

@@ -117,3 +117,60 @@ test('names and metadata stored with control characters are printed escaped by k
     assert.ok(named, `${args.join(' ')}: the name as stored`)
   }
 })
+
+/** Shown as "live" by a terminal that honours the override; stored ones are printed escaped. */
+const REVERSED = '\u202eevil'
+const HIDDEN = /[\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/u
+
+test('a --name with a text-direction or invisible character is refused naming it as U+XXXX; one stored before is printed escaped', async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const { id } = await createKeyViaCli(db, { name: 'good' })
+  const runs = await Promise.all(
+    [
+      [['keys', 'create', '--plan', 'free', '--name', REVERSED], 'U+202E'],
+      [['keys', 'create', '--plan', 'free', '--name', 'a\u2066b'], 'U+2066'],
+      [['keys', 'update', id, '--name', 'zero\u200bwidth'], 'U+200B'],
+      [['keys', 'update', id, '--name', '\ufeffbom'], 'U+FEFF'],
+      [['admin-tokens', 'create', '--name', REVERSED], 'U+202E'],
+    ].map(async ([args, character]) => ({ run: await runCli(args as string[], { db }), character: character as string })),
+  )
+  for (const { run, character } of runs) {
+    assert.equal(run.code, 2, run.stderr)
+    assert.equal(
+      run.stderr.split('\n')[0],
+      `animal-store: --name must not contain ${character} (no text-direction or invisible characters)`,
+    )
+    assert.doesNotMatch(run.stderr + run.stdout, HIDDEN)
+  }
+  assert.deepEqual(
+    JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout).data.map((k: { name: string }) => k.name),
+    ['good'],
+  )
+  assert.deepEqual(JSON.parse((await runCli(['admin-tokens', 'list', '--json'], { db })).stdout), { data: [] })
+
+  // One stored before the refusal existed (straight into storage): escaped wherever it is printed.
+  const storage = new SqliteStorage({ databaseUrl: db, durability: 'process' })
+  try {
+    const stored = (await storage.keys.listKeys())[0]!
+    await storage.keys.insertKey({
+      ...stored,
+      id: 'key_0000000000000002',
+      quotaId: 'key_0000000000000002',
+      name: REVERSED,
+      hash: '2'.repeat(64),
+    })
+  } finally {
+    await storage.close()
+  }
+  for (const args of [
+    ['keys', 'list'],
+    ['keys', 'show', 'key_0000000000000002'],
+    ['keys', 'list', '--json'],
+  ]) {
+    const out = await runCli(args, { db })
+    assert.equal(out.code, 0, out.stderr)
+    assert.doesNotMatch(out.stdout, HIDDEN, args.join(' '))
+    assert.ok(out.stdout.includes('\\u202eevil'), `${args.join(' ')}: ${out.stdout}`)
+  }
+})

@@ -51,6 +51,20 @@ test('keys show, update, rotate, list filters: --json, and bad input exits 2 nam
     [['keys', 'update', id, '--plan', 'pro', '--per-minute', '5'], /--per-minute applies to the enterprise plan only/],
     [['keys', 'update', id, '--expires-at', '2001-01-01T00:00:00Z'], /--expires-at must be in the future/],
     [['keys', 'update', id, '--expires-at', 'tomorrow'], /--expires-at must be an ISO 8601 date and time/],
+    // A date that does not exist is refused, not moved (2027-02-30 was stored as 2 March).
+    [
+      ['keys', 'update', id, '--expires-at', '2027-02-30T00:00:00Z'],
+      /^animal-store: --expires-at must be a date and time that exists \(February 2027 has 28 days, not day 30; got "2027-02-30T00:00:00Z"\)\n/,
+    ],
+    [
+      ['keys', 'update', id, '--expires-at', '2099-01-01T24:00Z'],
+      /--expires-at must be a date and time that exists \(hours go from 00 to 23, not 24/,
+    ],
+    // PostgreSQL cannot store a NUL, SQLite can: refused before either is asked.
+    [
+      ['keys', 'update', id, '--metadata', '{"customer":"c\\u0000"}'],
+      /^animal-store: metadata\.customer must not contain U\+0000 \(NUL\)\n/,
+    ],
     [['keys', 'update', id, '--metadata', '{"x":'], /--metadata must be a JSON object/],
     [['keys', 'update', id, '--metadata', JSON.stringify({ x: 'y'.repeat(5000) })], /--metadata must be at most 4096 bytes/],
     [['keys', 'update', id], /keys update needs at least one of/],
@@ -61,6 +75,10 @@ test('keys show, update, rotate, list filters: --json, and bad input exits 2 nam
     [['keys', 'list', '--state', 'sleeping'], /--state must be one of active, expired, revoked/],
     [['keys', 'list', '--limit', '500'], /--limit must be an integer from 1 to 100/],
     [['keys', 'create', '--plan', 'free', '--name', 'x', '--expires-at', '2001-01-01T00:00:00Z'], /--expires-at must be in the future/],
+    [
+      ['keys', 'create', '--plan', 'free', '--name', 'x', '--expires-at', '2099-04-31T00:00:00Z'],
+      /--expires-at must be a date and time that exists/,
+    ],
   ]
   for (const [args, message] of refused) {
     const r = await runCli(args, { db })
