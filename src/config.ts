@@ -51,6 +51,8 @@ export interface Config {
   durability: Durability
   redisUrl: string | undefined
   redisFailurePolicy: RedisFailurePolicy
+  /** What every Redis key of the limiter starts with (before its `{hash tag}`). */
+  redisKeyPrefix: string
   /** Origins allowed to call the API from a browser (CORS): none (undefined), a list, or any ('*'). */
   corsOrigins: string[] | '*' | undefined
   /** Proxies trusted to set X-Forwarded-For: false, or a comma list of addresses/CIDRs. */
@@ -203,6 +205,17 @@ const VARIABLES = {
   REDIS_FAILURE_POLICY: oneOf(['open', 'closed'], 'open', {
     description: 'when Redis is unreachable: `open` = decide with a local in-memory limiter; `closed` = 503',
   }),
+  REDIS_KEY_PREFIX: text(
+    {
+      default: 'as:rl:',
+      cli: true,
+      accepts: '1 to 64 of `A-Z a-z 0-9 : _ . -`',
+      description:
+        'what the limiter’s Redis keys start with: one Redis shared by several deployments (staging and production) keeps their limits apart with a prefix each; every instance of one service must use the same',
+    },
+    (value) =>
+      /^[A-Za-z0-9:_.-]{1,64}$/.test(value) ? undefined : `must be 1 to 64 of A-Z a-z 0-9 : _ . - (got ${JSON.stringify(value)})`,
+  ),
   CORS_ORIGINS: optional(
     text(
       {
@@ -471,6 +484,7 @@ export function loadConfig(env: Env = process.env): Config {
     durability: v.DURABILITY,
     redisUrl,
     redisFailurePolicy: v.REDIS_FAILURE_POLICY,
+    redisKeyPrefix: v.REDIS_KEY_PREFIX,
     corsOrigins: corsOrigins(v.CORS_ORIGINS),
     trustProxy: trustProxy(v.TRUST_PROXY),
     logLevel: v.LOG_LEVEL,

@@ -2,7 +2,19 @@
 // src/config.ts's own: its source where this process runs TypeScript (the tests, through tsx),
 // else the build (the benchmark and the soak, which build first).
 
+import { randomBytes } from 'node:crypto'
+
 const [{ CONFIG_VARIABLES }, { CONFIG_FILE_VARIABLE }] = await Promise.all([serviceModule('config'), serviceModule('config-file')])
+
+/**
+ * The limiter's Redis key prefix of every service this process starts (REDIS_KEY_PREFIX). The
+ * machine's Redis is shared by every test file, by the lanes of one run and by whatever else runs
+ * beside it, and keyless clients are limited by address: a file that got 127.0.0.1 banned there
+ * (`as:rl:` by default, bans last up to an hour) made another file's 401 a 429 `key_banned`, and
+ * its revoked key's poller failed. A prefix of its own per test process keeps each file's limits
+ * its own; the servers one file starts still share theirs, as instances of one service do.
+ */
+export const REDIS_KEY_PREFIX = `as:test:${process.pid}-${randomBytes(4).toString('hex')}:`
 
 /** Every variable the service reads: its configuration and the one naming the config file. */
 export const CONFIG_VARS = [...CONFIG_VARIABLES, CONFIG_FILE_VARIABLE]
@@ -17,6 +29,7 @@ export function serviceEnv(overrides = {}) {
   const env = { ...process.env }
   for (const name of CONFIG_VARS) delete env[name]
   env[CONFIG_FILE_VARIABLE] = 'off'
+  env.REDIS_KEY_PREFIX = REDIS_KEY_PREFIX
   delete env.NODE_TEST_CONTEXT
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) delete env[name]

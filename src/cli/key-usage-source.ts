@@ -32,6 +32,8 @@ export async function openUsageSource(config: Config): Promise<UsageSource | und
       url: config.redisUrl,
       policy,
       failurePolicy: 'closed',
+      keyPrefix: config.redisKeyPrefix,
+      maxAddresses: config.limiterMaxAddresses,
       fallback: new MemoryLimiter(systemClock, policy),
       metrics: new Metrics({ defaultMetrics: false }),
       log: quiet,

@@ -26,6 +26,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { Redis } from 'ioredis'
+import { REDIS_KEY_PREFIX } from '../../tools/service-env.mjs'
 import { waitFor } from '../helpers/cluster.js'
 import { requireThrowaway, startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from '../helpers/faults.js'
 import { bearer, createKeyViaCli, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
@@ -371,7 +372,7 @@ test('Redis outage under load: fail-open keeps serving on local limits, fail-clo
       env: { REDIS_URL: redis.url, REDIS_FAILURE_POLICY: 'closed', LOG_LEVEL: 'warn' },
     }),
   ])
-  const openHash = `as:rl:{k:${openKey.id}}`
+  const openHash = `${REDIS_KEY_PREFIX}{k:${openKey.id}}`
   const load = new Load(
     [
       { name: 'open', server: open, key: openKey.key },

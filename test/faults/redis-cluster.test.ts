@@ -3,8 +3,8 @@
  * with a replica each (test/helpers/redis-topologies.ts), three service instances on one
  * PostgreSQL database.
  *
- * - Each key's state is one hash-tagged key, `as:rl:{k:<id>}`, in the slot of `k:<id>` (a keyless
- *   address's in the slot of its table, `as:rl:{addresses:<n>}:a:<address>`), on the master that
+ * - Each key's state is one hash-tagged key, `<REDIS_KEY_PREFIX>{k:<id>}`, in the slot of `k:<id>` (a keyless
+ *   address's in the slot of its table, `<REDIS_KEY_PREFIX>{addresses:<n>}:a:<address>`), on the master that
  *   serves that slot; the limits are exact across the three instances (200
  *   simultaneous requests of a Free key: exactly 60 pass, 59 rate_limited, 81 key_banned) for
  *   keys on different masters at once.
@@ -21,6 +21,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { addressIdentity } from '../../src/auth/address-identity.js'
 import { limiterKeys } from '../../src/limits/redis/limiter-keys.js'
+import { REDIS_KEY_PREFIX } from '../../tools/service-env.mjs'
 import { burst, ensureMinuteRoom, tally, useScratchDatabase, waitFor } from '../helpers/cluster.js'
 import { FallbackWatch, LimitedLoad } from '../helpers/failover-load.js'
 import { requireThrowaway } from '../helpers/faults.js'
@@ -72,7 +73,7 @@ test('the limiter on a 3-master Redis Cluster: exact limits, and a master failov
     const byMaster = new Map<number, { key: string; id: string }>()
     for (let i = 0; i < 15 && byMaster.size < 3; i++) {
       const created = await createKeyViaCli(db, { plan: 'free', name: `cluster ${i}` })
-      const port = cluster.masterOf(`as:rl:{k:${created.id}}`).port
+      const port = cluster.masterOf(`${REDIS_KEY_PREFIX}{k:${created.id}}`).port
       if (!byMaster.has(port)) byMaster.set(port, created)
     }
     assert.equal(byMaster.size, 3, 'keys on three different masters')
@@ -87,7 +88,7 @@ test('the limiter on a 3-master Redis Cluster: exact limits, and a master failov
     }
     for (const [i, [port, { id }]] of [...byMaster].entries()) {
       const counts = tally(results[i]!)
-      const hashKey = `as:rl:{k:${id}}`
+      const hashKey = `${REDIS_KEY_PREFIX}{k:${id}}`
       assert.equal(redisCli(port, 'cluster', 'keyslot', hashKey).trim(), redisCli(port, 'cluster', 'keyslot', `k:${id}`).trim())
       assert.equal(redisCli(port, 'exists', hashKey).trim(), '1', `${hashKey} lives on its slot's master ${port}`)
       assert.deepEqual(counts, { '200': 60, '429 rate_limited': 59, '429 key_banned': 81 }, `key on master ${port}`)
@@ -103,7 +104,7 @@ test('the limiter on a 3-master Redis Cluster: exact limits, and a master failov
         createKeyViaCli(db, { plan: 'enterprise', name: `failover ${i}`, perMinute: QUOTA, perDay: 1_000_000 }),
       ),
     )
-    const victim = cluster.masterOf(`as:rl:{k:${keys[0]!.id}}`)
+    const victim = cluster.masterOf(`${REDIS_KEY_PREFIX}{k:${keys[0]!.id}}`)
     const [replica] = cluster.replicasOf(victim.port)
     assert.ok(replica, `master ${victim.port} has a replica to promote`)
     // Allowed counts are kept per minute window, so a boundary during the load changes nothing.
@@ -125,7 +126,7 @@ test('the limiter on a 3-master Redis Cluster: exact limits, and a master failov
       // The replica takes over once the others agree the master failed (cluster-node-timeout 2 s).
       const promoted = await waitFor(() => {
         try {
-          return cluster.masterOf(`as:rl:{k:${keys[0]!.id}}`).port === replica.port
+          return cluster.masterOf(`${REDIS_KEY_PREFIX}{k:${keys[0]!.id}}`).port === replica.port
         } catch {
           return false
         }
@@ -154,7 +155,8 @@ test('the limiter on a 3-master Redis Cluster: exact limits, and a master failov
     // Exact again on the promoted master: a client address whose slot it now serves.
     let address: string | undefined
     for (let i = 2; i < 250 && address === undefined; i++) {
-      if (cluster.masterOf(limiterKeys('as:rl:', addressIdentity(`127.0.0.${i}`))[0]).port === replica.port) address = `127.0.0.${i}`
+      if (cluster.masterOf(limiterKeys(REDIS_KEY_PREFIX, addressIdentity(`127.0.0.${i}`))[0]).port === replica.port)
+        address = `127.0.0.${i}`
     }
     assert.ok(address, 'an address on the promoted master')
     await ensureMinuteRoom(10)

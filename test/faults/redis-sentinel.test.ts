@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { REDIS_KEY_PREFIX } from '../../tools/service-env.mjs'
 import { burst, ensureMinuteRoom, tally, useScratchDatabase, waitFor } from '../helpers/cluster.js'
 import { FallbackWatch, LimitedLoad } from '../helpers/failover-load.js'
 import { requireThrowaway } from '../helpers/faults.js'
@@ -63,7 +64,7 @@ test('the limiter behind Sentinel follows a new master by itself after the old o
     return id
   }
   const before = await exact('before the failover')
-  assert.equal(redisCli(sentinel.master.port, 'exists', `as:rl:{k:${before}}`).trim(), '1', 'written to the first master')
+  assert.equal(redisCli(sentinel.master.port, 'exists', `${REDIS_KEY_PREFIX}{k:${before}}`).trim(), '1', 'written to the first master')
 
   const keys = await Promise.all(
     Array.from({ length: 6 }, (_, i) =>
@@ -121,10 +122,14 @@ test('the limiter behind Sentinel follows a new master by itself after the old o
   assert.deepEqual(load.failures, [], 'no 5xx and no failed request during the failover')
   assert.ok(worst.allowed <= QUOTA * (1 + INSTANCES), `key ${worst.key} allowed ${worst.allowed} in a minute`)
   for (const { id } of keys) {
-    assert.equal(redisCli(sentinel.replica.port, 'exists', `as:rl:{k:${id}}`).trim(), '1', `the limiter writes ${id} to the new master`)
+    assert.equal(
+      redisCli(sentinel.replica.port, 'exists', `${REDIS_KEY_PREFIX}{k:${id}}`).trim(),
+      '1',
+      `the limiter writes ${id} to the new master`,
+    )
   }
   const after = await exact('after the failover')
-  assert.equal(redisCli(sentinel.replica.port, 'exists', `as:rl:{k:${after}}`).trim(), '1')
+  assert.equal(redisCli(sentinel.replica.port, 'exists', `${REDIS_KEY_PREFIX}{k:${after}}`).trim(), '1')
 
   for (const s of instances) assert.equal((await s.stop('SIGTERM')).code, 0, s.stderr())
 })

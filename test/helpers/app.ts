@@ -8,6 +8,7 @@ import { buildService } from '../../src/service.js'
 import { type Clock, ManualClock } from '../../src/shared/clock.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
+import { REDIS_KEY_PREFIX } from '../../tools/service-env.mjs'
 import { createApiKey } from './keys.js'
 
 // One implementation, shared with the process tests, the benchmark and the soak.
@@ -71,10 +72,12 @@ export async function buildTestApp(
  * The configuration of an empty environment (no first key, no limiter state file), overridden by
  * `env`. Without LIMITER_STATE_FILE=off the default DATABASE_URL would put one in the checkout's
  * data/ directory, where every test app's close saved its windows and the next test app of any
- * file loaded them: 127.0.0.1 ran out of its anonymous quota across files.
+ * file loaded them: 127.0.0.1 ran out of its anonymous quota across files. With REDIS_URL, this
+ * process's own key prefix keeps the shared Redis's counters of 127.0.0.1 from being every file's
+ * (tools/service-env.mjs).
  */
 export const testConfig = (env: Record<string, string> = {}): Config =>
-  loadConfig({ BOOTSTRAP_KEY: 'false', LIMITER_STATE_FILE: 'off', ...env })
+  loadConfig({ BOOTSTRAP_KEY: 'false', LIMITER_STATE_FILE: 'off', REDIS_KEY_PREFIX, ...env })
 
 /** A fresh in-memory SQLite store. */
 export const memoryStorage = (): Storage => new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })

@@ -19,6 +19,7 @@ import { test } from 'node:test'
 import { Redis } from 'ioredis'
 import { addressIdentity } from '../../src/auth/address-identity.js'
 import { limiterKeys } from '../../src/limits/redis/limiter-keys.js'
+import { REDIS_KEY_PREFIX } from '../../tools/service-env.mjs'
 import { ensureMinuteRoom, useScratchDatabase, waitFor } from '../helpers/cluster.js'
 import { requireThrowaway, startThrowawayRedis } from '../helpers/faults.js'
 import { bearer, createKeyViaCli, freePort, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
@@ -132,8 +133,8 @@ test('three instances behind HAProxy: real client addresses, a rolling restart u
     const client = new Redis(redis.url, { lazyConnect: true })
     await client.connect()
     try {
-      const keys = (await client.keys('as:rl:{addresses:*}:a:*')).sort()
-      const own = (address: string) => limiterKeys('as:rl:', addressIdentity(address))[0]
+      const keys = (await client.keys(`${REDIS_KEY_PREFIX}{addresses:*}:a:*`)).sort()
+      const own = (address: string) => limiterKeys(REDIS_KEY_PREFIX, addressIdentity(address))[0]
       assert.deepEqual(keys, [own('127.0.0.2'), own('127.0.0.3')].sort(), 'no window for the balancer itself')
     } finally {
       client.disconnect()
