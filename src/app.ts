@@ -25,6 +25,7 @@ import { LastUsedRecorder } from './keys/last-used.js'
 import type { RateLimiter } from './limits/limiter.js'
 import { infoLines } from './logger.js'
 import { Metrics } from './ops/metrics.js'
+import { Readiness } from './ops/readiness.js'
 import { opsRoutes } from './ops/routes.js'
 import { registerPetsApi } from './pets/index.js'
 import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
@@ -51,6 +52,11 @@ export interface AppDependencies {
   keyAdmin?: KeyAdministration
   /** The counts usage history has not stored yet, merged into the admin API's answers; by default this app's own. */
   usagePending?: Pick<UsageRecorder, 'pendingBuckets' | 'pendingTotals'>
+  /**
+   * The dependency checks of /readyz; by default this app's own. The admin listener shares the main
+   * one's, so that probes of both cost one check per interval.
+   */
+  readiness?: Readiness
   /**
    * 'main' (default): the public API, its docs, / and health. 'admin': the admin API, /metrics and
    * health, for the admin listener (ADMIN_PORT). Neither serves the other's paths in any spelling:
@@ -155,6 +161,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const admin = main
     ? undefined
     : adminApi({ admin: deps.keyAdmin ?? keyService, usage: usageHistory, adminTokens: storage.adminTokens, limiter, metrics })
+  const readiness =
+    deps.readiness ??
+    new Readiness({
+      storage,
+      limiter,
+      metrics,
+      limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
+    })
 
   routes.collect(app)
   app.addHook('onRoute', closeQueryStrings)
@@ -184,6 +198,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.decorate('keyService', keyService)
   app.decorate('usageRecorder', usage)
   app.decorate('metrics', metrics)
+  app.decorate('readiness', readiness)
 
   if (config.corsOrigins !== undefined && main) await registerCors(app, config.corsOrigins)
   const deprecation = registerDeprecation(app, clock, linkBase)
@@ -207,12 +222,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     await registerPetsApi(app, { config, pets: storage.pets, clock, linkBase })
   }
   await app.register(opsRoutes, {
-    storage,
-    limiter,
+    readiness,
     metrics,
     reference: { docs: DOCS_PATH, openapi: OPENAPI_PATH },
     drain: deps.drain,
-    limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
     listener,
   })
   await admin?.register(app)
@@ -226,5 +239,6 @@ declare module 'fastify' {
     keyService: KeyService
     usageRecorder: UsageRecorder
     metrics: Metrics
+    readiness: Readiness
   }
 }

@@ -60,7 +60,13 @@ export async function buildService(config: Config, overrides: ServiceOverrides =
 
     let admin: Promise<FastifyInstance> | undefined
     const buildAdmin = async () => {
-      const adminApp = await buildApp({ ...deps, listener: 'admin', keyAdmin: app.keyService, usagePending: app.usageRecorder })
+      const adminApp = await buildApp({
+        ...deps,
+        listener: 'admin',
+        keyAdmin: app.keyService,
+        usagePending: app.usageRecorder,
+        readiness: app.readiness,
+      })
       try {
         await adminApp.ready()
       } catch (error) {
