@@ -58,6 +58,11 @@ export interface AppDependencies {
    */
   readiness?: Readiness
   /**
+   * Where the admin listener learns of revoked admin tokens: the main app's key resolver, whose
+   * poll of the change log (and PostgreSQL NOTIFY) tells of them. Without one, the app polls itself.
+   */
+  keyChanges?: KeyResolver
+  /**
    * 'main' (default): the public API, its docs, / and health. 'admin': the admin API, /metrics and
    * health, for the admin listener (ADMIN_PORT). Neither serves the other's paths in any spelling:
    * they are simply not routes of that app.
@@ -158,9 +163,19 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     clock,
     pending: deps.usagePending ?? usage,
   })
+  // The main app's resolver tells the admin listener's app of revoked admin tokens; an admin app
+  // built alone (tests) starts its own.
+  const keyChanges = deps.keyChanges ?? keys
   const admin = main
     ? undefined
-    : adminApi({ admin: deps.keyAdmin ?? keyService, usage: usageHistory, adminTokens: storage.adminTokens, limiter, metrics })
+    : adminApi({
+        admin: deps.keyAdmin ?? keyService,
+        usage: usageHistory,
+        adminTokens: storage.adminTokens,
+        keyChanges,
+        limiter,
+        metrics,
+      })
   const readiness =
     deps.readiness ??
     new Readiness({
@@ -179,15 +194,21 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // An unknown Expect value is ignored (RFC 9110 allows it) rather than Node's empty 417.
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res))
 
-  if (main) {
+  if (main || keyChanges === keys) {
     app.addHook('onReady', async () => {
       await keys.start()
+    })
+    app.addHook('onClose', async () => {
+      await keys.stop()
+    })
+  }
+  if (main) {
+    app.addHook('onReady', async () => {
       lastUsed.start()
       usage.start()
       usageRetention.start()
     })
     app.addHook('onClose', async () => {
-      await keys.stop()
       // Before the caller closes storage: the last batch of last-used times is written.
       await lastUsed.stop()
       await Promise.all([usage.stop(), usageRetention.stop()])

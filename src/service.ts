@@ -65,6 +65,7 @@ export async function buildService(config: Config, overrides: ServiceOverrides =
         listener: 'admin',
         keyAdmin: app.keyService,
         usagePending: app.usageRecorder,
+        keyChanges: app.keyResolver,
         readiness: app.readiness,
       })
       try {
