@@ -6,7 +6,7 @@ import { ANONYMOUS_QUOTA } from '../shared/plans.js'
  * token) that this instance has not cached: is the client's address refused anyway? An unknown
  * secret is limited as its address, so an address over its limit or banned would be refused
  * whatever storage answered; without this, each of its guesses would still cost the shared
- * database a query (issue 28). The address's window is peeked at (nothing counted); only when it
+ * database a query. The address's window is peeked at (nothing counted); only when it
  * refuses is the request counted against it, as any refused request is (rejections start and
  * extend bans), and that decision is returned: the caller answers with it and asks storage
  * nothing. Undefined: the address is not refused, ask storage.
