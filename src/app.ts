@@ -25,6 +25,7 @@ import { LastUsedRecorder } from './keys/last-used.js'
 import type { RateLimiter } from './limits/limiter.js'
 import { infoLines } from './logger.js'
 import { Metrics } from './ops/metrics.js'
+import { Readiness } from './ops/readiness.js'
 import { opsRoutes } from './ops/routes.js'
 import { registerPetsApi } from './pets/index.js'
 import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
@@ -51,6 +52,16 @@ export interface AppDependencies {
   keyAdmin?: KeyAdministration
   /** The counts usage history has not stored yet, merged into the admin API's answers; by default this app's own. */
   usagePending?: Pick<UsageRecorder, 'pendingBuckets' | 'pendingTotals'>
+  /**
+   * The dependency checks of /readyz; by default this app's own. The admin listener shares the main
+   * one's, so that probes of both cost one check per interval.
+   */
+  readiness?: Readiness
+  /**
+   * Where the admin listener learns of revoked admin tokens: the main app's key resolver, whose
+   * poll of the change log (and PostgreSQL NOTIFY) tells of them. Without one, the app polls itself.
+   */
+  keyChanges?: KeyResolver
   /**
    * 'main' (default): the public API, its docs, / and health. 'admin': the admin API, /metrics and
    * health, for the admin listener (ADMIN_PORT). Neither serves the other's paths in any spelling:
@@ -154,9 +165,27 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     clock,
     pending: deps.usagePending ?? usage,
   })
+  // The main app's resolver tells the admin listener's app of revoked admin tokens; an admin app
+  // built alone (tests) starts its own.
+  const keyChanges = deps.keyChanges ?? keys
   const admin = main
     ? undefined
-    : adminApi({ admin: deps.keyAdmin ?? keyService, usage: usageHistory, adminTokens: storage.adminTokens, limiter, metrics })
+    : adminApi({
+        admin: deps.keyAdmin ?? keyService,
+        usage: usageHistory,
+        adminTokens: storage.adminTokens,
+        keyChanges,
+        limiter,
+        metrics,
+      })
+  const readiness =
+    deps.readiness ??
+    new Readiness({
+      storage,
+      limiter,
+      metrics,
+      limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
+    })
 
   routes.collect(app)
   app.addHook('onRoute', closeQueryStrings)
@@ -167,15 +196,21 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // An unknown Expect value is ignored (RFC 9110 allows it) rather than Node's empty 417.
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res))
 
-  if (main) {
+  if (main || keyChanges === keys) {
     app.addHook('onReady', async () => {
       await keys.start()
+    })
+    app.addHook('onClose', async () => {
+      await keys.stop()
+    })
+  }
+  if (main) {
+    app.addHook('onReady', async () => {
       lastUsed.start()
       usage.start()
       usageRetention.start()
     })
     app.addHook('onClose', async () => {
-      await keys.stop()
       // Before the caller closes storage: the last batch of last-used times is written.
       await lastUsed.stop()
       await Promise.all([usage.stop(), usageRetention.stop()])
@@ -186,6 +221,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.decorate('keyService', keyService)
   app.decorate('usageRecorder', usage)
   app.decorate('metrics', metrics)
+  app.decorate('readiness', readiness)
 
   if (config.corsOrigins !== undefined && main) await registerCors(app, config.corsOrigins)
   const deprecation = registerDeprecation(app, clock, linkBase)
@@ -209,12 +245,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     await registerPetsApi(app, { config, pets: storage.pets, clock, linkBase })
   }
   await app.register(opsRoutes, {
-    storage,
-    limiter,
+    readiness,
     metrics,
     reference: { docs: DOCS_PATH, openapi: OPENAPI_PATH },
     drain: deps.drain,
-    limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
     listener,
   })
   await admin?.register(app)
@@ -228,5 +262,6 @@ declare module 'fastify' {
     keyService: KeyService
     usageRecorder: UsageRecorder
     metrics: Metrics
+    readiness: Readiness
   }
 }

@@ -60,7 +60,14 @@ export async function buildService(config: Config, overrides: ServiceOverrides =
 
     let admin: Promise<FastifyInstance> | undefined
     const buildAdmin = async () => {
-      const adminApp = await buildApp({ ...deps, listener: 'admin', keyAdmin: app.keyService, usagePending: app.usageRecorder })
+      const adminApp = await buildApp({
+        ...deps,
+        listener: 'admin',
+        keyAdmin: app.keyService,
+        usagePending: app.usageRecorder,
+        keyChanges: app.keyResolver,
+        readiness: app.readiness,
+      })
       try {
         await adminApp.ready()
       } catch (error) {

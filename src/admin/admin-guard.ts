@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { addressIdentity } from '../auth/address-identity.js'
+import { decideIfAddressRefused } from '../auth/address-precheck.js'
 import { bearerChallenge, parseBearer } from '../auth/bearer.js'
 import { refusal } from '../auth/guard.js'
 import { setRateLimitHeaders } from '../auth/rate-limit-headers.js'
@@ -35,6 +36,8 @@ export interface AdminGuardOptions {
  * authentication by admin token, then the same limiter, headers and 429s as /v1. A valid token is
  * limited per token at ADMIN_QUOTA; anything else per client address at the anonymous rates (the
  * same identity as keyless /v1 requests: guessing is slow on either surface), then refused 401.
+ * A token that is not cached is looked up only when its address is not refused already
+ * (auth/address-precheck.ts): a limited or banned guesser costs storage nothing.
  */
 export function createAdminGuard({ tokens, limiter, metrics }: AdminGuardOptions): Step {
   const conclude = (
@@ -61,7 +64,13 @@ export function createAdminGuard({ tokens, limiter, metrics }: AdminGuardOptions
     token: AdminTokenRecord | undefined,
     problem: AdminAuthProblem | undefined,
     done: Done,
+    /** The address's decision, already taken for this request (decideIfAddressRefused). */
+    addressDecision?: LimitDecision,
   ) => {
+    if (token === undefined && addressDecision !== undefined) {
+      done(conclude(request, reply, token, problem, addressDecision))
+      return
+    }
     const identity = token !== undefined ? 'adm:' + token.id : addressIdentity(clientAddress(request))
     limiter.consume(identity, token !== undefined ? ADMIN_QUOTA : ANONYMOUS_QUOTA).then(
       (decision) => done(conclude(request, reply, token, problem, decision)),
@@ -74,10 +83,22 @@ export function createAdminGuard({ tokens, limiter, metrics }: AdminGuardOptions
     if (header === undefined || header === '') return limit(request, reply, undefined, 'missing', done)
     const presented = parseBearer(header)
     if (presented === undefined) return limit(request, reply, undefined, 'malformed', done)
-    tokens.resolve(presented).then(
-      (result) => {
-        request.presentedAdminTokenId = result.token?.id ?? result.revokedTokenId
-        limit(request, reply, result.token, result.problem, done)
+    const known = tokens.resolveCached(presented)
+    if (known !== undefined) {
+      request.presentedAdminTokenId = known.token?.id
+      return limit(request, reply, known.token, known.problem, done)
+    }
+    // Storage must be asked, unless the address is refused anyway (then it is asked nothing).
+    decideIfAddressRefused(limiter, addressIdentity(clientAddress(request))).then(
+      (decided) => {
+        if (decided !== undefined && !decided.allowed) return done(conclude(request, reply, undefined, 'invalid', decided))
+        tokens.resolve(presented).then(
+          (result) => {
+            request.presentedAdminTokenId = result.token?.id ?? result.revokedTokenId
+            limit(request, reply, result.token, result.problem, done, decided)
+          },
+          (error: Error) => done(error),
+        )
       },
       (error: Error) => done(error),
     )

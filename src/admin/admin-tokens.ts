@@ -9,6 +9,7 @@ import {
   isWellFormedAdminToken,
   looksLikeApiKey,
 } from '../keys/api-key.js'
+import { SecretLookups } from '../keys/secret-lookups.js'
 import { displayPrefix } from '../shared/key-redaction.js'
 import type { AdminTokenRecord, AdminTokenRepository } from './admin-token-repository.js'
 
@@ -99,19 +100,42 @@ export type AdminAuthResult =
   | { token?: undefined; problem: AdminAuthProblem; revokedTokenId?: string }
 
 /**
- * Presented token -> its record. No cache: admin calls are few, and reading storage every time
- * makes a revocation effective at once on every instance. A malformed token (or an API key)
- * never reaches storage.
+ * Presented token -> its record, cached like API keys (SecretLookups): a valid token is read from
+ * storage once, then kept until the change log says it was revoked (the CLI's revoke writes it
+ * there: every instance drops the token within the key refresh interval, at once with PostgreSQL
+ * NOTIFY; see `forget`, called by the key resolver it follows). A revoked or unknown token is
+ * asked about again each time, but the admin guard refuses an address that is over its limit
+ * before it asks. A malformed token (or an API key) never reaches storage.
  */
 export class AdminTokenResolver {
-  constructor(private readonly tokens: AdminTokenRepository) {}
+  private readonly lookups: SecretLookups<AdminTokenRecord>
+
+  constructor(tokens: AdminTokenRepository) {
+    this.lookups = new SecretLookups(
+      (hash) => tokens.findByHash(hash),
+      (record) => record.revokedAt === null,
+    )
+  }
+
+  /** Without a storage round trip: the answer, or undefined when storage must be asked. */
+  resolveCached(presented: string): AdminAuthResult | undefined {
+    if (!isWellFormedAdminToken(presented)) return { problem: looksLikeApiKey(presented) ? 'api_key' : 'invalid' }
+    const record = this.lookups.cached(hashKey(presented))
+    return record === undefined ? undefined : { token: record }
+  }
 
   async resolve(presented: string): Promise<AdminAuthResult> {
-    if (!isWellFormedAdminToken(presented)) return { problem: looksLikeApiKey(presented) ? 'api_key' : 'invalid' }
-    const record = await this.tokens.findByHash(hashKey(presented))
+    const known = this.resolveCached(presented)
+    if (known !== undefined) return known
+    const record = await this.lookups.lookup(hashKey(presented))
     if (record === undefined) return { problem: 'invalid' }
     if (record.revokedAt !== null) return { problem: 'invalid', revokedTokenId: record.id }
     return { token: record }
+  }
+
+  /** Drops one token's hash (its revocation, read from the change log). */
+  forget(hash: string): void {
+    this.lookups.forget(hash)
   }
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Step } from '../http/pipeline.js'
 import type { KeyAdministration } from '../keys/administration.js'
+import type { KeyResolver } from '../keys/key-resolver.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import type { Metrics } from '../ops/metrics.js'
 import type { UsageHistory } from '../usage/usage-history.js'
@@ -16,6 +17,8 @@ export interface AdminApiOptions {
   /** Usage history: its two operations. */
   usage: UsageHistory
   adminTokens: AdminTokenRepository
+  /** Tells the admin token cache of revoked tokens (the change log they are written to with the keys'). */
+  keyChanges: Pick<KeyResolver, 'follow'>
   limiter: RateLimiter
   metrics: Metrics
 }
@@ -25,12 +28,14 @@ export interface AdminApiOptions {
  * `auth: 'admin'`) and `register`, which mounts its document and routes under /admin/v1, and the
  * operator console at /admin/console.
  */
-export function adminApi({ admin, usage, adminTokens, limiter, metrics }: AdminApiOptions): {
+export function adminApi({ admin, usage, adminTokens, keyChanges, limiter, metrics }: AdminApiOptions): {
   guard: Step
   register(app: FastifyInstance): Promise<void>
 } {
+  const tokens = new AdminTokenResolver(adminTokens)
+  keyChanges.follow(tokens)
   return {
-    guard: createAdminGuard({ tokens: new AdminTokenResolver(adminTokens), limiter, metrics }),
+    guard: createAdminGuard({ tokens, limiter, metrics }),
     async register(app) {
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)

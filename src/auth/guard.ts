@@ -12,6 +12,7 @@ import { ApiError } from '../shared/errors.js'
 import { ANONYMOUS_QUOTA } from '../shared/plans.js'
 import type { LimitOutcome } from '../usage/counts.js'
 import { addressIdentity } from './address-identity.js'
+import { decideIfAddressRefused } from './address-precheck.js'
 import { bearerChallenge, parseBearer } from './bearer.js'
 import { secondsUntilRetry, setRateLimitHeaders } from './rate-limit-headers.js'
 
@@ -87,7 +88,8 @@ const UNAUTHORIZED: Record<Exclude<Problem, 'expired'>, string> = {
  * limited but not refused for want of a key (it gets its 404/405).
  *
  * A cached key and the in-memory limiter decide without a promise (this runs on every request);
- * storage lookups and Redis go async.
+ * storage lookups and Redis go async. A key that is not cached is looked up only when its address
+ * is not refused already (auth/address-precheck.ts): a limited or banned guesser costs storage nothing.
  */
 export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: GuardOptions): Step {
   /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
@@ -125,6 +127,8 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: 
     found: ApiKeyRecord | undefined,
     invalid: Problem | undefined,
     done: Done,
+    /** The address's decision, already taken for this request (decideIfAddressRefused). */
+    addressDecision?: LimitDecision,
   ) => {
     let key = found
     let problem = invalid
@@ -140,6 +144,10 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: 
         key = undefined
         problem = 'expired'
       } else lastUsed.touch(key.id, now)
+    }
+    if (key === undefined && addressDecision !== undefined) {
+      done(conclude(request, reply, key, problem, addressDecision, expiredAt))
+      return
     }
     const identity = key !== undefined ? limiterIdentity(key) : addressIdentity(clientAddress(request))
     const quota = key ?? ANONYMOUS_QUOTA
@@ -166,8 +174,15 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: 
     if (token === undefined) return limit(request, reply, undefined, 'malformed', done)
     const cached = keys.resolveCached(token)
     if (cached !== undefined) return limit(request, reply, cached || undefined, cached ? undefined : 'invalid', done)
-    keys.resolve(token).then(
-      (key) => limit(request, reply, key, key ? undefined : 'invalid', done),
+    // Storage must be asked, unless the address is refused anyway (then it is asked nothing).
+    decideIfAddressRefused(limiter, addressIdentity(clientAddress(request))).then(
+      (decided) => {
+        if (decided !== undefined && !decided.allowed) return done(conclude(request, reply, undefined, 'invalid', decided, undefined))
+        keys.resolve(token).then(
+          (key) => limit(request, reply, key, key ? undefined : 'invalid', done, decided),
+          (error: Error) => done(error),
+        )
+      },
       (error: Error) => done(error),
     )
   }

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { BODY_LIMIT_TEXT } from '../shared/body-limit.js'
 import { bodyOf } from '../shared/error-body.js'
 import { ApiError, type ErrorCode } from '../shared/errors.js'
-import { LimiterUnavailableError, StorageUnavailableError } from '../shared/outages.js'
+import { LimiterUnavailableError, StorageFaultError, StorageUnavailableError } from '../shared/outages.js'
 import { describeValidationErrors } from './validation.js'
 
 const BY_FASTIFY_CODE: Record<string, [ErrorCode, string]> = {
@@ -48,11 +48,14 @@ export function toApiError(error: unknown): ApiError {
 /**
  * The one function that answers an error, whatever raised it (a hook, a handler, the parser, the
  * router). Unexpected failures are logged with their stack; an unavailable dependency is not
- * logged per request (its client logs the outage once and the recovery once).
+ * logged per request (its client logs the outage once and the recovery once), but a storage fault
+ * (a full disk, a corrupt page) is, as it was when it was a 500: nothing else reports it, and an
+ * operator must act.
  */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): void {
   const apiError = toApiError(error)
   if (apiError.code === 'internal_error') request.log.error({ err: error }, 'request failed')
+  else if (error instanceof StorageFaultError) request.log.error({ err: error, fault: error.fault }, 'storage fault')
   reply.code(apiError.status).headers(apiError.headers).send(bodyOf(apiError))
 }
 

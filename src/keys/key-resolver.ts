@@ -2,6 +2,7 @@ import type { Environment } from '../config.js'
 import { type ApiKeyRecord, hashKey, isWellFormedKey } from './api-key.js'
 import type { KeyCache } from './key-service.js'
 import type { KeyRepository } from './repository.js'
+import { SecretLookups } from './secret-lookups.js'
 
 export interface KeyResolverOptions {
   env: Environment
@@ -18,17 +19,21 @@ export interface KeyResolverOptions {
  * revocation, in any process) appends to, and drops those hashes; the next request reloads the
  * key. Stores that can push changes (PostgreSQL LISTEN/NOTIFY) also drop them the moment they
  * commit; the polling stays as the safety net for messages lost while the push channel
- * reconnects. Expiry needs no invalidation: the record carries expiresAt, checked on every request. Unknown keys are not cached, so a key created a moment ago works at
- * once; malformed keys (bad prefix or checksum) never reach storage at all, and guessing is
- * throttled by the per-address limit.
+ * reconnects. Expiry needs no invalidation: the record carries expiresAt, checked on every request.
+ * Unknown keys are not cached, so a key created a moment ago works at once (SecretLookups: no
+ * negative cache, identical lookups share one query); malformed keys (bad prefix or checksum)
+ * never reach storage at all, and guessing is throttled by the per-address limit, which the
+ * guard checks before it asks (auth/address-precheck.ts).
+ *
+ * The same change log carries revoked admin tokens: caches that `follow` this resolver (the admin
+ * tokens') drop what it drops.
  */
 export class KeyResolver implements KeyCache {
-  private readonly cache = new Map<string, ApiKeyRecord>()
+  private readonly lookups: SecretLookups<ApiKeyRecord>
+  private readonly followers: Array<Pick<KeyCache, 'forget'>> = []
   private cursor: number | null = null
   private timer: NodeJS.Timeout | undefined
   private polling = false
-  /** Bumped on every invalidation, so a lookup racing a revocation is not cached. */
-  private invalidations = 0
   private unwatch: (() => Promise<void>) | undefined
   /** Bumped by stop(), so a start() still awaiting storage knows to undo what it set up. */
   private generation = 0
@@ -36,7 +41,17 @@ export class KeyResolver implements KeyCache {
   constructor(
     private readonly keys: KeyRepository,
     private readonly options: KeyResolverOptions,
-  ) {}
+  ) {
+    this.lookups = new SecretLookups(
+      (hash) => keys.findKeyByHash(hash),
+      (record) => record.revokedAt === null,
+    )
+  }
+
+  /** `cache` is told of every hash this resolver drops. */
+  follow(cache: Pick<KeyCache, 'forget'>): void {
+    this.followers.push(cache)
+  }
 
   async start(): Promise<void> {
     const generation = this.generation
@@ -80,7 +95,7 @@ export class KeyResolver implements KeyCache {
   resolveCached(key: string): ApiKeyRecord | false | undefined {
     // Only well-formed keys of this environment are ever cached (see resolve), so a cached key needs
     // no format and checksum check: that check runs for the keys storage must be asked about.
-    const cached = this.cache.get(hashKey(key))
+    const cached = this.lookups.cached(hashKey(key))
     if (cached !== undefined) return cached
     return isWellFormedKey(key, this.options.env) ? undefined : false
   }
@@ -91,16 +106,7 @@ export class KeyResolver implements KeyCache {
    */
   async resolve(key: string): Promise<ApiKeyRecord | undefined> {
     if (!isWellFormedKey(key, this.options.env)) return undefined
-    const hash = hashKey(key)
-    const cached = this.cache.get(hash)
-    if (cached !== undefined) return cached
-    // A lookup that overlaps an invalidation may have read the key before its change
-    // committed: use its answer for this request only, never cache it.
-    const seen = this.invalidations
-    const record = await this.keys.findKeyByHash(hash)
-    if (record === undefined || record.revokedAt !== null) return record
-    if (seen === this.invalidations) this.cache.set(hash, record)
-    return record
+    return this.lookups.lookup(hashKey(key))
   }
 
   /** Drops keys changed since the last poll from the cache (on the timer; tests call it rather than wait). */
@@ -120,11 +126,11 @@ export class KeyResolver implements KeyCache {
 
   /** Drops one hash now (push-based invalidation: PostgreSQL NOTIFY, or the key service of this process). */
   forget(hash: string): void {
-    this.invalidations++
-    this.cache.delete(hash)
+    this.lookups.forget(hash)
+    for (const follower of this.followers) follower.forget(hash)
   }
 
   get cachedCount(): number {
-    return this.cache.size
+    return this.lookups.size
   }
 }

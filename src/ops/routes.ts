@@ -3,24 +3,16 @@ import { type Static, Type } from 'typebox'
 import type { Drain } from '../shared/drain.js'
 import { SERVICE_VERSION } from '../version.js'
 import type { Metrics } from './metrics.js'
-
-/** What /readyz checks: the store or the limiter, by its kind (sqlite, redis, …). */
-export interface Dependency {
-  readonly kind: string
-  /** Rejects when the dependency cannot answer. */
-  ping(): Promise<void>
-}
+import type { Readiness } from './readiness.js'
 
 export interface OpsRoutesOptions {
-  storage: Dependency
-  limiter: Dependency
+  /** The dependency checks of /readyz (cached: see READINESS_MAX_AGE_MS). */
+  readiness: Readiness
   metrics: Metrics
   /** Where `GET /` says the API reference (`docs`) and the OpenAPI document (`openapi`) are. */
   reference: { docs: string; openapi: string }
   /** Draining before a stop: not ready, whatever the dependencies say. */
   drain?: Drain | undefined
-  /** When the limiter fails closed, the service is not ready without it. */
-  limiterRequired: boolean
   /**
    * Which listener these are for. 'main': `GET /` (where the docs are), /healthz and /readyz.
    * 'admin': /healthz, /readyz and /metrics, which is for operators only (series by route and
@@ -44,10 +36,7 @@ const ServiceIndex = Type.Object(
 )
 
 /** Health, readiness and metrics, outside /v1, with no key and no rate limit. */
-export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (
-  app,
-  { storage, limiter, metrics, reference, drain, limiterRequired, listener },
-) => {
+export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, { readiness, metrics, reference, drain, listener }) => {
   if (listener === 'main') {
     let serviceIndex: Static<typeof ServiceIndex> | undefined
     app.get('/', { config: { public: true }, schema: { ...hidden, response: { 200: ServiceIndex } } }, async () => {
@@ -67,28 +56,8 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (
   app.get('/readyz', { config: { public: true }, schema: hidden }, async (_request, reply) => {
     // Stopping: the balancer must take this instance out now, while it still serves what it gets.
     if (drain?.draining) return reply.code(503).send({ status: 'draining' })
-    const check = async (name: string, ping: () => Promise<void>) => {
-      try {
-        await withTimeout(ping(), 1000)
-        metrics.dependencyUp.set({ dependency: name }, 1)
-        return 'up'
-      } catch {
-        metrics.dependencyUp.set({ dependency: name }, 0)
-        return 'down'
-      }
-    }
-    const [database, rateLimiter] = await Promise.all([
-      check(storage.kind, () => storage.ping()),
-      check(limiter.kind, () => limiter.ping()),
-    ])
-    // A limiter that fails open still serves (on a local fallback, limits per instance): still
-    // ready (200, so that a load balancer does not pull every instance when Redis dies), but
-    // "degraded". Fail-closed, requests are refused without it: not ready.
-    const ready = database === 'up' && (rateLimiter === 'up' || !limiterRequired)
-    return reply.code(ready ? 200 : 503).send({
-      status: !ready ? 'unavailable' : rateLimiter === 'up' ? 'ready' : 'degraded',
-      checks: { database: { engine: storage.kind, status: database }, rateLimiter: { store: limiter.kind, status: rateLimiter } },
-    })
+    const { ready, body } = await readiness.check()
+    return reply.code(ready ? 200 : 503).send(body)
   })
 
   if (listener === 'admin') {
@@ -97,14 +66,4 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (
       return metrics.registry.metrics()
     })
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('timeout')), ms)
-    }),
-  ]).finally(() => clearTimeout(timer))
 }

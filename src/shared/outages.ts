@@ -18,3 +18,33 @@ export class LimiterUnavailableError extends Error {
     this.name = 'LimiterUnavailableError'
   }
 }
+
+/**
+ * What keeps a store from writing (or reading) what it holds, whoever asks: its disk is full, the
+ * disk or file fails (I/O error), a page is corrupt, or the database is read-only (a read-only
+ * file or mount, a standby). Retrying later may succeed (space is freed, a failover completes).
+ */
+export type StorageFault = 'disk_full' | 'io_error' | 'corrupt' | 'read_only'
+
+const FAULT_TEXT: Record<StorageFault, string> = {
+  disk_full: 'the database is full',
+  io_error: 'the database had an I/O error',
+  corrupt: 'the database is corrupt',
+  read_only: 'the database is read-only',
+}
+
+/**
+ * A storage outage of the store itself rather than of the way to it: answered 503 like any other,
+ * and remembered by the store, whose readiness says so until a write goes through again. The
+ * message (for logs and the CLI, never an HTTP answer) keeps the engine's own.
+ */
+export class StorageFaultError extends StorageUnavailableError {
+  constructor(
+    readonly fault: StorageFault,
+    cause: unknown,
+  ) {
+    super(cause)
+    this.name = 'StorageFaultError'
+    this.message = `${FAULT_TEXT[fault]}: ${cause instanceof Error ? cause.message : String(cause)}`
+  }
+}

@@ -117,8 +117,9 @@ describe('errors', () => {
       consume: async () => {
         throw new LimiterUnavailableError()
       },
+      // As RedisLimiter's does under REDIS_FAILURE_POLICY=closed (the guard peeks before it looks a key up).
       peek: async () => {
-        throw new Error('unused')
+        throw new LimiterUnavailableError()
       },
       ping: async () => {
         throw new Error('down')

@@ -60,3 +60,34 @@ test('a key revoked through the CLI is refused by a running server, and stays re
   assert.equal((await request(`${again.url}/v1/pets`, { headers: bearer(bystander.key) })).status, 200)
   await again.stop()
 })
+
+test('an admin token revoked through the CLI is refused by a running server (cached like keys)', { timeout: 60_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const created = await runCli(['admin-tokens', 'create', '--name', 'to revoke', '--json'], { db })
+  assert.equal(created.code, 0, created.stderr)
+  const { token, adminToken } = JSON.parse(created.stdout) as { token: string; adminToken: { id: string } }
+  const server = await startServer(t, { dir, db })
+  const call = () => request(`${server.adminUrl}/admin/v1/keys`, { headers: bearer(token) })
+  assert.equal((await call()).status, 200) // now cached
+
+  const revoke = await runCli(['admin-tokens', 'revoke', adminToken.id], { db })
+  const revokedAt = performance.now()
+  assert.equal(revoke.code, 0, revoke.stderr)
+  let refusedAt: number | undefined
+  while (performance.now() - revokedAt < REVOCATION_DEADLINE_MS) {
+    const res = await call()
+    if (res.status === 401) {
+      refusedAt = performance.now()
+      assert.equal((res.body as { message: string }).message, 'Invalid or revoked admin token')
+      break
+    }
+    assert.equal(res.status, 200, `before the refusal the token still works (got ${res.status}: ${res.text})`)
+    await sleep(50)
+  }
+  assert.ok(refusedAt !== undefined, `the revoked admin token was still accepted ${REVOCATION_DEADLINE_MS} ms after the CLI exited`)
+  process.stdout.write(`admin token revocation delay: ${Math.max(0, refusedAt - revokedAt).toFixed(0)} ms after the CLI exited\n`)
+  await sleep(1_200)
+  assert.equal((await call()).status, 401, 'stays refused')
+  await server.stop()
+})

@@ -43,6 +43,27 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual(await new AdminTokenResolver(storage.adminTokens).resolve(token), { problem: 'invalid', revokedTokenId: record.id })
     })
 
+    test('a revocation goes to the key change log (and NOTIFY on PostgreSQL): every instance drops the cached token', async (t) => {
+      const storage = await engine.open(t)
+      if (storage === undefined) return
+      const { token, record } = await createAdminToken(storage.adminTokens, 'cached')
+      const { cursor } = await storage.keys.changesSince(null)
+      const pushed: string[] = []
+      const unwatch = await storage.keys.watchChanges?.((hash) => pushed.push(hash))
+      try {
+        await revokeAdminToken(storage.adminTokens, record.id)
+        await revokeAdminToken(storage.adminTokens, record.id)
+        assert.deepEqual((await storage.keys.changesSince(cursor)).hashes, [hashKey(token)], 'once: a repeat changes nothing')
+        if (unwatch !== undefined) {
+          const deadline = performance.now() + 10_000
+          while (!pushed.includes(hashKey(token)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+          assert.deepEqual(pushed, [hashKey(token)])
+        }
+      } finally {
+        await unwatch?.()
+      }
+    })
+
     test('an API key is never an admin token, even one whose hash is stored as one', async (t) => {
       const storage = await engine.open(t)
       if (storage === undefined) return

@@ -1,6 +1,7 @@
 import type { AdminTokenRecord, AdminTokenRepository } from '../../admin/admin-token-repository.js'
 import { type AdminTokenRow, toAdminTokenRecord } from '../admin-token-row.js'
 import type { Db } from './connection.js'
+import { logKeyChanges } from './key-change-log.js'
 
 export class PostgresAdminTokenRepository implements AdminTokenRepository {
   constructor(private readonly db: Db) {}
@@ -25,8 +26,17 @@ export class PostgresAdminTokenRepository implements AdminTokenRepository {
     return (await this.db.query<AdminTokenRow>('SELECT * FROM admin_tokens ORDER BY created_at, id')).map(toAdminTokenRecord)
   }
 
+  /** The key change log carries revoked admin tokens too: every instance drops the token from its cache. */
   async revoke(id: string, at: number): Promise<boolean> {
-    const rows = await this.db.query('UPDATE admin_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id', [at, id])
-    return rows.length > 0
+    return this.db.transaction(async (client) => {
+      const { rows } = await client.query<{ hash: string }>(
+        'UPDATE admin_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING hash',
+        [at, id],
+      )
+      const hash = rows[0]?.hash
+      if (hash === undefined) return false
+      await logKeyChanges(client, [hash], at)
+      return true
+    })
   }
 }

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { type Int64, toInt64 } from '../../shared/int64.js'
-import { StorageUnavailableError } from '../../shared/outages.js'
+import { type StorageFault, StorageFaultError, StorageUnavailableError } from '../../shared/outages.js'
 
 /** Client-side limits: every call either answers or fails fast, so a dead server means 503s, not hangs. */
 export const TIMEOUTS = {
@@ -103,8 +103,26 @@ export function isUnavailable(error: unknown, depth = 0): boolean {
   return isUnavailable(e.cause, depth + 1)
 }
 
+/**
+ * SQLSTATEs of a server that cannot write (or read) what it holds, whoever asks: 53100 disk_full,
+ * class 58 (system errors: I/O), XX001/XX002 (data or index corrupted), 25006 (a read-only
+ * transaction: a standby, or default_transaction_read_only). Class 53 is unavailable anyway;
+ * the others would be a 500 without this.
+ */
+export function postgresFault(code: string): StorageFault | undefined {
+  if (code === '53100') return 'disk_full'
+  if (code.startsWith('58')) return 'io_error'
+  if (code === 'XX001' || code === 'XX002') return 'corrupt'
+  if (code === '25006') return 'read_only'
+  return undefined
+}
+
 export function toStorageError(error: unknown): unknown {
-  return error instanceof StorageUnavailableError || !isUnavailable(error) ? error : new StorageUnavailableError(error)
+  if (error instanceof StorageUnavailableError) return error
+  const code = codeIn(error)?.code
+  const fault = code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? postgresFault(code) : undefined
+  if (fault !== undefined) return new StorageFaultError(fault, error)
+  return isUnavailable(error) ? new StorageUnavailableError(error) : error
 }
 
 /** A query with its own client-side timeout: pg reads query_timeout from the config, though its type does not declare it. */

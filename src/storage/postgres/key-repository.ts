@@ -3,7 +3,8 @@ import type { ApiKeyRecord } from '../../keys/api-key.js'
 import type { AuditDraft, KeyChangeBatch, KeyPageFilter, KeyRepository, KeyRotation, KeyUpdate } from '../../keys/repository.js'
 import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
 import type { Db } from './connection.js'
-import { KEY_CHANGE_CHANNEL, type KeyChangeWatcher } from './key-change-watcher.js'
+import { logKeyChanges } from './key-change-log.js'
+import type { KeyChangeWatcher } from './key-change-watcher.js'
 
 const INSERT = `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${KEY_COLUMNS.split(', ')
   .map((_, i) => `$${i + 1}`)
@@ -111,7 +112,7 @@ export class PostgresKeyRepository implements KeyRepository {
             AND (plan <> $1 OR per_minute <> $2 OR per_day <> $3) RETURNING hash`,
         [u.plan, u.perMinute, u.perDay, u.updatedAt, row.quota_id, id],
       )
-      await this.logChanges(client, [row.hash, ...others.rows.map((r) => r.hash)], u.updatedAt)
+      await logKeyChanges(client, [row.hash, ...others.rows.map((r) => r.hash)], u.updatedAt)
       await client.query(INSERT_AUDIT, auditValues(audit))
       return toKeyRecord(row)
     })
@@ -127,7 +128,7 @@ export class PostgresKeyRepository implements KeyRepository {
       const hash = rows[0]?.hash
       if (hash === undefined) return false
       await client.query(INSERT, keyValues(r.successor))
-      await this.logChanges(client, [hash], r.at)
+      await logKeyChanges(client, [hash], r.at)
       await client.query(INSERT_AUDIT, auditValues(audit))
       return true
     })
@@ -141,19 +142,10 @@ export class PostgresKeyRepository implements KeyRepository {
       )
       const hash = rows[0]?.hash
       if (hash === undefined) return false
-      await this.logChanges(client, [hash], at)
+      await logKeyChanges(client, [hash], at)
       if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit))
       return true
     })
-  }
-
-  /** Inside the caller's transaction: appends to the change log and NOTIFYs (delivered only on commit). */
-  private async logChanges(client: pg.PoolClient, hashes: string[], at: number): Promise<void> {
-    // A sequence hands out numbers in call order, not commit order: without this lock a poller
-    // could read seq 6, move its cursor past 5, and never see 5 commit. Key changes are rare.
-    await client.query('LOCK TABLE key_changes IN SHARE ROW EXCLUSIVE MODE')
-    await client.query('INSERT INTO key_changes (key_hash, changed_at) SELECT unnest($1::text[]), $2', [hashes, at])
-    for (const hash of hashes) await client.query('SELECT pg_notify($1, $2)', [KEY_CHANGE_CHANNEL, hash])
   }
 
   async recordLastUsed(times: ReadonlyMap<string, number>): Promise<void> {

@@ -6,6 +6,7 @@ import type { KeyRepository } from '../../keys/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { UsageRepository } from '../../usage/repository.js'
 import type { Storage } from '../storage.js'
+import { StorageFaults } from '../storage-faults.js'
 import { PostgresAdminTokenRepository } from './admin-token-repository.js'
 import { PostgresAuditRepository } from './audit-repository.js'
 import { assertSchemaName, clientConfig, Db, TIMEOUTS, toStorageError } from './connection.js'
@@ -92,6 +93,8 @@ export class PostgresStorage implements Storage {
   readonly usage: UsageRepository
   private readonly db: Db
   private readonly watcher: KeyChangeWatcher | undefined
+  /** Every repository's failures go through it: a full disk or a corrupt page shows in ping(). */
+  private readonly faults = new StorageFaults(toStorageError)
   private closed = false
 
   private constructor(
@@ -100,11 +103,11 @@ export class PostgresStorage implements Storage {
   ) {
     this.db = new Db(pool)
     this.watcher = listenConfig === undefined ? undefined : new KeyChangeWatcher(() => new pg.Client(listenConfig))
-    this.pets = new PostgresPetRepository(this.db)
-    this.keys = new PostgresKeyRepository(this.db, this.watcher)
-    this.adminTokens = new PostgresAdminTokenRepository(this.db)
-    this.audit = new PostgresAuditRepository(this.db)
-    this.usage = new PostgresUsageRepository(this.db)
+    this.pets = this.faults.watch(new PostgresPetRepository(this.db))
+    this.keys = this.faults.watch(new PostgresKeyRepository(this.db, this.watcher))
+    this.adminTokens = this.faults.watch(new PostgresAdminTokenRepository(this.db))
+    this.audit = this.faults.watch(new PostgresAuditRepository(this.db))
+    this.usage = this.faults.watch(new PostgresUsageRepository(this.db))
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */
@@ -120,8 +123,18 @@ export class PostgresStorage implements Storage {
     return new PostgresStorage(pool, listenConfig)
   }
 
+  /** A read; after a storage fault, a write (see StorageFaults) until one succeeds. */
   async ping(): Promise<void> {
-    await this.db.query('SELECT 1', [], TIMEOUTS.pingMs)
+    await this.faults.check(
+      () => this.db.query('SELECT 1', [], TIMEOUTS.pingMs),
+      // PostgreSQL writes a new row version (and WAL) even for an UPDATE to the same value.
+      () =>
+        this.db.query(
+          'UPDATE schema_migrations SET applied_at = applied_at WHERE version = (SELECT MIN(version) FROM schema_migrations)',
+          [],
+          TIMEOUTS.pingMs,
+        ),
+    )
   }
 
   async close(): Promise<void> {

@@ -7,12 +7,24 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
   private readonly byHash
   private readonly all
   private readonly revokeRow
+  private readonly logChange
+  private readonly revokeLogged
 
   constructor(db: Database.Database) {
     this.insertRow = db.prepare('INSERT INTO admin_tokens (id, name, hash, prefix, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)')
     this.byHash = db.prepare<[string], AdminTokenRow>('SELECT * FROM admin_tokens WHERE hash = ?')
     this.all = db.prepare<[], AdminTokenRow>('SELECT * FROM admin_tokens ORDER BY created_at, id')
-    this.revokeRow = db.prepare('UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+    this.revokeRow = db.prepare<[number, string], { hash: string }>(
+      'UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash',
+    )
+    this.logChange = db.prepare('INSERT INTO key_changes (key_hash, changed_at) VALUES (?, ?)')
+    // The key change log carries revoked admin tokens too: every instance drops the token from its cache.
+    this.revokeLogged = db.transaction((id: string, at: number): boolean => {
+      const row = this.revokeRow.get(at, id)
+      if (row === undefined) return false
+      this.logChange.run(row.hash, at)
+      return true
+    })
   }
 
   async insert(t: AdminTokenRecord): Promise<void> {
@@ -29,6 +41,6 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
   }
 
   async revoke(id: string, at: number): Promise<boolean> {
-    return this.revokeRow.run(at, id).changes > 0
+    return this.revokeLogged.immediate(id, at)
   }
 }

@@ -5,11 +5,13 @@ import type { KeyRepository } from '../../keys/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { UsageRepository } from '../../usage/repository.js'
 import type { Storage } from '../storage.js'
+import { StorageFaults } from '../storage-faults.js'
 import { SqliteAdminTokenRepository } from './admin-token-repository.js'
 import { SqliteAuditRepository } from './audit-repository.js'
 import { SqliteKeyRepository } from './key-repository.js'
 import { openMigrated } from './open-database.js'
 import { SqlitePetRepository } from './pet-repository.js'
+import { toSqliteStorageError } from './sqlite-errors.js'
 import { prepareSqliteFile } from './sqlite-file.js'
 import { SqliteUsageRepository } from './usage-repository.js'
 
@@ -26,21 +28,44 @@ export class SqliteStorage implements Storage {
   readonly audit: AuditRepository
   readonly usage: UsageRepository
   private readonly db: Database.Database
+  /** Every repository's failures go through it: a full disk or a corrupt page is a 503 and shows in ping(). */
+  private readonly faults = new StorageFaults(toSqliteStorageError)
 
   /** Throws UnusableFileError, with the cause, when the file cannot be created, opened, written or migrated. */
   constructor({ databaseUrl, durability }: SqliteOptions) {
     const name = sqliteFilename(databaseUrl)
     const filename = name === ':memory:' || name === '' ? name : prepareSqliteFile(name)
     this.db = openMigrated(filename, durability)
-    this.pets = new SqlitePetRepository(this.db)
-    this.keys = new SqliteKeyRepository(this.db)
-    this.adminTokens = new SqliteAdminTokenRepository(this.db)
-    this.audit = new SqliteAuditRepository(this.db)
-    this.usage = new SqliteUsageRepository(this.db)
+    this.pets = this.faults.watch(new SqlitePetRepository(this.db))
+    this.keys = this.faults.watch(new SqliteKeyRepository(this.db))
+    this.adminTokens = this.faults.watch(new SqliteAdminTokenRepository(this.db))
+    this.audit = this.faults.watch(new SqliteAuditRepository(this.db))
+    this.usage = this.faults.watch(new SqliteUsageRepository(this.db))
   }
 
+  /** A read; after a storage fault, a write (see StorageFaults) until one succeeds. */
   async ping(): Promise<void> {
-    this.db.prepare('SELECT 1').get()
+    await this.faults.check(
+      () => this.db.prepare('SELECT 1').get(),
+      () => this.probeWrite(),
+    )
+  }
+
+  /**
+   * A commit that changes nothing but must reach the disk: one row moved and moved back in one
+   * transaction. (Rewriting a row with its own value would not do: SQLite then leaves the page
+   * alone, and such an UPDATE succeeds on a full disk.)
+   */
+  private probeWrite(): void {
+    const move = this.db.prepare<[number]>(
+      'UPDATE schema_migrations SET applied_at = applied_at + ? WHERE version = (SELECT MIN(version) FROM schema_migrations)',
+    )
+    this.db
+      .transaction(() => {
+        move.run(1)
+        move.run(-1)
+      })
+      .immediate()
   }
 
   /** For tests and the fault suite: SQLite's own consistency check. */
