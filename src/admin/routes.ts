@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { rateLimitHeaderDocs, errorResponses as sharedErrorResponses } from '../http/openapi-docs.js'
-import type { ChangeContext, KeyAdministration } from '../keys/administration.js'
+import { AUDIT_SCAN_LIMIT, AUDIT_TIME_RANGE_LIMIT, type ChangeContext, type KeyAdministration } from '../keys/administration.js'
 import { ApiError } from '../shared/errors.js'
 import type { UsageHistory } from '../usage/usage-history.js'
 import {
@@ -364,7 +364,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         operationId: 'listAuditLog',
         summary: 'List the audit log',
         description:
-          'Every successful admin call (changes and reads) and every change made with the CLI (keys and admin tokens): who, what, when, which key; never a secret. Oldest first, or newest first with `order=desc`; filtered by key, action, kind (changes or reads), actor and time (`from` inclusive, `to` exclusive; `from` after `to` is 400 naming `from`), all filters combined with AND. Paged with `after`, a seq in the listing order (Link rel="next" keeps the filters and the order). This listing is itself recorded, after it is read, with its filters.',
+          'Every successful admin call (changes and reads) and every change made with the CLI (keys and admin tokens): who, what, when, which key; never a secret. Oldest first, or newest first with `order=desc`; filtered by key, action, kind (changes or reads), actor and time (`from` inclusive, `to` exclusive; `from` after `to` is 400 naming `from`), all filters combined with AND. Paged with `after`, a seq in the listing order (Link rel="next" keeps the filters and the order). ' +
+          'A page walks one index, chosen by the filters (a key and a kind, else a key, an actor, an action, a kind, an actor type, else the seq); ' +
+          `other filters are checked on the entries walked, and then a page examines at most ${AUDIT_SCAN_LIMIT.toLocaleString('en')} entries: ` +
+          'a page can be short, even empty, with `nextAfter` where the walk stopped; follow `nextAfter` until it is null. ' +
+          `\`from\`/\`to\` bound the walk to the seqs of the range's entries when it holds at most ${AUDIT_TIME_RANGE_LIMIT.toLocaleString('en')}. ` +
+          'This listing is itself recorded, after it is read, with its filters.',
         tags: ['audit'],
         querystring: ListAuditQuery,
         response: {

@@ -236,7 +236,10 @@ export type AuditEntryJson = Static<typeof AuditEntrySchema>
 export const AuditPageSchema = Type.Object(
   {
     data: Type.Array(ref(AuditEntrySchema)),
-    nextAfter: Type.Union([Type.Integer(), Type.Null()], { description: 'The `after` of the next page; null on the last page.' }),
+    nextAfter: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'The `after` of the next page; null on the last page. Not null on a short (even empty) page whose walk stopped at its bound of entries examined: more may follow.',
+    }),
   },
   { $id: 'AuditPage', title: 'AuditPage', additionalProperties: false },
 )

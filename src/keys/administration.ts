@@ -161,6 +161,14 @@ export interface AuditQuery {
   to?: number
 }
 
+/**
+ * What one audit page may examine (the store's walk, storage/audit-query.ts, says why these): at
+ * most AUDIT_SCAN_LIMIT entries when filters are checked on the entries walked, and at most
+ * AUDIT_TIME_RANGE_LIMIT entries of a time range counted to bound the walk to their seqs.
+ */
+export const AUDIT_SCAN_LIMIT = 1_000
+export const AUDIT_TIME_RANGE_LIMIT = 10_000
+
 export interface AuditPage {
   entries: AuditEntry[]
   nextAfter: number | null
