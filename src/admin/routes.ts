@@ -252,8 +252,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         operationId: 'revokeKey',
         summary: 'Revoke an API key',
         description:
-          'Idempotent: revoking a revoked key answers 200 with alreadyRevoked true and the first revocation time. ' +
-          'Every instance refuses the key within 2 s. No body (none, or `{}`). Written to the audit log (a repeated revoke too, with `alreadyRevoked: true`).',
+          'Revokes the key and every other key of its rotation chain still in its grace period (listed in `alsoRevoked`): a rotation replaces a compromised or old secret, so none of the old ones keeps working. ' +
+          "The chain's current key is revoked only when it is the key named. " +
+          'Idempotent: revoking a revoked key answers 200 with alreadyRevoked true and the first revocation time (and still ends any grace period left in its chain). ' +
+          'Every instance refuses the keys within 2 s. No body (none, or `{}`). Written to the audit log, one `key.revoke` entry per key revoked (a repeated revoke too, with `alreadyRevoked: true`).',
         tags,
         params: KeyIdParams,
         response: {

@@ -6,6 +6,7 @@ import {
   KeyNotFoundError,
   type KeyUsage,
   type KeyView,
+  type Revocation,
 } from '../keys/administration.js'
 import { ApiError } from '../shared/errors.js'
 import type { KeyTotals, UsageBucket } from '../usage/repository.js'
@@ -54,9 +55,10 @@ export const rotatedKeyJson = (rotated: { key: string; view: KeyView; previous: 
   previous: keyJson(rotated.previous),
 })
 
-export const revokedKeyJson = (revoked: { view: KeyView; alreadyRevoked: boolean }) => ({
+export const revokedKeyJson = (revoked: Revocation) => ({
   apiKey: keyJson(revoked.view),
   alreadyRevoked: revoked.alreadyRevoked,
+  alsoRevoked: revoked.alsoRevoked.map(keyJson),
 })
 
 export const keyPageJson = (page: { keys: KeyView[]; nextAfter: string | null }) => ({

@@ -180,6 +180,13 @@ export interface ChangeContext {
   requestId?: string | null
 }
 
+export interface Revocation {
+  view: KeyView
+  alreadyRevoked: boolean
+  /** The other keys of its rotation chain that were still in their grace period, revoked with it, newest first. */
+  alsoRevoked: KeyView[]
+}
+
 export interface KeyAdministration {
   createKey(input: CreateKeyRequest, ctx: ChangeContext): Promise<{ key: string; view: KeyView }>
   listKeys(query: ListKeysQuery, ctx?: ChangeContext): Promise<KeyPage>
@@ -191,8 +198,12 @@ export interface KeyAdministration {
    * working for `graceSeconds` (0 = revoked at once, at most 7 days), then answers 401 key_expired.
    */
   rotateKey(id: string, options: { graceSeconds: number }, ctx: ChangeContext): Promise<{ key: string; view: KeyView; previous: KeyView }>
-  /** Idempotent: revoking a revoked key returns it with alreadyRevoked true and the first time kept. */
-  revokeKey(id: string, ctx: ChangeContext): Promise<{ view: KeyView; alreadyRevoked: boolean }>
+  /**
+   * Revokes the key and every other key of its rotation chain still in its grace period. Idempotent:
+   * revoking a revoked key returns it with alreadyRevoked true and the first time kept (and still
+   * ends the grace of its chain's keys, if any works).
+   */
+  revokeKey(id: string, ctx: ChangeContext): Promise<Revocation>
   keyUsage(id: string, ctx?: ChangeContext): Promise<KeyUsage>
   listAudit(query: AuditQuery, ctx?: ChangeContext): Promise<AuditPage>
 }

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { type ApiKeyRecord, generateKey, hashKey } from '../../src/keys/api-key.js'
 import { KeyResolver } from '../../src/keys/key-resolver.js'
+import type { AuditDraft, KeyRevocation } from '../../src/keys/repository.js'
 import type { Pet } from '../../src/pets/schemas.js'
 import { INT64_MAX, INT64_MIN } from '../../src/shared/int64.js'
 import { StorageUnavailableError } from '../../src/shared/outages.js'
@@ -270,9 +271,9 @@ for (const engine of ENGINES) {
       assert.deepEqual(await keys.listKeys(), [a, b])
 
       const start = (await keys.changesSince(null)).cursor
-      assert.equal(await keys.revokeKey(a.id, 1_790_000_100_000), true)
-      assert.equal(await keys.revokeKey(a.id, 1_790_000_200_000), false, 'already revoked')
-      assert.equal(await keys.revokeKey('key_unknown', 1_790_000_200_000), false)
+      assert.deepEqual(await keys.revokeKey(a.id, 1_790_000_100_000), { revoked: true, graces: [] })
+      assert.deepEqual(await keys.revokeKey(a.id, 1_790_000_200_000), { revoked: false, graces: [] }, 'already revoked')
+      assert.deepEqual(await keys.revokeKey('key_unknown', 1_790_000_200_000), { revoked: false, graces: [] })
       assert.deepEqual(await keys.findKeyByHash(a.hash), { ...a, revokedAt: 1_790_000_100_000, updatedAt: 1_790_000_100_000 })
 
       const batch = await keys.changesSince(start)
@@ -283,6 +284,61 @@ for (const engine of ENGINES) {
 
       await keys.revokeKey(b.id, 1_790_000_300_000)
       assert.deepEqual((await keys.changesSince(start)).hashes, [a.hash, b.hash])
+    })
+
+    test('revokeKey revokes the keys of its rotation chain still in their grace period, with their change log and audit, at once', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const keys = h.storage.keys
+      const at = 1_790_000_500_000
+      // A -> B -> C -> D: A's grace is over, B's and C's run on, D is the chain's current key.
+      const a = keyRecord({ id: 'key_chainA' })
+      const quota = { quotaId: a.id }
+      const b = keyRecord({ id: 'key_chainB', ...quota, rotatedFrom: a.id })
+      const c = keyRecord({ id: 'key_chainC', ...quota, rotatedFrom: b.id })
+      const d = keyRecord({ id: 'key_chainD', ...quota, rotatedFrom: c.id })
+      const other = keyRecord({ id: 'key_otherA', rotatedTo: 'key_otherB', expiresAt: at + 60_000 })
+      for (const [k, rotatedTo, expiresAt] of [
+        [a, b.id, at - 1],
+        [b, c.id, at + 1],
+        [c, d.id, at + 3_600_000],
+        [d, null, null],
+      ] as const)
+        await keys.insertKey({ ...k, rotatedTo, expiresAt })
+      await keys.insertKey(other)
+      const start = (await keys.changesSince(null)).cursor
+      const audit = (revocation: KeyRevocation): AuditDraft[] => [
+        {
+          at,
+          actor: { type: 'cli', id: 'tester' },
+          action: 'key.revoke',
+          keyId: d.id,
+          details: { graces: revocation.graces.length },
+          requestId: null,
+        },
+      ]
+
+      const revocation = await keys.revokeKey(d.id, at, audit)
+      assert.equal(revocation.revoked, true)
+      assert.deepEqual(revocation.graces.map((k) => [k.id, k.revokedAt, k.updatedAt]).sort(), [
+        [b.id, at, at],
+        [c.id, at, at],
+      ])
+      for (const k of [b, c, d]) assert.equal((await keys.findKeyById(k.id))?.revokedAt, at, k.id)
+      assert.equal((await keys.findKeyById(a.id))?.revokedAt, null, 'a key past its grace is left as it is')
+      assert.equal((await keys.findKeyById(other.id))?.revokedAt, null, 'another chain is untouched')
+      assert.deepEqual((await keys.changesSince(start)).hashes.sort(), [b.hash, c.hash, d.hash].sort(), 'every instance drops them')
+      const entries = await h.storage.audit.list({ limit: 10, action: 'key.revoke' })
+      assert.deepEqual(
+        entries.entries.map((e) => [e.keyId, e.details]),
+        [[d.id, { graces: 2 }]],
+        'the entries the caller made, in the transaction',
+      )
+
+      // Nothing left to revoke: nothing written, not even the audit entries.
+      assert.deepEqual(await keys.revokeKey(d.id, at + 1, audit), { revoked: false, graces: [] })
+      assert.deepEqual(await keys.revokeKey('key_unknown', at + 1, audit), { revoked: false, graces: [] })
+      assert.equal((await h.storage.audit.list({ limit: 10, action: 'key.revoke' })).entries.length, 1)
     })
 
     test('a duplicate key hash is rejected as an ordinary error, not as unavailability', async (t) => {
