@@ -385,11 +385,11 @@ for (const engine of ENGINES) {
       await assert.rejects(other.ping(), 'a closed store does not answer ping')
     })
 
-    test('createPetOnce: created once per (API key, key); same fingerprint replays, another is refused', async (t) => {
+    test('createPetOnce: created once per (scope, key); same fingerprint replays, another is refused', async (t) => {
       const h = await setup(t, engine)
       if (!h) return
       const pets = h.storage.pets
-      const claim = { keyId: 'key_a', key: 'k-1', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
+      const claim = { scope: 'key_a', key: 'k-1', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
       const first = await pets.createPetOnce({ name: 'Once', categoryId: INT64_MAX, status: 'sold' }, claim)
       assert.equal(first.outcome, 'created')
       const pet = (first as { pet: Pet }).pet
@@ -401,7 +401,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(await pets.createPetOnce({ name: 'Other', categoryId: 1 }, { ...claim, fingerprint: 'e'.repeat(64) }), {
         outcome: 'reused',
       })
-      const otherApiKey = await pets.createPetOnce({ name: 'Once', categoryId: 1 }, { ...claim, keyId: 'key_b' })
+      const otherApiKey = await pets.createPetOnce({ name: 'Once', categoryId: 1 }, { ...claim, scope: 'key_b' })
       assert.equal(otherApiKey.outcome, 'created')
       assert.deepEqual(
         (await pets.listPets({ limit: 10 })).map((p) => p.name),
@@ -414,7 +414,7 @@ for (const engine of ENGINES) {
       if (!h) return
       if (h.deletePetRow === undefined) return t.skip('no second connection to a :memory: database')
       const pets = h.storage.pets
-      const claim = { keyId: 'key_a', key: 'gone', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
+      const claim = { scope: 'key_a', key: 'gone', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
       const first = await pets.createPetOnce({ name: 'Gone', categoryId: 1 }, claim)
       const id = (first as { pet: Pet }).pet.id
       await h.deletePetRow(id)
@@ -435,7 +435,7 @@ for (const engine of ENGINES) {
       const h = await setup(t, engine)
       if (!h) return
       const stores = [h.storage, ...(h.peer ? [await h.peer(), await h.peer()] : [])]
-      const claim = { keyId: 'key_a', key: 'race', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
+      const claim = { scope: 'key_a', key: 'race', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
       const results = await Promise.all(
         Array.from({ length: 20 }, (_, i) => stores[i % stores.length]!.pets.createPetOnce({ name: 'Raced', categoryId: 1 }, claim)),
       )
@@ -454,7 +454,7 @@ for (const engine of ENGINES) {
       const h = await setup(t, engine)
       if (!h) return
       const pets = h.storage.pets
-      const claim = (key: string, createdAt: number) => ({ keyId: 'key_a', key, fingerprint: 'f'.repeat(64), createdAt })
+      const claim = (key: string, createdAt: number) => ({ scope: 'key_a', key, fingerprint: 'f'.repeat(64), createdAt })
       // More than one delete batch (1,000) of old records. Created 50 at a time: 1,100 at once queue
       // behind the pool's few connections for longer than its connection timeout on a loaded
       // machine (a StorageUnavailableError that is about the test, not the store).
