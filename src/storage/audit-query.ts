@@ -84,7 +84,7 @@ function literals(actions: readonly string[]): string {
     .join(', ')
 }
 
-export type AuditFilter = 'keyId' | 'action' | 'actorType' | 'actorId' | 'kind' | 'from' | 'to'
+type AuditFilter = 'keyId' | 'action' | 'actorType' | 'actorId' | 'kind' | 'from' | 'to'
 
 const FILTERS: readonly AuditFilter[] = ['keyId', 'action', 'actorType', 'actorId', 'kind', 'from', 'to']
 
@@ -117,20 +117,20 @@ const given = (q: AuditQuery) => FILTERS.filter((f) => FILTER_SQL[f].value(q) !=
  * index of their own: the console's view of a key shows its changes, which the reads of a
  * much-viewed key would otherwise bury.
  */
-export function walkedFilters(q: AuditQuery): AuditFilter[] {
+function walkedFilters(q: AuditQuery): AuditFilter[] {
   if (q.keyId !== undefined && q.kind !== undefined) return ['keyId', 'kind']
   const first = (['keyId', 'actorId', 'action', 'kind', 'actorType'] as const).find((f) => q[f] !== undefined)
   return first === undefined ? [] : [first]
 }
 
 /** The seqs of the entries of a time range: the lowest and the highest. */
-export interface SeqRange {
+interface SeqRange {
   lo: number
   hi: number
 }
 
 /** Seq bounds of the walk, both exclusive: the cursor, the time range's seqs, the end of a bounded walk. */
-export interface SeqBounds {
+interface SeqBounds {
   above: number
   below?: number
 }
@@ -157,7 +157,7 @@ const direction = (q: AuditQuery) => (q.order === 'desc' ? 'DESC' : 'ASC')
  * The time range's entries on the `(at, seq)` index, at most `limit` + 1 of them: how many (`n`),
  * their lowest and highest seq (`lo`, `hi`). Undefined without `from` and `to`.
  */
-export function auditTimeRangeSql(q: AuditQuery, placeholder: Placeholder, limit = AUDIT_TIME_RANGE_LIMIT): SqlText | undefined {
+function auditTimeRangeSql(q: AuditQuery, placeholder: Placeholder, limit = AUDIT_TIME_RANGE_LIMIT): SqlText | undefined {
   const filters = given(q).filter((f) => f === 'from' || f === 'to')
   if (filters.length === 0) return undefined
   const s = new Statement(placeholder)
@@ -171,7 +171,7 @@ export function auditTimeRangeSql(q: AuditQuery, placeholder: Placeholder, limit
  * The first `scanLimit` rows of the walk, on its index alone: how many (`n`) and the seq of the
  * last (`last`), where a page that checks filters on the rows walked stops.
  */
-export function auditWalkEndSql(q: AuditQuery, placeholder: Placeholder, bounds: SeqBounds, scanLimit = AUDIT_SCAN_LIMIT): SqlText {
+function auditWalkEndSql(q: AuditQuery, placeholder: Placeholder, bounds: SeqBounds, scanLimit = AUDIT_SCAN_LIMIT): SqlText {
   const s = new Statement(placeholder)
   const where = walkWhere(q, s, bounds)
   const sql = `SELECT COUNT(*) AS n, ${q.order === 'desc' ? 'MIN' : 'MAX'}(seq) AS last
@@ -180,7 +180,7 @@ export function auditWalkEndSql(q: AuditQuery, placeholder: Placeholder, bounds:
 }
 
 /** The page: the walk within `bounds`, the other filters checked on its rows, one row more than the page. */
-export function auditPageSql(q: AuditQuery, placeholder: Placeholder, bounds: SeqBounds): SqlText {
+function auditPageSql(q: AuditQuery, placeholder: Placeholder, bounds: SeqBounds): SqlText {
   const s = new Statement(placeholder)
   // Placeholders are positional on SQLite: each part is bound in the order it stands in the text.
   const where = [walkWhere(q, s, bounds)]
@@ -191,7 +191,7 @@ export function auditPageSql(q: AuditQuery, placeholder: Placeholder, bounds: Se
 }
 
 /** Whether filters are checked on the rows walked (rather than all served by the index walked). */
-export const checksRows = (q: AuditQuery) => given(q).length > walkedFilters(q).length
+const checksRows = (q: AuditQuery) => given(q).length > walkedFilters(q).length
 
 /** A page of the log, on either engine: at most three statements, each examining a bounded number of rows. */
 export async function listAuditPage(
