@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Add an animal
-         * @description Creates an animal and answers 201 with it, including the assigned id, once it is durable. The body is validated strictly: no type coercion, no unknown fields, no client-sent id; categoryId is int64 and exact. With an `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header), the animal is created once per API key and key: a retry with the same key and body answers 201 with the same animal and `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`; while the first request is still processed, 409 `idempotency_conflict`. Keys are kept 24 hours.
+         * @description Creates an animal and answers 201 with it, including the assigned id, once it is durable. The body is validated strictly: no type coercion, no unknown fields, no client-sent id; categoryId is int64 and exact. With an `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header), the animal is created once per customer and key (a customer: an API key and the keys it was rotated to, which share its quota; so a retry sent with the new key of a rotation is still a retry): a retry with the same key and body answers 201 with the same animal and `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`; while the first request is still processed, 409 `idempotency_conflict`. Keys are kept 24 hours.
          */
         post: operations["createPet"];
         delete?: never;

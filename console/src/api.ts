@@ -149,7 +149,7 @@ export const api = {
   createKey: (body: Record<string, unknown>) => call<CreatedKey>('POST', '/keys', { body }),
   updateKey: (id: string, body: Record<string, unknown>) => call<AdminKey>('PATCH', key(id), { body }),
   rotateKey: (id: string, gracePeriodSeconds: number) => call<RotatedKey>('POST', `${key(id)}/rotate`, { body: { gracePeriodSeconds } }),
-  revokeKey: (id: string) => call<{ apiKey: AdminKey; alreadyRevoked: boolean }>('POST', `${key(id)}/revoke`),
+  revokeKey: (id: string) => call<{ apiKey: AdminKey; alreadyRevoked: boolean; alsoRevoked: AdminKey[] }>('POST', `${key(id)}/revoke`),
   keyUsage: (id: string) => call<KeyUsage>('GET', `${key(id)}/usage`),
   usageHistory: (id: string, query: { granularity: 'minute' | 'hour'; from: string; to: string; scope: 'key' | 'chain' }) =>
     call<{ data: UsageBucket[] }>('GET', `${key(id)}/usage/history`, { query }),

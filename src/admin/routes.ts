@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { rateLimitHeaderDocs, errorResponses as sharedErrorResponses } from '../http/openapi-docs.js'
-import type { ChangeContext, KeyAdministration } from '../keys/administration.js'
+import { AUDIT_SCAN_LIMIT, AUDIT_TIME_RANGE_LIMIT, type ChangeContext, type KeyAdministration } from '../keys/administration.js'
 import { ApiError } from '../shared/errors.js'
 import type { UsageHistory } from '../usage/usage-history.js'
 import {
@@ -252,8 +252,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         operationId: 'revokeKey',
         summary: 'Revoke an API key',
         description:
-          'Idempotent: revoking a revoked key answers 200 with alreadyRevoked true and the first revocation time. ' +
-          'Every instance refuses the key within 2 s. No body (none, or `{}`). Written to the audit log (a repeated revoke too, with `alreadyRevoked: true`).',
+          'Revokes the key and every other key of its rotation chain still in its grace period (listed in `alsoRevoked`): a rotation replaces a compromised or old secret, so none of the old ones keeps working. ' +
+          "The chain's current key is revoked only when it is the key named. " +
+          'Idempotent: revoking a revoked key answers 200 with alreadyRevoked true and the first revocation time (and still ends any grace period left in its chain). ' +
+          'Every instance refuses the keys within 2 s. No body (none, or `{}`). Written to the audit log, one `key.revoke` entry per key revoked (a repeated revoke too, with `alreadyRevoked: true`).',
         tags,
         params: KeyIdParams,
         response: {
@@ -364,7 +366,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
         operationId: 'listAuditLog',
         summary: 'List the audit log',
         description:
-          'Every successful admin call (changes and reads) and every change made with the CLI (keys and admin tokens): who, what, when, which key; never a secret. Oldest first, or newest first with `order=desc`; filtered by key, action, kind (changes or reads), actor and time (`from` inclusive, `to` exclusive; `from` after `to` is 400 naming `from`), all filters combined with AND. Paged with `after`, a seq in the listing order (Link rel="next" keeps the filters and the order). This listing is itself recorded, after it is read, with its filters.',
+          'Every successful admin call (changes and reads) and every change made with the CLI (keys and admin tokens): who, what, when, which key; never a secret. Oldest first, or newest first with `order=desc`; filtered by key, action, kind (changes or reads), actor and time (`from` inclusive, `to` exclusive; `from` after `to` is 400 naming `from`), all filters combined with AND. Paged with `after`, a seq in the listing order (Link rel="next" keeps the filters and the order). ' +
+          'A page walks one index, chosen by the filters (a key and a kind, else a key, an actor, an action, a kind, an actor type, else the seq); ' +
+          `other filters are checked on the entries walked, and then a page examines at most ${AUDIT_SCAN_LIMIT.toLocaleString('en')} entries: ` +
+          'a page can be short, even empty, with `nextAfter` where the walk stopped; follow `nextAfter` until it is null. ' +
+          `\`from\`/\`to\` bound the walk to the seqs of the range's entries when it holds at most ${AUDIT_TIME_RANGE_LIMIT.toLocaleString('en')}. ` +
+          'This listing is itself recorded, after it is read, with its filters.',
         tags: ['audit'],
         querystring: ListAuditQuery,
         response: {

@@ -158,6 +158,10 @@ export const RevokedKeySchema = Type.Object(
   {
     apiKey: ref(AdminKeySchema),
     alreadyRevoked: Type.Boolean({ description: 'True when the key was revoked before (revokedAt keeps the first time).' }),
+    alsoRevoked: Type.Array(ref(AdminKeySchema), {
+      description:
+        "The other keys of its rotation chain that were still in their grace period (rotated, still working), revoked with it, newest first; empty when there were none. The chain's current key is revoked only when it is the key named.",
+    }),
   },
   { $id: 'RevokedKey', title: 'RevokedKey', additionalProperties: false },
 )
@@ -236,7 +240,10 @@ export type AuditEntryJson = Static<typeof AuditEntrySchema>
 export const AuditPageSchema = Type.Object(
   {
     data: Type.Array(ref(AuditEntrySchema)),
-    nextAfter: Type.Union([Type.Integer(), Type.Null()], { description: 'The `after` of the next page; null on the last page.' }),
+    nextAfter: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'The `after` of the next page; null on the last page. Not null on a short (even empty) page whose walk stopped at its bound of entries examined: more may follow.',
+    }),
   },
   { $id: 'AuditPage', title: 'AuditPage', additionalProperties: false },
 )

@@ -6,6 +6,7 @@ import {
   KeyNotFoundError,
   type KeyUsage,
   type KeyView,
+  type Revocation,
 } from '../keys/administration.js'
 import { readDateTime } from '../shared/date-time.js'
 import { ApiError } from '../shared/errors.js'
@@ -55,9 +56,10 @@ export const rotatedKeyJson = (rotated: { key: string; view: KeyView; previous: 
   previous: keyJson(rotated.previous),
 })
 
-export const revokedKeyJson = (revoked: { view: KeyView; alreadyRevoked: boolean }) => ({
+export const revokedKeyJson = (revoked: Revocation) => ({
   apiKey: keyJson(revoked.view),
   alreadyRevoked: revoked.alreadyRevoked,
+  alsoRevoked: revoked.alsoRevoked.map(keyJson),
 })
 
 export const keyPageJson = (page: { keys: KeyView[]; nextAfter: string | null }) => ({

@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os'
 import { createdKeyJson, keyJson, keyPageJson, revokedKeyJson, rotatedKeyJson, usageJson } from '../admin/views.js'
 import type { Config } from '../config.js'
-import { type ChangeContext, KEY_STATES, type KeyState, type KeyView } from '../keys/administration.js'
+import { type ChangeContext, KEY_STATES, type KeyState, type KeyView, type Revocation } from '../keys/administration.js'
 import { KeyService } from '../keys/key-service.js'
 import { LimiterUnavailableError } from '../shared/outages.js'
 import type { PlanName } from '../shared/plans.js'
@@ -222,21 +222,34 @@ const revoke = defineCommand(
     path: 'keys revoke',
     synopsis: 'KEY_ID [--json]',
     description:
-      'Revokes a key: running servers refuse it within KEY_REFRESH_MS. Idempotent: a revoked key keeps its first revocation time.',
-    flags: { json: json('the admin API\'s answer to POST /admin/v1/keys/KEY_ID/revoke ({"apiKey","alreadyRevoked"})') },
+      'Revokes a key, and every other key of its rotation chain still in its grace period: running servers refuse them within KEY_REFRESH_MS. Idempotent: a revoked key keeps its first revocation time.',
+    flags: { json: json('the admin API\'s answer to POST /admin/v1/keys/KEY_ID/revoke ({"apiKey","alreadyRevoked","alsoRevoked"})') },
     operands: KEY_ID,
   },
   ({ values, operands: [id] }) =>
     (config) =>
       withService(config, async (service, ctx) => {
         const revoked = await service.revokeKey(id!, ctx)
-        // Revoking is idempotent: a key revoked before (by anyone) is the outcome asked for.
-        const text = revoked.alreadyRevoked
-          ? `Key ${id} was already revoked (at ${iso(revoked.view.revokedAt)}).\n`
-          : `Revoked ${id}; running servers refuse it at their next key-change poll (every KEY_REFRESH_MS, 1 s by default; at once on PostgreSQL).\n`
-        print(values.json, revokedKeyJson(revoked), text)
+        print(values.json, revokedKeyJson(revoked), revocationText(revoked))
       }),
 )
+
+/** What a revocation did, plainly: which keys no longer work, and which key of the chain it left alone. */
+function revocationText({ view, alreadyRevoked, alsoRevoked }: Revocation): string {
+  const also = new Map(alsoRevoked.map((k) => [k.id, k]))
+  // Revoking is idempotent: a key revoked before (by anyone) is the outcome asked for.
+  const lines = [alreadyRevoked ? `Key ${view.id} was already revoked (at ${iso(view.revokedAt)}).` : `Revoked ${view.id}.`]
+  if (also.size > 0) lines.push(`Also revoked ${[...also.keys()].join(', ')}: keys of its rotation chain still in their grace period.`)
+  if (!alreadyRevoked || also.size > 0)
+    lines.push(
+      `Running servers refuse ${also.size > 0 ? 'them' : 'it'} at their next key-change poll (every KEY_REFRESH_MS, 1 s by default; at once on PostgreSQL).`,
+    )
+  // Its successor along the chain, past the keys revoked with it: the chain goes on with that one.
+  let next = view.rotatedTo
+  while (next !== null && also.has(next)) next = also.get(next)!.rotatedTo
+  if (next !== null) lines.push(`Not revoked by this: ${next}, its successor in the rotation chain; revoke it too to stop the whole chain.`)
+  return `${lines.join('\n')}\n`
+}
 
 const usage = defineCommand(
   {

@@ -161,6 +161,14 @@ export interface AuditQuery {
   to?: number
 }
 
+/**
+ * What one audit page may examine (the store's walk, storage/audit-query.ts, says why these): at
+ * most AUDIT_SCAN_LIMIT entries when filters are checked on the entries walked, and at most
+ * AUDIT_TIME_RANGE_LIMIT entries of a time range counted to bound the walk to their seqs.
+ */
+export const AUDIT_SCAN_LIMIT = 1_000
+export const AUDIT_TIME_RANGE_LIMIT = 10_000
+
 export interface AuditPage {
   entries: AuditEntry[]
   nextAfter: number | null
@@ -170,6 +178,13 @@ export interface AuditPage {
 export interface ChangeContext {
   actor: Actor
   requestId?: string | null
+}
+
+export interface Revocation {
+  view: KeyView
+  alreadyRevoked: boolean
+  /** The other keys of its rotation chain that were still in their grace period, revoked with it, newest first. */
+  alsoRevoked: KeyView[]
 }
 
 export interface KeyAdministration {
@@ -183,8 +198,12 @@ export interface KeyAdministration {
    * working for `graceSeconds` (0 = revoked at once, at most 7 days), then answers 401 key_expired.
    */
   rotateKey(id: string, options: { graceSeconds: number }, ctx: ChangeContext): Promise<{ key: string; view: KeyView; previous: KeyView }>
-  /** Idempotent: revoking a revoked key returns it with alreadyRevoked true and the first time kept. */
-  revokeKey(id: string, ctx: ChangeContext): Promise<{ view: KeyView; alreadyRevoked: boolean }>
+  /**
+   * Revokes the key and every other key of its rotation chain still in its grace period. Idempotent:
+   * revoking a revoked key returns it with alreadyRevoked true and the first time kept (and still
+   * ends the grace of its chain's keys, if any works).
+   */
+  revokeKey(id: string, ctx: ChangeContext): Promise<Revocation>
   keyUsage(id: string, ctx?: ChangeContext): Promise<KeyUsage>
   listAudit(query: AuditQuery, ctx?: ChangeContext): Promise<AuditPage>
 }

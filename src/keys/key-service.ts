@@ -22,11 +22,13 @@ import {
   type KeyUsage,
   type KeyView,
   type ListKeysQuery,
+  type Revocation,
   type UpdateKeyRequest,
 } from './administration.js'
 import { type ApiKeyRecord, generateKey, generateKeyId, hashKey, limiterIdentity } from './api-key.js'
 import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan } from './key-validation.js'
 import type { AuditDraft, KeyRepository } from './repository.js'
+import { alongChain, alsoRevoked } from './rotation-chain.js'
 
 export function keyState(record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: number): KeyState {
   if (record.revokedAt !== null) return 'revoked'
@@ -231,15 +233,26 @@ export class KeyService implements KeyAdministration {
     }
   }
 
-  async revokeKey(id: string, ctx: ChangeContext): Promise<{ view: KeyView; alreadyRevoked: boolean }> {
+  /**
+   * Revokes the key and every other key of its rotation chain still in its grace period: a rotation
+   * replaces a secret that is compromised or old, so revoking any key of the chain ends the old
+   * secrets' grace too (the chain's current key stays unless it is the one named). One `key.revoke`
+   * entry per key revoked; the others' say which revocation took them (`revokedWith`).
+   */
+  async revokeKey(id: string, ctx: ChangeContext): Promise<Revocation> {
+    const named = await this.find(id)
     const now = this.clock.now()
-    const revoked = await this.keys.revokeKey(id, now, this.entry(ctx, 'key.revoke', id, now, {}))
+    const { revoked, graces } = await this.keys.revokeKey(id, now, (r) => [
+      ...(r.revoked ? [this.entry(ctx, 'key.revoke', id, now, alsoRevoked(r.graces, named))] : []),
+      ...alongChain(r.graces, named).map((g) => this.entry(ctx, 'key.revoke', g.id, now, { revokedWith: id })),
+    ])
     const record = await this.find(id)
     // Also when it was already revoked (by another process, maybe not yet polled here).
-    this.options.cache?.forget(record.hash)
+    for (const key of [record, ...graces]) this.options.cache?.forget(key.hash)
     // A repeat changes nothing but succeeds all the same: on record, written after it (as a read is).
-    if (!revoked) await this.auditLog.append(this.entry(ctx, 'key.revoke', id, now, { alreadyRevoked: true }))
-    return { view: this.view(record, now), alreadyRevoked: !revoked }
+    if (!revoked)
+      await this.auditLog.append(this.entry(ctx, 'key.revoke', id, now, { alreadyRevoked: true, ...alsoRevoked(graces, named) }))
+    return { view: this.view(record, now), alreadyRevoked: !revoked, alsoRevoked: alongChain(graces, named).map((g) => this.view(g, now)) }
   }
 
   async keyUsage(id: string, ctx?: ChangeContext): Promise<KeyUsage> {

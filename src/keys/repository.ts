@@ -46,6 +46,14 @@ export interface KeyRotation {
   at: number
 }
 
+/** What a revocation revoked (keys/key-service.ts says which keys a revocation takes). */
+export interface KeyRevocation {
+  /** The key named was revoked now (false: it was revoked already, or there is no such key). */
+  revoked: boolean
+  /** The other keys of its rotation chain (its quota) that were in their grace period, revoked now, as they are after it. */
+  graces: ApiKeyRecord[]
+}
+
 /**
  * Storage of API keys (hashes only, never the keys themselves). Every mutation that takes an audit
  * entry writes it, the change and the change-log rows in one transaction: all or nothing.
@@ -69,8 +77,13 @@ export interface KeyRepository {
   updateKey(id: string, expectedUpdatedAt: number, update: KeyUpdate, audit: AuditDraft): Promise<ApiKeyRecord | undefined>
   /** Inserts the successor and retires the old key; false (nothing written) when the old key changed meanwhile. */
   rotateKey(rotation: KeyRotation, audit: AuditDraft): Promise<boolean>
-  /** True when the key existed and was not already revoked. */
-  revokeKey(id: string, at: number, audit?: AuditDraft): Promise<boolean>
+  /**
+   * Revokes key `id` (unless it is revoked already) and every other key of its quota still in its
+   * grace period at `at` (rotated, not revoked, expiring after `at`), with their change-log rows and
+   * the audit entries `audit` makes of what was revoked, in one transaction. Nothing is written
+   * when nothing was revoked (an unknown id included).
+   */
+  revokeKey(id: string, at: number, audit?: (revocation: KeyRevocation) => AuditDraft[]): Promise<KeyRevocation>
   /** Records last-use times (key id -> ms) in one statement or transaction; never moves a time back. */
   recordLastUsed(times: ReadonlyMap<string, number>): Promise<void>
   /** Keys changed after `cursor` (null: the current position, with no hashes). */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
 import type { IdempotencyClaim, PetRepository } from './repository.js'
@@ -6,7 +7,7 @@ import type { NewPet, Pet } from './schemas.js'
 
 /**
  * Idempotent creates (IETF draft-ietf-httpapi-idempotency-key-header): POST /v1/pets with an
- * Idempotency-Key creates the pet once per API key and key; a retry with the same body replays
+ * Idempotency-Key creates the pet once per customer (`idempotencyScope`) and key; a retry with the same body replays
  * the first answer, with another body it is refused (422), and while the first is still being
  * processed it is refused (409).
  *
@@ -15,6 +16,13 @@ import type { NewPet, Pet } from './schemas.js'
  * creates the pet, and a request in flight is one this process is handling (the set below) or, on
  * PostgreSQL, one whose transaction holds the key's advisory lock in another instance.
  */
+
+/**
+ * Whose Idempotency-Key records a request uses: its API key's quota, as the limiter's (the first key
+ * of its rotation chain, `limiterIdentity` in keys/api-key.ts), so that a retry sent with the
+ * successor of a rotated key replays the first answer instead of creating a second animal.
+ */
+export const idempotencyScope = (apiKey: Pick<ApiKeyRecord, 'quotaId'>): string => apiKey.quotaId
 
 /** Records are kept at least this long, then deleted by the sweep. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000
@@ -64,13 +72,13 @@ export class IdempotentCreates {
     private readonly onSweepError: (error: unknown) => void,
   ) {}
 
-  /** Creates `pet` once for (keyId, key); throws the ApiError to answer with when it must not. */
-  async create(keyId: string, key: string, pet: NewPet): Promise<IdempotentResult> {
-    const slot = `${keyId}\n${key}`
+  /** Creates `pet` once for (scope, key); throws the ApiError to answer with when it must not. */
+  async create(scope: string, key: string, pet: NewPet): Promise<IdempotentResult> {
+    const slot = `${scope}\n${key}`
     if (this.inFlight.has(slot)) throw inFlightError()
     this.inFlight.add(slot)
     try {
-      const claim: IdempotencyClaim = { keyId, key, fingerprint: fingerprintOf(pet), createdAt: this.clock.now() }
+      const claim: IdempotencyClaim = { scope, key, fingerprint: fingerprintOf(pet), createdAt: this.clock.now() }
       const result = await this.pets.createPetOnce(pet, claim)
       switch (result.outcome) {
         case 'created':

@@ -10,8 +10,8 @@ export interface ListPetsOptions {
 
 /** A create under an Idempotency-Key (see pets/idempotency.ts). */
 export interface IdempotencyClaim {
-  /** The API key's id: keys are scoped per API key. */
-  keyId: string
+  /** Whose records: the API key's quota, shared along its rotation chain (idempotencyScope in idempotency.ts). */
+  scope: string
   /** The Idempotency-Key value (unquoted). */
   key: string
   /** SHA-256 (hex) of the canonical request body. */

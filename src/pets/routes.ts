@@ -4,7 +4,7 @@ import { errorResponses, rateLimitHeaderDocs } from '../http/openapi-docs.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
 import { PETS_KEPT } from './cached-pet-repository.js'
-import { IdempotentCreates, parseIdempotencyKey } from './idempotency.js'
+import { IdempotentCreates, idempotencyScope, parseIdempotencyKey } from './idempotency.js'
 import type { PetRepository } from './repository.js'
 import { LIST_LIMIT, ListPetsQuery, NewPetSchema, type Pet, PetIdParams, PetSchema, type PetStatus } from './schemas.js'
 
@@ -109,7 +109,8 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         description:
           'Creates an animal and answers 201 with it, including the assigned id, once it is durable. ' +
           'The body is validated strictly: no type coercion, no unknown fields, no client-sent id; categoryId is int64 and exact. ' +
-          'With an `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header), the animal is created once per API key and key: ' +
+          'With an `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header), the animal is created once per customer and key ' +
+          '(a customer: an API key and the keys it was rotated to, which share its quota; so a retry sent with the new key of a rotation is still a retry): ' +
           'a retry with the same key and body answers 201 with the same animal and `Idempotent-Replayed: true`; ' +
           'the same key with another body is 422 `idempotency_key_reused`; while the first request is still processed, 409 `idempotency_conflict`. ' +
           'Keys are kept 24 hours.',
@@ -148,7 +149,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         const created = await pets.createPet(request.body)
         return reply.code(201).header('location', `/v1/pets/${created.id}`).send(created)
       }
-      const { pet: created, replayed } = await idempotent.create(request.apiKey!.id, key, request.body)
+      const { pet: created, replayed } = await idempotent.create(idempotencyScope(request.apiKey!), key, request.body)
       if (replayed) reply.header('idempotent-replayed', 'true')
       return reply.code(201).header('location', `/v1/pets/${created.id}`).send(created)
     },

@@ -91,6 +91,24 @@ describe('admin API: audit log filters and order', () => {
     }
   })
 
+  test('a page whose walk examined its 1,000 entries without filling up is short and links on to where it stopped', async () => {
+    const actor = { type: 'admin_token' as const, id: 'adm_walked' }
+    const at = Date.parse('2030-01-01T00:00:00Z')
+    for (let i = 0; i < 1_000; i++)
+      await t.storage.audit.append({ at, actor, action: 'key.read', keyId: null, details: {}, requestId: null })
+    await t.storage.audit.append({ at, actor, action: 'key.create', keyId: null, details: { last: true }, requestId: null })
+    const first = await list('actor=adm_walked&action=key.create')
+    assert.deepEqual(first.entries, [], 'the first 1,000 entries of the actor hold no key.create')
+    assert.ok(first.nextAfter !== null)
+    assert.match(first.link ?? '', new RegExp(`after=${first.nextAfter}>; rel="next"$`))
+    const second = await list(`actor=adm_walked&action=key.create&after=${first.nextAfter}`)
+    assert.deepEqual(
+      second.entries.map((e) => e.details),
+      [{ last: true }],
+    )
+    assert.equal(second.nextAfter, null)
+  })
+
   test('bad values: 400 naming the field', async () => {
     const cases: Array<[string, RegExp]> = [
       ['action=key.delete', /action/],

@@ -163,10 +163,17 @@ export class AdminFixture {
           return problems
         }
         // Every read and every change is on record, once, by its token; a call that changed nothing
-        // (revoking a revoked key, an update to the same values) may be left out.
+        // (revoking a revoked key, an update to the same values) may be left out. A revocation is on
+        // record once per key it revoked: the key named and each of its chain's (`alsoRevoked`).
         const read = c.method === 'GET' || c.method === 'HEAD'
-        if (mine.length > 1 || (mine.length === 0 && (read || changed.length > 0)))
-          problems.push(`${operation.id} ${res.status} is on record ${mine.length} times, not once (request id ${requestId})`)
+        const alsoRevoked = revokedWith(res)
+        if (mine.length > 1 + alsoRevoked.length || (mine.length === 0 && (read || changed.length > 0)))
+          problems.push(
+            `${operation.id} ${res.status} is on record ${mine.length} times, not ${1 + alsoRevoked.length} (request id ${requestId})`,
+          )
+        for (const id of alsoRevoked)
+          if (!mine.some((e) => e.keyId === id && e.action === 'key.revoke'))
+            problems.push(`${operation.id} revoked ${id} with no key.revoke entry`)
         for (const e of mine)
           if (e.actor.type !== 'admin_token' || e.actor.id !== this.tokenId)
             problems.push(`audit entry by ${JSON.stringify(e.actor)}, not this admin token`)
@@ -223,4 +230,11 @@ export class AdminFixture {
     }
     return problems
   }
+}
+
+/** The ids a revocation's answer says it revoked with the key named (none for any other answer). */
+function revokedWith(res: WireResponse): string[] {
+  if (res.body.length === 0) return []
+  const body = parseLossless(res.body.toString()) as { alsoRevoked?: unknown }
+  return Array.isArray(body.alsoRevoked) ? body.alsoRevoked.map((k: { id?: unknown }) => String(k.id)) : []
 }

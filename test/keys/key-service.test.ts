@@ -402,6 +402,43 @@ for (const engine of STORE_ENGINES) {
       await assert.rejects(h.service.keyUsage('key_nope'), KeyNotFoundError)
     })
 
+    test('revoke takes the keys of the rotation chain still in their grace period: in the answer, the audit log and the cache', async (t) => {
+      const h = await harness(t, engine.open)
+      if (!h) return
+      const a = await h.service.createKey({ plan: 'free', name: 'chain' }, CLI)
+      const b = await h.service.rotateKey(a.view.id, { graceSeconds: 600 }, CLI)
+      const c = await h.service.rotateKey(b.view.id, { graceSeconds: 600 }, CLI)
+      const d = await h.service.rotateKey(c.view.id, { graceSeconds: 600 }, CLI)
+      h.forgotten.length = 0
+      h.clock.advance(1000)
+      // An old key named: the other grace periods end with it; the chain's current key goes on.
+      const first = await h.service.revokeKey(b.view.id, ADMIN)
+      assert.deepEqual(
+        [first.view.id, first.alreadyRevoked, first.alsoRevoked.map((k) => [k.id, k.state, k.revokedAt])],
+        [
+          b.view.id,
+          false,
+          [
+            [c.view.id, 'revoked', TEST_NOW + 1000],
+            [a.view.id, 'revoked', TEST_NOW + 1000],
+          ],
+        ],
+      )
+      assert.equal((await h.service.getKey(d.view.id)).state, 'active')
+      assert.deepEqual(h.forgotten.map((f) => f.hash).sort(), [a.key, b.key, c.key].map(hashKey).sort(), 'each dropped from the cache')
+      const audit = await h.service.listAudit({ limit: 100, action: 'key.revoke' })
+      assert.deepEqual(
+        audit.entries.map((e) => [e.keyId, e.details, e.actor.id, e.requestId]),
+        [
+          [b.view.id, { alsoRevoked: [c.view.id, a.view.id] }, 'adm_1', 'req-1'],
+          [c.view.id, { revokedWith: b.view.id }, 'adm_1', 'req-1'],
+          [a.view.id, { revokedWith: b.view.id }, 'adm_1', 'req-1'],
+        ],
+      )
+      const current = await h.service.revokeKey(d.view.id, CLI)
+      assert.deepEqual([current.alreadyRevoked, current.alsoRevoked], [false, []], 'no grace left to end')
+    })
+
     test('concurrent updates of one key lose nothing: each applies on the state the other left', async (t) => {
       const h = await harness(t, engine.open)
       if (!h) return

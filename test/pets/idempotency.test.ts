@@ -69,13 +69,30 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     assert.equal(await count('First'), 1)
   })
 
-  test('keys are scoped per API key', async () => {
+  test('keys are scoped per customer: an unrelated API key has keys of its own', async () => {
     const other = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
     const a = await post({ name: 'Scoped', categoryId: 1 }, 'shared-key')
     const b = await post({ name: 'Scoped', categoryId: 1 }, 'shared-key', other)
     assert.equal(b.statusCode, 201)
     assert.equal(b.headers['idempotent-replayed'], undefined)
     assert.notEqual(b.json().id, a.json().id)
+  })
+
+  test('a retry sent with the successor of a rotated key replays the first answer: the scope follows the rotation chain', async () => {
+    const cli = { actor: { type: 'cli' as const, id: 'tester' } }
+    const first = await t.app.keyService.createKey({ plan: 'enterprise', name: 'rotating', perMinute: 100_000, perDay: 1_000_000 }, cli)
+    const created = await post({ name: 'Rotated', categoryId: 3 }, 'before-rotation', bearer(first.key))
+    assert.equal(created.statusCode, 201)
+    const rotated = await t.app.keyService.rotateKey(first.view.id, { graceSeconds: 3600 }, cli)
+    const retry = await post({ name: 'Rotated', categoryId: 3 }, 'before-rotation', bearer(rotated.key))
+    assert.equal(retry.statusCode, 201, retry.body)
+    assert.equal(retry.headers['idempotent-replayed'], 'true')
+    assert.equal(retry.headers.location, created.headers.location)
+    assert.equal(retry.body, created.body, 'the same answer')
+    assertError(await post({ name: 'Other', categoryId: 3 }, 'before-rotation', bearer(rotated.key)), 422, 'idempotency_key_reused')
+    const again = await post({ name: 'Rotated', categoryId: 3 }, 'before-rotation', bearer(first.key))
+    assert.equal(again.headers['idempotent-replayed'], 'true', 'the old key, in its grace period, too')
+    assert.equal(await count('Rotated'), 1, 'one animal')
   })
 
   test('without a key, two identical creates are two animals (unchanged)', async () => {

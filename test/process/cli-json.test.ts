@@ -55,10 +55,10 @@ test('keys --json prints what the admin API answers: create, list, show, rotate,
   assert.deepEqual(await cli('keys', 'show', acme), rotated.previous)
 
   const revoked = await cli('keys', 'revoke', acme)
-  assert.deepEqual(Object.keys(revoked).sort(), ['alreadyRevoked', 'apiKey'])
-  assert.equal(revoked.alreadyRevoked, false)
+  assert.deepEqual(Object.keys(revoked).sort(), ['alreadyRevoked', 'alsoRevoked', 'apiKey'])
+  assert.deepEqual([revoked.alreadyRevoked, revoked.alsoRevoked], [false, []], 'its successor is no grace key: not revoked')
   const again = await api('POST', `/keys/${acme}/revoke`)
-  assert.deepEqual(again, { ...revoked, alreadyRevoked: true }, 'revoke: {"apiKey","alreadyRevoked"}')
+  assert.deepEqual(again, { ...revoked, alreadyRevoked: true }, 'revoke: {"apiKey","alreadyRevoked","alsoRevoked"}')
   assert.deepEqual(await cli('keys', 'revoke', acme), again)
 
   // The API's usage, and where the CLI's numbers come from (the API's are live; these as of a snapshot).

@@ -182,3 +182,44 @@ test('keys list: a header row, and a rotated key in its grace period as "rotated
   const show = await runCli(['keys', 'show', old.id], { db })
   assert.match(show.stdout, new RegExp(`^State: +rotated, works until ${previous.expiresAt.replace(/\./g, '\\.')}$`, 'm'))
 })
+
+test('keys revoke stops a rotation chain: it names every key revoked, and a running server refuses them all', {
+  timeout: 120_000,
+}, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  /** A key rotated twice, each old key kept for an hour: [A, B, C], oldest first. */
+  const chain = async (name: string) => {
+    const first = await cliJson(['keys', 'create', '--plan', 'free', '--name', name], db)
+    const links = [first]
+    for (let i = 0; i < 2; i++) links.push(await cliJson(['keys', 'rotate', links.at(-1)!.apiKey.id, '--grace', '3600'], db))
+    return links.map((l) => ({ key: l.key as string, id: l.apiKey.id as string }))
+  }
+  const [a, b, c] = await chain('compromised')
+  const server = await startServer(t, { dir, db })
+  const status = async (key: string) => (await request(`${server.url}/v1/pets`, { headers: bearer(key) })).status
+  for (const k of [a!, b!, c!]) assert.equal(await status(k.key), 200, 'the old keys work during their grace period')
+
+  const revoked = await runCli(['keys', 'revoke', c!.id], { db })
+  assert.equal(revoked.code, 0, revoked.stderr)
+  assert.deepEqual(revoked.stdout.split('\n').filter(Boolean), [
+    `Revoked ${c!.id}.`,
+    `Also revoked ${b!.id}, ${a!.id}: keys of its rotation chain still in their grace period.`,
+    'Running servers refuse them at their next key-change poll (every KEY_REFRESH_MS, 1 s by default; at once on PostgreSQL).',
+  ])
+  for (const k of [a!, b!, c!])
+    assert.ok(await waitFor(async () => (await status(k.key)) === 401, REVOCATION_DEADLINE_MS), `the server refuses ${k.id}`)
+  const again = await cliJson(['keys', 'revoke', c!.id], db)
+  assert.deepEqual([again.alreadyRevoked, again.alsoRevoked], [true, []])
+
+  // An old key named: the other grace periods end, and the output names the key the chain goes on with.
+  const [x, y, z] = await chain('retired')
+  const old = await runCli(['keys', 'revoke', x!.id], { db })
+  assert.deepEqual(old.stdout.split('\n').filter(Boolean), [
+    `Revoked ${x!.id}.`,
+    `Also revoked ${y!.id}: keys of its rotation chain still in their grace period.`,
+    'Running servers refuse them at their next key-change poll (every KEY_REFRESH_MS, 1 s by default; at once on PostgreSQL).',
+    `Not revoked by this: ${z!.id}, its successor in the rotation chain; revoke it too to stop the whole chain.`,
+  ])
+  assert.equal((await cliJson(['keys', 'show', z!.id], db)).state, 'active')
+})

@@ -101,7 +101,7 @@ test('keys create/list/revoke against a running server', { timeout: 180_000 }, a
   assert.equal(again.stderr, '')
   const againJson = await runCli(['keys', 'revoke', id, '--json'], { db })
   assert.equal(againJson.code, 0, againJson.stderr)
-  assert.deepEqual(JSON.parse(againJson.stdout), { apiKey: listAfter.find((r) => r.id === id), alreadyRevoked: true })
+  assert.deepEqual(JSON.parse(againJson.stdout), { apiKey: listAfter.find((r) => r.id === id), alreadyRevoked: true, alsoRevoked: [] })
   const listAgain = (JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as { data: Array<Record<string, unknown>> }).data
   assert.equal(listAgain.find((r) => r.id === id)?.revokedAt, revokedAt, 'the first revocation time is kept')
   const unknown = await runCli(['keys', 'revoke', 'key_doesnotexist000'], { db })

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { type ApiKeyRecord, generateKey, hashKey } from '../../src/keys/api-key.js'
 import { KeyResolver } from '../../src/keys/key-resolver.js'
+import type { AuditDraft, KeyRevocation } from '../../src/keys/repository.js'
 import type { Pet } from '../../src/pets/schemas.js'
 import { INT64_MAX, INT64_MIN } from '../../src/shared/int64.js'
 import { StorageUnavailableError } from '../../src/shared/outages.js'
@@ -270,9 +271,9 @@ for (const engine of ENGINES) {
       assert.deepEqual(await keys.listKeys(), [a, b])
 
       const start = (await keys.changesSince(null)).cursor
-      assert.equal(await keys.revokeKey(a.id, 1_790_000_100_000), true)
-      assert.equal(await keys.revokeKey(a.id, 1_790_000_200_000), false, 'already revoked')
-      assert.equal(await keys.revokeKey('key_unknown', 1_790_000_200_000), false)
+      assert.deepEqual(await keys.revokeKey(a.id, 1_790_000_100_000), { revoked: true, graces: [] })
+      assert.deepEqual(await keys.revokeKey(a.id, 1_790_000_200_000), { revoked: false, graces: [] }, 'already revoked')
+      assert.deepEqual(await keys.revokeKey('key_unknown', 1_790_000_200_000), { revoked: false, graces: [] })
       assert.deepEqual(await keys.findKeyByHash(a.hash), { ...a, revokedAt: 1_790_000_100_000, updatedAt: 1_790_000_100_000 })
 
       const batch = await keys.changesSince(start)
@@ -283,6 +284,61 @@ for (const engine of ENGINES) {
 
       await keys.revokeKey(b.id, 1_790_000_300_000)
       assert.deepEqual((await keys.changesSince(start)).hashes, [a.hash, b.hash])
+    })
+
+    test('revokeKey revokes the keys of its rotation chain still in their grace period, with their change log and audit, at once', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const keys = h.storage.keys
+      const at = 1_790_000_500_000
+      // A -> B -> C -> D: A's grace is over, B's and C's run on, D is the chain's current key.
+      const a = keyRecord({ id: 'key_chainA' })
+      const quota = { quotaId: a.id }
+      const b = keyRecord({ id: 'key_chainB', ...quota, rotatedFrom: a.id })
+      const c = keyRecord({ id: 'key_chainC', ...quota, rotatedFrom: b.id })
+      const d = keyRecord({ id: 'key_chainD', ...quota, rotatedFrom: c.id })
+      const other = keyRecord({ id: 'key_otherA', rotatedTo: 'key_otherB', expiresAt: at + 60_000 })
+      for (const [k, rotatedTo, expiresAt] of [
+        [a, b.id, at - 1],
+        [b, c.id, at + 1],
+        [c, d.id, at + 3_600_000],
+        [d, null, null],
+      ] as const)
+        await keys.insertKey({ ...k, rotatedTo, expiresAt })
+      await keys.insertKey(other)
+      const start = (await keys.changesSince(null)).cursor
+      const audit = (revocation: KeyRevocation): AuditDraft[] => [
+        {
+          at,
+          actor: { type: 'cli', id: 'tester' },
+          action: 'key.revoke',
+          keyId: d.id,
+          details: { graces: revocation.graces.length },
+          requestId: null,
+        },
+      ]
+
+      const revocation = await keys.revokeKey(d.id, at, audit)
+      assert.equal(revocation.revoked, true)
+      assert.deepEqual(revocation.graces.map((k) => [k.id, k.revokedAt, k.updatedAt]).sort(), [
+        [b.id, at, at],
+        [c.id, at, at],
+      ])
+      for (const k of [b, c, d]) assert.equal((await keys.findKeyById(k.id))?.revokedAt, at, k.id)
+      assert.equal((await keys.findKeyById(a.id))?.revokedAt, null, 'a key past its grace is left as it is')
+      assert.equal((await keys.findKeyById(other.id))?.revokedAt, null, 'another chain is untouched')
+      assert.deepEqual((await keys.changesSince(start)).hashes.sort(), [b.hash, c.hash, d.hash].sort(), 'every instance drops them')
+      const entries = await h.storage.audit.list({ limit: 10, action: 'key.revoke' })
+      assert.deepEqual(
+        entries.entries.map((e) => [e.keyId, e.details]),
+        [[d.id, { graces: 2 }]],
+        'the entries the caller made, in the transaction',
+      )
+
+      // Nothing left to revoke: nothing written, not even the audit entries.
+      assert.deepEqual(await keys.revokeKey(d.id, at + 1, audit), { revoked: false, graces: [] })
+      assert.deepEqual(await keys.revokeKey('key_unknown', at + 1, audit), { revoked: false, graces: [] })
+      assert.equal((await h.storage.audit.list({ limit: 10, action: 'key.revoke' })).entries.length, 1)
     })
 
     test('a duplicate key hash is rejected as an ordinary error, not as unavailability', async (t) => {
@@ -329,11 +385,11 @@ for (const engine of ENGINES) {
       await assert.rejects(other.ping(), 'a closed store does not answer ping')
     })
 
-    test('createPetOnce: created once per (API key, key); same fingerprint replays, another is refused', async (t) => {
+    test('createPetOnce: created once per (scope, key); same fingerprint replays, another is refused', async (t) => {
       const h = await setup(t, engine)
       if (!h) return
       const pets = h.storage.pets
-      const claim = { keyId: 'key_a', key: 'k-1', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
+      const claim = { scope: 'key_a', key: 'k-1', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
       const first = await pets.createPetOnce({ name: 'Once', categoryId: INT64_MAX, status: 'sold' }, claim)
       assert.equal(first.outcome, 'created')
       const pet = (first as { pet: Pet }).pet
@@ -345,7 +401,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(await pets.createPetOnce({ name: 'Other', categoryId: 1 }, { ...claim, fingerprint: 'e'.repeat(64) }), {
         outcome: 'reused',
       })
-      const otherApiKey = await pets.createPetOnce({ name: 'Once', categoryId: 1 }, { ...claim, keyId: 'key_b' })
+      const otherApiKey = await pets.createPetOnce({ name: 'Once', categoryId: 1 }, { ...claim, scope: 'key_b' })
       assert.equal(otherApiKey.outcome, 'created')
       assert.deepEqual(
         (await pets.listPets({ limit: 10 })).map((p) => p.name),
@@ -358,7 +414,7 @@ for (const engine of ENGINES) {
       if (!h) return
       if (h.deletePetRow === undefined) return t.skip('no second connection to a :memory: database')
       const pets = h.storage.pets
-      const claim = { keyId: 'key_a', key: 'gone', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
+      const claim = { scope: 'key_a', key: 'gone', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
       const first = await pets.createPetOnce({ name: 'Gone', categoryId: 1 }, claim)
       const id = (first as { pet: Pet }).pet.id
       await h.deletePetRow(id)
@@ -379,7 +435,7 @@ for (const engine of ENGINES) {
       const h = await setup(t, engine)
       if (!h) return
       const stores = [h.storage, ...(h.peer ? [await h.peer(), await h.peer()] : [])]
-      const claim = { keyId: 'key_a', key: 'race', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
+      const claim = { scope: 'key_a', key: 'race', fingerprint: 'f'.repeat(64), createdAt: 1_790_000_000_000 }
       const results = await Promise.all(
         Array.from({ length: 20 }, (_, i) => stores[i % stores.length]!.pets.createPetOnce({ name: 'Raced', categoryId: 1 }, claim)),
       )
@@ -398,7 +454,7 @@ for (const engine of ENGINES) {
       const h = await setup(t, engine)
       if (!h) return
       const pets = h.storage.pets
-      const claim = (key: string, createdAt: number) => ({ keyId: 'key_a', key, fingerprint: 'f'.repeat(64), createdAt })
+      const claim = (key: string, createdAt: number) => ({ scope: 'key_a', key, fingerprint: 'f'.repeat(64), createdAt })
       // More than one delete batch (1,000) of old records. Created 50 at a time: 1,100 at once queue
       // behind the pool's few connections for longer than its connection timeout on a loaded
       // machine (a StorageUnavailableError that is about the test, not the store).

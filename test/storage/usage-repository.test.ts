@@ -178,5 +178,37 @@ for (const engine of STORE_ENGINES) {
         ],
       )
     })
+
+    test('top and history with more pending keys than a statement takes parameters (SQLite 32,766, PostgreSQL 65,535)', async (t) => {
+      const storage = await engine.open(t)
+      if (storage === undefined) return
+      const [busy, quiet] = await Promise.all([free(storage, 'busy'), free(storage, 'quiet')])
+      await storage.usage.addUsage([{ keyId: quiet!.record.id, minute: T0, counts: counts({ allowed: 3, status2xx: 3 }) }])
+      const recorder = new UsageRecorder(storage.usage, { flushMs: 600_000 })
+      // 70,000 keys with unflushed counts (keys deleted since, or of another store: not listed), and two real ones.
+      for (let i = 0; i < 70_000; i++) recorder.record(`key_gone${String(i).padStart(12, '0')}`, 'allowed', 200, T0)
+      for (let i = 0; i < 5; i++) recorder.record(busy!.record.id, 'allowed', 200, T0)
+      recorder.record(quiet!.record.id, 'allowed', 200, T0)
+      const history = new UsageHistory({
+        usage: storage.usage,
+        keys: storage.keys,
+        audit: storage.audit,
+        clock: new ManualClock(T0 + 1),
+        pending: recorder,
+      })
+      const top = await history.top({ from: T0 - HOUR_MS, to: T0 + HOUR_MS, by: 'requests', limit: 5 })
+      assert.deepEqual(
+        top.keys.map((k) => [k.name, k.counts.allowed]),
+        [
+          ['busy', 5],
+          ['quiet', 4],
+        ],
+      )
+      const ids = [...recorder.pendingTotals(T0, T0 + HOUR_MS).keys()]
+      assert.ok(ids.length > 65_535)
+      assert.deepEqual(await storage.usage.history(ids, 'hour', T0 - HOUR_MS, T0 + HOUR_MS), [
+        { start: T0, counts: counts({ allowed: 3, status2xx: 3 }) },
+      ])
+    })
   })
 }

@@ -87,6 +87,9 @@ export function AuditLog({ query }: { query: URLSearchParams }) {
       </form>
       <ErrorNote message={page.error} />
       {page.value && <AuditTable entries={page.value.data} showKey />}
+      {page.value && page.value.data.length < PAGE_SIZE && page.value.nextAfter != null && (
+        <p class="hint">A page examines a bounded number of entries when filters are combined: Next looks further.</p>
+      )}
       <nav class="pager">
         {after !== undefined && (
           <a class="button" href={href.audit(filters)}>

@@ -50,7 +50,7 @@ export function KeyActions({
           <Confirm
             label="Revoke…"
             danger
-            question={`Revoke ${apiKey.name} (${apiKey.id})? Every instance refuses it within 2 seconds. This cannot be undone.`}
+            question={`Revoke ${apiKey.name} (${apiKey.id})? The keys of its rotation chain still in their grace period are revoked with it. Every instance refuses them within 2 seconds. This cannot be undone.`}
             confirmLabel="Revoke"
             onConfirm={async () => {
               await api.revokeKey(apiKey.id)

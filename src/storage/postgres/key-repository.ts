@@ -1,6 +1,14 @@
 import type pg from 'pg'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
-import type { AuditDraft, KeyChangeBatch, KeyPageFilter, KeyRepository, KeyRotation, KeyUpdate } from '../../keys/repository.js'
+import type {
+  AuditDraft,
+  KeyChangeBatch,
+  KeyPageFilter,
+  KeyRepository,
+  KeyRevocation,
+  KeyRotation,
+  KeyUpdate,
+} from '../../keys/repository.js'
 import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
 import type { Db } from './connection.js'
 import { logKeyChanges } from './key-change-log.js'
@@ -134,17 +142,28 @@ export class PostgresKeyRepository implements KeyRepository {
     })
   }
 
-  async revokeKey(id: string, at: number, audit?: AuditDraft): Promise<boolean> {
+  async revokeKey(id: string, at: number, audit?: (revocation: KeyRevocation) => AuditDraft[]): Promise<KeyRevocation> {
     return this.db.transaction(async (client: pg.PoolClient) => {
+      // The chain's rows locked in one order first: two revocations in one chain wait, never deadlock.
+      await client.query('SELECT 1 FROM api_keys WHERE quota_id = (SELECT quota_id FROM api_keys WHERE id = $1) ORDER BY id FOR UPDATE', [
+        id,
+      ])
       const { rows } = await client.query<{ hash: string }>(
         'UPDATE api_keys SET revoked_at = $1, updated_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING hash',
         [at, id],
       )
-      const hash = rows[0]?.hash
-      if (hash === undefined) return false
-      await logKeyChanges(client, [hash], at)
-      if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit))
-      return true
+      const graces = await client.query<KeyRow>(
+        `UPDATE api_keys SET revoked_at = $1, updated_at = $1
+          WHERE quota_id = (SELECT quota_id FROM api_keys WHERE id = $2) AND id <> $2
+            AND rotated_to IS NOT NULL AND revoked_at IS NULL AND expires_at > $1 RETURNING *`,
+        [at, id],
+      )
+      const revocation = { revoked: rows.length > 0, graces: graces.rows.map(toKeyRecord) }
+      const hashes = [...rows, ...graces.rows].map((r) => r.hash)
+      if (hashes.length === 0) return revocation
+      await logKeyChanges(client, hashes, at)
+      for (const entry of audit?.(revocation) ?? []) await client.query(INSERT_AUDIT, auditValues(entry))
+      return revocation
     })
   }
 

@@ -56,7 +56,7 @@ export class PostgresPetRepository implements PetRepository {
   }
 
   /**
-   * One transaction: a transaction-scoped advisory lock on (API key, Idempotency-Key) tells that
+   * One transaction: a transaction-scoped advisory lock on (scope, Idempotency-Key) tells that
    * another instance is creating under the same key right now (in_flight, without waiting); under
    * the lock, the key's record either exists (replay or reuse) or is written with the new pet.
    * The lock goes with the transaction: a crashed instance leaves nothing behind that blocks a retry.
@@ -64,7 +64,7 @@ export class PostgresPetRepository implements PetRepository {
   async createPetOnce(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
     return this.db.transaction(async (client) => {
       const lock = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok', [
-        `idempotency:${claim.keyId}:${claim.key}`,
+        `idempotency:${claim.scope}:${claim.key}`,
       ])
       if (!lock.rows[0]!.ok) return { outcome: 'in_flight' }
       // LEFT JOIN: a record whose pet is not there is still a record (never a second pet).
@@ -72,7 +72,7 @@ export class PostgresPetRepository implements PetRepository {
         `SELECT i.fingerprint, i.pet_id, p.id, p.name, p.category_id, p.status
            FROM idempotency_keys i LEFT JOIN pets p ON p.id = i.pet_id
           WHERE i.key_id = $1 AND i.idem_key = $2`,
-        [claim.keyId, claim.key],
+        [claim.scope, claim.key],
       )
       const found = earlier.rows[0]
       if (found !== undefined) {
@@ -87,7 +87,7 @@ export class PostgresPetRepository implements PetRepository {
       )
       const created = asPet(inserted.rows[0]!)
       await client.query('INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES ($1, $2, $3, $4, $5)', [
-        claim.keyId,
+        claim.scope,
         claim.key,
         claim.fingerprint,
         created.id,

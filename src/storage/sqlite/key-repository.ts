@@ -1,6 +1,14 @@
 import type Database from 'better-sqlite3'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
-import type { AuditDraft, KeyChangeBatch, KeyPageFilter, KeyRepository, KeyRotation, KeyUpdate } from '../../keys/repository.js'
+import type {
+  AuditDraft,
+  KeyChangeBatch,
+  KeyPageFilter,
+  KeyRepository,
+  KeyRevocation,
+  KeyRotation,
+  KeyUpdate,
+} from '../../keys/repository.js'
 import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
 
 /** WHERE clause of each key state at `now` (bound as the named parameter @now). */
@@ -129,18 +137,26 @@ export class SqliteKeyRepository implements KeyRepository {
       .immediate()
   }
 
-  async revokeKey(id: string, at: number, audit?: AuditDraft): Promise<boolean> {
+  async revokeKey(id: string, at: number, audit?: (revocation: KeyRevocation) => AuditDraft[]): Promise<KeyRevocation> {
     return this.db
-      .transaction(() => {
+      .transaction((): KeyRevocation => {
         const row = this.db
           .prepare<[number, number, string], { hash: string }>(
             'UPDATE api_keys SET revoked_at = ?, updated_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash',
           )
           .get(at, at, id)
-        if (!row) return false
-        this.logChange(row.hash, at)
-        this.audit(audit)
-        return true
+        const graces = this.db
+          .prepare<[number, number, string, string, number], KeyRow>(
+            `UPDATE api_keys SET revoked_at = ?, updated_at = ?
+              WHERE quota_id = (SELECT quota_id FROM api_keys WHERE id = ?) AND id <> ?
+                AND rotated_to IS NOT NULL AND revoked_at IS NULL AND expires_at > ? RETURNING *`,
+          )
+          .all(at, at, id, id, at)
+          .map(toKeyRecord)
+        const revocation = { revoked: row !== undefined, graces }
+        for (const { hash } of [...(row === undefined ? [] : [row]), ...graces]) this.logChange(hash, at)
+        if (row !== undefined || graces.length > 0) for (const entry of audit?.(revocation) ?? []) this.audit(entry)
+        return revocation
       })
       .immediate()
   }

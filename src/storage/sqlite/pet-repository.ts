@@ -113,7 +113,7 @@ export class SqlitePetRepository implements PetRepository {
   /** Never throws for one insert's reason: a throw here would roll back the whole batch. */
   private insertOne(pet: NewPet, claim: IdempotencyClaim | undefined): IdempotentCreate {
     if (claim !== undefined) {
-      const earlier = this.findClaim.get(claim.keyId, claim.key)
+      const earlier = this.findClaim.get(claim.scope, claim.key)
       if (earlier !== undefined) {
         if (earlier.fingerprint !== claim.fingerprint) return { outcome: 'reused' }
         const row = this.byId.get(earlier.pet_id)
@@ -123,7 +123,7 @@ export class SqlitePetRepository implements PetRepository {
     const row = this.insert.get(pet.name, pet.categoryId, pet.status ?? null) as { id: bigint }
     const created: Pet = { id: Number(row.id), name: pet.name, categoryId: pet.categoryId }
     if (pet.status !== undefined) created.status = pet.status
-    if (claim !== undefined) this.insertClaim.run(claim.keyId, claim.key, claim.fingerprint, row.id, claim.createdAt)
+    if (claim !== undefined) this.insertClaim.run(claim.scope, claim.key, claim.fingerprint, row.id, claim.createdAt)
     return { outcome: 'created', pet: created }
   }
 

@@ -19,6 +19,12 @@ const upsert = (table: string) =>
 
 const U_SUMS = USAGE_COLUMNS.map((c) => `SUM(u.${c}) AS ${c}`).join(', ')
 
+/**
+ * A list of key ids as one parameter, a JSON array: a statement takes at most 32,766 parameters,
+ * and the top list asks for every key with pending counts (up to MAX_PENDING_CELLS of them).
+ */
+const KEY_ID_LIST = '(SELECT value FROM json_each(?))'
+
 /** Usage history in SQLite: one IMMEDIATE transaction per flush. */
 export class SqliteUsageRepository implements UsageRepository {
   private readonly addBatch
@@ -44,10 +50,10 @@ export class SqliteUsageRepository implements UsageRepository {
     const rows = this.db
       .prepare<unknown[], UsageCountRow & { start: number }>(
         `SELECT start, ${SUM_COLUMNS} FROM ${USAGE_TABLE[granularity]}
-          WHERE key_id IN (${keyIds.map(() => '?').join(', ')}) AND start >= ? AND start < ?
+          WHERE key_id IN ${KEY_ID_LIST} AND start >= ? AND start < ?
           GROUP BY start ORDER BY start`,
       )
-      .all(...keyIds, from, to)
+      .all(JSON.stringify(keyIds), from, to)
     return rows.map((r) => ({ start: r.start, counts: countsOfRow(r) }))
   }
 
@@ -66,10 +72,10 @@ export class SqliteUsageRepository implements UsageRepository {
         .prepare<unknown[], TotalsRow>(
           `SELECT k.id AS key_id, k.name, k.plan, ${USAGE_COLUMNS.map((c) => `COALESCE(SUM(u.${c}), 0) AS ${c}`).join(', ')}
              FROM api_keys k LEFT JOIN usage_hours u ON u.key_id = k.id AND u.start >= ? AND u.start < ?
-            WHERE k.id IN (${keyIds.map(() => '?').join(', ')})
+            WHERE k.id IN ${KEY_ID_LIST}
             GROUP BY k.id, k.name, k.plan`,
         )
-        .all(from, to, ...keyIds)
+        .all(from, to, JSON.stringify(keyIds))
         .map(toKeyTotals)
     }
     return this.db
