@@ -1,12 +1,16 @@
 /**
- * The layering of src/, checked by `npm run lint` (depcruise src). From the top:
- *   wiring (app.ts, server.ts, cluster.ts, cli.ts, cli/) -> APIs (pets/, admin/)
- *   -> features (auth/, keys/, limits/) -> http/ (Fastify plumbing) -> ops/ (metrics, health)
- *   -> shared/ (the ground floor)
+ * The layering of src/, checked by `npm run lint` (depcruise src). Every file is in a layer; from the top:
+ *   wiring: the entry points and the composition root (app.ts, service.ts, server.ts, cli.ts, the only
+ *           files directly in src/), the command line (cli/) and the process lifecycle (lifecycle/)
+ *   -> APIs (pets/, admin/) -> features (auth/, keys/, limits/, usage/) -> http/ (Fastify plumbing)
+ *   -> ops/ (metrics, health, the logger) -> config/ (the configuration) -> shared/ (the ground floor)
  * and the stores (storage/) implement the features' interfaces; only the wiring picks a store.
- * Files directly in src/ (config.ts, logger.ts, …) are not in a folder, so the folder rules do not see them.
  * @type {import('dependency-cruiser').IConfiguration}
  */
+
+/** The wiring: the four files directly in src/, cli/ and lifecycle/. */
+const WIRING = '^src/[^/]+\\.ts$|^src/(cli|lifecycle)/'
+
 module.exports = {
   forbidden: [
     {
@@ -22,9 +26,19 @@ module.exports = {
       scope: 'folder',
       comment:
         'Folders depend one way. A cycle between folders (keys -> limits -> keys) means no folder can be read, ' +
-        'tested or replaced on its own; scope "folder" checks the graph of folders, not of modules.',
-      from: { path: '^src/' },
+        'tested or replaced on its own; scope "folder" checks the graph of folders, not of modules. src/ itself ' +
+        '(the entry points) is a folder too: no folder below imports it (no-wiring-from-below).',
+      from: { path: '^src' },
       to: { circular: true },
+    },
+    {
+      name: 'only-entry-points-at-the-root',
+      severity: 'error',
+      comment:
+        'Directly in src/ are the entry points and the composition root only (app, service, server, cli), so that ' +
+        'src/ shows the architecture at a glance and every other file is in a folder that a rule below sees.',
+      from: { path: '^src/[^/]+\\.ts$', pathNot: '^src/(app|service|server|cli)\\.ts$' },
+      to: {},
     },
     {
       name: 'no-orphans',
@@ -32,7 +46,7 @@ module.exports = {
       comment: 'A module nothing imports is dead code, or an entry point that should be listed here.',
       from: {
         orphan: true,
-        pathNot: ['\\.d\\.ts$', '^src/(cli|npm-start|server|cluster)\\.ts$'],
+        pathNot: ['\\.d\\.ts$', '^src/(cli|server)\\.ts$'],
       },
       to: {},
     },
@@ -42,16 +56,35 @@ module.exports = {
       comment:
         'Features depend on their repository interfaces (pets/repository.ts, keys/repository.ts, …), never on a store: ' +
         'which engine runs is decided once, by the wiring (DATABASE_URL in storage/index.ts).',
-      from: { path: '^src/', pathNot: '^src/(app|service|server|cluster|cli)\\.ts$|^src/(cli|storage)/' },
+      from: { path: '^src/', pathNot: `${WIRING}|^src/storage/` },
       to: { path: '^src/storage/' },
     },
     {
       name: 'shared-is-the-ground-floor',
       severity: 'error',
       comment:
-        'shared/ holds the facts every layer uses (quotas, the error type, int64, clock, drain, outages): it imports no other folder.',
+        'shared/ holds the facts every layer uses (quotas, the error types, int64, clock, drain, outages, file modes): ' +
+        'it imports no other folder.',
       from: { path: '^src/shared/' },
       to: { path: '^src/', pathNot: '^src/shared/' },
+    },
+    {
+      name: 'config-above-shared-only',
+      severity: 'error',
+      comment:
+        'config/ reads and checks the environment for everyone (variables, the config file, Redis URLs); it knows no ' +
+        'feature, so any layer can read its Config.',
+      from: { path: '^src/config/' },
+      to: { path: '^src/', pathNot: '^src/(config|shared)/' },
+    },
+    {
+      name: 'ops-on-the-ground-floor',
+      severity: 'error',
+      comment:
+        'Metrics, health and the logger are used by every layer (http, auth, limits, admin): ops/ itself checks any ' +
+        'dependency by its ping, knowing none.',
+      from: { path: '^src/ops/' },
+      to: { path: '^src/', pathNot: '^src/(ops|config|shared)/' },
     },
     {
       name: 'http-is-framework-plumbing',
@@ -60,29 +93,39 @@ module.exports = {
         'http/ is what any Fastify service has (body parsing, validation, errors, routing fallbacks, docs console); ' +
         'it knows no feature, so a feature can use it without a cycle.',
       from: { path: '^src/http/' },
-      to: { path: '^src/(auth|keys|limits|pets|admin|storage|cli)/' },
-    },
-    {
-      name: 'ops-on-the-ground-floor',
-      severity: 'error',
-      comment:
-        'Metrics and health are counted by every layer (http, auth, limits, admin): ops/ itself checks any dependency by its ping, knowing none.',
-      from: { path: '^src/ops/' },
-      to: { path: '^src/', pathNot: '^src/(ops|shared)/|^src/version\\.ts$' },
+      to: { path: '^src/(auth|keys|limits|usage|pets|admin|storage|cli|lifecycle)/' },
     },
     {
       name: 'features-below-apis',
       severity: 'error',
       comment: 'The features (auth, keys, limits, usage) serve the APIs (pets, admin) and the CLI; they never import them.',
       from: { path: '^src/(auth|keys|limits|usage)/' },
-      to: { path: '^src/(pets|admin|cli)/|^src/(app|server|cluster|cli)\\.ts$' },
+      to: { path: '^src/(pets|admin)/' },
     },
     {
       name: 'no-wiring-from-below',
       severity: 'error',
-      comment: 'app.ts, service.ts, server.ts, cluster.ts and cli/ assemble everything; nothing below them imports them.',
-      from: { path: '^src/', pathNot: '^src/(app|service|server|cluster|cli|npm-start)\\.ts$|^src/cli/' },
-      to: { path: '^src/(app|service|server|cluster|cli)\\.ts$|^src/cli/' },
+      comment:
+        'The entry points, the composition root, cli/ and lifecycle/ assemble everything; nothing below them imports ' +
+        'them (a lifecycle function that needs the server start is handed it by an entry point).',
+      from: { path: '^src/', pathNot: WIRING },
+      to: { path: WIRING },
+    },
+    {
+      name: 'lifecycle-below-the-entry-points',
+      severity: 'error',
+      comment:
+        'lifecycle/ (start banner, cluster, start failures) is used by the entry points and the command line; it ' +
+        'imports neither, so that the root stays the top of the graph.',
+      from: { path: '^src/lifecycle/' },
+      to: { path: '^src/[^/]+\\.ts$|^src/cli/' },
+    },
+    {
+      name: 'cli-below-the-entry-points',
+      severity: 'error',
+      comment: 'cli/ holds the commands; src/cli.ts dispatches them and hands in what only an entry point may import.',
+      from: { path: '^src/cli/' },
+      to: { path: '^src/[^/]+\\.ts$' },
     },
   ],
   options: {

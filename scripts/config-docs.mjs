@@ -28,7 +28,7 @@ const cell = (text) => String(text).replaceAll('|', '\\|')
 
 /** The reference table: one row per variable, in the schema's order. */
 export async function configurationTable() {
-  const { CONFIG_SCHEMA } = await import('../src/config.ts')
+  const { CONFIG_SCHEMA } = await import('../src/config/config.ts')
   const rows = Object.entries(CONFIG_SCHEMA.properties).map(([name, schema]) => {
     const fallback = schema.defaultText ?? (schema.default === undefined ? 'unset' : code(schema.default))
     return `| ${code(name)} | ${cell(accepts(schema))} | ${cell(fallback)} | ${schema.cli ? 'yes' : ''} | ${cell(schema.description)} |`

@@ -17,7 +17,7 @@ export const SCHEMA_TS = fileURLToPath(new URL('../client/src/schema.ts', import
 
 /** The document as a server with the default configuration publishes it. */
 export async function buildOpenApiDocument() {
-  const { loadConfig } = await import('../src/config.ts')
+  const { loadConfig } = await import('../src/config/config.ts')
   const { buildService } = await import('../src/service.ts')
   const { SqliteStorage } = await import('../src/storage/sqlite/sqlite-storage.ts')
   // The default configuration (no PUBLIC_BASE_URL): the same document on every machine. No limiter

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { CLI } from './banner.js'
 import { ADMIN_TOKENS, AdminTokenInputError } from './cli/admin-tokens-command.js'
 import { CommandError, HelpRequest, UsageError } from './cli/command-errors.js'
 import {
@@ -15,14 +14,25 @@ import {
 } from './cli/command-line.js'
 import { inputErrorMessage } from './cli/key-flags.js'
 import { KEYS } from './cli/keys-command.js'
-import { SERVE } from './cli/serve-command.js'
-import { ConfigError } from './config.js'
-import { loadConfiguration, takeConfigFileOption } from './config-file.js'
+import { serveCommand } from './cli/serve-command.js'
+import { loadConfiguration, takeConfigFileOption } from './config/config-file.js'
 import { KeyConflictError, KeyInputError, KeyNotFoundError } from './keys/administration.js'
-import { StartupError, startFailureLine } from './startup-error.js'
-import { SERVICE_VERSION } from './version.js'
+import { CLI } from './shared/command-name.js'
+import { ConfigError, StartupError, startFailureLine } from './shared/startup-error.js'
+import { SERVICE_VERSION } from './shared/version.js'
 
 const GROUPS: Record<string, CommandGroup> = { keys: KEYS, 'admin-tokens': ADMIN_TOKENS }
+
+/** `serve`: the server of server.ts, or a cluster of them (imported only when it runs: the other commands start fast). */
+const SERVE = serveCommand(async (config, source, workers) => {
+  const { startServer } = await import('./server.js')
+  if (workers === 1) {
+    await startServer(config, source)
+    return
+  }
+  const { startCluster } = await import('./lifecycle/cluster.js')
+  await startCluster(config, workers, source, startServer)
+})
 const COMMAND_NAMES = 'serve, keys or admin-tokens'
 
 function help(): string {

@@ -5,19 +5,20 @@ import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { addressIdentity } from './auth/address-identity.js'
-import { adminBannerLine, cliCommand, configurationLines, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
-import { type Config, ConfigError } from './config.js'
-import { type ConfigSource, loadConfiguration, takeConfigFileOption } from './config-file.js'
+import type { Config } from './config/config.js'
+import { type ConfigSource, loadConfiguration, takeConfigFileOption } from './config/config-file.js'
 import { shareConnections, trustedPeer } from './http/connection-share.js'
 import { createFirstKey } from './keys/key-service.js'
+import { adminBannerLine, cliCommand, configurationLines, firstKeyBanner, listeningBanner, reachableOrigin } from './lifecycle/banner.js'
+import type { Listening } from './lifecycle/cluster.js'
 import { createLimiter } from './limits/index.js'
 import type { RateLimiter } from './limits/limiter.js'
-import { createLogger } from './logger.js'
+import { createLogger } from './ops/logger.js'
 import { Metrics } from './ops/metrics.js'
 import { buildService } from './service.js'
 import { systemClock } from './shared/clock.js'
 import { Drain } from './shared/drain.js'
-import { redactUrl, StartupError, startFailureLine } from './startup-error.js'
+import { ConfigError, redactUrl, StartupError, startFailureLine } from './shared/startup-error.js'
 import { lockStorage, openStorage } from './storage/index.js'
 
 /**
@@ -109,7 +110,7 @@ export async function startServer(config: Config, source: ConfigSource): Promise
       await listen(adminApp, { ADMIN_PORT: config.adminPort!, ADMIN_HOST: config.adminHost })
     }
     const listening: Listening = { main: bound(app), admin: adminApp === undefined ? undefined : bound(adminApp) }
-    // In a cluster the primary prints the banner once, for all workers (cluster.ts). The log's
+    // In a cluster the primary prints the banner once, for all workers (lifecycle/cluster.ts). The log's
     // start-up lines are written out first, so that on a shared stdout the banner ends the start.
     if (cluster.isWorker) {
       await flushed(log)
@@ -191,12 +192,6 @@ async function listen(app: FastifyInstance, vars: Record<string, string | number
   }
 }
 
-/** Where a process's listeners are bound: what a worker tells the primary of a cluster for its banner. */
-export interface Listening {
-  main: { address: string; port: number }
-  admin: { address: string; port: number } | undefined
-}
-
 /** The address and port the server is bound to (the port differs from PORT when PORT is 0). */
 function bound(app: FastifyInstance): { address: string; port: number } {
   const address = app.server.address()
@@ -227,7 +222,7 @@ function isEntryScript(): boolean {
 }
 
 /**
- * A server started with an IPC channel (by `npm start`, npm-start.ts) stops when the channel
+ * A server started with an IPC channel (by `npm start`, bin/npm-start.mjs) stops when the channel
  * closes: the kernel closes it when the launcher ends, however it ends (SIGKILL, the OOM killer),
  * and a server that outlived it would keep the port and the SQLite lock with nobody to stop it.
  * Before the server is up, the process just ends. Without a channel (`node dist/server.js`, a

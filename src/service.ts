@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { type AppDependencies, buildApp } from './app.js'
-import type { Config } from './config.js'
+import type { Config } from './config/config.js'
 import { createLimiter } from './limits/index.js'
 import type { RateLimiter } from './limits/limiter.js'
 import { Metrics } from './ops/metrics.js'

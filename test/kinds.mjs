@@ -40,19 +40,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const KINDS = {
-  unit: [
-    'config.test.ts',
-    'config-file.test.ts',
-    'banner.test.ts',
-    'control-characters.test.ts',
-    'startup-error.test.ts',
-    'keys',
-    'limits',
-    'storage',
-    'project',
-    'shared',
-    'usage',
-  ],
+  unit: ['config', 'lifecycle', 'keys', 'limits', 'storage', 'project', 'shared', 'usage'],
   http: [
     'service.test.ts',
     'http',

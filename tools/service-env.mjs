@@ -1,10 +1,13 @@
 // An environment for a child service without the service's configuration variables. The list is
-// src/config.ts's own: its source where this process runs TypeScript (the tests, through tsx),
+// src/config/'s own: its source where this process runs TypeScript (the tests, through tsx),
 // else the build (the benchmark and the soak, which build first).
 
 import { randomBytes } from 'node:crypto'
 
-const [{ CONFIG_VARIABLES }, { CONFIG_FILE_VARIABLE }] = await Promise.all([serviceModule('config'), serviceModule('config-file')])
+const [{ CONFIG_VARIABLES }, { CONFIG_FILE_VARIABLE }] = await Promise.all([
+  serviceModule('config/config'),
+  serviceModule('config/config-file'),
+])
 
 /**
  * The limiter's Redis key prefix of every service this process starts (REDIS_KEY_PREFIX). The

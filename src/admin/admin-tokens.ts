@@ -1,5 +1,3 @@
-import { CLI } from '../banner.js'
-import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter, hiddenCharacterRefusal } from '../control-characters.js'
 import type { Actor, AuditRepository } from '../keys/administration.js'
 import {
   ADMIN_TOKEN_PREFIX,
@@ -10,6 +8,8 @@ import {
   looksLikeApiKey,
 } from '../keys/api-key.js'
 import { SecretLookups } from '../keys/secret-lookups.js'
+import { CLI } from '../shared/command-name.js'
+import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter, hiddenCharacterRefusal } from '../shared/control-characters.js'
 import { displayPrefix } from '../shared/key-redaction.js'
 import type { AdminTokenRecord, AdminTokenRepository } from './admin-token-repository.js'
 

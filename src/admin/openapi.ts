@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
-import { DEFAULT_ADMIN_PORT } from '../config.js'
+import { DEFAULT_ADMIN_PORT } from '../config/config.js'
 import { keepReferencedSchemas } from '../http/openapi-components.js'
 import { MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from '../keys/administration.js'
 import { ADMIN_TOKEN_PREFIX } from '../keys/api-key.js'

@@ -1,5 +1,4 @@
 import { type Static, type TSchema, Type } from 'typebox'
-import { HIDDEN_CHARACTERS_TEXT, NO_CONTROL_CHARACTERS } from '../control-characters.js'
 import { NOT_BLANK } from '../http/validation.js'
 import {
   ACTOR_TYPES,
@@ -11,6 +10,7 @@ import {
   MAX_GRACE_SECONDS,
   MAX_METADATA_BYTES,
 } from '../keys/administration.js'
+import { HIDDEN_CHARACTERS_TEXT, NO_CONTROL_CHARACTERS } from '../shared/control-characters.js'
 import { MAX_CUSTOM_LIMIT, PLAN_NAMES } from '../shared/plans.js'
 
 /**

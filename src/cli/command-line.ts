@@ -1,8 +1,8 @@
 import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
-import { CLI } from '../banner.js'
-import type { Config } from '../config.js'
-import type { ConfigSource } from '../config-file.js'
+import type { Config } from '../config/config.js'
+import type { ConfigSource } from '../config/config-file.js'
+import { CLI } from '../shared/command-name.js'
 import { HelpRequest, UsageError } from './command-errors.js'
 
 /**

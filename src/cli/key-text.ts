@@ -2,8 +2,9 @@
  * The keys as the CLI shows them to a person (without --json). Stored text (names, metadata) is
  * printed with its control characters escaped: it cannot act on the terminal or forge a row.
  */
-import { escapeControlCharacters } from '../control-characters.js'
+
 import type { KeyUsage, KeyView } from '../keys/administration.js'
+import { escapeControlCharacters } from '../shared/control-characters.js'
 import { table } from './table.js'
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs'
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 import { banPolicy } from '../limits/index.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import { MemoryLimiter } from '../limits/memory/memory-limiter.js'

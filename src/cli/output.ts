@@ -1,4 +1,4 @@
-import { escapeControlCharacters } from '../control-characters.js'
+import { escapeControlCharacters } from '../shared/control-characters.js'
 
 /**
  * JSON for stdout, a terminal as often as a pipe: JSON.stringify leaves U+007F–U+009F as they

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'pino'
-import type { InfoLineWriter } from '../logger.js'
+import type { InfoLineWriter } from '../ops/logger.js'
 import type { Metrics } from '../ops/metrics.js'
 import { redactKeys } from '../shared/key-redaction.js'
 import { clientAddress } from './client-address.js'
@@ -74,7 +74,7 @@ export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Bindings,
  * status (a 401 for an expired or revoked key, a 429 included). The line goes
  * through `log` (the app's logger) with the request id first, exactly as the request's child
  * logger would write it, without making that child (see RequestLogger); built here and written
- * by `writeLine` when the logger given to the app offers one (see logger.ts: Fastify wraps that
+ * by `writeLine` when the logger given to the app offers one (see ops/logger.ts: Fastify wraps that
  * logger in a child of its own, which writes the same line), else through pino's info().
  */
 export function accessLog(log: FastifyBaseLogger, metrics: Metrics, writeLine: InfoLineWriter | undefined) {

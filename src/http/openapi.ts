@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 import { DOCS_PATH, OPENAPI_PATH } from './doc-paths.js'
 import { registerDocsConsole } from './docs-console.js'
 import { keepReferencedSchemas } from './openapi-components.js'

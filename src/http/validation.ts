@@ -6,7 +6,7 @@ import {
   NO_CONTROL_CHARACTERS,
   NUL_IN_FIELD_NAME_REFUSED,
   NUL_REFUSED,
-} from '../control-characters.js'
+} from '../shared/control-characters.js'
 import { INT64_MAX, INT64_MIN, toInt64 } from '../shared/int64.js'
 import { PLAIN_INTEGER } from './json-body.js'
 

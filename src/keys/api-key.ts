@@ -1,6 +1,6 @@
 import { hash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
-import type { Environment } from '../config.js'
+import type { Environment } from '../config/config.js'
 import type { KeyView } from './administration.js'
 
 /**

@@ -1,4 +1,4 @@
-import type { Environment } from '../config.js'
+import type { Environment } from '../config/config.js'
 import { type ApiKeyRecord, hashKey, isWellFormedKey } from './api-key.js'
 import type { KeyCache } from './key-service.js'
 import type { KeyRepository } from './repository.js'

@@ -1,4 +1,4 @@
-import type { Environment } from '../config.js'
+import type { Environment } from '../config/config.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import { type Clock, systemClock } from '../shared/clock.js'
 import { displayPrefix } from '../shared/key-redaction.js'

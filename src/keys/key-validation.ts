@@ -5,7 +5,7 @@ import {
   hiddenCharacterRefusal,
   NUL_IN_FIELD_NAME_REFUSED,
   NUL_REFUSED,
-} from '../control-characters.js'
+} from '../shared/control-characters.js'
 import { isPlanName, MAX_CUSTOM_LIMIT, PLAN_NAMES, PLAN_QUOTAS, type PlanName, type Quota } from '../shared/plans.js'
 import { KeyInputError, MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from './administration.js'
 

@@ -11,9 +11,6 @@
 /** What every keyless identity starts with: `a:203.0.113.7`, `a:2001:db8:1:2::/64`. */
 export const ADDRESS_IDENTITY_PREFIX = 'a:'
 
-/** LIMITER_MAX_ADDRESSES by default: ~20 MB of the in-memory limiter, ~6 MB of state file, ~21 MB of Redis a day. */
-export const DEFAULT_MAX_ADDRESSES = 100_000
-
 /** Shared counters for the addresses that find the table full (a power of two: see overflowBucket). */
 export const OVERFLOW_BUCKETS = 1024
 

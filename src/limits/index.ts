@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 import type { Metrics } from '../ops/metrics.js'
 import type { Clock } from '../shared/clock.js'
 import type { BanPolicy, RateLimiter } from './limiter.js'

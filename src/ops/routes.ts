@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { type Static, Type } from 'typebox'
 import type { Drain } from '../shared/drain.js'
-import { SERVICE_VERSION } from '../version.js'
+import { SERVICE_VERSION } from '../shared/version.js'
 import type { Metrics } from './metrics.js'
 import type { Readiness } from './readiness.js'
 

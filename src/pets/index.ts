@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 import { registerOpenApi } from '../http/openapi.js'
 import type { Clock } from '../shared/clock.js'
 import { CachedPetRepository } from './cached-pet-repository.js'

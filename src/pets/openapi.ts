@@ -1,4 +1,4 @@
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 import type { ApiDescription } from '../http/openapi.js'
 import { banPolicy } from '../limits/index.js'
 import { banRuleText } from '../limits/policy.js'

@@ -1,6 +1,6 @@
-import { type Config, isPostgresUrl } from '../config.js'
-import { UnusableFileError } from '../file-location.js'
-import { redactUrl, StartupError } from '../startup-error.js'
+import { type Config, isPostgresUrl } from '../config/config.js'
+import { UnusableFileError } from '../shared/file-location.js'
+import { redactUrl, StartupError } from '../shared/startup-error.js'
 import type { ServerLock } from './sqlite/server-lock.js'
 import type { Storage } from './storage.js'
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { createAdminToken } from '../../src/admin/admin-tokens.js'
-import type { Config } from '../../src/config.js'
+import type { Config } from '../../src/config/config.js'
 import type { ManualClock } from '../../src/shared/clock.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { buildTestApp } from '../helpers/app.js'

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { AppDependencies } from '../../src/app.js'
-import { type Config, loadConfig } from '../../src/config.js'
+import { type Config, loadConfig } from '../../src/config/config.js'
 import type { CreateKeyInput } from '../../src/keys/key-service.js'
 import type { RateLimiter } from '../../src/limits/limiter.js'
 import type { Metrics } from '../../src/ops/metrics.js'

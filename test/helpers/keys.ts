@@ -1,4 +1,4 @@
-import type { Environment } from '../../src/config.js'
+import type { Environment } from '../../src/config/config.js'
 import type { ApiKeyRecord } from '../../src/keys/api-key.js'
 import { type CreateKeyInput, newKey } from '../../src/keys/key-service.js'
 import type { KeyRepository } from '../../src/keys/repository.js'

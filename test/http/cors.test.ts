@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/config/config.js'
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
 
 const APP = 'https://app.example.com'

@@ -8,7 +8,7 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
 import { generateAdminToken } from '../../src/keys/api-key.js'
-import { createLogger, infoLines } from '../../src/logger.js'
+import { createLogger, infoLines } from '../../src/ops/logger.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createApiKey } from '../helpers/keys.js'
 

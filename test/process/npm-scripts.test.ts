@@ -60,6 +60,6 @@ test('npm run dev serves from source and restarts when a source file changes', {
   assert.ok(await waitFor(() => banners() >= 1, 60_000), `npm run dev started the server:\n${out}`)
   // A change to a file the server imports (its content kept: only the modification time moves).
   const now = new Date()
-  utimesSync(join(ROOT, 'src', 'version.ts'), now, now)
+  utimesSync(join(ROOT, 'src', 'shared', 'version.ts'), now, now)
   assert.ok(await waitFor(() => banners() >= 2, 60_000), `npm run dev restarted the server after the change:\n${out}`)
 })

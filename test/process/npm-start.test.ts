@@ -203,9 +203,9 @@ test('npm start: SIGKILL to its process group while the server is still starting
     100,
   )
   assert.ok(waiting, `the server waits for the migration lock:\n${launched.output()}`)
-  const launcher = childPids(launched.npm.pid!).find((pid) => commandLine(pid).some((arg) => arg.endsWith('npm-start.js')))
+  const launcher = childPids(launched.npm.pid!).find((pid) => commandLine(pid).some((arg) => arg.endsWith('npm-start.mjs')))
   const server = launcher === undefined ? undefined : childPids(launcher)[0]
-  assert.ok(server !== undefined, `npm start -> dist/npm-start.js -> the server:\n${launched.output()}`)
+  assert.ok(server !== undefined, `npm start -> bin/npm-start.mjs -> the server:\n${launched.output()}`)
   launched.killAfter.add(server)
 
   process.kill(-launched.npm.pid!, 'SIGKILL')

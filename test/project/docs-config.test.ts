@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { CONFIG_SCHEMA, type ConfigVariable } from '../../src/config.js'
+import { CONFIG_SCHEMA, type ConfigVariable } from '../../src/config/config.js'
 import { userDocs } from '../helpers/docs-pages.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))

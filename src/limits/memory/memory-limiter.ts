@@ -1,6 +1,7 @@
+import { DEFAULT_MAX_ADDRESSES } from '../../config/config.js'
 import type { Clock } from '../../shared/clock.js'
 import type { Quota } from '../../shared/plans.js'
-import { DEFAULT_MAX_ADDRESSES, isAddressIdentity, isOverflowIdentity, overflowIdentity } from '../address-identities.js'
+import { isAddressIdentity, isOverflowIdentity, overflowIdentity } from '../address-identities.js'
 import type { BanPolicy, LimitDecision, RateLimiter, UsageSnapshot } from '../limiter.js'
 import { consumeOne, foldState, freshState, type IdentityState, isStale, peekState } from '../policy.js'
 import type { LimiterStateFile } from './state-file.js'

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { mkdir, open, rename, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../../file-location.js'
+import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../../shared/file-location.js'
 import { type IdentityState, isStale } from '../policy.js'
 
 /**

@@ -1,6 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
-import { redisTarget } from '../../config.js'
-import type { RedisTarget } from '../../redis-url.js'
+import { redisTarget } from '../../config/config.js'
+import type { RedisTarget } from '../../config/redis-url.js'
 
 export interface RedisConnectionOptions {
   commandTimeoutMs: number
@@ -13,7 +13,7 @@ const retryStrategy = (reconnectMaxMs: number) => (times: number) =>
   Math.min(50 * 2 ** Math.min(times, 10), reconnectMaxMs) + Math.floor(Math.random() * 50)
 
 /**
- * The client for what REDIS_URL names (src/config.ts, redisTarget): one server, a Redis Cluster
+ * The client for what REDIS_URL names (src/config/config.ts, redisTarget): one server, a Redis Cluster
  * or a Sentinel-watched master, all with the same fail-fast settings. The limiter's script touches
  * one key per identity (`as:rl:{identity}`, hash-tagged), so it runs unchanged on a cluster.
  */

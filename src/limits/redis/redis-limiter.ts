@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Cluster, Redis } from 'ioredis'
-import type { RedisFailurePolicy } from '../../config.js'
+import type { RedisFailurePolicy } from '../../config/config.js'
+import { DEFAULT_MAX_ADDRESSES } from '../../config/config.js'
 import type { Metrics } from '../../ops/metrics.js'
 import { LimiterUnavailableError } from '../../shared/outages.js'
 import type { Quota } from '../../shared/plans.js'
-import { redactUrl } from '../../startup-error.js'
-import { DEFAULT_MAX_ADDRESSES } from '../address-identities.js'
+import { redactUrl } from '../../shared/startup-error.js'
 import type { BanPolicy, LimitDecision, RateLimiter, UsageSnapshot } from '../limiter.js'
 import type { MemoryLimiter } from '../memory/memory-limiter.js'
 import { banThreshold, type IdentityState, peekState } from '../policy.js'
@@ -20,7 +20,7 @@ const PEEK_LUA = readFileSync(new URL('./peek.lua', import.meta.url), 'utf8')
 const REASONS = [undefined, 'rate_limited', 'key_banned'] as const
 
 export interface RedisLimiterOptions {
-  /** REDIS_URL: redis://, rediss://, redis+cluster://… or redis+sentinel://…/master (src/config.ts). */
+  /** REDIS_URL: redis://, rediss://, redis+cluster://… or redis+sentinel://…/master (src/config/config.ts). */
   url: string
   policy: BanPolicy
   /** 'open': decide with `fallback` while Redis is unreachable; 'closed': throw (503). */

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import type { Durability } from '../../config.js'
+import type { Durability } from '../../config/config.js'
 import { migrate } from './migrate.js'
 import { describeSqliteOpenFailure } from './sqlite-file.js'
 

@@ -13,9 +13,9 @@
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs'
 import Database from 'better-sqlite3'
-import { sqliteFilename } from '../../config.js'
-import { escapeControlCharacters } from '../../control-characters.js'
-import { UnusableFileError } from '../../file-location.js'
+import { sqliteFilename } from '../../config/config.js'
+import { escapeControlCharacters } from '../../shared/control-characters.js'
+import { UnusableFileError } from '../../shared/file-location.js'
 import { prepareSqliteFile } from './sqlite-file.js'
 
 export interface ServerLock {

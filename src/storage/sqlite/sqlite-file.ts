@@ -4,7 +4,14 @@
  */
 import { accessSync, closeSync, constants, openSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { errnoOf, errnoText, PRIVATE_FILE_MODE, prepareFileLocation, statOrUndefined, UnusableFileError } from '../../file-location.js'
+import {
+  errnoOf,
+  errnoText,
+  PRIVATE_FILE_MODE,
+  prepareFileLocation,
+  statOrUndefined,
+  UnusableFileError,
+} from '../../shared/file-location.js'
 
 /** The absolute path of a usable database file (created here, empty and private, if missing); UnusableFileError otherwise. */
 export function prepareSqliteFile(filename: string): string {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { type Durability, sqliteFilename } from '../../config.js'
+import { type Durability, sqliteFilename } from '../../config/config.js'
 import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { PetRepository } from '../../pets/repository.js'

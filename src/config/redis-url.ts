@@ -1,4 +1,4 @@
-import { urlProblem, withoutTrailingSlash } from './config-schema.js'
+import { urlProblem, withoutTrailingSlash } from './schema.js'
 
 export interface RedisNode {
   host: string

@@ -5,11 +5,12 @@ import Fastify from 'fastify'
 import type { TSchema } from 'typebox'
 import { Check } from 'typebox/value'
 // @ts-expect-error: a plain .mjs script, run by tsx
-import { CONFIGURATION_MD, generateConfigurationDoc } from '../scripts/config-docs.mjs'
-import { CONFIG_SCHEMA, CONFIG_VARIABLES, ConfigError, loadConfig, redisTarget } from '../src/config.js'
-import { CONFIG_FILE_VARIABLE } from '../src/config-file.js'
-import { fromText, problemOf } from '../src/config-schema.js'
-import { CONFIG_VARS } from '../tools/service-env.mjs'
+import { CONFIGURATION_MD, generateConfigurationDoc } from '../../scripts/config-docs.mjs'
+import { CONFIG_SCHEMA, CONFIG_VARIABLES, loadConfig, redisTarget } from '../../src/config/config.js'
+import { CONFIG_FILE_VARIABLE } from '../../src/config/config-file.js'
+import { fromText, problemOf } from '../../src/config/schema.js'
+import { ConfigError } from '../../src/shared/startup-error.js'
+import { CONFIG_VARS } from '../../tools/service-env.mjs'
 
 test('defaults: port 8080, SQLite under ./data, production, in-memory limiter', () => {
   const c = loadConfig({})

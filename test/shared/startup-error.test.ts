@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ConfigError } from '../src/config.js'
-import { redactUrl, StartupError, startFailureLine } from '../src/startup-error.js'
+import { ConfigError, redactUrl, StartupError, startFailureLine } from '../../src/shared/startup-error.js'
 
 test('redactUrl hides passwords, in the user part and in query parameters, and nothing else', () => {
   const cases: Array<[string, string]> = [

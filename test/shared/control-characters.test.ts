@@ -8,7 +8,7 @@ import {
   hasControlCharacter,
   hiddenCharacterRefusal,
   NO_CONTROL_CHARACTERS,
-} from '../src/control-characters.js'
+} from '../../src/shared/control-characters.js'
 
 const isControl = (c: string) => {
   const n = c.codePointAt(0)!

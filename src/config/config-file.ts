@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs, parseEnv } from 'node:util'
-import { CONFIG_VARIABLES, type Config, ConfigError, type ConfigVariable, loadConfig } from './config.js'
-import { errnoText } from './file-location.js'
+import { errnoText } from '../shared/file-location.js'
+import { ConfigError } from '../shared/startup-error.js'
+import { CONFIG_VARIABLES, type Config, type ConfigVariable, loadConfig } from './config.js'
 
 /**
  * The one configuration a server and the CLI beside it read: a config file (`.env` in the working

@@ -1,5 +1,5 @@
 /**
- * What `npm start` runs (`exec node dist/npm-start.js`): the server as a child process, and the one
+ * What `npm start` runs (`exec node bin/npm-start.mjs`): the server as a child process, and the one
  * stop signal passed on to it. Supervisors run `node dist/server.js` itself (docs/operations.md).
  *
  * npm passes SIGTERM/SIGINT on to the shell it runs a script in, and `sh -c` (dash) neither execs
@@ -12,20 +12,23 @@
  * with its status. A second signal to a draining server would stop it at once (close-with-grace).
  *
  * SIGKILL cannot be passed on. The server is joined to this process by an IPC channel, which the
- * kernel closes when this process ends however it ends: the server then stops (server.ts). npm
+ * kernel closes when this process ends however it ends: the server then stops (src/server.ts). npm
  * killed alone leaves this process to init, so it watches its parent and ends when npm has.
+ *
+ * Plain JavaScript outside src/: it is the launcher, not part of the service, and needs no build
+ * of its own (it runs the built server, dist/server.js).
  */
 import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
 import { fileURLToPath } from 'node:url'
 
-const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT']
 /** How often the parent (npm) is looked for: the most a server outlives a killed npm, before it stops. */
 const PARENT_CHECK_MS = 500
 
 const server = spawn(
   process.execPath,
-  [...process.execArgv, fileURLToPath(new URL('./server.js', import.meta.url)), ...process.argv.slice(2)],
+  [...process.execArgv, fileURLToPath(new URL('../dist/server.js', import.meta.url)), ...process.argv.slice(2)],
   {
     // Not stdin: the server never reads it, and it is not in the terminal's foreground group.
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -1,4 +1,10 @@
-import { ConfigError } from './config.js'
+/** A configuration an operator must change: the process prints one line naming it and exits with status 2. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
 
 /**
  * A start-up failure an operator can fix: the process prints one line naming the setting, its

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { cliCommand, configurationLines, shellWord } from '../src/banner.js'
-import type { ConfigSource } from '../src/config-file.js'
+import type { ConfigSource } from '../../src/config/config-file.js'
+import { cliCommand, configurationLines, shellWord } from '../../src/lifecycle/banner.js'
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 /** The CLI as a server run from source (as these tests are) names it in the project directory. */
 const CLI_FROM_SOURCE = 'node --import tsx src/cli.ts'
 

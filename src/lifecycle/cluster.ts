@@ -1,22 +1,34 @@
 import cluster from 'node:cluster'
+import type { Config } from '../config/config.js'
+import type { ConfigSource } from '../config/config-file.js'
+import { ConfigError } from '../shared/startup-error.js'
 import { adminBannerLine, cliCommand, configurationLines, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
-import { type Config, ConfigError } from './config.js'
-import type { ConfigSource } from './config-file.js'
-import type { Listening } from './server.js'
+
+/** Where a process's listeners are bound: what a worker tells the primary of a cluster for its banner. */
+export interface Listening {
+  main: { address: string; port: number }
+  admin: { address: string; port: number } | undefined
+}
 
 /**
  * `serve --workers N`: N server processes on one machine sharing the port (node:cluster). They
  * share nothing but the database and Redis, so N > 1 needs REDIS_URL: N in-memory limiters would
  * each allow the full quota. A worker that dies is replaced; SIGTERM/SIGINT drain all workers.
+ * A worker runs `startServer` (the server's own start, handed in by the command line: the
+ * lifecycle does not import the entry points).
  */
-export async function startCluster(config: Config, workers: number, source: ConfigSource): Promise<void> {
+export async function startCluster(
+  config: Config,
+  workers: number,
+  source: ConfigSource,
+  startServer: (config: Config, source: ConfigSource) => Promise<unknown>,
+): Promise<void> {
   if (config.redisUrl === undefined) {
     throw new ConfigError(
       `--workers ${workers} needs a shared rate-limit store: set REDIS_URL (each worker's in-memory limiter would allow the whole quota)`,
     )
   }
   if (cluster.isWorker) {
-    const { startServer } = await import('./server.js')
     try {
       await startServer({ ...config, bootstrapKey: false }, source)
     } catch (error) {
@@ -38,13 +50,13 @@ export async function startCluster(config: Config, workers: number, source: Conf
   // The primary holds the SQLite file's lock for its workers (none on PostgreSQL): no second
   // server or cluster starts on the file. Held until the process ends (the exit handler also keeps
   // it referenced: a lock that is garbage-collected is released).
-  const { lockStorage } = await import('./storage/index.js')
+  const { lockStorage } = await import('../storage/index.js')
   const lock = await lockStorage(config, cliCommand(source))
   process.once('exit', () => void lock?.close())
   if (config.bootstrapKey) {
     // The first-key bootstrap runs once, here, not in N racing workers.
-    const { openStorage } = await import('./storage/index.js')
-    const { createFirstKey } = await import('./keys/key-service.js')
+    const { openStorage } = await import('../storage/index.js')
+    const { createFirstKey } = await import('../keys/key-service.js')
     const storage = await openStorage(config)
     try {
       const first = await createFirstKey(storage.keys, config.env)

@@ -1,4 +1,6 @@
 import { BlockList, isIP } from 'node:net'
+import { ConfigError } from '../shared/startup-error.js'
+import { parseRedisTarget, type RedisTarget } from './redis-url.js'
 import {
   flag,
   fromText,
@@ -12,9 +14,7 @@ import {
   type Values,
   type Variable,
   withoutTrailingSlash,
-} from './config-schema.js'
-import { DEFAULT_MAX_ADDRESSES } from './limits/address-identities.js'
-import { parseRedisTarget, type RedisTarget } from './redis-url.js'
+} from './schema.js'
 
 /**
  * Environment -> typed, validated configuration. Every variable is declared once, in
@@ -98,14 +98,10 @@ export interface Config {
   shutdownDrainMs: number
 }
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'ConfigError'
-  }
-}
-
 type Env = Record<string, string | undefined>
+
+/** LIMITER_MAX_ADDRESSES by default: ~20 MB of the in-memory limiter, ~6 MB of state file, ~21 MB of Redis a day. */
+export const DEFAULT_MAX_ADDRESSES = 100_000
 
 /** Where the admin listener is when ADMIN_PORT is not set. */
 export const DEFAULT_ADMIN_PORT = 8081

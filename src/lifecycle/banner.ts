@@ -4,17 +4,15 @@
  */
 import { isAbsolute, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CLI_VARIABLES, type Config } from './config.js'
-import type { ConfigSource } from './config-file.js'
-import { DOCS_PATH, OPENAPI_PATH } from './http/doc-paths.js'
-import type { ApiKeyRecord } from './keys/api-key.js'
-import { redactUrl } from './startup-error.js'
-
-/** The fast form of the CLI from the project directory (`npx animal-store` may go to the npm registry). */
-export const CLI = 'node dist/cli.js'
+import { CLI_VARIABLES, type Config } from '../config/config.js'
+import type { ConfigSource } from '../config/config-file.js'
+import { DOCS_PATH, OPENAPI_PATH } from '../http/doc-paths.js'
+import type { ApiKeyRecord } from '../keys/api-key.js'
+import { CLI } from '../shared/command-name.js'
+import { redactUrl } from '../shared/startup-error.js'
 
 /** The project directory, above dist/ (built) or src/ (run through tsx). */
-const PROJECT = fileURLToPath(new URL('../', import.meta.url))
+const PROJECT = fileURLToPath(new URL('../../', import.meta.url))
 const FROM_SOURCE = import.meta.url.endsWith('.ts')
 
 /** A word a POSIX shell reads back as `value`: quoted only when it has to be. */
@@ -29,7 +27,7 @@ export function shellWord(value: string): string {
 export function cliScript(cwd: string): string {
   const fromProject = relative(PROJECT, cwd)
   const inside = !fromProject.startsWith('..') && !isAbsolute(fromProject)
-  const script = fileURLToPath(new URL(FROM_SOURCE ? './cli.ts' : './cli.js', import.meta.url))
+  const script = fileURLToPath(new URL(FROM_SOURCE ? '../cli.ts' : '../cli.js', import.meta.url))
   const shown = shellWord(inside ? relative(cwd, script) : script)
   if (!FROM_SOURCE) return `node ${shown}`
   return `node --import ${inside ? 'tsx' : shellWord(fileURLToPath(import.meta.resolve('tsx')))} ${shown}`

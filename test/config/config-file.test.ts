@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
-import { ConfigError } from '../src/config.js'
-import { loadConfiguration, takeConfigFileOption } from '../src/config-file.js'
+import { loadConfiguration, takeConfigFileOption } from '../../src/config/config-file.js'
+import { ConfigError } from '../../src/shared/startup-error.js'
 
 async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'animal-store-config-file-'))

@@ -1,9 +1,9 @@
 import { closeSync, openSync } from 'node:fs'
 import { type Logger, pino } from 'pino'
-import type { Config } from './config.js'
-import { errnoText, PRIVATE_FILE_MODE, prepareFileLocation, UnusableFileError } from './file-location.js'
-import { redactKeys } from './shared/key-redaction.js'
-import { StartupError } from './startup-error.js'
+import type { Config } from '../config/config.js'
+import { errnoText, PRIVATE_FILE_MODE, prepareFileLocation, UnusableFileError } from '../shared/file-location.js'
+import { redactKeys } from '../shared/key-redaction.js'
+import { StartupError } from '../shared/startup-error.js'
 
 /**
  * Lines are written once this many bytes have gathered... Each write is handed to a libuv thread
