@@ -33,7 +33,7 @@ export async function openStorage(config: Pick<Config, 'databaseUrl' | 'database
  * `cli` is the CLI command as the banner prints it, for the hint.
  */
 export async function lockStorage(config: Pick<Config, 'databaseUrl'>, cli: string): Promise<ServerLock | undefined> {
-  if (/^postgres(ql)?:\/\//.test(config.databaseUrl)) return undefined
+  if (isPostgresUrl(config.databaseUrl)) return undefined
   const { lockSqliteDatabase } = await import('./sqlite/server-lock.js')
   try {
     return lockSqliteDatabase(config.databaseUrl, cli)

@@ -13,7 +13,7 @@
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs'
 import Database from 'better-sqlite3'
-import { sqliteFilename } from '../../config/config.js'
+import { isPostgresUrl, sqliteFilename } from '../../config/config.js'
 import { escapeControlCharacters } from '../../shared/control-characters.js'
 import { UnusableFileError } from '../../shared/file-location.js'
 import { prepareSqliteFile } from './sqlite-file.js'
@@ -34,7 +34,7 @@ export class DatabaseInUseError extends UnusableFileError {}
  * the returned object until it stops: a lock that is garbage-collected is released.
  */
 export function lockSqliteDatabase(databaseUrl: string, cli: string): ServerLock | undefined {
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return undefined
+  if (isPostgresUrl(databaseUrl)) return undefined
   const name = sqliteFilename(databaseUrl)
   if (name === ':memory:' || name === '') return undefined
   // The real path: two spellings of one file (a symlink, ./x.db and x.db) are one lock.
