@@ -1,42 +1,44 @@
 #!/usr/bin/env node
 /**
- * The configuration reference, generated from the schema that validates it (CONFIG_SCHEMA in
- * src/config.ts): rewrites the table between the markers of docs/configuration.md.
- * Run: npm run docs:config (= node --import tsx scripts/config-docs.mjs). test/config.test.ts fails
- * while the committed table differs from the one the schema gives.
+ * The configuration reference, generated from the table that declares every variable (VARIABLES in
+ * src/config/variables.ts): rewrites the table between the markers of docs/configuration.md.
+ * Run: npm run config:generate (which writes src/config/validators.generated.ts too).
+ * test/config/config.test.ts fails while the committed table differs from the one the variables give.
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 
 export const CONFIGURATION_MD = fileURLToPath(new URL('../docs/configuration.md', import.meta.url))
 
-const BEGIN = '<!-- The table below is generated from src/config.ts by `npm run docs:config`: edit the schema, not the table. -->'
+const BEGIN =
+  '<!-- The table below is generated from src/config/variables.ts by `npm run config:generate`: edit the variables, not the table. -->'
 const END = '<!-- End of the generated table. -->'
 
 const code = (value) => `\`${value}\``
 
-/** What a variable accepts, from its schema. */
-function accepts(schema) {
+/** What a variable accepts, from its schema (and its `accepts`, where the type alone does not say). */
+function accepts(schema, variable) {
   if (schema.type === 'integer') return `integer ${schema.minimum}–${schema.maximum}`
   if (schema.type === 'boolean') return '`true` or `false` (also `1`/`0`, `yes`/`no`, `on`/`off`)'
   if (schema.const !== undefined) return code(schema.const)
-  if (schema.anyOf !== undefined) return schema.anyOf.map(accepts).join(schema.anyOf.every((m) => m.const !== undefined) ? ', ' : ' or ')
-  return schema.accepts ?? 'text'
+  if (schema.enum !== undefined) return schema.enum.map(code).join(', ')
+  if (schema.anyOf !== undefined) return schema.anyOf.map((member) => accepts(member, variable)).join(' or ')
+  return variable.accepts ?? 'text'
 }
 
 const cell = (text) => String(text).replaceAll('|', '\\|')
 
-/** The reference table: one row per variable, in the schema's order. */
+/** The reference table: one row per variable, in the order of the declarations. */
 export async function configurationTable() {
-  const { CONFIG_SCHEMA } = await import('../src/config/config.ts')
-  const rows = Object.entries(CONFIG_SCHEMA.properties).map(([name, schema]) => {
-    const fallback = schema.defaultText ?? (schema.default === undefined ? 'unset' : code(schema.default))
-    return `| ${code(name)} | ${cell(accepts(schema))} | ${cell(fallback)} | ${schema.cli ? 'yes' : ''} | ${cell(schema.description)} |`
+  const { VARIABLES } = await import('../src/config/variables.ts')
+  const rows = Object.entries(VARIABLES).map(([name, variable]) => {
+    const fallback = variable.defaultText ?? (variable.default === undefined ? 'unset' : code(variable.default))
+    return `| ${code(name)} | ${cell(accepts(variable.schema, variable))} | ${cell(fallback)} | ${variable.cli ? 'yes' : ''} | ${cell(variable.description)} |`
   })
   return ['| variable | accepts | default | CLI | meaning |', '|---|---|---|---|---|', ...rows].join('\n')
 }
 
-/** docs/configuration.md with its table as the schema gives it. */
+/** docs/configuration.md with its table as the variables give it. */
 export async function generateConfigurationDoc() {
   const current = await readFile(CONFIGURATION_MD, 'utf8')
   const begin = current.indexOf(BEGIN)

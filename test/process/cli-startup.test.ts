@@ -39,7 +39,7 @@ export async function resolve(specifier, context, next) {
   assert.equal(listed.code, 0, listed.stderr)
   const packages = new Set(readFileSync(log, 'utf8').split('\n').filter(Boolean))
   assert.ok(packages.has('better-sqlite3'), `the hook sees the store's package (saw: ${[...packages].join(', ')})`)
-  for (const heavy of ['fastify', 'typebox', 'prom-client', 'ioredis', 'pg']) {
+  for (const heavy of ['fastify', 'typebox', 'ajv', 'prom-client', 'ioredis', 'pg']) {
     assert.equal(packages.has(heavy), false, `keys list loaded ${heavy} (saw: ${[...packages].join(', ')})`)
   }
 })

@@ -1,0 +1,268 @@
+import { isIP } from 'node:net'
+import { corsOrigins, corsOriginsProblem, trustProxy, trustProxyProblem } from './address-lists.js'
+import { databaseUrlProblem, listenUrlProblem } from './database-url.js'
+import { parseRedisTarget } from './redis-url.js'
+import { flag, integer, integerOrOff, oneOf, optional, text, urlProblem, type VariableNotes, withoutTrailingSlash } from './schema.js'
+
+/** LIMITER_MAX_ADDRESSES by default: ~20 MB of the in-memory limiter, ~6 MB of state file, ~21 MB of Redis a day. */
+export const DEFAULT_MAX_ADDRESSES = 100_000
+
+/** Where the admin listener is when ADMIN_PORT is not set. */
+export const DEFAULT_ADMIN_PORT = 8081
+
+/** An absolute http(s) URL; in Config without its trailing slashes (links append paths to it). */
+const httpUrl = <const Field extends string>(notes: VariableNotes & { field: Field; default?: string }) =>
+  text({ accepts: 'an absolute `http:` or `https:` URL', toConfig: withoutTrailingSlash, ...notes }, (value) =>
+    urlProblem(value, ['http:', 'https:']),
+  )
+
+/** What is wrong with ADMIN_HOST (the message after its name), or undefined. */
+const adminHostProblem = (value: string) =>
+  isIP(value) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(value)
+    ? undefined
+    : `must be an IP address or a host name (got ${JSON.stringify(value)})`
+
+/**
+ * Every variable of the service, in the order of the reference: its schema, default and meaning,
+ * and where its value lands in Config (`field`, and `toConfig` when it is not the value itself). A
+ * variable that is unset or empty takes its default. The rules between variables, and the defaults
+ * that depend on other variables, are in rules.ts.
+ */
+export const VARIABLES = {
+  ANIMAL_STORE_ENV: oneOf(['production', 'staging'], 'production', {
+    field: 'env',
+    cli: true,
+    description:
+      'key prefix (`as_live_` / `as_test_`: a key of the other environment is refused); named in the OpenAPI document’s server for `PUBLIC_BASE_URL`',
+  }),
+  PORT: integer(0, 65535, 8080, { field: 'port', description: 'where the API listens (`0`: a free port)' }),
+  HOST: text({ field: 'host', default: '0.0.0.0', accepts: 'an address or host name', description: 'the address the API listens on' }),
+  ADMIN_PORT: integerOrOff(0, 65535, DEFAULT_ADMIN_PORT, {
+    field: 'adminPort',
+    toConfig: (port) => (port === 'off' ? undefined : port),
+    description:
+      'the admin listener: the admin API and `/metrics`, never on the main listener; `0` a free port, `off` neither anywhere; must differ from `PORT`',
+  }),
+  ADMIN_HOST: text(
+    {
+      field: 'adminHost',
+      default: '127.0.0.1',
+      accepts: 'an IP address or a host name',
+      description: 'the address of the admin listener (the default is reachable from this machine only)',
+    },
+    adminHostProblem,
+  ),
+  PUBLIC_BASE_URL: optional(
+    httpUrl({
+      field: 'publicBaseUrl',
+      defaultText: 'unset (links are relative)',
+      description: 'origin clients reach this instance at (no `/v1`): makes links absolute and adds it to the OpenAPI servers',
+    }),
+  ),
+  PRODUCTION_BASE_URL: httpUrl({
+    field: 'productionBaseUrl',
+    default: 'https://api.animal-store.example',
+    description: 'the production server listed in the OpenAPI document (+ `/v1`)',
+  }),
+  STAGING_BASE_URL: httpUrl({
+    field: 'stagingBaseUrl',
+    default: 'https://staging.api.animal-store.example',
+    description: 'the staging server listed in the OpenAPI document (+ `/v1`)',
+  }),
+  DATABASE_URL: text(
+    {
+      field: 'databaseUrl',
+      default: 'data/animal-store.db',
+      cli: true,
+      accepts: 'a SQLite file path or `sqlite:` URL (`sqlite:///abs/path.db`, `sqlite::memory:`), or `postgres://…`',
+      description:
+        'the database (a relative path is relative to the working directory); a SQLite file serves one server process, which holds `<file>.lock` (the CLI works beside it)',
+    },
+    databaseUrlProblem,
+  ),
+  DATABASE_LISTEN_URL: optional(
+    text(
+      {
+        // In Config as written: undefined is DATABASE_URL's server, `off` no LISTEN at all (storage/postgres reads both).
+        field: 'databaseListenUrl',
+        defaultText: '`DATABASE_URL`',
+        cli: true,
+        accepts: '`postgres://…` or `off`',
+        description:
+          'PostgreSQL only: where the revocation `LISTEN` connection goes; behind PgBouncer in transaction mode, PostgreSQL itself (or `off`: revocations by polling alone); see docs/deployment.md',
+      },
+      listenUrlProblem,
+    ),
+  ),
+  DURABILITY: oneOf(['process', 'power'], 'process', {
+    field: 'durability',
+    cli: true,
+    description:
+      '`process`: a 201 survives a crash of the process (SQLite WAL, `synchronous=NORMAL`); `power`: fsync per commit (`synchronous=FULL`), with group commit',
+  }),
+  REDIS_URL: optional(
+    text(
+      {
+        field: 'redisUrl',
+        toConfig: withoutTrailingSlash,
+        defaultText: 'unset (limits in memory)',
+        cli: true,
+        accepts: '`redis://…` or `rediss://…` (TLS), `redis+cluster://h1:p1,h2:p2,…`, `redis+sentinel://s1:p1,s2:p2,…/mymaster`',
+        description:
+          'shared rate-limit state for many instances: one server, a Redis Cluster (its seed nodes) or a master found through Sentinels (docs/deployment.md)',
+      },
+      (value) => {
+        const target = parseRedisTarget(withoutTrailingSlash(value))
+        return typeof target === 'string' ? target : undefined
+      },
+    ),
+  ),
+  REDIS_FAILURE_POLICY: oneOf(['open', 'closed'], 'open', {
+    field: 'redisFailurePolicy',
+    description: 'when Redis is unreachable: `open` = decide with a local in-memory limiter; `closed` = 503',
+  }),
+  REDIS_KEY_PREFIX: text(
+    {
+      field: 'redisKeyPrefix',
+      default: 'as:rl:',
+      cli: true,
+      accepts: '1 to 64 of `A-Z a-z 0-9 : _ . -`',
+      description:
+        'what the limiter’s Redis keys start with: one Redis shared by several deployments (staging and production) keeps their limits apart with a prefix each; every instance of one service must use the same',
+    },
+    (value) =>
+      /^[A-Za-z0-9:_.-]{1,64}$/.test(value) ? undefined : `must be 1 to 64 of A-Z a-z 0-9 : _ . - (got ${JSON.stringify(value)})`,
+  ),
+  CORS_ORIGINS: optional(
+    text(
+      {
+        field: 'corsOrigins',
+        toConfig: corsOrigins,
+        defaultText: 'unset (no CORS)',
+        accepts: '`*` or a comma list of exact origins (`https://app.example.com`)',
+        description:
+          'browser apps on other origins allowed to call the API; preflights are answered 204 without a key; credentials are never allowed (keys travel in `Authorization`, not cookies)',
+      },
+      corsOriginsProblem,
+    ),
+  ),
+  TRUST_PROXY: text(
+    {
+      field: 'trustProxy',
+      toConfig: trustProxy,
+      default: 'false',
+      accepts: '`false` or a comma list of addresses/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed)',
+      description:
+        'proxies trusted for `X-Forwarded-For` on the main listener (the admin listener trusts none); hop counts and ranges holding every peer (`0.0.0.0/0`, `::/0`) are refused; a forwarded value that is not an address is limited as the proxy that sent it',
+    },
+    trustProxyProblem,
+  ),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info', {
+    field: 'logLevel',
+    description: 'pino JSON logs; `info` writes one access line per request',
+  }),
+  LOG_FILE: optional(
+    text({
+      field: 'logFile',
+      defaultText: 'unset (stdout)',
+      accepts: 'a file path',
+      description: 'where the log goes (appended; its directory is created)',
+    }),
+  ),
+  KEY_REFRESH_MS: integer(50, 60_000, 1000, {
+    field: 'keyRefreshMs',
+    description: 'how often each server polls the key change log (updates, rotations, revocations)',
+  }),
+  LAST_USED_FLUSH_MS: integer(100, 600_000, 5000, {
+    field: 'lastUsedFlushMs',
+    description: 'how often the last-use times of keys are written to storage, in one batch',
+  }),
+  USAGE_FLUSH_MS: integer(100, 60_000, 5000, {
+    field: 'usageFlushMs',
+    description:
+      'how often each server writes its per-key usage counts (usage history) to storage, in one transaction: the most a `kill -9` can lose',
+  }),
+  USAGE_MINUTE_RETENTION_HOURS: integer(1, 720, 48, {
+    field: 'usageMinuteRetentionMs',
+    toConfig: (hours) => hours * 3_600_000,
+    description: 'how long per-minute usage history is kept',
+  }),
+  USAGE_HOUR_RETENTION_DAYS: integer(1, 3650, 90, {
+    field: 'usageHourRetentionMs',
+    toConfig: (days) => days * 86_400_000,
+    description: 'how long per-hour usage history is kept',
+  }),
+  BOOTSTRAP_KEY: flag(true, { field: 'bootstrapKey', description: 'create and print one Free key on a first start with no key' }),
+  BAN_THRESHOLD: integer(0, 1_000_000, 0, {
+    field: 'banThreshold',
+    cli: true,
+    description: 'rejected requests within one minute window that trigger a temporary ban (`0`: the key’s per-minute limit, at least 10)',
+  }),
+  BAN_BASE_SECONDS: integer(1, 86_400, 60, {
+    field: 'banBaseSeconds',
+    cli: true,
+    description: 'the first ban’s length; each further ban doubles it',
+  }),
+  BAN_MAX_SECONDS: integer(1, 7 * 86_400, 3600, {
+    field: 'banMaxSeconds',
+    cli: true,
+    description: 'the longest ban (at least `BAN_BASE_SECONDS`)',
+  }),
+  LIMITER_STATE_FILE: optional(
+    text({
+      field: 'limiterStateFile',
+      toConfig: (file) => (file === 'off' ? undefined : file),
+      defaultText: '`<SQLite file>.limits.json`; none on PostgreSQL, `:memory:` or with `REDIS_URL`',
+      accepts: 'a file path or `off`',
+      cli: true,
+      description:
+        'where the in-memory limiter keeps windows and bans across restarts; `off` disables it; refused together with `REDIS_URL` (the state is in Redis)',
+    }),
+  ),
+  LIMITER_SNAPSHOT_MS: integer(100, 600_000, 2000, {
+    field: 'limiterSnapshotMs',
+    description: 'how often the state file is written when something changed: the most a `kill -9` can lose',
+  }),
+  LIMITER_MAX_ADDRESSES: integer(0, 10_000_000, DEFAULT_MAX_ADDRESSES, {
+    field: 'limiterMaxAddresses',
+    description:
+      'keyless client addresses (IPv6: /64s) the limiter counts one by one (per UTC day with `REDIS_URL`); further ones share 1,024 overflow counters, so are refused sooner, never later; bounds the limiter’s memory, state file and Redis keys (limits.md)',
+  }),
+  REQUEST_TIMEOUT_MS: integer(100, 600_000, 10_000, {
+    field: 'requestTimeoutMs',
+    description: 'the longest a request may take to arrive in full',
+  }),
+  HEADERS_TIMEOUT_MS: integer(100, 600_000, 5_000, {
+    field: 'headersTimeoutMs',
+    description: 'the longest a request’s headers may take to arrive (at most `REQUEST_TIMEOUT_MS`)',
+  }),
+  KEEP_ALIVE_TIMEOUT_MS: integer(100, 600_000, 5_000, {
+    field: 'keepAliveTimeoutMs',
+    description: 'how long an idle keep-alive connection stays open; behind a load balancer, above its idle timeout',
+  }),
+  MAX_HEADER_BYTES: integer(1_024, 65_536, 8_192, { field: 'maxHeaderBytes', description: 'the largest request header section' }),
+  MAX_CONNECTIONS: integer(1, 1_000_000, 10_000, {
+    field: 'maxConnections',
+    description: 'open connections per process (keep it under `ulimit -n`)',
+  }),
+  MAX_CONNECTIONS_PER_ADDRESS: integer(1, 1_000_000, 256, {
+    field: 'maxConnectionsPerAddress',
+    description:
+      'open connections one client address (IPv6: one /64) may hold on each listener, per process; a connection over it is closed at once. The address is the socket’s peer: a proxy named in `TRUST_PROXY` has no such share on the main listener (it limits its clients itself: `deploy/haproxy.cfg`); see docs/limits.md',
+  }),
+  ADMIN_MAX_CONNECTIONS: integer(1, 1_000_000, 1_000, {
+    field: 'adminMaxConnections',
+    description: 'open connections of the admin listener per process, a budget of its own beside `MAX_CONNECTIONS`',
+  }),
+  SHUTDOWN_DRAIN_MS: integer(0, 300_000, 0, {
+    field: 'shutdownDrainMs',
+    description:
+      'on SIGTERM/SIGINT, how long `/readyz` answers 503 while every request is still served, before the listener closes: behind a load balancer, longer than its health checks take to pull the instance (5000 with `deploy/haproxy.cfg`)',
+  }),
+}
+
+export type Declarations = typeof VARIABLES
+export type ConfigVariable = keyof Declarations
+
+/** Each variable's value, as its schema checked it (before it lands in Config). */
+export type VariableValues = { [Name in ConfigVariable]: Declarations[Name]['default'] }
