@@ -28,6 +28,10 @@ function firstLine(error) {
   return text.split('\n')[0].slice(0, 300)
 }
 
+/** node:test's diagnostic for a test whose asynchronous work went on (and failed) after it ended. */
+const LATE_ACTIVITY =
+  /^Error: Test "(.*)" at (.+?):(\d+):\d+ generated asynchronous activity after the test ended\. This activity created the error "(.*?)"/
+
 export default async function* failuresReporter(source) {
   const target = process.env.TEST_FAILURES_FILE
   /** Failures not yet written: their parents may still add their names. */
@@ -40,6 +44,16 @@ export default async function* failuresReporter(source) {
     )
   }
   for await (const event of source) {
+    if (event.type === 'test:diagnostic') {
+      // A test that left a promise to reject after it ended passed, but its process fails: node:test
+      // says so only in a diagnostic line, which names the test.
+      const late = LATE_ACTIVITY.exec(event.data.message)
+      if (late !== null) {
+        const [, name, file, line, error] = late
+        write([{ file: repositoryPath(file), line: Number(line), path: [`${name} (went on after it ended)`], message: error }])
+      }
+      continue
+    }
     if (event.type !== 'test:fail') continue
     const { name, nesting, file, line, details } = event.data
     const where = repositoryPath(file)

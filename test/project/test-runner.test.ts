@@ -70,6 +70,8 @@ test('a failing run ends with the failed tests by file, line and name, a crashed
         "describe('a suite', () => { test('fails inside', () => { throw new Error('first line\\nsecond line') }); test('passes', () => {}) })",
         "test('fails alone', () => { throw new Error('why') })",
         "test('passes too', () => {})",
+        "test('rejects after it ended', () => { setTimeout(() => Promise.reject(new Error('late')), 10) })",
+        "test('waits', () => new Promise((done) => setTimeout(done, 200)))",
       ].join('\n'),
     )
     const crash = join(dir, 'crash.test.mjs')
@@ -95,14 +97,18 @@ test('a failing run ends with the failed tests by file, line and name, a crashed
       recorded.some((r: string) => r.includes('crash.test.mjs')),
       recorded.join('\n'),
     )
-    assert.equal(recorded.filter((r: string) => r.includes('passes')).length, 0)
+    assert.ok(
+      recorded.some((r: string) => r.endsWith('sample.test.mjs rejects after it ended (went on after it ended)')),
+      recorded.join('\n'),
+    )
+    assert.equal(recorded.filter((r: string) => r.includes('passes') || r.includes('waits')).length, 0)
     // The run's output ends with them, and so does `--failures` (what npm test prints after c8's table).
-    const start = run.stdout.lastIndexOf('\n# 3 failed tests:')
+    const start = run.stdout.lastIndexOf('\n# 4 failed tests:')
     assert.ok(start > 0, run.stdout)
     const block = run.stdout.slice(start)
     assert.match(block, /sample\.test\.mjs:2 {2}a suite > fails inside\n#\s+first line\n/)
     assert.match(block, /sample\.test\.mjs:3 {2}fails alone\n#\s+why\n/)
-    assert.equal(block.split('\n').filter((line) => /^# {3}\S/.test(line)).length, 3, block)
+    assert.equal(block.split('\n').filter((line) => /^# {3}\S/.test(line)).length, 4, block)
     const again = spawnSync(process.execPath, [KINDS, '--failures'], { env, encoding: 'utf8' })
     assert.equal(again.status, 1)
     assert.equal(again.stdout, block)
