@@ -27,6 +27,7 @@ import { infoLines } from './ops/logger.js'
 import { Metrics } from './ops/metrics.js'
 import { Readiness } from './ops/readiness.js'
 import { opsRoutes } from './ops/routes.js'
+import { IdempotencySweep } from './pets/idempotency.js'
 import { registerPetsApi } from './pets/index.js'
 import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
 import { type Clock, systemClock } from './shared/clock.js'
@@ -147,6 +148,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     clock,
     onError: (error) => app.log.warn({ err: error }, 'deleting old usage history failed; retried by the next run'),
   })
+  const idempotencySweep = new IdempotencySweep(storage.pets, clock, (error) =>
+    app.log.warn({ err: error }, 'idempotency record sweep failed'),
+  )
   // The one key service of this process: the admin API calls it (the CLI builds its own).
   const keyService = new KeyService({
     keys: storage.keys,
@@ -209,10 +213,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       lastUsed.start()
       usage.start()
       usageRetention.start()
+      idempotencySweep.start()
     })
     app.addHook('onClose', async () => {
       // Before the caller closes storage: the last batch of last-used times is written.
       await lastUsed.stop()
+      idempotencySweep.stop()
       await Promise.all([usage.stop(), usageRetention.stop()])
     })
   }

@@ -32,7 +32,7 @@ export interface AdminGuardOptions {
 }
 
 /**
- * The guard of the admin routes (route config `auth: 'admin'`; http/guard.ts hands them here):
+ * The guard of the admin routes (route config `auth: 'admin'`; auth/guard.ts hands them here):
  * authentication by admin token, then the same limiter, headers and 429s as /v1. A valid token is
  * limited per token at ADMIN_QUOTA; anything else per client address at the anonymous rates (the
  * same identity as keyless /v1 requests: guessing is slow on either surface), then refused 401.

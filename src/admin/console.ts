@@ -79,7 +79,7 @@ function readManifest(dir: string): ConsoleManifest | undefined {
 
 /**
  * The operator console: GET /admin/console, one HTML page, and its bundle under
- * /admin/console/assets/ (by name only, compressed once: static-assets.ts). Public routes (no
+ * /admin/console/assets/ (by name only, compressed once: http/static-assets.ts). Public routes (no
  * token: the page signs in against the admin API itself, which every API call needs) under the
  * CSP above. An encapsulated plugin: helmet's headers reach these routes only, never the API's.
  * A checkout that was never built has no bundle: the page then says so (503) and the API works on.

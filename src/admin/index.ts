@@ -24,7 +24,7 @@ export interface AdminApiOptions {
 }
 
 /**
- * The admin API as one unit for app.ts: its guard step (for http/guard.ts, routes with
+ * The admin API as one unit for app.ts: its guard step (for auth/guard.ts, routes with
  * `auth: 'admin'`) and `register`, which mounts its document and routes under /admin/v1, and the
  * operator console at /admin/console.
  */

@@ -28,8 +28,8 @@ const PAGES_SEEN_ONCE = 1024
  */
 export class CachedPetRepository implements PetRepository {
   private readonly pets = new LRUCache<Int64, Pet>({ max: PETS_KEPT })
-  private readonly fullPages = new PageCache()
-  private readonly tailPages = new PageCache()
+  private readonly fullPages = pageCache()
+  private readonly tailPages = pageCache()
   /** The catalogueVersion the tail pages were read at. */
   private tailVersion = -1
   /**
@@ -38,7 +38,7 @@ export class CachedPetRepository implements PetRepository {
    * young-generation GC and be evicted soon after: old-generation garbage at every request,
    * which let the heap grow to several times its live size under a scan (bench growth section).
    */
-  private readonly seenOnce = new Set<string>()
+  private readonly seenOnce = new LRUCache<string, true>({ max: PAGES_SEEN_ONCE })
   /** Bumped by forget(): a read that started before it is not kept. */
   private generation = 0
 
@@ -70,7 +70,7 @@ export class CachedPetRepository implements PetRepository {
   listPets(options: ListPetsOptions): Promise<readonly Pet[]> {
     if (this.store.catalogueVersion === undefined) return this.store.listPets(options)
     const key = `${options.limit}|${options.status ?? ''}|${options.afterId ?? 0}`
-    const full = this.fullPages.get(key)
+    const full = this.fullPages.peek(key)
     if (full !== undefined) return Promise.resolve(full)
     // Read before the page: the page is then at least as new as this version, and a commit after
     // it moves the version, which drops the page at the next request.
@@ -79,7 +79,7 @@ export class CachedPetRepository implements PetRepository {
       this.tailPages.clear()
       this.tailVersion = version
     }
-    const tail = this.tailPages.get(key)
+    const tail = this.tailPages.peek(key)
     if (tail !== undefined) return Promise.resolve(tail)
     const generation = this.generation
     return this.store.listPets(options).then((rows) => this.admitPage(key, options.limit, rows, version, generation))
@@ -101,8 +101,7 @@ export class CachedPetRepository implements PetRepository {
   private admitPage(key: string, limit: number, rows: readonly Pet[], version: number, generation: number): readonly Pet[] {
     if (generation !== this.generation) return rows
     if (!this.seenOnce.delete(key)) {
-      if (this.seenOnce.size >= PAGES_SEEN_ONCE) this.seenOnce.delete(this.seenOnce.values().next().value!)
-      this.seenOnce.add(key)
+      this.seenOnce.set(key, true)
       return rows
     }
     const full = rows.length === limit
@@ -114,31 +113,12 @@ export class CachedPetRepository implements PetRepository {
   }
 }
 
-/** Pages of one kind, oldest out first, bounded by the pets they hold: 101-pet pages would otherwise cost tens of MB. */
-class PageCache {
-  private readonly pages = new Map<string, readonly Pet[]>()
-  private held = 0
-
-  get(key: string): readonly Pet[] | undefined {
-    return this.pages.get(key)
-  }
-
-  set(key: string, page: readonly Pet[]): void {
-    this.delete(key)
-    while (this.held + page.length > PAGE_CACHE_PETS && this.pages.size > 0) this.delete(this.pages.keys().next().value!)
-    this.pages.set(key, page)
-    this.held += page.length
-  }
-
-  clear(): void {
-    this.pages.clear()
-    this.held = 0
-  }
-
-  private delete(key: string): void {
-    const page = this.pages.get(key)
-    if (page === undefined) return
-    this.held -= page.length
-    this.pages.delete(key)
-  }
+/**
+ * Pages of one kind, bounded by the pets they hold (101-pet pages would otherwise cost tens of MB),
+ * oldest admitted out first: read with `peek`, so a hit does not reorder. An empty page counts as
+ * one pet, so that empty pages are bounded too. No `max`: `clear()` (every commit, for the tail
+ * pages) then fills arrays only as long as the most pages ever held, not a preallocated bound.
+ */
+function pageCache(): LRUCache<string, readonly Pet[]> {
+  return new LRUCache<string, readonly Pet[]>({ maxSize: PAGE_CACHE_PETS, sizeCalculation: (page) => Math.max(1, page.length) })
 }

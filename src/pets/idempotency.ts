@@ -64,12 +64,10 @@ export interface IdempotentResult {
 
 export class IdempotentCreates {
   private readonly inFlight = new Set<string>()
-  private sweeper: NodeJS.Timeout | undefined
 
   constructor(
     private readonly pets: PetRepository,
     private readonly clock: Clock,
-    private readonly onSweepError: (error: unknown) => void,
   ) {}
 
   /** Creates `pet` once for (scope, key); throws the ApiError to answer with when it must not. */
@@ -100,23 +98,37 @@ export class IdempotentCreates {
       this.inFlight.delete(slot)
     }
   }
+}
+
+/**
+ * Deletes the records past IDEMPOTENCY_RETENTION_MS: at start, then every IDEMPOTENCY_SWEEP_MS (all
+ * instances may: a delete is idempotent). A background job of the app, started and stopped by
+ * app.ts with the others.
+ */
+export class IdempotencySweep {
+  private timer: NodeJS.Timeout | undefined
+
+  constructor(
+    private readonly pets: Pick<PetRepository, 'deleteIdempotencyRecords'>,
+    private readonly clock: Clock,
+    private readonly onError: (error: unknown) => void,
+  ) {}
 
   /** Deletes the records past the retention; resolves with how many. */
-  sweep(): Promise<number> {
+  run(): Promise<number> {
     return this.pets.deleteIdempotencyRecords(this.clock.now() - IDEMPOTENCY_RETENTION_MS)
   }
 
-  /** Sweeps now and then every IDEMPOTENCY_SWEEP_MS (all instances may: a delete is idempotent). */
   start(): void {
-    if (this.sweeper !== undefined) return
-    const sweep = () => void this.sweep().catch(this.onSweepError)
-    this.sweeper = setInterval(sweep, IDEMPOTENCY_SWEEP_MS).unref()
+    if (this.timer !== undefined) return
+    const sweep = () => void this.run().catch(this.onError)
+    this.timer = setInterval(sweep, IDEMPOTENCY_SWEEP_MS).unref()
     sweep()
   }
 
   stop(): void {
-    clearInterval(this.sweeper)
-    this.sweeper = undefined
+    clearInterval(this.timer)
+    this.timer = undefined
   }
 }
 

@@ -47,9 +47,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
   // measured with --trace-gc-nvp).
   const answers = new WeakMap<readonly Pet[], ListAnswer>()
   const petAnswers = new WeakMap<Pet, string>()
-  const idempotent = new IdempotentCreates(pets, clock, (error) => app.log.warn({ err: error }, 'idempotency record sweep failed'))
-  app.addHook('onReady', async () => idempotent.start())
-  app.addHook('onClose', async () => idempotent.stop())
+  const idempotent = new IdempotentCreates(pets, clock)
 
   app.get(
     '/pets',

@@ -20,7 +20,7 @@ function parsed(body: unknown): unknown {
 
 /**
  * Asserts an error answer in the spec's shape: this HTTP status, `application/json`, exactly
- * {code, message, status} with this code and status, a code of the closed list (src/http/errors.ts)
+ * {code, message, status} with this code and status, a code of the closed list (src/shared/errors.ts)
  * that belongs to this status, and a message matching `mentions` when given. Returns the body.
  */
 export function assertError(

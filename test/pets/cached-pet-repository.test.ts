@@ -175,4 +175,16 @@ describe('CachedPetRepository', () => {
     await cached.listPets({ limit: 100, afterId: 0 })
     assert.equal(store.reads, reads + 1, 'the oldest was dropped')
   })
+
+  test('empty pages are bounded too: each counts as one pet', async () => {
+    const store = await storeWith(1)
+    const cached = new CachedPetRepository(store)
+    // Past the end of the catalogue every afterId is an empty tail page of its own.
+    for (let after = 1; after <= 10_001; after++) await admitted(cached, { limit: 10, afterId: after })
+    const reads = store.reads
+    await cached.listPets({ limit: 10, afterId: 10_001 })
+    assert.equal(store.reads, reads, 'the newest empty page is kept')
+    await cached.listPets({ limit: 10, afterId: 1 })
+    assert.equal(store.reads, reads + 1, 'the oldest was dropped')
+  })
 })

@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { fingerprintOf, IDEMPOTENCY_RETENTION_MS, IdempotentCreates, parseIdempotencyKey } from '../../src/pets/idempotency.js'
+import {
+  fingerprintOf,
+  IDEMPOTENCY_RETENTION_MS,
+  IdempotencySweep,
+  IdempotentCreates,
+  parseIdempotencyKey,
+} from '../../src/pets/idempotency.js'
 import type { PetRepository } from '../../src/pets/repository.js'
 import type { ManualClock } from '../../src/shared/clock.js'
 import { StorageUnavailableError } from '../../src/shared/outages.js'
-import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, buildTestApp, memoryStorage, TEST_NOW, type TestApp } from '../helpers/app.js'
 
 function assertError(res: { statusCode: number; body: string }, status: number, code: string, mentions?: RegExp) {
   assert.equal(res.statusCode, status, res.body)
@@ -215,16 +221,33 @@ describe('idempotency parts', () => {
     try {
       const clock = t.clock as ManualClock
       const pets: PetRepository = t.storage.pets
-      const creates = new IdempotentCreates(pets, clock, (error) => assert.fail(String(error)))
+      const creates = new IdempotentCreates(pets, clock)
+      const sweep = new IdempotencySweep(pets, clock, (error) => assert.fail(String(error)))
       await creates.create('key-a', 'old', { name: 'Old', categoryId: 1 })
       clock.advance(1000)
       await creates.create('key-a', 'new', { name: 'New', categoryId: 1 })
       clock.advance(IDEMPOTENCY_RETENTION_MS - 1000)
-      assert.equal(await creates.sweep(), 0, 'exactly 24 h old: kept')
+      assert.equal(await sweep.run(), 0, 'exactly 24 h old: kept')
       clock.advance(1)
-      assert.equal(await creates.sweep(), 1)
+      assert.equal(await sweep.run(), 1)
       assert.equal((await creates.create('key-a', 'old', { name: 'Old', categoryId: 1 })).replayed, false, 'a swept key is new again')
       assert.equal((await creates.create('key-a', 'new', { name: 'New', categoryId: 1 })).replayed, true)
+    } finally {
+      await t.close()
+    }
+  })
+
+  test('the app runs the sweep when it starts (app.ts, with the other background jobs)', async () => {
+    const storage = memoryStorage()
+    const pet = { name: 'Rex', categoryId: 1 }
+    const claim = (key: string, createdAt: number) => ({ scope: 'key-a', key, fingerprint: fingerprintOf(pet), createdAt })
+    await storage.pets.createPetOnce(pet, claim('expired', TEST_NOW - IDEMPOTENCY_RETENTION_MS - 1))
+    await storage.pets.createPetOnce(pet, claim('kept', TEST_NOW - IDEMPOTENCY_RETENTION_MS))
+    const t = await buildTestApp({ storage })
+    try {
+      await new Promise((resolve) => setImmediate(resolve))
+      assert.equal((await storage.pets.createPetOnce(pet, claim('expired', TEST_NOW))).outcome, 'created', 'swept at start')
+      assert.equal((await storage.pets.createPetOnce(pet, claim('kept', TEST_NOW))).outcome, 'replayed')
     } finally {
       await t.close()
     }

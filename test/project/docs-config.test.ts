@@ -10,7 +10,7 @@ import { CONFIG_SCHEMA, type ConfigVariable } from '../../src/config/config.js'
 import { userDocs } from '../helpers/docs-pages.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-/** Every user-facing page but the generated reference (test/config.test.ts checks that one against the schema). */
+/** Every user-facing page but the generated reference (test/config/config.test.ts checks that one against the schema). */
 const DOCS = userDocs().filter((page) => page !== 'docs/configuration.md')
 const read = (doc: string) => readFileSync(`${ROOT}${doc}`, 'utf8')
 
