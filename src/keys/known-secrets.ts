@@ -4,6 +4,11 @@ import { HashFilter } from './hash-filter.js'
 const HEADROOM = 2
 /** Secrets looked up and found not valid that are remembered (the oldest forgotten first): at most about 1 MB. */
 const MAX_RULED_OUT = 10_000
+/**
+ * Hashes added to a new filter between two turns of the event loop (a few ms each): a reload on a
+ * running server with a million keys would otherwise hold every request for about a second.
+ */
+const HASHES_PER_TURN = 16_384
 
 /**
  * Which secrets (API keys and admin tokens, by SHA-256) may exist, without asking storage: a Bloom
@@ -90,7 +95,7 @@ export class KnownSecrets {
     try {
       const packed = await this.source()
       const filter = new HashFilter(HEADROOM * (countOf(packed) + added.length))
-      forEachHash(packed, (hash) => filter.add(hash))
+      await addEach(packed, filter)
       for (const hash of added) filter.add(hash)
       this.filter = filter
     } finally {
@@ -99,20 +104,23 @@ export class KnownSecrets {
   }
 }
 
+/** How many hashes the list holds: 64 hex digits and a comma each (an estimate for other lengths, enough to size the filter). */
 function countOf(packed: string): number {
-  if (packed === '') return 0
-  let count = 1
-  for (let at = packed.indexOf(','); at !== -1; at = packed.indexOf(',', at + 1)) count++
-  return count
+  return Math.ceil((packed.length + 1) / 65)
 }
 
-/** Walks the comma-separated list without splitting it: a million strings in an array would cost far more than the one. */
-function forEachHash(packed: string, visit: (hash: string) => void): void {
+/**
+ * Adds each hash of the comma-separated list, walking it rather than splitting it (a million
+ * strings in an array would cost far more than the one), HASHES_PER_TURN at a time.
+ */
+async function addEach(packed: string, filter: HashFilter): Promise<void> {
   if (packed === '') return
   let start = 0
+  let added = 0
   for (let end = packed.indexOf(','); end !== -1; end = packed.indexOf(',', start)) {
-    visit(packed.slice(start, end))
+    filter.add(packed.slice(start, end))
     start = end + 1
+    if (++added % HASHES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve))
   }
-  visit(packed.slice(start))
+  filter.add(packed.slice(start))
 }
