@@ -36,8 +36,9 @@ export interface AdminGuardOptions {
  * authentication by admin token, then the same limiter, headers and 429s as /v1. A valid token is
  * limited per token at ADMIN_QUOTA; anything else per client address at the anonymous rates (the
  * same identity as keyless /v1 requests: guessing is slow on either surface), then refused 401.
- * A token that is not cached is looked up only when its address is not refused already
- * (auth/address-precheck.ts): a limited or banned guesser costs storage nothing.
+ * A token that is not cached is looked up when it may exist (the filter of known secrets,
+ * keys/known-secrets.ts), whatever its address; one that cannot only when its address is not
+ * refused already (auth/address-precheck.ts): a limited or banned guesser costs storage nothing.
  */
 export function createAdminGuard({ tokens, limiter, metrics }: AdminGuardOptions): Step {
   const conclude = (
@@ -88,17 +89,21 @@ export function createAdminGuard({ tokens, limiter, metrics }: AdminGuardOptions
       request.presentedAdminTokenId = known.token?.id
       return limit(request, reply, known.token, known.problem, done)
     }
-    // Storage must be asked, unless the address is refused anyway (then it is asked nothing).
+    const lookUp = (decided?: LimitDecision) =>
+      tokens.resolve(presented).then(
+        (result) => {
+          request.presentedAdminTokenId = result.token?.id ?? result.revokedTokenId
+          limit(request, reply, result.token, result.problem, done, decided)
+        },
+        (error: Error) => done(error),
+      )
+    // A token that may exist is looked up, whatever its address: if valid, the admin quota decides.
+    if (tokens.mayExist(presented)) return void lookUp()
+    // One that cannot is asked about only if its address is not refused anyway (then storage is asked nothing).
     decideIfAddressRefused(limiter, addressIdentity(clientAddress(request))).then(
       (decided) => {
         if (decided !== undefined && !decided.allowed) return done(conclude(request, reply, undefined, 'invalid', decided))
-        tokens.resolve(presented).then(
-          (result) => {
-            request.presentedAdminTokenId = result.token?.id ?? result.revokedTokenId
-            limit(request, reply, result.token, result.problem, done, decided)
-          },
-          (error: Error) => done(error),
-        )
+        lookUp(decided)
       },
       (error: Error) => done(error),
     )

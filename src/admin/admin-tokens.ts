@@ -7,6 +7,7 @@ import {
   isWellFormedAdminToken,
   looksLikeApiKey,
 } from '../keys/api-key.js'
+import type { KnownSecrets } from '../keys/known-secrets.js'
 import { SecretLookups } from '../keys/secret-lookups.js'
 import { CLI } from '../shared/command-name.js'
 import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter, hiddenCharacterRefusal } from '../shared/control-characters.js'
@@ -104,13 +105,17 @@ export type AdminAuthResult =
  * storage once, then kept until the change log says it was revoked (the CLI's revoke writes it
  * there: every instance drops the token within the key refresh interval, at once with PostgreSQL
  * NOTIFY; see `forget`, called by the key resolver it follows). A revoked or unknown token is
- * asked about again each time, but the admin guard refuses an address that is over its limit
- * before it asks. A malformed token (or an API key) never reaches storage.
+ * asked about again each time, but one that cannot exist (`known`, the key resolver's filter of
+ * known secrets, which holds the admin tokens' hashes too) is not, from an address that is refused
+ * already. A malformed token (or an API key) never reaches storage.
  */
 export class AdminTokenResolver {
   private readonly lookups: SecretLookups<AdminTokenRecord>
 
-  constructor(tokens: AdminTokenRepository) {
+  constructor(
+    tokens: AdminTokenRepository,
+    private readonly known: KnownSecrets,
+  ) {
     this.lookups = new SecretLookups(
       (hash) => tokens.findByHash(hash),
       (record) => record.revokedAt === null,
@@ -124,10 +129,20 @@ export class AdminTokenResolver {
     return record === undefined ? undefined : { token: record }
   }
 
+  /** For a well-formed token that is not cached: false when no such token exists (or it was found unknown or revoked), without storage. */
+  mayExist(presented: string): boolean {
+    return this.known.mayExist(hashKey(presented))
+  }
+
   async resolve(presented: string): Promise<AdminAuthResult> {
     const known = this.resolveCached(presented)
     if (known !== undefined) return known
-    const record = await this.lookups.lookup(hashKey(presented))
+    const hash = hashKey(presented)
+    const record = await this.known.lookup(
+      hash,
+      () => this.lookups.lookup(hash),
+      (token) => token.revokedAt === null,
+    )
     if (record === undefined) return { problem: 'invalid' }
     if (record.revokedAt !== null) return { problem: 'invalid', revokedTokenId: record.id }
     return { token: record }

@@ -17,8 +17,11 @@ export interface AdminApiOptions {
   /** Usage history: its two operations. */
   usage: UsageHistory
   adminTokens: AdminTokenRepository
-  /** Tells the admin token cache of revoked tokens (the change log they are written to with the keys'). */
-  keyChanges: Pick<KeyResolver, 'follow'>
+  /**
+   * Tells the admin token cache of revoked tokens (the change log they are written to with the
+   * keys'), and holds the filter of known secrets, admin tokens included.
+   */
+  keyChanges: Pick<KeyResolver, 'follow' | 'known'>
   limiter: RateLimiter
   metrics: Metrics
 }
@@ -32,7 +35,7 @@ export function adminApi({ admin, usage, adminTokens, keyChanges, limiter, metri
   guard: Step
   register(app: FastifyInstance): Promise<void>
 } {
-  const tokens = new AdminTokenResolver(adminTokens)
+  const tokens = new AdminTokenResolver(adminTokens, keyChanges.known)
   keyChanges.follow(tokens)
   return {
     guard: createAdminGuard({ tokens, limiter, metrics }),

@@ -3,7 +3,8 @@ import { ANONYMOUS_QUOTA } from '../shared/plans.js'
 
 /**
  * Asked before storage is, when a request presents a well-formed secret (an API key, an admin
- * token) that this instance has not cached: is the client's address refused anyway? An unknown
+ * token) that this instance has not cached and that cannot exist (keys/known-secrets.ts; one that
+ * may exist is looked up whatever its address): is the client's address refused anyway? An unknown
  * secret is limited as its address, so an address over its limit or banned would be refused
  * whatever storage answered; without this, each of its guesses would still cost the shared
  * database a query. The address's window is peeked at (nothing counted); only when it
@@ -15,8 +16,9 @@ import { ANONYMOUS_QUOTA } from '../shared/plans.js'
  * is an allowed one, already counted against the address: the caller asks storage and uses it
  * rather than count the request a second time, unless the secret turns out valid.
  *
- * The cost: a valid key this instance has not cached yet, sent from a refused address (shared by
- * a guesser behind the same NAT or /64), is refused as that address until it is allowed again.
+ * The cost: a valid key this instance does not know of yet (created in another process since it
+ * last read the change log), sent from a refused address (shared by a guesser behind the same NAT
+ * or /64), is refused as that address until the change log is read or the address is allowed again.
  */
 export async function decideIfAddressRefused(limiter: RateLimiter, address: string): Promise<LimitDecision | undefined> {
   const usage = await limiter.peek(address, ANONYMOUS_QUOTA)

@@ -88,8 +88,10 @@ const UNAUTHORIZED: Record<Exclude<Problem, 'expired'>, string> = {
  * limited but not refused for want of a key (it gets its 404/405).
  *
  * A cached key and the in-memory limiter decide without a promise (this runs on every request);
- * storage lookups and Redis go async. A key that is not cached is looked up only when its address
- * is not refused already (auth/address-precheck.ts): a limited or banned guesser costs storage nothing.
+ * storage lookups and Redis go async. A key that is not cached is looked up when it may exist (the
+ * filter of known secrets, keys/known-secrets.ts), whatever its address, so a valid key is judged
+ * by its own plan; one that cannot exist only when its address is not refused already
+ * (auth/address-precheck.ts): a limited or banned guesser costs storage nothing.
  */
 export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: GuardOptions): Step {
   /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
@@ -174,14 +176,18 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: 
     if (token === undefined) return limit(request, reply, undefined, 'malformed', done)
     const cached = keys.resolveCached(token)
     if (cached !== undefined) return limit(request, reply, cached || undefined, cached ? undefined : 'invalid', done)
-    // Storage must be asked, unless the address is refused anyway (then it is asked nothing).
+    const lookUp = (decided?: LimitDecision) =>
+      keys.resolve(token).then(
+        (key) => limit(request, reply, key, key ? undefined : 'invalid', done, decided),
+        (error: Error) => done(error),
+      )
+    // A key that may exist is looked up, whatever its address: if valid, its own plan decides.
+    if (keys.mayExist(token)) return void lookUp()
+    // One that cannot is asked about only if its address is not refused anyway (then storage is asked nothing).
     decideIfAddressRefused(limiter, addressIdentity(clientAddress(request))).then(
       (decided) => {
         if (decided !== undefined && !decided.allowed) return done(conclude(request, reply, undefined, 'invalid', decided, undefined))
-        keys.resolve(token).then(
-          (key) => limit(request, reply, key, key ? undefined : 'invalid', done, decided),
-          (error: Error) => done(error),
-        )
+        lookUp(decided)
       },
       (error: Error) => done(error),
     )

@@ -171,7 +171,7 @@ export const VARIABLES = {
   ),
   KEY_REFRESH_MS: integer(50, 60_000, 1000, {
     field: 'keyRefreshMs',
-    description: 'how often each server polls the key change log (updates, rotations, revocations)',
+    description: 'how often each server polls the key change log (creations, updates, rotations, revocations)',
   }),
   LAST_USED_FLUSH_MS: integer(100, 600_000, 5000, {
     field: 'lastUsedFlushMs',

@@ -103,6 +103,8 @@ export interface KeyServiceOptions {
 /** A cache of key records by hash, which must not serve a key once it has changed. */
 export interface KeyCache {
   forget(hash: string): void
+  /** A key created (also a rotation's successor): the cache's filter of known secrets holds it from now on. */
+  created(hash: string): void
 }
 
 /**
@@ -124,6 +126,7 @@ export class KeyService implements KeyAdministration {
     const now = this.clock.now()
     const { key, record } = newKey(input, this.options.env, now)
     await this.keys.insertKey(record, this.entry(ctx, 'key.create', record.id, now, describe(record)))
+    this.options.cache?.created(record.hash)
     return { key, view: this.view(record, now) }
   }
 
@@ -226,6 +229,7 @@ export class KeyService implements KeyAdministration {
       )
       if (done) {
         this.options.cache?.forget(old.hash)
+        this.options.cache?.created(record.hash)
         const previous = { ...old, rotatedTo: record.id, expiresAt, revokedAt, updatedAt: at }
         return { key, view: this.view(record, now), previous: this.view(previous, now) }
       }

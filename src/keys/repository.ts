@@ -5,7 +5,10 @@ import type { ApiKeyRecord } from './api-key.js'
 export interface KeyChangeBatch {
   /** Opaque position to pass to the next call. */
   cursor: number
-  /** Hashes of the keys changed (updated, rotated, revoked) after the previous cursor. */
+  /**
+   * Hashes of the secrets created or changed after the previous cursor: API keys created (also a
+   * rotation's successor), updated, rotated, revoked; admin tokens created, revoked.
+   */
   hashes: string[]
 }
 
@@ -55,8 +58,8 @@ export interface KeyRevocation {
 }
 
 /**
- * Storage of API keys (hashes only, never the keys themselves). Every mutation that takes an audit
- * entry writes it, the change and the change-log rows in one transaction: all or nothing.
+ * Storage of API keys (hashes only, never the keys themselves). Every mutation writes the change,
+ * its change-log rows and its audit entry, if it takes one, in one transaction: all or nothing.
  */
 export interface KeyRepository {
   insertKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<void>
@@ -86,13 +89,19 @@ export interface KeyRepository {
   revokeKey(id: string, at: number, audit?: (revocation: KeyRevocation) => AuditDraft[]): Promise<KeyRevocation>
   /** Records last-use times (key id -> ms) in one statement or transaction; never moves a time back. */
   recordLastUsed(times: ReadonlyMap<string, number>): Promise<void>
-  /** Keys changed after `cursor` (null: the current position, with no hashes). */
+  /** Secrets created or changed after `cursor` (null: the current position, with no hashes). */
   changesSince(cursor: number | null): Promise<KeyChangeBatch>
   /**
-   * Optional push channel: calls `listener` with the hash of each key changed from now on, in any
-   * process, moments after the change commits. Best effort (messages sent while the channel is
-   * reconnecting are lost), so callers keep polling `changesSince` as well. Resolves to an
-   * unsubscribe function.
+   * The hash of every API key and admin token, revoked ones included, comma-separated, in one
+   * query: the filter of known secrets (keys/known-secrets.ts) is built from it. One string
+   * rather than a row per secret: a million keys are one string of 65 MB, not a million objects.
+   */
+  secretHashes(): Promise<string>
+  /**
+   * Optional push channel: calls `listener` with the hash of each secret created or changed from
+   * now on, in any process, moments after the change commits. Best effort (messages sent while the
+   * channel is reconnecting are lost), so callers keep polling `changesSince` as well. Resolves to
+   * an unsubscribe function.
    */
   watchChanges?(listener: (hash: string) => void): Promise<() => Promise<void>>
 }

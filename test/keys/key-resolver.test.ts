@@ -16,6 +16,7 @@ test('a lookup that races a revocation is not cached (regression)', async () => 
     const slow: KeyRepository = {
       ...storage.keys,
       changesSince: (c) => storage.keys.changesSince(c),
+      secretHashes: () => storage.keys.secretHashes(),
       findKeyByHash: async (hash): Promise<ApiKeyRecord | undefined> => {
         const row = await storage.keys.findKeyByHash(hash)
         await gate

@@ -24,6 +24,8 @@ interface Harness {
   pending: Map<string, number>
   /** What the service told its key cache to forget, in order, with the stored key read at that moment. */
   forgotten: Array<{ hash: string; stored: Promise<ApiKeyRecord | undefined> }>
+  /** The keys it told its key cache it created, in order, with the stored key read at that moment. */
+  created: Array<{ hash: string; stored: Promise<ApiKeyRecord | undefined> }>
 }
 
 async function harness(t: TestContext, open: (t: TestContext) => Promise<Storage | undefined>): Promise<Harness | undefined> {
@@ -34,6 +36,7 @@ async function harness(t: TestContext, open: (t: TestContext) => Promise<Storage
   t.after(() => limiter.close())
   const pending = new Map<string, number>()
   const forgotten: Harness['forgotten'] = []
+  const created: Harness['created'] = []
   const service = new KeyService({
     keys: storage.keys,
     audit: storage.audit,
@@ -42,17 +45,18 @@ async function harness(t: TestContext, open: (t: TestContext) => Promise<Storage
     clock,
     pendingLastUse: (id) => pending.get(id),
     cache: {
-      forget: (hash) => {
-        // What storage holds as the cache is told: the tests that care await it. One that does not
-        // may end, and close storage, before the lookup answers; its rejection then belongs to no
-        // test and failed the whole process (an unhandled rejection after the test ended).
-        const stored = storage.keys.findKeyByHash(hash)
-        stored.catch(() => {})
-        forgotten.push({ hash, stored })
-      },
+      forget: (hash) => forgotten.push({ hash, stored: storedNow(storage, hash) }),
+      created: (hash) => created.push({ hash, stored: storedNow(storage, hash) }),
     },
   })
-  return { storage, service, clock, limiter, pending, forgotten }
+  return { storage, service, clock, limiter, pending, forgotten, created }
+}
+
+/** The stored key, read now; most tests never await it, so a store closed before it answers must not fail them. */
+function storedNow(storage: Storage, hash: string): Promise<ApiKeyRecord | undefined> {
+  const stored = storage.keys.findKeyByHash(hash)
+  stored.catch(() => {})
+  return stored
 }
 
 /** Asserts a KeyInputError naming `field`, with the message starting with it. */
@@ -324,7 +328,7 @@ for (const engine of STORE_ENGINES) {
       )
       assert.deepEqual([previous.rotatedTo, previous.expiresAt, previous.state], [view.id, TEST_NOW + 1000 + 3_600_000, 'active'])
       assert.deepEqual(await h.service.getKey(old.id), previous)
-      assert.deepEqual((await h.storage.keys.changesSince(cursor)).hashes, [hashKey(oldKey)])
+      assert.deepEqual((await h.storage.keys.changesSince(cursor)).hashes, [hashKey(oldKey), hashKey(key)], 'the old key and its successor')
       assert.equal((await h.storage.keys.findKeyByHash(hashKey(key)))?.quotaId, old.id)
 
       // The limits follow the quota: a plan change on the successor reaches the old key in its grace period.
@@ -505,6 +509,31 @@ for (const engine of STORE_ENGINES) {
       assert.notEqual((await forgotten[2]!.stored)?.revokedAt, null, 'told once the revocation was committed')
       await assert.rejects(service.revokeKey('key_doesnotexist0000', ADMIN), KeyNotFoundError)
       assert.equal(forgotten.length, 3, 'an unknown id tells nothing')
+    })
+
+    test('create and rotate tell this process of the new key once committed, and log it for the others', async (t) => {
+      const h = await harness(t, engine.open)
+      if (!h) return
+      const cursor = (await h.storage.keys.changesSince(null)).cursor
+      const { key, view } = await h.service.createKey({ plan: 'free', name: 'new' }, CLI)
+      assert.deepEqual(
+        h.created.map((c) => c.hash),
+        [hashKey(key)],
+      )
+      assert.equal((await h.created[0]!.stored)?.id, view.id, 'told once the creation was committed')
+      const rotated = await h.service.rotateKey(view.id, { graceSeconds: 60 }, ADMIN)
+      assert.deepEqual(
+        h.created.map((c) => c.hash),
+        [hashKey(key), hashKey(rotated.key)],
+      )
+      assert.equal((await h.created[1]!.stored)?.id, rotated.view.id, 'the successor, once the rotation was committed')
+      await rejectsField(h.service.createKey({ plan: 'gold' as never, name: 'refused' }, CLI), 'plan')
+      assert.equal(h.created.length, 2, 'a refused creation tells nothing')
+      assert.deepEqual(
+        (await h.storage.keys.changesSince(cursor)).hashes,
+        [hashKey(key), hashKey(key), hashKey(rotated.key)],
+        'the change log names the new key, then the rotated one and its successor',
+      )
     })
   })
 }

@@ -1,7 +1,8 @@
 /**
  * Three server processes on one PostgreSQL database and one Redis: a key update, a rotation, a
- * revocation and an expiry made through the CLI reach every instance (the README says within 2 s:
- * NOTIFY at once, the change-log poll every KEY_REFRESH_MS as the safety net). The effect is
+ * revocation, an expiry and a creation (the new key sent from a banned address) made through the
+ * CLI reach every instance (the README says within 2 s: NOTIFY at once, the change-log poll every
+ * KEY_REFRESH_MS as the safety net). The effect is
  * asserted on every instance with a generous bound; the measured propagation times are printed,
  * not asserted. `keys usage` reads the live counters from Redis, equal to the last headers.
  */
@@ -167,5 +168,23 @@ async function scenario(t: TestContext, setup: Setup): Promise<void> {
     const res = await pets(s, other.key)
     assert.equal((res.body as Json).message, `This API key expired at ${new Date(expiresAt).toISOString()}`)
   }
+
+  // (5) A key created while its address is banned (a guesser behind the same address; every
+  // request here comes from 127.0.0.1): each instance learns of it from the change log and then
+  // judges it by its own plan, not as the banned address. Last: the ban outlasts the scenario.
+  for (const s of servers) {
+    let code = ''
+    for (let i = 0; i < 200 && code !== 'key_banned'; i++) code = ((await request(`${s.url}/v1/pets`)).body as Json).code
+    assert.equal(code, 'key_banned', `127.0.0.1 banned on ${s.url}`)
+  }
+  const created2 = await cliJson(['keys', 'create', '--plan', 'pro', '--name', 'behind a guesser'], db)
+  const createTimes = await reachEvery(
+    servers,
+    created2.out.key,
+    created2.exitedAt,
+    (r) => r.status === 200 && r.headers.get('x-ratelimit-limit') === '300',
+    'the new key from a banned address',
+  )
+  report('creation, from a banned address', createTimes, created2.ms)
   for (const s of servers) await s.stop()
 }

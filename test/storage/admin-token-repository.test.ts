@@ -3,7 +3,16 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { AdminTokenResolver, createAdminToken, revokeAdminToken } from '../../src/admin/admin-tokens.js'
 import { generateKey, hashKey } from '../../src/keys/api-key.js'
+import { KnownSecrets } from '../../src/keys/known-secrets.js'
+import type { Storage } from '../../src/storage/storage.js'
 import { STORE_ENGINES } from '../helpers/stores.js'
+
+/** A resolver as the admin listener has one, its filter of known secrets loaded from `storage`. */
+async function resolverOf(storage: Storage): Promise<AdminTokenResolver> {
+  const known = new KnownSecrets(() => storage.keys.secretHashes())
+  await known.load()
+  return new AdminTokenResolver(storage.adminTokens, known)
+}
 
 for (const engine of STORE_ENGINES) {
   describe(`admin tokens on ${engine.name}`, () => {
@@ -23,7 +32,7 @@ for (const engine of STORE_ENGINES) {
         revokedAt: null,
       })
       assert.equal(JSON.stringify(stored).includes(token.slice(13)), false)
-      const resolver = new AdminTokenResolver(storage.adminTokens)
+      const resolver = await resolverOf(storage)
       assert.deepEqual(await resolver.resolve(token), { token: stored })
     })
 
@@ -40,7 +49,7 @@ for (const engine of STORE_ENGINES) {
         alreadyRevoked: true,
       })
       assert.equal(await revokeAdminToken(storage.adminTokens, 'adm_nope', undefined, 3_000), undefined)
-      assert.deepEqual(await new AdminTokenResolver(storage.adminTokens).resolve(token), { problem: 'invalid', revokedTokenId: record.id })
+      assert.deepEqual(await (await resolverOf(storage)).resolve(token), { problem: 'invalid', revokedTokenId: record.id })
     })
 
     test('a revocation goes to the key change log (and NOTIFY on PostgreSQL): every instance drops the cached token', async (t) => {
@@ -64,6 +73,26 @@ for (const engine of STORE_ENGINES) {
       }
     })
 
+    test('a creation goes to the key change log (and NOTIFY on PostgreSQL): every instance learns of the new token', async (t) => {
+      const storage = await engine.open(t)
+      if (storage === undefined) return
+      const { cursor } = await storage.keys.changesSince(null)
+      const pushed: string[] = []
+      const unwatch = await storage.keys.watchChanges?.((hash) => pushed.push(hash))
+      try {
+        const { token } = await createAdminToken(storage.adminTokens, 'new')
+        assert.deepEqual((await storage.keys.changesSince(cursor)).hashes, [hashKey(token)])
+        assert.ok((await storage.keys.secretHashes()).split(',').includes(hashKey(token)), 'and among the hashes a filter loads')
+        if (unwatch !== undefined) {
+          const deadline = performance.now() + 10_000
+          while (!pushed.includes(hashKey(token)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+          assert.deepEqual(pushed, [hashKey(token)])
+        }
+      } finally {
+        await unwatch?.()
+      }
+    })
+
     test('an API key is never an admin token, even one whose hash is stored as one', async (t) => {
       const storage = await engine.open(t)
       if (storage === undefined) return
@@ -76,8 +105,8 @@ for (const engine of STORE_ENGINES) {
         createdAt: 1,
         revokedAt: null,
       })
-      assert.deepEqual(await new AdminTokenResolver(storage.adminTokens).resolve(key), { problem: 'api_key' })
-      assert.deepEqual(await new AdminTokenResolver(storage.adminTokens).resolve('as_admin_short'), { problem: 'invalid' })
+      assert.deepEqual(await (await resolverOf(storage)).resolve(key), { problem: 'api_key' })
+      assert.deepEqual(await (await resolverOf(storage)).resolve('as_admin_short'), { problem: 'invalid' })
     })
   })
 }

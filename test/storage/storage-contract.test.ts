@@ -269,6 +269,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(await keys.findKeyByHash(a.hash), a)
       assert.equal(await keys.findKeyByHash('0'.repeat(64)), undefined)
       assert.deepEqual(await keys.listKeys(), [a, b])
+      assert.deepEqual((await keys.changesSince(0)).hashes, [a.hash, b.hash], 'creations are in the change log')
 
       const start = (await keys.changesSince(null)).cursor
       assert.deepEqual(await keys.revokeKey(a.id, 1_790_000_100_000), { revoked: true, graces: [] })
@@ -363,6 +364,28 @@ for (const engine of ENGINES) {
       assert.equal(listed.length, 1)
       assert.deepEqual(listed[0], records[results.indexOf(true)])
       assert.equal(await h.storage.keys.insertFirstKey(keyRecord()), false)
+      assert.deepEqual((await h.storage.keys.changesSince(0)).hashes, [listed[0]!.hash], 'the one created is in the change log')
+    })
+
+    test('secretHashes: every API key and admin token, revoked ones included, in one string', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      assert.equal(await h.storage.keys.secretHashes(), '', 'none yet')
+      const a = keyRecord()
+      const b = keyRecord()
+      await h.storage.keys.insertKey(a)
+      await h.storage.keys.insertKey(b)
+      await h.storage.keys.revokeKey(b.id, 1_790_000_100_000)
+      const token = {
+        id: 'adm_contract',
+        name: 'ops',
+        hash: randomBytes(32).toString('hex'),
+        prefix: 'as_admin_abcd',
+        createdAt: 1,
+        revokedAt: null,
+      }
+      await h.storage.adminTokens.insert(token)
+      assert.deepEqual((await h.storage.keys.secretHashes()).split(',').sort(), [a.hash, b.hash, token.hash].sort())
     })
 
     test('migrations are idempotent: reopening keeps the data', async (t) => {
@@ -629,14 +652,16 @@ describe('PostgreSQL specifics', () => {
     const key = keyRecord()
     await revoker.keys.insertKey(key)
     await revoker.keys.revokeKey(key.id, Date.now())
-    await waitFor(() => heard.includes(key.hash), REVOCATION_DEADLINE_MS, 'the NOTIFY') // tens of ms; generous for a busy machine
+    // tens of ms; generous for a busy machine
+    await waitFor(() => heard.length === 2, REVOCATION_DEADLINE_MS, 'the NOTIFYs')
+    assert.deepEqual(heard, [key.hash, key.hash], 'its creation, then its revocation')
 
     await unsubscribe()
     const other = keyRecord()
     await revoker.keys.insertKey(other)
     await revoker.keys.revokeKey(other.id, Date.now())
     await new Promise((r) => setTimeout(r, 200))
-    assert.deepEqual(heard, [key.hash], 'nothing after unsubscribe')
+    assert.deepEqual(heard, [key.hash, key.hash], 'nothing after unsubscribe')
   })
 
   test('watchChanges reconnects after its connection drops', async (t) => {
@@ -696,5 +721,24 @@ describe('PostgreSQL specifics', () => {
     assert.notEqual((await resolver.resolve(plain))?.revokedAt ?? null, null, 'found revoked, for the guard to refuse')
     await resolver.stop()
     await resolver.stop() // idempotent
+  })
+
+  test('KeyResolver knows of a key created by another instance at once, long before its next poll', async (t) => {
+    if (!(await requireService(t, 'PostgreSQL'))) return
+    const schema = randomSchema()
+    const a = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    const b = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    const resolver = new KeyResolver(a.keys, { env: 'staging', refreshMs: 60_000 })
+    t.after(async () => {
+      await resolver.stop()
+      await a.close()
+      await b.close()
+      await dropSchema(schema)
+    })
+    await resolver.start()
+    const plain = generateKey('staging')
+    assert.equal(resolver.mayExist(plain), false, 'not created yet')
+    await b.keys.insertKey(keyRecord({ hash: hashKey(plain) }))
+    await waitFor(() => resolver.mayExist(plain), REVOCATION_DEADLINE_MS, 'the filter to hold the new key') // the next poll is 60 s away
   })
 })

@@ -2,8 +2,8 @@ import type pg from 'pg'
 import { KEY_CHANGE_CHANNEL } from './key-change-watcher.js'
 
 /**
- * Inside the caller's transaction: appends the hashes of changed secrets (API keys; revoked admin
- * tokens) to the change log and NOTIFYs them (delivered only on commit).
+ * Inside the caller's transaction: appends the hashes of created or changed secrets (API keys;
+ * admin tokens created or revoked) to the change log and NOTIFYs them (delivered only on commit).
  */
 export async function logKeyChanges(client: pg.PoolClient, hashes: string[], at: number): Promise<void> {
   // A sequence hands out numbers in call order, not commit order: without this lock a poller

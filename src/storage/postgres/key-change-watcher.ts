@@ -1,6 +1,9 @@
 import type pg from 'pg'
 
-/** Every key change (update, rotation, revocation) NOTIFYs here inside its transaction, so a message means a committed change. */
+/**
+ * Every key creation and change (update, rotation, revocation), and every admin token created or
+ * revoked, NOTIFYs here inside its transaction, so a message means a committed change.
+ */
 export const KEY_CHANGE_CHANNEL = 'animal_store_key_changed'
 
 const BACKOFF = { initialMs: 100, maxMs: 5_000 } as const

@@ -40,13 +40,11 @@ export class PostgresKeyRepository implements KeyRepository {
   readonly watchChanges?: (listener: (hash: string) => void) => Promise<() => Promise<void>>
 
   async insertKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<void> {
-    if (audit === undefined) {
-      await this.db.query(INSERT, keyValues(record))
-      return
-    }
     await this.db.transaction(async (client) => {
       await client.query(INSERT, keyValues(record))
-      await client.query(INSERT_AUDIT, auditValues(audit))
+      // A creation is in the change log too: every instance adds the key to its filter of known secrets.
+      await logKeyChanges(client, [record.hash], record.createdAt)
+      if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit))
     })
   }
 
@@ -59,6 +57,7 @@ export class PostgresKeyRepository implements KeyRepository {
       await client.query('LOCK TABLE api_keys IN SHARE ROW EXCLUSIVE MODE')
       if ((await client.query('SELECT 1 FROM api_keys LIMIT 1')).rowCount) return false
       await client.query(INSERT, keyValues(record))
+      await logKeyChanges(client, [record.hash], record.createdAt)
       if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit))
       return true
     })
@@ -136,7 +135,7 @@ export class PostgresKeyRepository implements KeyRepository {
       const hash = rows[0]?.hash
       if (hash === undefined) return false
       await client.query(INSERT, keyValues(r.successor))
-      await logKeyChanges(client, [hash], r.at)
+      await logKeyChanges(client, [hash, r.successor.hash], r.at)
       await client.query(INSERT_AUDIT, auditValues(audit))
       return true
     })
@@ -176,6 +175,13 @@ export class PostgresKeyRepository implements KeyRepository {
         WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.at)`,
       [[...times.keys()], [...times.values()]],
     )
+  }
+
+  async secretHashes(): Promise<string> {
+    const [row] = await this.db.query<{ hashes: string | null }>(
+      "SELECT string_agg(hash, ',') AS hashes FROM (SELECT hash FROM api_keys UNION ALL SELECT hash FROM admin_tokens) AS secrets",
+    )
+    return row?.hashes ?? ''
   }
 
   async changesSince(cursor: number | null): Promise<KeyChangeBatch> {

@@ -9,6 +9,7 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
   private readonly revokeRow
   private readonly logChange
   private readonly revokeLogged
+  private readonly insertLogged
 
   constructor(db: Database.Database) {
     this.insertRow = db.prepare('INSERT INTO admin_tokens (id, name, hash, prefix, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)')
@@ -18,7 +19,12 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
       'UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash',
     )
     this.logChange = db.prepare('INSERT INTO key_changes (key_hash, changed_at) VALUES (?, ?)')
-    // The key change log carries revoked admin tokens too: every instance drops the token from its cache.
+    // The key change log carries admin tokens too: every instance learns of a new token (its filter
+    // of known secrets) and drops a revoked one from its cache.
+    this.insertLogged = db.transaction((t: AdminTokenRecord) => {
+      this.insertRow.run(t.id, t.name, t.hash, t.prefix, t.createdAt, t.revokedAt)
+      this.logChange.run(t.hash, t.createdAt)
+    })
     this.revokeLogged = db.transaction((id: string, at: number): boolean => {
       const row = this.revokeRow.get(at, id)
       if (row === undefined) return false
@@ -28,7 +34,7 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
   }
 
   async insert(t: AdminTokenRecord): Promise<void> {
-    this.insertRow.run(t.id, t.name, t.hash, t.prefix, t.createdAt, t.revokedAt)
+    this.insertLogged.immediate(t)
   }
 
   async findByHash(hash: string): Promise<AdminTokenRecord | undefined> {

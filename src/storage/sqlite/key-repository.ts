@@ -42,6 +42,8 @@ export class SqliteKeyRepository implements KeyRepository {
     this.db
       .transaction(() => {
         this.insertRow(record)
+        // A creation is in the change log too: every instance adds the key to its filter of known secrets.
+        this.logChange(record.hash, record.createdAt)
         this.audit(audit)
       })
       .immediate()
@@ -52,6 +54,7 @@ export class SqliteKeyRepository implements KeyRepository {
       .transaction(() => {
         if (this.db.prepare('SELECT 1 FROM api_keys LIMIT 1').get()) return false
         this.insertRow(record)
+        this.logChange(record.hash, record.createdAt)
         this.audit(audit)
         return true
       })
@@ -131,6 +134,7 @@ export class SqliteKeyRepository implements KeyRepository {
         if (old === undefined) return false
         this.insertRow(r.successor)
         this.logChange(old.hash, r.at)
+        this.logChange(r.successor.hash, r.at)
         this.audit(audit)
         return true
       })
@@ -169,6 +173,15 @@ export class SqliteKeyRepository implements KeyRepository {
     this.db.transaction(() => {
       for (const [id, at] of times) update.run(at, id, at)
     })()
+  }
+
+  async secretHashes(): Promise<string> {
+    const row = this.db
+      .prepare<[], { hashes: string | null }>(
+        "SELECT group_concat(hash, ',') AS hashes FROM (SELECT hash FROM api_keys UNION ALL SELECT hash FROM admin_tokens)",
+      )
+      .get()
+    return row?.hashes ?? ''
   }
 
   async changesSince(cursor: number | null): Promise<KeyChangeBatch> {
