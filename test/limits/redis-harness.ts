@@ -39,7 +39,9 @@ export interface RedisHarness {
  * A RedisLimiter on REDIS_URL (or `options.url`) under RUN_PREFIX. Its command timeout is 10 s
  * unless given: on a loaded machine (test files run concurrently) a command can take longer than
  * the service's 500 ms, and the limiter would then decide with its fallback, which is not what a
- * test of Redis' decisions compares. The timeout and outage tests set their own.
+ * test of Redis' decisions compares. The timeout and outage tests set their own. So is the wait for
+ * the first connection: CI once saw three new limiters not connected within the service's 1.5 s,
+ * each deciding alone with its fallback (180 of 200 allowed where Redis allows 60).
  */
 export function redisLimiter(options: Partial<RedisLimiterOptions> & { policy?: BanPolicy } = {}): RedisHarness {
   const policy = options.policy ?? DEFAULT_POLICY
@@ -53,6 +55,7 @@ export function redisLimiter(options: Partial<RedisLimiterOptions> & { policy?: 
     metrics,
     log,
     commandTimeoutMs: 10_000,
+    firstAttemptMs: 10_000,
     ...options,
     policy,
   })

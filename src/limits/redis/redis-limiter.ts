@@ -35,6 +35,11 @@ export interface RedisLimiterOptions {
   /** Longest wait between reconnection attempts: bounds the recovery time once Redis is back. */
   reconnectMaxMs?: number
   commandTimeoutMs?: number
+  /**
+   * How long requests wait for the very first connection before deciding with the fallback
+   * (default 1.5 s: a server that accepts the socket but never answers the handshake).
+   */
+  firstAttemptMs?: number
 }
 
 type ConsumeReply = [number, number, number, number, number, number, number, number, number]
@@ -83,7 +88,7 @@ export class RedisLimiter implements RateLimiter {
       this.redis.once('error', resolve)
       this.redis.once('close', resolve)
       // A server that accepts the socket but never answers the handshake raises neither.
-      setTimeout(resolve, 1500).unref()
+      setTimeout(resolve, options.firstAttemptMs ?? 1500).unref()
     })
     this.redis.on('ready', () => this.markUp())
     // Connection errors arrive here on every failed attempt; without a listener ioredis prints them.
@@ -172,12 +177,12 @@ export class RedisLimiter implements RateLimiter {
   }
 
   /**
-   * Resolves once the first connection attempt has settled (at most ~1.5 s): true when Redis
+   * Resolves once the first connection attempt has settled (at most firstAttemptMs): true when Redis
    * answered. Otherwise the outage has been logged, loudly, and the limiter runs on its failure policy.
    */
   async firstConnection(): Promise<boolean> {
     await this.firstAttempt
-    if (this.up !== true) this.markDown(new Error('no answer within 1.5 s'))
+    if (this.up !== true) this.markDown(new Error(`no answer within ${(this.options.firstAttemptMs ?? 1500) / 1000} s`))
     return this.up === true
   }
 
