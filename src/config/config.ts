@@ -69,6 +69,9 @@ export interface Config {
   /** How long usage-history rows are kept: minute rows, hour rows (ms). */
   usageMinuteRetentionMs: number
   usageHourRetentionMs: number
+  /** How long a placed order holds its animal before it expires (ms), and how often each instance expires the due ones (ms). */
+  orderHoldMs: number
+  orderSweepMs: number
   /** Create and print one key on a first start with no key at all. */
   bootstrapKey: boolean
   /** Rejected requests within one minute window that trigger a temporary ban (0: the key's per-minute limit). */
@@ -250,6 +253,14 @@ const VARIABLES = {
   }),
   USAGE_MINUTE_RETENTION_HOURS: integer(1, 720, 48, { description: 'how long per-minute usage history is kept' }),
   USAGE_HOUR_RETENTION_DAYS: integer(1, 3650, 90, { description: 'how long per-hour usage history is kept' }),
+  ORDER_HOLD_MINUTES: integer(1, 10_080, 30, {
+    description:
+      'how long a placed order holds its animal (`pending`): not completed or cancelled by then, it expires and the animal is `available` again; fixed when the order is placed',
+  }),
+  ORDER_SWEEP_MS: integer(100, 600_000, 10_000, {
+    description:
+      'how often each server expires the orders whose hold ran out (changes that need it expire an order at once; reads see it within this interval)',
+  }),
   BOOTSTRAP_KEY: flag(true, { description: 'create and print one Free key on a first start with no key' }),
   BAN_THRESHOLD: integer(0, 1_000_000, 0, {
     cli: true,
@@ -490,6 +501,8 @@ export function loadConfig(env: Env = process.env): Config {
     usageFlushMs: v.USAGE_FLUSH_MS,
     usageMinuteRetentionMs: v.USAGE_MINUTE_RETENTION_HOURS * 3_600_000,
     usageHourRetentionMs: v.USAGE_HOUR_RETENTION_DAYS * 86_400_000,
+    orderHoldMs: v.ORDER_HOLD_MINUTES * 60_000,
+    orderSweepMs: v.ORDER_SWEEP_MS,
     bootstrapKey: v.BOOTSTRAP_KEY,
     banThreshold: v.BAN_THRESHOLD,
     banBaseSeconds: v.BAN_BASE_SECONDS,
