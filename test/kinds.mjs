@@ -52,10 +52,12 @@ const KINDS = {
     'client/retries.test.ts',
     'client/client-app.test.ts',
     'client/openapi-sync.test.ts',
+    'client/orders.test.ts',
+    'orders',
   ],
   // The app in this process too, but hundreds of generated requests per property: a minute or more.
-  fuzz: ['fuzz'],
-  system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client', 'docs'],
+  fuzz: ['fuzz', 'orders/state-machine.test.ts'],
+  system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client', 'docs', 'system'],
 }
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))

@@ -39,6 +39,24 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'A dependency is unavailable or the server is shutting down.',
 }
 
+/** What an answer's message says, for the examples of the document (else the code's description). */
+const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  invalid_request: 'petId must be an int64 integer (-2^63 to 2^63-1) written in plain decimal',
+  not_found: 'No order with id 42',
+  pet_not_available: 'Animal 1 is not available: it is pending',
+  order_not_placed: 'Order 1 cannot be completed: it is expired',
+  unknown_pet: 'petId 42 names no animal',
+}
+
+/** One example Error body per code (the media type's named examples: "Try it out" and readers see each code). */
+const errorExamples = (codes: ErrorCode[]) =>
+  Object.fromEntries(
+    codes.map((code) => [
+      code,
+      { summary: code, value: { code, message: EXAMPLE_MESSAGES[code] ?? ERROR_DESCRIPTIONS[code], status: ERROR_STATUS[code] } },
+    ]),
+  )
+
 function codesFor(status: number): ErrorCode[] {
   return (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => ERROR_STATUS[c] === status)
 }
@@ -73,7 +91,8 @@ export function errorResponses(...answers: Array<number | ErrorCode>): Record<nu
     if (status === 401) headers['WWW-Authenticate'] = { type: 'string', description: 'Bearer challenge (RFC 6750).' }
     out[status] = {
       description: `${STATUS_TEXT[status] ?? ''} Codes: ${codes.map((c) => `\`${c}\` (${ERROR_DESCRIPTIONS[c]})`).join('; ')}`,
-      $ref: 'Error#',
+      // The media type written out (rather than a bare $ref) to carry the examples; Fastify serializes by it as well.
+      content: { 'application/json': { schema: { $ref: 'Error#' }, examples: errorExamples(codes) } },
       headers,
     }
   }

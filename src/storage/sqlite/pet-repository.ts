@@ -43,8 +43,8 @@ export class SqlitePetRepository implements PetRepository {
     )
     this.pageByStatus.safeIntegers(true)
     this.insertBatch = db.transaction((batch: PendingInsert[]) => batch.map(({ pet, claim }) => this.insertOne(pet, claim)))
-    this.findClaim = db.prepare<[string, string], { fingerprint: string; pet_id: bigint }>(
-      'SELECT fingerprint, pet_id FROM idempotency_keys WHERE key_id = ? AND idem_key = ?',
+    this.findClaim = db.prepare<[string, string], { fingerprint: string; pet_id: bigint; order_id: bigint | null }>(
+      'SELECT fingerprint, pet_id, order_id FROM idempotency_keys WHERE key_id = ? AND idem_key = ?',
     )
     this.findClaim.safeIntegers(true)
     this.insertClaim = db.prepare('INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES (?, ?, ?, ?, ?)')
@@ -115,7 +115,8 @@ export class SqlitePetRepository implements PetRepository {
     if (claim !== undefined) {
       const earlier = this.findClaim.get(claim.scope, claim.key)
       if (earlier !== undefined) {
-        if (earlier.fingerprint !== claim.fingerprint) return { outcome: 'reused' }
+        // A record of an order (POST /v1/store/orders under the same key) is another request.
+        if (earlier.fingerprint !== claim.fingerprint || earlier.order_id !== null) return { outcome: 'reused' }
         const row = this.byId.get(earlier.pet_id)
         return row === undefined ? { outcome: 'pet_missing', petId: toInt64(earlier.pet_id) } : { outcome: 'replayed', pet: toPet(row) }
       }
