@@ -58,7 +58,8 @@ try {
   const kept = counts.all()
   db.close()
   const asText = (rows, field) => rows.map((r) => `${r.status} ${Number(r[field]).toLocaleString('en')}`).join(', ')
-  if (asText(kept, 'pets') !== asText(counted, 'n')) throw new Error(`counts ${asText(kept, 'pets')} but the animals are ${asText(counted, 'n')}`)
+  if (asText(kept, 'pets') !== asText(counted, 'n'))
+    throw new Error(`counts ${asText(kept, 'pets')} but the animals are ${asText(counted, 'n')}`)
   console.log(`counting on each request instead: ${ms(timings[3])} median of 7 (${asText(counted, 'n')})`)
 
   service = await startService({ databaseUrl: file, logFile: join(dir, 'server.log'), cpu: 1 })

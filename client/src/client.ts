@@ -94,8 +94,18 @@ export class AnimalStoreClient {
       onAttempt: options.onAttempt,
     })
     this.#api = createClient<paths>({ baseUrl: base.href.replace(/\/$/, ''), bodySerializer: stringifyJson })
+    const api = this.#api
     this.orders = new OrdersClient({
-      api: this.#api,
+      requests: {
+        place: (init, petId, key) =>
+          api.POST('/store/orders', { ...init, params: { header: { 'Idempotency-Key': key } }, body: { petId } }),
+        list: (init, query) => api.GET('/store/orders', { ...init, params: { query } }),
+        get: (init, orderId) => api.GET('/store/orders/{orderId}', { ...init, params: { path: { orderId } } }),
+        end: (init, orderId, change) =>
+          change === 'cancel'
+            ? api.POST('/store/orders/{orderId}/cancel', { ...init, params: { path: { orderId } } })
+            : api.POST('/store/orders/{orderId}/complete', { ...init, params: { path: { orderId } } }),
+      },
       send: (options, shape, request) => this.#send(options, shape, request),
       walk: (first, options) => this.#walk(first, options),
       idempotencyKey: idempotencyKeyHeader,

@@ -1,5 +1,4 @@
-import type { Client } from 'openapi-fetch'
-import type { components, operations, paths } from './schema.js'
+import type { components, operations } from './schema.js'
 import type { CallOptions } from './transport.js'
 
 export type Order = components['schemas']['Order']
@@ -24,8 +23,19 @@ export interface SendInit {
   fetch: (request: Request) => Promise<Response>
 }
 
+/**
+ * The store's requests, typed and sent by client.ts (openapi-fetch stays out of these
+ * declarations: it is bundled, not a dependency of the package).
+ */
+export interface StoreRequests {
+  place(init: SendInit, petId: Int64, idempotencyKey: string): Promise<unknown>
+  list(init: SendInit, query: ListOrdersQuery): Promise<unknown>
+  get(init: SendInit, orderId: Int64): Promise<unknown>
+  end(init: SendInit, orderId: Int64, change: 'cancel' | 'complete'): Promise<unknown>
+}
+
 export interface StoreCalls {
-  api: Client<paths>
+  requests: StoreRequests
   /** One typed request through the client's transport: its JSON (checked for its shape) and its next link. */
   send<T>(
     options: CallOptions,
@@ -59,12 +69,8 @@ export class OrdersClient {
    */
   async place(petId: Int64, options: PlaceOrderOptions = {}): Promise<Order> {
     const idempotencyKey = this.#calls.idempotencyKey(options.idempotencyKey)
-    const { api, send } = this.#calls
-    return (
-      await send<Order>(options, 'object', (init) =>
-        api.POST('/store/orders', { ...init, params: { header: { 'Idempotency-Key': idempotencyKey } }, body: { petId } }),
-      )
-    ).items
+    const { requests, send } = this.#calls
+    return (await send<Order>(options, 'object', (init) => requests.place(init, petId, idempotencyKey))).items
   }
 
   /**
@@ -90,9 +96,8 @@ export class OrdersClient {
    * @operationId getOrder
    */
   async get(orderId: Int64, options: CallOptions = {}): Promise<Order> {
-    const { api, send } = this.#calls
-    return (await send<Order>(options, 'object', (init) => api.GET('/store/orders/{orderId}', { ...init, params: { path: { orderId } } })))
-      .items
+    const { requests, send } = this.#calls
+    return (await send<Order>(options, 'object', (init) => requests.get(init, orderId))).items
   }
 
   /**
@@ -114,13 +119,12 @@ export class OrdersClient {
   }
 
   async #end(orderId: Int64, change: 'cancel' | 'complete', options: CallOptions): Promise<Order> {
-    const { api, send } = this.#calls
-    const path = change === 'cancel' ? '/store/orders/{orderId}/cancel' : '/store/orders/{orderId}/complete'
-    return (await send<Order>(options, 'object', (init) => api.POST(path, { ...init, params: { path: { orderId } } }))).items
+    const { requests, send } = this.#calls
+    return (await send<Order>(options, 'object', (init) => requests.end(init, orderId, change))).items
   }
 
   #firstPage(query: ListOrdersQuery, options: CallOptions): Promise<{ items: Order[]; next: URL | undefined }> {
-    const { api, send } = this.#calls
-    return send<Order[]>(options, 'array', (init) => api.GET('/store/orders', { ...init, params: { query } }))
+    const { requests, send } = this.#calls
+    return send<Order[]>(options, 'array', (init) => requests.list(init, query))
   }
 }
