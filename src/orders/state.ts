@@ -12,9 +12,10 @@ import type { PetStatus } from '../pets/schemas.js'
  *   animal  available --place--> pending --cancel, expire--> available
  *                                        --complete--------> sold
  *
- * An animal is `pending` exactly while one order of it is `placed` (a partial unique index allows
- * one such order per animal); `sold` is final. An animal without a status is not for sale: no
- * change applies to it, so it cannot be ordered.
+ * An animal an order made `pending` stays so exactly while that order is `placed` (a partial
+ * unique index allows one placed order per animal); `sold` is final. An animal created `pending`
+ * or `sold` (POST /v1/pets takes any status) or without a status is not for sale: no change
+ * applies to it, so no order holds or frees it.
  */
 export const ORDER_STATUSES = ['placed', 'cancelled', 'completed', 'expired'] as const
 export type OrderStatus = (typeof ORDER_STATUSES)[number]

@@ -24,17 +24,19 @@ export async function petVersion(storage: Storage, id: number): Promise<number> 
 }
 
 /**
- * The store's invariants, from its tables: every pending animal is held by exactly one placed
- * order and every placed order holds a pending animal; the inventory's counts are the animals'.
+ * The store's invariants, from its tables: an animal an order made pending is held by a placed
+ * order (one created pending never had one), every placed order holds a pending animal; the
+ * inventory's counts are the animals'.
  * Empty when they hold.
  */
 export async function invariantProblems(storage: Storage): Promise<string[]> {
   const problems: string[] = []
   const orphans = await rawQuery<{ id: number }>(
     storage,
-    `SELECT id FROM pets WHERE status = 'pending' AND id NOT IN (SELECT pet_id FROM orders WHERE status = 'placed')`,
+    `SELECT id FROM pets WHERE status = 'pending' AND id IN (SELECT pet_id FROM orders)
+        AND id NOT IN (SELECT pet_id FROM orders WHERE status = 'placed')`,
   )
-  if (orphans.length > 0) problems.push(`pending animals without a placed order: ${orphans.map((r) => r.id).join(', ')}`)
+  if (orphans.length > 0) problems.push(`animals an order made pending, without a placed order: ${orphans.map((r) => r.id).join(', ')}`)
   const unheld = await rawQuery<{ id: number }>(
     storage,
     `SELECT o.id FROM orders o JOIN pets p ON p.id = o.pet_id WHERE o.status = 'placed' AND (p.status IS NULL OR p.status <> 'pending')`,

@@ -27,7 +27,7 @@ type Rows = (sql: string) => Promise<Array<Record<string, unknown>>>
 async function storeProblems(rows: Rows): Promise<string[]> {
   const problems: string[] = []
   const orphans = await rows(
-    "SELECT id FROM pets WHERE status = 'pending' AND id NOT IN (SELECT pet_id FROM orders WHERE status = 'placed')",
+    "SELECT id FROM pets WHERE status = 'pending' AND id IN (SELECT pet_id FROM orders) AND id NOT IN (SELECT pet_id FROM orders WHERE status = 'placed')",
   )
   if (orphans.length > 0) problems.push(`${orphans.length} pending animals without a placed order`)
   const unheld = await rows(
