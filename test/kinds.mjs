@@ -401,6 +401,8 @@ const TYPICAL_SECONDS = {
   'test/process/cli.test.ts': 16,
   'test/client/package-install.test.ts': 13,
   'test/scale/pgbouncer.test.ts': 13,
+  'test/system/orders/crash.test.ts': 50,
+  'test/system/orders/across-processes.test.ts': 30,
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
