@@ -27,6 +27,8 @@ import { infoLines } from './ops/logger.js'
 import { Metrics } from './ops/metrics.js'
 import { Readiness } from './ops/readiness.js'
 import { opsRoutes } from './ops/routes.js'
+import { OrderExpiry } from './orders/expiry.js'
+import { registerStoreApi } from './orders/index.js'
 import { IdempotencySweep } from './pets/idempotency.js'
 import { registerPetsApi } from './pets/index.js'
 import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
@@ -151,6 +153,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const idempotencySweep = new IdempotencySweep(storage.pets, clock, (error) =>
     app.log.warn({ err: error }, 'idempotency record sweep failed'),
   )
+  const orderExpiry = new OrderExpiry(storage.orders, {
+    intervalMs: config.orderSweepMs,
+    clock,
+    onError: (error) => app.log.warn({ err: error }, 'expiring orders failed; retried by the next run'),
+  })
   // The one key service of this process: the admin API calls it (the CLI builds its own).
   const keyService = new KeyService({
     keys: storage.keys,
@@ -214,18 +221,20 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       usage.start()
       usageRetention.start()
       idempotencySweep.start()
+      orderExpiry.start()
     })
     app.addHook('onClose', async () => {
       // Before the caller closes storage: the last batch of last-used times is written.
       await lastUsed.stop()
       idempotencySweep.stop()
-      await Promise.all([usage.stop(), usageRetention.stop()])
+      await Promise.all([usage.stop(), usageRetention.stop(), orderExpiry.stop()])
     })
   }
   app.decorate('keyResolver', keys)
   app.decorate('lastUsed', lastUsed)
   app.decorate('keyService', keyService)
   app.decorate('usageRecorder', usage)
+  app.decorate('orderExpiry', orderExpiry)
   app.decorate('metrics', metrics)
   app.decorate('readiness', readiness)
 
@@ -249,6 +258,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   if (main) {
     await registerPetsApi(app, { config, pets: storage.pets, clock, linkBase })
+    await registerStoreApi(app, { orders: storage.orders, clock, holdMs: config.orderHoldMs, linkBase })
   }
   await app.register(opsRoutes, {
     readiness,
@@ -267,6 +277,7 @@ declare module 'fastify' {
     lastUsed: LastUsedRecorder
     keyService: KeyService
     usageRecorder: UsageRecorder
+    orderExpiry: OrderExpiry
     metrics: Metrics
     readiness: Readiness
   }

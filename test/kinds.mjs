@@ -52,10 +52,12 @@ const KINDS = {
     'client/retries.test.ts',
     'client/client-app.test.ts',
     'client/openapi-sync.test.ts',
+    'client/orders.test.ts',
+    'orders',
   ],
   // The app in this process too, but hundreds of generated requests per property: a minute or more.
-  fuzz: ['fuzz'],
-  system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client', 'docs'],
+  fuzz: ['fuzz', 'orders/state-machine.test.ts'],
+  system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client', 'docs', 'system'],
 }
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -399,6 +401,8 @@ const TYPICAL_SECONDS = {
   'test/process/cli.test.ts': 16,
   'test/client/package-install.test.ts': 13,
   'test/scale/pgbouncer.test.ts': 13,
+  'test/system/orders/crash.test.ts': 50,
+  'test/system/orders/across-processes.test.ts': 30,
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -23,6 +23,12 @@ try {
   let count = 0
   for await (const pet of client.allPets({ status: 'available', limit: 100 })) if (pet.status === 'available') count++
   console.log(`${count} available animals in all`)
+
+  // Buy it: an order holds the animal (pending) until it is completed (sold) or cancelled.
+  const order = await client.orders.place(rex.id)
+  const sold = await client.orders.complete(order.id)
+  const inventory = await client.inventory()
+  console.log(`order ${sold.id} ${sold.status}; ${inventory.available} available, ${inventory.sold} sold`)
 } catch (error) {
   if (error instanceof ApiError) {
     const retry = error.retryAt ? `; retry at ${error.retryAt.toISOString()}` : ''

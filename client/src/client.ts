@@ -2,6 +2,7 @@ import createClient, { type Client } from 'openapi-fetch'
 import { UnexpectedResponseError } from './errors.js'
 import { parseJson, stringifyJson } from './json.js'
 import { nextLink } from './link.js'
+import { OrdersClient, type SendInit } from './orders.js'
 import { type RetryPolicy, retryPolicy } from './retry.js'
 import type { components, operations, paths } from './schema.js'
 import { type AttemptEvent, type CallOptions, type Clock, systemClock, Transport } from './transport.js'
@@ -12,6 +13,8 @@ export type PetStatus = components['schemas']['PetStatus']
 /** An int64 value: a number when it is a safe integer, a bigint beyond 2^53. */
 export type Int64 = Pet['id']
 export type ListPetsQuery = NonNullable<operations['listPets']['parameters']['query']>
+
+export type Inventory = components['schemas']['Inventory']
 
 type ListPetsAnswer = operations['listPets']['responses'][200]['content']['application/json']
 type CreatePetAnswer = operations['createPet']['responses'][201]['content']['application/json']
@@ -51,12 +54,30 @@ interface Answer {
 
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/
 
+/**
+ * The Idempotency-Key header for `key` (default: a new random UUID), in the draft's form: a
+ * Structured Field string (quoted, with \ and " escaped). The same value goes with every retry.
+ */
+export function idempotencyKeyHeader(key: string = crypto.randomUUID()): string {
+  if (!VISIBLE_ASCII.test(key)) throw new TypeError('idempotencyKey must be 1 to 255 visible ASCII characters')
+  return `"${key.replace(/[\\"]/g, '\\$&')}"`
+}
+
+/** A page of a list and the link to the next one. */
+interface Page<T> {
+  items: T[]
+  next: URL | undefined
+}
+
 /** The Animal Store API: typed from its OpenAPI document, with retries that respect its limits. */
 export class AnimalStoreClient {
   readonly #api: Client<paths>
   readonly #transport: Transport
   readonly #origin: string
   readonly #authorization: string
+
+  /** The store's orders: `place`, `list` (and `pages`, `all`), `get`, `cancel`, `complete` (client/src/orders.ts). */
+  readonly orders: OrdersClient
 
   constructor(options: ClientOptions) {
     const base = new URL(options.baseUrl)
@@ -73,11 +94,36 @@ export class AnimalStoreClient {
       onAttempt: options.onAttempt,
     })
     this.#api = createClient<paths>({ baseUrl: base.href.replace(/\/$/, ''), bodySerializer: stringifyJson })
+    const api = this.#api
+    this.orders = new OrdersClient({
+      requests: {
+        place: (init, petId, key) =>
+          api.POST('/store/orders', { ...init, params: { header: { 'Idempotency-Key': key } }, body: { petId } }),
+        list: (init, query) => api.GET('/store/orders', { ...init, params: { query } }),
+        get: (init, orderId) => api.GET('/store/orders/{orderId}', { ...init, params: { path: { orderId } } }),
+        end: (init, orderId, change) =>
+          change === 'cancel'
+            ? api.POST('/store/orders/{orderId}/cancel', { ...init, params: { path: { orderId } } })
+            : api.POST('/store/orders/{orderId}/complete', { ...init, params: { path: { orderId } } }),
+      },
+      send: (options, shape, request) => this.#send(options, shape, request),
+      walk: (first, options) => this.#walk(first, options),
+      idempotencyKey: idempotencyKeyHeader,
+    })
+  }
+
+  /**
+   * GET /store/inventory: how many animals are available, pending and sold (an animal without a
+   * status is in none).
+   * @operationId getInventory
+   */
+  async inventory(options: CallOptions = {}): Promise<Inventory> {
+    return (await this.#send<Inventory>(options, 'object', (init) => this.#api.GET('/store/inventory', { ...init }))).items
   }
 
   /** GET /pets: the first page (up to `limit` animals, ascending id). Use `pages` or `allPets` to walk them all. */
   async listPets(query: ListPetsQuery = {}, options: CallOptions = {}): Promise<Pet[]> {
-    return (await this.#listPage(query, options)).pets
+    return (await this.#listPage(query, options)).items
   }
 
   /**
@@ -85,19 +131,12 @@ export class AnimalStoreClient {
    * every retry, so a retried create never adds the animal twice.
    */
   async createPet(pet: NewPet, options: CreatePetOptions = {}): Promise<Pet> {
-    const key = options.idempotencyKey ?? crypto.randomUUID()
-    if (!VISIBLE_ASCII.test(key)) throw new TypeError('idempotencyKey must be 1 to 255 visible ASCII characters')
-    // The draft's form: a Structured Field string (quoted, with \ and " escaped).
-    const idempotencyKey = `"${key.replace(/[\\"]/g, '\\$&')}"`
-    const via = this.#via(options)
-    await this.#api.POST('/pets', {
-      params: { header: { 'Idempotency-Key': idempotencyKey } },
-      body: pet,
-      headers: this.#headers(),
-      parseAs: 'text',
-      fetch: via.fetch,
-    })
-    return this.#json<CreatePetAnswer>(via.answer(), 'object')
+    const idempotencyKey = idempotencyKeyHeader(options.idempotencyKey)
+    return (
+      await this.#send<CreatePetAnswer>(options, 'object', (init) =>
+        this.#api.POST('/pets', { ...init, params: { header: { 'Idempotency-Key': idempotencyKey } }, body: pet }),
+      )
+    ).items
   }
 
   /**
@@ -106,24 +145,14 @@ export class AnimalStoreClient {
    * Use `listPets` / `allPets` with the `status` filter instead.
    */
   async getPet(petId: Int64, options: CallOptions = {}): Promise<Pet> {
-    const via = this.#via(options)
-    await this.#api.GET('/pets/{petId}', { params: { path: { petId } }, headers: this.#headers(), parseAs: 'text', fetch: via.fetch })
-    return this.#json<GetPetAnswer>(via.answer(), 'object')
+    return (
+      await this.#send<GetPetAnswer>(options, 'object', (init) => this.#api.GET('/pets/{petId}', { ...init, params: { path: { petId } } }))
+    ).items
   }
 
   /** Every page of GET /pets, following Link rel="next" until there is none. Each page is one call (its own deadline). */
   async *pages(query: ListPetsQuery = {}, options: CallOptions = {}): AsyncGenerator<Pet[], void, undefined> {
-    let page = await this.#listPage(query, options)
-    const seen = new Set<string>()
-    for (;;) {
-      yield page.pets
-      if (page.next === undefined) return
-      // A server that links a page to itself (or back) would otherwise keep this loop going forever.
-      if (seen.has(page.next.href))
-        throw new UnexpectedResponseError(`Link rel="next" repeats ${page.next.href}`, 200, { requestId: undefined, attempts: 0 })
-      seen.add(page.next.href)
-      page = await this.#pageAt(page.next, options)
-    }
+    yield* this.#walk(await this.#listPage(query, options), options)
   }
 
   /** Every animal (optionally only those with `status`), in ascending id order, across all pages. */
@@ -131,17 +160,45 @@ export class AnimalStoreClient {
     for await (const page of this.pages(query, options)) yield* page
   }
 
-  async #listPage(query: ListPetsQuery, options: CallOptions): Promise<{ pets: Pet[]; next: URL | undefined }> {
-    const via = this.#via(options)
-    await this.#api.GET('/pets', { params: { query }, headers: this.#headers(), parseAs: 'text', fetch: via.fetch })
-    const answer = via.answer()
-    return { pets: this.#json<ListPetsAnswer>(answer, 'array'), next: this.#next(answer) }
+  #listPage(query: ListPetsQuery, options: CallOptions): Promise<Page<Pet>> {
+    return this.#send<ListPetsAnswer>(options, 'array', (init) => this.#api.GET('/pets', { ...init, params: { query } }))
   }
 
-  async #pageAt(url: URL, options: CallOptions): Promise<{ pets: Pet[]; next: URL | undefined }> {
+  /** The pages from `first` on, following Link rel="next" (any list of the API). */
+  async *#walk<T>(first: Page<T>, options: CallOptions): AsyncGenerator<T[], void, undefined> {
+    let page = first
+    const seen = new Set<string>()
+    for (;;) {
+      yield page.items
+      if (page.next === undefined) return
+      // A server that links a page to itself (or back) would otherwise keep this loop going forever.
+      if (seen.has(page.next.href))
+        throw new UnexpectedResponseError(`Link rel="next" repeats ${page.next.href}`, 200, { requestId: undefined, attempts: 0 })
+      seen.add(page.next.href)
+      page = await this.#pageAt<T>(page.next, options)
+    }
+  }
+
+  async #pageAt<T>(url: URL, options: CallOptions): Promise<Page<T>> {
     const request = new Request(url, { headers: this.#headers() })
     const answer = { ...(await this.#transport.send(request, options)), url: request.url }
-    return { pets: this.#json<ListPetsAnswer>(answer, 'array'), next: this.#next(answer) }
+    return { items: this.#json<T[]>(answer, 'array'), next: this.#next(answer) }
+  }
+
+  /**
+   * One call: `request` builds the typed request (openapi-fetch) with the client's headers and
+   * sends it through the transport (retries); its answer's JSON, checked for its shape, and the
+   * link to the next page, if any.
+   */
+  async #send<T>(
+    options: CallOptions,
+    shape: 'array' | 'object',
+    request: (init: SendInit) => Promise<unknown>,
+  ): Promise<{ items: T; next: URL | undefined }> {
+    const via = this.#via(options)
+    await request({ headers: this.#headers(), parseAs: 'text', fetch: via.fetch })
+    const answer = via.answer()
+    return { items: this.#json<T>(answer, shape), next: shape === 'array' ? this.#next(answer) : undefined }
   }
 
   #next({ response, url, attempts }: Answer): URL | undefined {

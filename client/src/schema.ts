@@ -34,9 +34,113 @@ export interface paths {
         /**
          * Get an animal (deprecated)
          * @deprecated
-         * @description Deprecated since 2026-01-01; removal on 2030-12-05, after which it answers 410 Gone. Use /v1/pets instead. Every answer carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers. Use GET /pets with the status filter instead. Animals never change, so an instance keeps the answer for an animal it has served (up to 10,000) and gives it again without reading the database, also while the database is unavailable (no 503 for such an animal).
+         * @description Deprecated since 2026-01-01; removal on 2030-12-05, after which it answers 410 Gone. Use /v1/pets instead. Every answer carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers. Use GET /pets with the status filter instead. An animal changes only by its status (an order); the answer always shows its status as of the last acknowledged change, on every instance. On SQLite an instance keeps the answer for an animal it has served (up to 10,000) until an animal changes; on PostgreSQL every request reads the database.
          */
         get: operations["getPet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your orders
+         * @description Returns up to `limit` of the caller's orders (placed with this API key or the keys of its rotation chain) in ascending id order, optionally only those with `status`. When more exist, a `Link: <...>; rel="next"` header gives the next page; the body is a bare array, as listPets answers. A placed order whose hold ran out shows `expired` once the expiry sweep has run (ORDER_SWEEP_MS); a change of it is refused at once.
+         */
+        get: operations["listOrders"];
+        put?: never;
+        /**
+         * Order an animal
+         * @description Places an order for an available animal and answers 201 with it: in the same transaction the animal turns `pending`, held for this order until `expiresAt` (30 minutes on this server: ORDER_HOLD_MINUTES). Then complete it (the animal is `sold`) or cancel it (`available` again); an order neither completed nor cancelled by then expires (`available` again). Of concurrent orders for one animal exactly one succeeds, on any number of instances. An animal that is pending, sold or has no status (not for sale) is 409 `pet_not_available` naming its status; a `petId` that names no animal is 422 `unknown_pet` (the path exists; the body refers to something that does not, as GitHub answers a reference to an unknown object in a body). `Idempotency-Key` works as on createPet (same scope and retention; one key names one request, so a key used on createPet is 422 here): a retry answers 201 with the order as it was placed and `Idempotent-Replayed: true`.
+         */
+        post: operations["placeOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one of your orders
+         * @description One of the caller's orders; another caller's order is 404, as an order that does not exist.
+         */
+        get: operations["getOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel one of your orders
+         * @description Cancels a placed order: the order is `cancelled` and its animal `available` again, in one transaction. Only a placed order changes: a cancelled, completed or expired one is 409 `order_not_placed` naming its status, also when its hold ran out a moment ago and the sweep has not run yet. Another caller's order is 404. No body (none, or `{}`).
+         */
+        post: operations["cancelOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete one of your orders
+         * @description Completes a placed order: the order is `completed` and its animal `sold`, in one transaction. Only a placed order changes: a cancelled, completed or expired one is 409 `order_not_placed` naming its status, also when its hold ran out a moment ago and the sweep has not run yet. Another caller's order is 404. No body (none, or `{}`).
+         */
+        post: operations["completeOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the animals by status
+         * @description How many animals are `available`, `pending` (held by a placed order) and `sold`: counts of animals, exact after every acknowledged change, on every instance. An animal created without a status is not for sale and is counted in none of them.
+         */
+        get: operations["getInventory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -55,7 +159,7 @@ export interface components {
              * @description Machine-readable error code from a closed list.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "key_expired" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "idempotency_conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "unauthorized" | "key_expired" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "idempotency_conflict" | "pet_not_available" | "order_not_placed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "unknown_pet" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /** @description The HTTP status code, repeated. */
@@ -103,6 +207,76 @@ export interface components {
             categoryId: number | bigint;
             status?: components["schemas"]["PetStatus"];
         };
+        /**
+         * OrderStatus
+         * @description `placed`: the animal is held (`pending`) until `expiresAt`; then one of `cancelled` (the animal is `available` again), `completed` (the animal is `sold`) or `expired` (the hold ran out; the animal is `available` again). Only a placed order changes.
+         * @enum {string}
+         */
+        OrderStatus: "placed" | "cancelled" | "completed" | "expired";
+        /** NewOrder */
+        NewOrder: {
+            /**
+             * Format: int64
+             * @description The animal to order: it must exist and be `available`.
+             * @example 1
+             */
+            petId: number | bigint;
+        };
+        /** Order */
+        Order: {
+            /**
+             * Format: int64
+             * @description Assigned by the service.
+             * @example 1
+             */
+            id: number | bigint;
+            /**
+             * Format: int64
+             * @description The animal ordered.
+             * @example 1
+             */
+            petId: number | bigint;
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * Format: date-time
+             * @description When the order was placed.
+             * @example 2026-11-21T12:00:30.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the hold ends: an order still `placed` then expires (ORDER_HOLD_MINUTES after it was placed).
+             * @example 2026-11-21T12:30:30.000Z
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description When the order was cancelled, completed or expired; absent while it is placed.
+             * @example 2026-11-21T12:05:00.000Z
+             */
+            endedAt?: string;
+        };
+        /**
+         * Inventory
+         * @description Counts of animals by status, exact as of the last acknowledged change. An animal created without a status is not for sale: it is in none of them.
+         */
+        Inventory: {
+            /**
+             * @description Animals that can be ordered.
+             * @example 12
+             */
+            available: number;
+            /**
+             * @description Animals held by a placed order.
+             * @example 1
+             */
+            pending: number;
+            /**
+             * @description Animals sold (their order completed).
+             * @example 3
+             */
+            sold: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -114,6 +288,10 @@ export type SchemaError = components['schemas']['Error'];
 export type SchemaPetStatus = components['schemas']['PetStatus'];
 export type SchemaNewPet = components['schemas']['NewPet'];
 export type SchemaPet = components['schemas']['Pet'];
+export type SchemaOrderStatus = components['schemas']['OrderStatus'];
+export type SchemaNewOrder = components['schemas']['NewOrder'];
+export type SchemaOrder = components['schemas']['Order'];
+export type SchemaInventory = components['schemas']['Inventory'];
 export type $defs = Record<string, never>;
 export interface operations {
     listPets: {
@@ -415,7 +593,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was already used with another body. Codes: `idempotency_key_reused` (The Idempotency-Key was already used with a different request body.) */
+            /** @description The request is well-formed but cannot be processed. Codes: `idempotency_key_reused` (The Idempotency-Key was already used with a different request body (or on another operation).); `unknown_pet` (The request body names an animal (petId) that does not exist.) */
             422: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -598,7 +776,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The requested animal could not be found. Codes: `not_found` (The route or the requested animal does not exist.) */
+            /** @description The requested animal or order could not be found. Codes: `not_found` (The route, or the requested animal or order, does not exist (an order of another customer does not exist for you).) */
             404: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -737,6 +915,1155 @@ export interface operations {
             };
         };
     };
+    listOrders: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of orders returned (1 to 100; never clamped: out of range is 400). */
+                limit?: number;
+                status?: components["schemas"]["OrderStatus"];
+                /** @description Return orders with an id greater than this one. Clients follow the Link rel="next" header rather than building it. */
+                after?: number | bigint;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: an array of orders. */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description rel="next": the next page, present only when more orders exist. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"][];
+                };
+            };
+            /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    placeOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the order safe to retry: 1 to 255 visible ASCII characters, quoted ("…") or bare. Scoped to the API key (and the keys it was rotated to), kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewOrder"];
+            };
+        };
+        responses: {
+            /** @description Order placed: the animal is pending. */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Path of the new order, /v1/store/orders/{id}. */
+                    Location?: string;
+                    /** @description Present on a replay: an earlier request with this Idempotency-Key placed the order. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request conflicts with the state of the resource (or of an earlier request). Codes: `idempotency_conflict` (A request with the same Idempotency-Key is still being processed; retry after Retry-After seconds.); `pet_not_available` (The animal cannot be ordered: it is pending (held by another order), sold, or has no status (not for sale); the message names its status.) */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying (1): present on idempotency_conflict only. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than 16 KiB. Codes: `payload_too_large` (The request body is larger than 16 KiB.) */
+            413: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body is not application/json. Codes: `unsupported_media_type` (The request body is not application/json.) */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request is well-formed but cannot be processed. Codes: `idempotency_key_reused` (The Idempotency-Key was already used with a different request body (or on another operation).); `unknown_pet` (The request body names an animal (petId) that does not exist.) */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The identifier of the order. */
+                orderId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested animal or order could not be found. Codes: `not_found` (The route, or the requested animal or order, does not exist (an order of another customer does not exist for you).) */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The identifier of the order. */
+                orderId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Order cancelled. */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested animal or order could not be found. Codes: `not_found` (The route, or the requested animal or order, does not exist (an order of another customer does not exist for you).) */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request conflicts with the state of the resource (or of an earlier request). Codes: `order_not_placed` (The order can no longer change: it is cancelled, completed or expired; the message names its status.) */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than 16 KiB. Codes: `payload_too_large` (The request body is larger than 16 KiB.) */
+            413: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body is not application/json. Codes: `unsupported_media_type` (The request body is not application/json.) */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    completeOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The identifier of the order. */
+                orderId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Order completed. */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested animal or order could not be found. Codes: `not_found` (The route, or the requested animal or order, does not exist (an order of another customer does not exist for you).) */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request conflicts with the state of the resource (or of an earlier request). Codes: `order_not_placed` (The order can no longer change: it is cancelled, completed or expired; the message names its status.) */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body larger than 16 KiB. Codes: `payload_too_large` (The request body is larger than 16 KiB.) */
+            413: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body is not application/json. Codes: `unsupported_media_type` (The request body is not application/json.) */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInventory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Inventory"];
+                };
+            };
+            /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
 }
 type FlattenedDeepRequired<T> = {
     [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
@@ -747,5 +2074,7 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsPetsPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/pets"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
-export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "not_found", "method_not_allowed", "request_timeout", "conflict", "idempotency_conflict", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
+export const pathsStoreOrdersPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/store/orders"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "not_found", "method_not_allowed", "request_timeout", "conflict", "idempotency_conflict", "pet_not_available", "order_not_placed", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "unknown_pet", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
 export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
+export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["placed", "cancelled", "completed", "expired"];

@@ -509,22 +509,36 @@ validate32.errors = vErrors;
 return errors === 0;
 }
 
-export const BOOTSTRAP_KEY = validate33;
-const schema34 = {"type":"boolean"};
+export const ORDER_HOLD_MINUTES = validate33;
+const schema34 = {"type":"integer","minimum":1,"maximum":10080};
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data !== "boolean"){
-validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"}}];
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 10080 || isNaN(data)){
+validate33.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate33.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
 }
 validate33.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_THRESHOLD = validate34;
-const schema35 = {"type":"integer","minimum":0,"maximum":1000000};
+export const ORDER_SWEEP_MS = validate34;
+const schema35 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -535,13 +549,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate34.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 600000 || isNaN(data)){
+validate34.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 0 || isNaN(data)){
-validate34.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data < 100 || isNaN(data)){
+validate34.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -551,36 +565,22 @@ validate34.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_BASE_SECONDS = validate35;
-const schema36 = {"type":"integer","minimum":1,"maximum":86400};
+export const BOOTSTRAP_KEY = validate35;
+const schema36 = {"type":"boolean"};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "boolean"){
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 86400 || isNaN(data)){
-validate35.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400}}];
-return false;
-}
-else {
-if(data < 1 || isNaN(data)){
-validate35.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
 }
 validate35.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_MAX_SECONDS = validate36;
-const schema37 = {"type":"integer","minimum":1,"maximum":604800};
+export const BAN_THRESHOLD = validate36;
+const schema37 = {"type":"integer","minimum":0,"maximum":1000000};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -591,13 +591,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 604800 || isNaN(data)){
-validate36.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800}}];
+if(data > 1000000 || isNaN(data)){
+validate36.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate36.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 0 || isNaN(data)){
+validate36.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -607,22 +607,36 @@ validate36.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_STATE_FILE = validate37;
-const schema38 = {"type":"string"};
+export const BAN_BASE_SECONDS = validate37;
+const schema38 = {"type":"integer","minimum":1,"maximum":86400};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data !== "string"){
-validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 86400 || isNaN(data)){
+validate37.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate37.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
 }
 validate37.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_SNAPSHOT_MS = validate38;
-const schema39 = {"type":"integer","minimum":100,"maximum":600000};
+export const BAN_MAX_SECONDS = validate38;
+const schema39 = {"type":"integer","minimum":1,"maximum":604800};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -633,13 +647,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate38.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+if(data > 604800 || isNaN(data)){
+validate38.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800}}];
 return false;
 }
 else {
-if(data < 100 || isNaN(data)){
-validate38.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+if(data < 1 || isNaN(data)){
+validate38.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -649,35 +663,21 @@ validate38.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_MAX_ADDRESSES = validate39;
-const schema40 = {"type":"integer","minimum":0,"maximum":10000000};
+export const LIMITER_STATE_FILE = validate39;
+const schema40 = {"type":"string"};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "string"){
+validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 10000000 || isNaN(data)){
-validate39.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}}];
-return false;
-}
-else {
-if(data < 0 || isNaN(data)){
-validate39.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 validate39.errors = vErrors;
 return errors === 0;
 }
 
-export const REQUEST_TIMEOUT_MS = validate40;
+export const LIMITER_SNAPSHOT_MS = validate40;
 const schema41 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -705,8 +705,8 @@ validate40.errors = vErrors;
 return errors === 0;
 }
 
-export const HEADERS_TIMEOUT_MS = validate41;
-const schema42 = {"type":"integer","minimum":100,"maximum":600000};
+export const LIMITER_MAX_ADDRESSES = validate41;
+const schema42 = {"type":"integer","minimum":0,"maximum":10000000};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -717,13 +717,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate41.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+if(data > 10000000 || isNaN(data)){
+validate41.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}}];
 return false;
 }
 else {
-if(data < 100 || isNaN(data)){
-validate41.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+if(data < 0 || isNaN(data)){
+validate41.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -733,7 +733,7 @@ validate41.errors = vErrors;
 return errors === 0;
 }
 
-export const KEEP_ALIVE_TIMEOUT_MS = validate42;
+export const REQUEST_TIMEOUT_MS = validate42;
 const schema43 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -761,8 +761,8 @@ validate42.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_HEADER_BYTES = validate43;
-const schema44 = {"type":"integer","minimum":1024,"maximum":65536};
+export const HEADERS_TIMEOUT_MS = validate43;
+const schema44 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -773,13 +773,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 65536 || isNaN(data)){
-validate43.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
+if(data > 600000 || isNaN(data)){
+validate43.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 1024 || isNaN(data)){
-validate43.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
+if(data < 100 || isNaN(data)){
+validate43.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -789,8 +789,8 @@ validate43.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS = validate44;
-const schema45 = {"type":"integer","minimum":1,"maximum":1000000};
+export const KEEP_ALIVE_TIMEOUT_MS = validate44;
+const schema45 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -801,13 +801,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate44.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 600000 || isNaN(data)){
+validate44.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate44.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 100 || isNaN(data)){
+validate44.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -817,8 +817,8 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS_PER_ADDRESS = validate45;
-const schema46 = {"type":"integer","minimum":1,"maximum":1000000};
+export const MAX_HEADER_BYTES = validate45;
+const schema46 = {"type":"integer","minimum":1024,"maximum":65536};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -829,13 +829,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate45.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 65536 || isNaN(data)){
+validate45.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate45.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 1024 || isNaN(data)){
+validate45.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
@@ -845,7 +845,7 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-export const ADMIN_MAX_CONNECTIONS = validate46;
+export const MAX_CONNECTIONS = validate46;
 const schema47 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -873,8 +873,8 @@ validate46.errors = vErrors;
 return errors === 0;
 }
 
-export const SHUTDOWN_DRAIN_MS = validate47;
-const schema48 = {"type":"integer","minimum":0,"maximum":300000};
+export const MAX_CONNECTIONS_PER_ADDRESS = validate47;
+const schema48 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -885,13 +885,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 300000 || isNaN(data)){
-validate47.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+if(data > 1000000 || isNaN(data)){
+validate47.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
 return false;
 }
 else {
-if(data < 0 || isNaN(data)){
-validate47.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data < 1 || isNaN(data)){
+validate47.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -901,6 +901,62 @@ validate47.errors = vErrors;
 return errors === 0;
 }
 
+export const ADMIN_MAX_CONNECTIONS = validate48;
+const schema49 = {"type":"integer","minimum":1,"maximum":1000000};
+
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate48.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 1000000 || isNaN(data)){
+validate48.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate48.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+validate48.errors = vErrors;
+return errors === 0;
+}
+
+export const SHUTDOWN_DRAIN_MS = validate49;
+const schema50 = {"type":"integer","minimum":0,"maximum":300000};
+
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate49.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 300000 || isNaN(data)){
+validate49.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+return false;
+}
+else {
+if(data < 0 || isNaN(data)){
+validate49.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+validate49.errors = vErrors;
+return errors === 0;
+}
+
 
 /** Each variable's validator, by the variable's name. */
-export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, SHUTDOWN_DRAIN_MS };
+export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, SHUTDOWN_DRAIN_MS };

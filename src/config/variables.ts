@@ -192,6 +192,17 @@ export const VARIABLES = {
     toConfig: (days) => days * 86_400_000,
     description: 'how long per-hour usage history is kept',
   }),
+  ORDER_HOLD_MINUTES: integer(1, 10_080, 30, {
+    field: 'orderHoldMs',
+    toConfig: (minutes) => minutes * 60_000,
+    description:
+      'how long a placed order holds its animal (`pending`): not completed or cancelled by then, it expires and the animal is `available` again; fixed when the order is placed',
+  }),
+  ORDER_SWEEP_MS: integer(100, 600_000, 10_000, {
+    field: 'orderSweepMs',
+    description:
+      'how often each server expires the orders whose hold ran out (changes that need it expire an order at once; reads see it within this interval)',
+  }),
   BOOTSTRAP_KEY: flag(true, { field: 'bootstrapKey', description: 'create and print one Free key on a first start with no key' }),
   BAN_THRESHOLD: integer(0, 1_000_000, 0, {
     field: 'banThreshold',

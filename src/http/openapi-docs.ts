@@ -28,16 +28,34 @@ export const rateLimitHeaderDocs = {
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request: a parameter or body field is missing or invalid; the message names it.',
   401: 'Missing, invalid or expired API key.',
-  404: 'The requested animal could not be found.',
+  404: 'The requested animal or order could not be found.',
   409: 'The request conflicts with the state of the resource (or of an earlier request).',
   410: 'The operation is past its sunset date.',
   413: `Request body larger than ${BODY_LIMIT_TEXT}.`,
   415: 'Request body is not application/json.',
-  422: 'The Idempotency-Key was already used with another body.',
+  422: 'The request is well-formed but cannot be processed.',
   429: 'Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After.',
   500: 'Unexpected error; nothing internal is disclosed.',
   503: 'A dependency is unavailable or the server is shutting down.',
 }
+
+/** What an answer's message says, for the examples of the document (else the code's description). */
+const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  invalid_request: 'petId must be an int64 integer (-2^63 to 2^63-1) written in plain decimal',
+  not_found: 'No order with id 42',
+  pet_not_available: 'Animal 1 is not available: it is pending',
+  order_not_placed: 'Order 1 cannot be completed: it is expired',
+  unknown_pet: 'petId 42 names no animal',
+}
+
+/** One example Error body per code (the media type's named examples: "Try it out" and readers see each code). */
+const errorExamples = (codes: ErrorCode[]) =>
+  Object.fromEntries(
+    codes.map((code) => [
+      code,
+      { summary: code, value: { code, message: EXAMPLE_MESSAGES[code] ?? ERROR_DESCRIPTIONS[code], status: ERROR_STATUS[code] } },
+    ]),
+  )
 
 function codesFor(status: number): ErrorCode[] {
   return (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => ERROR_STATUS[c] === status)
@@ -45,13 +63,18 @@ function codesFor(status: number): ErrorCode[] {
 
 /**
  * The error responses of an operation: a status documents every code of that status; a code, only
- * that one (409 is `idempotency_conflict` on createPet, `conflict` on the admin API).
+ * that one (409 is `idempotency_conflict` on createPet, `conflict` on the admin API); codes of one
+ * status given one by one are documented together.
  */
 export function errorResponses(...answers: Array<number | ErrorCode>): Record<number, object> {
-  const out: Record<number, object> = {}
+  const byStatus = new Map<number, ErrorCode[]>()
   for (const answer of answers) {
     const status = typeof answer === 'number' ? answer : ERROR_STATUS[answer]
     const codes = typeof answer === 'number' ? codesFor(status) : [answer]
+    byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), ...codes])])
+  }
+  const out: Record<number, object> = {}
+  for (const [status, codes] of byStatus) {
     const headers: Record<string, object> = { ...rateLimitHeaderDocs }
     if (status === 429) {
       headers['Retry-After'] = {
@@ -61,11 +84,15 @@ export function errorResponses(...answers: Array<number | ErrorCode>): Record<nu
       }
     }
     if (codes.includes('idempotency_conflict'))
-      headers['Retry-After'] = { type: 'integer', description: 'Seconds to wait before retrying (1).' }
+      headers['Retry-After'] = {
+        type: 'integer',
+        description: `Seconds to wait before retrying (1)${codes.length > 1 ? ': present on idempotency_conflict only' : ''}.`,
+      }
     if (status === 401) headers['WWW-Authenticate'] = { type: 'string', description: 'Bearer challenge (RFC 6750).' }
     out[status] = {
       description: `${STATUS_TEXT[status] ?? ''} Codes: ${codes.map((c) => `\`${c}\` (${ERROR_DESCRIPTIONS[c]})`).join('; ')}`,
-      $ref: 'Error#',
+      // The media type written out (rather than a bare $ref) to carry the examples; Fastify serializes by it as well.
+      content: { 'application/json': { schema: { $ref: 'Error#' }, examples: errorExamples(codes) } },
       headers,
     }
   }

@@ -35,6 +35,13 @@ export interface ApiKeyRecord extends Omit<KeyView, 'state'> {
 /** The limiter identity of a key: its quota, shared along its rotation chain. */
 export const limiterIdentity = (record: Pick<ApiKeyRecord, 'quotaId'>): string => 'k:' + record.quotaId
 
+/**
+ * Whose orders a key places and sees (stored with each order, opaque to everything else): today
+ * the key's quota, shared along its rotation chain, so a rotated key keeps its orders. The day
+ * keys belong to customers, this is the one place that says so (the customer, for every key of it).
+ */
+export const orderOwner = (record: Pick<ApiKeyRecord, 'quotaId'>): string => 'k:' + record.quotaId
+
 function base62(bytes: Buffer, length: number): string {
   let out = ''
   // Rejection sampling keeps every character uniform (248 = 4 * 62).

@@ -11,20 +11,22 @@ const PAGE_CACHE_PETS = 10_000
 const PAGES_SEEN_ONCE = 1024
 
 /**
- * Every cache of pets, in front of either store. What makes them right is one rule, stated and
- * relied on here only: **pets never change and are never deleted** (the API creates pets and
- * nothing else). So:
- * - a pet, once found, is that pet for good: it is kept (bounded) and shared, frozen. A miss is
- *   not kept: the id may be created later.
+ * Every cache of pets, in front of either store. Pets are created and never deleted; an existing
+ * pet changes only by its status (orders: orders/state.ts). What keeps the caches exact is the
+ * store's word on both, read before every answer from a cache:
+ * - `changeVersion` moves at every change of an existing pet, by this process or any other: when
+ *   it moved, every cache is dropped (found pets and pages), so a read after an acknowledged
+ *   change shows it, on every instance, at once. A store without it (PostgreSQL: no cheap,
+ *   synchronous way to learn of other instances' commits) has nothing cached: every read asks it.
+ * - while no pet changed, a pet once found is that pet: it is kept (bounded) and shared, frozen. A
+ *   miss is not kept: the id may be created later.
  * - where the store assigns ids in commit order (it then offers `catalogueVersion`), a page that
- *   came back full can never change: no later pet can get an id inside it. It is kept, frozen.
+ *   came back full stays as it is while no pet changes: no later pet can get an id inside it. It
+ *   is kept, frozen.
  * - a page that reached the end of the catalogue (a tail page) can grow: it is kept only while
  *   the store's catalogueVersion is the one it was read at, which also sees other processes' commits.
- * A store without catalogueVersion has its pages read every time.
- *
- * The day a pet can change or be deleted, this is the one place to change: the writer calls
- * `forget(id)` after its commit, and a change made by another process must reach `forget` too (a
- * change log, as for keys): a delete also breaks "a full page never changes".
+ * The versions are read before the store is asked, so what is kept is at least as new as the
+ * version it is kept under. A read that started before a drop is not kept (`generation`).
  */
 export class CachedPetRepository implements PetRepository {
   private readonly pets = new LRUCache<Int64, Pet>({ max: PETS_KEPT })
@@ -32,6 +34,8 @@ export class CachedPetRepository implements PetRepository {
   private readonly tailPages = pageCache()
   /** The catalogueVersion the tail pages were read at. */
   private tailVersion = -1
+  /** The changeVersion everything kept was read at. */
+  private changesSeen = -1
   /**
    * The doorkeeper: a page is cached from its second request on. A page asked for once (a client
    * paging through the whole catalogue, a crawler) would otherwise be cached, outlive a
@@ -39,21 +43,39 @@ export class CachedPetRepository implements PetRepository {
    * which let the heap grow to several times its live size under a scan (bench growth section).
    */
   private readonly seenOnce = new LRUCache<string, true>({ max: PAGES_SEEN_ONCE })
-  /** Bumped by forget(): a read that started before it is not kept. */
+  /** Bumped when everything is dropped: a read that started before it is not kept. */
   private generation = 0
 
-  constructor(private readonly store: PetRepository) {}
+  /** Whether this store's pets can be cached at all (it tells of every commit and change). */
+  private readonly cacheable: boolean
 
-  /** The invalidation hook: after it, nothing read before is served again (pet `id` nor any page). */
-  forget(id: Int64): void {
-    this.generation++
-    this.pets.delete(id)
-    this.fullPages.clear()
-    this.tailPages.clear()
+  constructor(private readonly store: PetRepository) {
+    this.cacheable = store.catalogueVersion !== undefined && store.changeVersion !== undefined
+  }
+
+  /**
+   * Reads the store's versions and drops what they outdate; returns the catalogue version. While
+   * nothing was committed, that is one cheap read (a PRAGMA on SQLite); after a commit, the change
+   * version too (a commit that changed a pet moves both).
+   */
+  private sync(): number {
+    const version = this.store.catalogueVersion!()
+    if (version !== this.tailVersion) {
+      this.tailPages.clear()
+      this.tailVersion = version
+      const changes = this.store.changeVersion!()
+      if (changes !== this.changesSeen) {
+        this.changesSeen = changes
+        this.generation++
+        this.pets.clear()
+        this.fullPages.clear()
+      }
+    }
+    return version
   }
 
   // A create needs no invalidation: a new pet only ever lands on a tail page (catalogueVersion
-  // moves), and a miss was never kept.
+  // moves), and a miss was never kept. A change (an order) is seen through changeVersion.
   createPet(pet: NewPet): Promise<Pet> {
     return this.store.createPet(pet)
   }
@@ -68,25 +90,21 @@ export class CachedPetRepository implements PetRepository {
 
   /** A cached page is a frozen array, the same one while it is kept (the list route keeps its answer by identity). */
   listPets(options: ListPetsOptions): Promise<readonly Pet[]> {
-    if (this.store.catalogueVersion === undefined) return this.store.listPets(options)
-    const key = `${options.limit}|${options.status ?? ''}|${options.afterId ?? 0}`
-    const full = this.fullPages.peek(key)
-    if (full !== undefined) return Promise.resolve(full)
+    if (!this.cacheable) return this.store.listPets(options)
     // Read before the page: the page is then at least as new as this version, and a commit after
-    // it moves the version, which drops the page at the next request.
-    const version = this.store.catalogueVersion()
-    if (version !== this.tailVersion) {
-      this.tailPages.clear()
-      this.tailVersion = version
-    }
-    const tail = this.tailPages.peek(key)
-    if (tail !== undefined) return Promise.resolve(tail)
+    // it moves the version, which drops the page (a tail page; any page after a change) at the next request.
+    const version = this.sync()
+    const key = `${options.limit}|${options.status ?? ''}|${options.afterId ?? 0}`
+    const kept = this.fullPages.peek(key) ?? this.tailPages.peek(key)
+    if (kept !== undefined) return Promise.resolve(kept)
     const generation = this.generation
     return this.store.listPets(options).then((rows) => this.admitPage(key, options.limit, rows, version, generation))
   }
 
   /** A cached pet is frozen, the same object while it is kept (the getPet route keeps its answer by identity). */
   getPet(id: Int64): Promise<Pet | undefined> {
+    if (!this.cacheable) return this.store.getPet(id)
+    this.sync()
     const kept = this.pets.get(id)
     if (kept !== undefined) return Promise.resolve(kept)
     const generation = this.generation

@@ -56,6 +56,17 @@ export function fingerprintOf(pet: NewPet): string {
   return createHash('sha256').update(canonical).digest('hex')
 }
 
+/**
+ * The first answer again, byte for byte: the animal as it was created, which the request names
+ * (the same fingerprint: the same fields) but for its id. It may have changed since (an order
+ * moves its status); GET shows it as it is now.
+ */
+function asCreated(id: number, pet: NewPet): Pet {
+  const created: Pet = { id, name: pet.name, categoryId: pet.categoryId }
+  if (pet.status !== undefined) created.status = pet.status
+  return created
+}
+
 export interface IdempotentResult {
   pet: Pet
   /** The pet was created by an earlier request with the same key and body. */
@@ -82,7 +93,7 @@ export class IdempotentCreates {
         case 'created':
           return { pet: result.pet, replayed: false }
         case 'replayed':
-          return { pet: result.pet, replayed: true }
+          return { pet: asCreated(result.pet.id, pet), replayed: true }
         case 'pet_missing':
           // A plain Error: answered 500 internal_error and logged, as any broken invariant.
           throw new Error(`the Idempotency-Key record names pet ${result.petId}, which is not in the store`)
@@ -132,5 +143,6 @@ export class IdempotencySweep {
   }
 }
 
-const inFlightError = () =>
+/** 409 idempotency_conflict: the first request with this key is still being processed (also for orders). */
+export const inFlightError = () =>
   new ApiError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly', { 'retry-after': 1 })

@@ -26,7 +26,7 @@ export function petsApiDescription(config: Config): ApiDescription {
     title: 'Animal Store API',
     version: '1.0.0',
     description: [
-      'A catalogue of animals. Every operation needs `Authorization: Bearer <API key>`.',
+      'A catalogue of animals, and a store that sells them: an order holds an animal (`pending`) until it is completed (`sold`), cancelled or expires (`available` again). Every operation needs `Authorization: Bearer <API key>`.',
       '',
       "**Getting a key.** The operator of the server creates one with `node dist/cli.js keys create --plan free --name NAME` (in the service's directory); the first start of a server prints one.",
       '',
@@ -38,11 +38,14 @@ export function petsApiDescription(config: Config): ApiDescription {
       '|---|---|---|',
       errorTable,
       '',
-      '**Additions to the spec** (where it is silent): `after` and the `Link: rel="next"` header for paging; 400 for invalid query or path parameters on every operation; unknown query parameters and body fields are rejected; 405 with Allow, 413, 415, 410 after the sunset; the `Idempotency-Key` header on createPet (IETF draft-ietf-httpapi-idempotency-key-header: replay with `Idempotent-Replayed: true`, 409 while in flight, 422 for another body).',
+      '**Additions to the spec** (where it is silent): `after` and the `Link: rel="next"` header for paging; 400 for invalid query or path parameters on every operation; unknown query parameters and body fields are rejected; 405 with Allow, 413, 415, 410 after the sunset; the `Idempotency-Key` header on createPet and placeOrder (IETF draft-ietf-httpapi-idempotency-key-header: replay with `Idempotent-Replayed: true`, 409 while in flight, 422 for another body). The store (`/store/orders`, `/store/inventory`): the spec names its orders, not their rules, which are decided here (see the operations).',
       '',
       '**Decided where the spec is silent.** Integers are written in plain decimal in a body, a query and a path alike (no fraction, exponent, sign other than `-`, leading zeros or `-0`: `1e3`, `1.0`, `005`, `-0` are 400). A name must not be only white space and is stored exactly as sent. A 400 names every problem of the request in its `message` ("3 problems: …"). Links the service builds (`Link`, `Location`) are relative references unless the operator sets a public base URL. Cross-origin browser calls (CORS) are off unless the operator lists origins; credentials are never allowed.',
     ].join('\n'),
-    tags: [{ name: 'pets', description: 'The animal catalogue' }],
+    tags: [
+      { name: 'pets', description: 'The animal catalogue' },
+      { name: 'store', description: 'Orders that hold and sell animals, and the inventory' },
+    ],
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key, as_live_… or as_test_…' } },
   }
 }

@@ -56,7 +56,13 @@ export interface PetRepository {
   /**
    * Offered by a store that assigns ids in commit order and can tell, cheaply and synchronously,
    * that pets were committed (by this process or any other): a number that changes at every such
-   * commit. CachedPetRepository caches pages only for such a store.
+   * commit. CachedPetRepository caches pages only for such a store (with changeVersion).
    */
   catalogueVersion?(): number
+  /**
+   * Offered by a store that can tell, cheaply and synchronously, that an existing pet changed (its
+   * status, by an order; by this process or any other): a number that changes at every such
+   * commit. CachedPetRepository caches pets and pages only for such a store.
+   */
+  changeVersion?(): number
 }

@@ -161,8 +161,8 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         operationId: 'getPet',
         summary: 'Get an animal (deprecated)',
         description:
-          'Use GET /pets with the status filter instead. Animals never change, so an instance keeps the answer for an animal it has served ' +
-          `(up to ${PETS_KEPT.toLocaleString('en-US')}) and gives it again without reading the database, also while the database is unavailable (no 503 for such an animal).`,
+          'Use GET /pets with the status filter instead. An animal changes only by its status (an order); the answer always shows its status as of the last acknowledged change, on every instance. ' +
+          `On SQLite an instance keeps the answer for an animal it has served (up to ${PETS_KEPT.toLocaleString('en-US')}) until an animal changes; on PostgreSQL every request reads the database.`,
         tags: ['pets'],
         params: PetIdParams,
         response: {

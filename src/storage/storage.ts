@@ -1,6 +1,7 @@
 import type { AdminTokenRepository } from '../admin/admin-token-repository.js'
 import type { AuditRepository } from '../keys/administration.js'
 import type { KeyRepository } from '../keys/repository.js'
+import type { OrderRepository } from '../orders/repository.js'
 import type { PetRepository } from '../pets/repository.js'
 import type { UsageRepository } from '../usage/repository.js'
 
@@ -8,6 +9,8 @@ import type { UsageRepository } from '../usage/repository.js'
 export interface Storage {
   readonly kind: 'sqlite' | 'postgres'
   readonly pets: PetRepository
+  /** Orders, which change the animals' statuses, and the inventory. */
+  readonly orders: OrderRepository
   readonly keys: KeyRepository
   /** Tokens of the admin API (hashes only). */
   readonly adminTokens: AdminTokenRepository

@@ -25,5 +25,5 @@ test('client/examples/quickstart.ts runs against a real server', { timeout: 60_0
   child.stderr.setEncoding('utf8').on('data', (s: string) => (out += s))
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve))
   assert.equal(code, 0, out)
-  assert.match(out, /^created Rex with id 1\nfirst page: Rex\n1 available animals in all\n$/)
+  assert.match(out, /^created Rex with id 1\nfirst page: Rex\n1 available animals in all\norder 1 completed; 0 available, 1 sold\n$/)
 })

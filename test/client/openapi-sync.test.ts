@@ -27,18 +27,23 @@ test('every operation of the document is a client method, marked @deprecated exa
   const operations = Object.values(document.paths).flatMap((item) => Object.values(item))
   assert.ok(operations.length >= 3)
 
-  const path = new URL('../../client/src/client.ts', import.meta.url).pathname
-  const source = ts.createSourceFile(path, await readFile(path, 'utf8'), ts.ScriptTarget.ES2022, true)
+  // A method of AnimalStoreClient named like the operation, or a method of any client class
+  // (client.orders.place) that names it in an `@operationId` tag.
   const methods = new Map<string, boolean>()
-  source.forEachChild(function visit(node) {
-    if (ts.isClassDeclaration(node) && node.name?.text === 'AnimalStoreClient') {
+  for (const file of ['client.ts', 'orders.ts']) {
+    const path = new URL(`../../client/src/${file}`, import.meta.url).pathname
+    const source = ts.createSourceFile(path, await readFile(path, 'utf8'), ts.ScriptTarget.ES2022, true)
+    source.forEachChild(function visit(node) {
+      if (!ts.isClassDeclaration(node)) return
       for (const member of node.members) {
-        if (ts.isMethodDeclaration(member) && ts.isIdentifier(member.name)) {
-          methods.set(member.name.text, ts.getJSDocDeprecatedTag(member) !== undefined)
-        }
+        if (!ts.isMethodDeclaration(member) || !ts.isIdentifier(member.name)) continue
+        const deprecated = ts.getJSDocDeprecatedTag(member) !== undefined
+        if (node.name?.text === 'AnimalStoreClient') methods.set(member.name.text, deprecated)
+        for (const tag of ts.getJSDocTags(member).filter((t) => t.tagName.text === 'operationId'))
+          methods.set(String(tag.comment ?? '').trim(), deprecated)
       }
-    }
-  })
+    })
+  }
   for (const { operationId, deprecated } of operations) {
     assert.ok(methods.has(operationId), `no client method ${operationId}`)
     assert.equal(methods.get(operationId), deprecated === true, `${operationId}: @deprecated must match the document`)

@@ -67,5 +67,5 @@ test('the packed client installs in a fresh folder without a registry, and its e
   child.stderr.setEncoding('utf8').on('data', (s: string) => (out += s))
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve))
   assert.equal(code, 0, out)
-  assert.match(out, /^created Rex with id 1\nfirst page: Rex\n1 available animals in all\n$/)
+  assert.match(out, /^created Rex with id 1\nfirst page: Rex\n1 available animals in all\norder 1 completed; 0 available, 1 sold\n$/)
 })

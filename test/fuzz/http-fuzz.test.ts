@@ -42,6 +42,7 @@ import {
   SUNSET_NOW,
   SUNSET_PROPERTY,
 } from './runner.js'
+import { STORE_PROPERTY } from './store.js'
 import { sendHttp } from './transport.js'
 
 const SCALE = Number(process.env.FUZZ_CI_RUNS ?? 1)
@@ -51,6 +52,7 @@ const RUNS: Record<string, number> = {
   'round trip': 200,
   concurrency: 40, // parallel creates + a paged walk each
   idempotency: 60, // up to 8 steps each
+  store: 40, // up to 8 orders at once, then two changes
   admin: 250,
   'admin lifecycle': 100,
   'hostile text': 150,
@@ -100,6 +102,7 @@ describe('HTTP fuzzing on PostgreSQL', { timeout: 180_000 }, () => {
     [HOSTILE_TEXT_PROPERTY, 150],
     [ABUSE_PROPERTY, 150],
     [ROUND_TRIP_PROPERTY, 50],
+    [STORE_PROPERTY, 30],
     [ADMIN_ABUSE_PROPERTY, 100],
   ]
   let server: FuzzServer | undefined

@@ -67,6 +67,15 @@ export function canonicalOf(text: string | Buffer, schema: Schema): string | und
   )
 }
 
+/** The `code` of an Error body, if the answer is one. */
+function codeOf(res: WireResponse): string | undefined {
+  try {
+    return (JSON.parse(res.body.toString('utf8')) as { code?: string }).code
+  } catch {
+    return undefined
+  }
+}
+
 interface Recorded {
   canonical: string | undefined
   body: Buffer
@@ -95,8 +104,9 @@ export class IdempotencyModel {
       if (replayed !== undefined) problems.push(`Idempotent-Replayed on a ${res.status} without a valid ${IDEMPOTENCY_HEADER}`)
       if (parsed.kind === 'malformed' && [201, 409, 422].includes(res.status))
         problems.push(`${res.status} for a malformed ${IDEMPOTENCY_HEADER} (README: 400 invalid_request)`)
-      if (parsed.kind === 'none' && (res.status === 409 || res.status === 422))
-        problems.push(`${res.status} without an ${IDEMPOTENCY_HEADER}`)
+      const code = codeOf(res)
+      if (parsed.kind === 'none' && (code === 'idempotency_conflict' || code === 'idempotency_key_reused'))
+        problems.push(`${res.status} ${code} without an ${IDEMPOTENCY_HEADER}`)
       return problems
     }
     const slot = `${credential}\n${parsed.key}`
@@ -124,12 +134,14 @@ export class IdempotencyModel {
           problems.push(`the replay's Location ${res.headers.location} is not ${record.location}`)
         if (sent !== undefined && sent !== record.canonical) problems.push('a replay for another body (README: 422 idempotency_key_reused)')
       }
-    } else if (res.status === 422) {
+    } else if (res.status === 422 && codeOf(res) === 'idempotency_key_reused') {
       if (record === undefined && !stale) problems.push(`422 for an ${IDEMPOTENCY_HEADER} never used`)
       if (record !== undefined && sent !== undefined && sent === record.canonical) problems.push('422 for the same body (README: a replay)')
-    } else if (res.status === 409 && !concurrent) {
+    } else if (res.status === 409 && codeOf(res) === 'idempotency_conflict' && !concurrent) {
       problems.push(`409 idempotency_conflict with no other request in flight`)
     }
+    // (Other 409s and 422s are the operation's own refusals, such as an animal that cannot be
+    // ordered: nothing was done, so nothing is recorded, and a retry is processed anew.)
     return problems
   }
 }

@@ -20,7 +20,7 @@ const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED)
 const PATH = process.env.FUZZ_PATH
 const ONLY = process.env.FUZZ_ONLY
 const COLLECT = process.env.FUZZ_COLLECT === '1'
-const FACTOR = { concurrency: 0.1, idempotency: 0.2, sunset: 0.2 }
+const FACTOR = { concurrency: 0.1, idempotency: 0.2, store: 0.2, sunset: 0.2 }
 
 const all = [...PROPERTIES.map((p) => ({ prop: p, sunset: false })), { prop: SUNSET_PROPERTY, sunset: true }]
 // A name's first word(s), before the colon, select that property alone (admin, not admin lifecycle).

@@ -196,6 +196,8 @@ export function valueText(schema: Schema): fc.Arbitrary<string> {
   const branches: Schema[] = schema.anyOf ?? schema.oneOf ?? [schema]
   return fc.oneof(
     { arbitrary: validValueText(schema), weight: 6 },
+    // An int64 field may refer to something (an order's petId): an id the server handed out, so that it exists.
+    { arbitrary: schema.format === 'int64' ? known : validValueText(schema), weight: 3 },
     { arbitrary: fc.oneof(...branches.map(nearMissText)), weight: 3 },
     { arbitrary: jsonScalar, weight: 1 },
     { arbitrary: jsonText, weight: 1 },

@@ -22,6 +22,7 @@ import { IDEMPOTENCY_PROPERTY } from './idempotency.js'
 import type { Expectation } from './oracle.js'
 import { abuseCaseFor, deprecatedPaths, KNOWN_ID, validCaseFor } from './requests.js'
 import type { FuzzServer } from './server.js'
+import { STORE_PROPERTY } from './store.js'
 import { sendHttp, sendRaw, TransportError, type WireResponse } from './transport.js'
 
 export { clientAddress, FuzzStats, REQUEST_TIMEOUT_MS } from './endpoint.js'
@@ -163,7 +164,7 @@ async function sendAbuseCase(endpoint: Endpoint, c: AbuseCase, stats: FuzzStats)
   if (c.contentType !== null) headers.push(['content-type', c.contentType])
   for (const h of c.headers) headers.push(h)
   for (const h of c.extra) headers.push(h)
-  const body = c.body ? applyMutation(c.body.text, c.body.mutation) : undefined
+  const body = c.body ? applyMutation(resolveKnown(endpoint, c.body.text), c.body.mutation) : undefined
   const path = resolveKnown(endpoint, c.path)
   const query = resolveKnown(endpoint, c.query)
 
@@ -525,6 +526,7 @@ export const PROPERTIES: PropertyRun[] = [
       ),
   },
   IDEMPOTENCY_PROPERTY,
+  STORE_PROPERTY,
   HOSTILE_TEXT_PROPERTY,
   ADMIN_ABUSE_PROPERTY,
   ADMIN_LIFECYCLE_PROPERTY,

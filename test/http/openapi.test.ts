@@ -76,8 +76,16 @@ describe('OpenAPI document', () => {
     ])
   })
 
-  test('has the three operations, getPet deprecated, bearer security', () => {
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/pets', '/pets/{petId}'])
+  test('has the catalogue and the store, getPet deprecated, bearer security', () => {
+    assert.deepEqual(Object.keys(doc.paths).sort(), [
+      '/pets',
+      '/pets/{petId}',
+      '/store/inventory',
+      '/store/orders',
+      '/store/orders/{orderId}',
+      '/store/orders/{orderId}/cancel',
+      '/store/orders/{orderId}/complete',
+    ])
     assert.equal(doc.paths['/pets'].get.operationId, 'listPets')
     assert.equal(doc.paths['/pets'].post.operationId, 'createPet')
     assert.equal(doc.paths['/pets/{petId}'].get.operationId, 'getPet')

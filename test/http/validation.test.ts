@@ -54,12 +54,26 @@ describe('query strings on every operation', () => {
       headers: { ...bearer(apiKey), 'content-type': 'application/json' },
       payload: '{"name":"Rex","categoryId":7}',
     })
+    const json = { ...bearer(apiKey), 'content-type': 'application/json' }
+    const forSale = await t.api.inject({
+      method: 'POST',
+      url: '/v1/pets',
+      headers: json,
+      payload: '{"name":"Max","categoryId":7,"status":"available"}',
+    })
+    const order = await t.api.inject({ method: 'POST', url: '/v1/store/orders', headers: json, payload: `{"petId":${forSale.json().id}}` })
     publicDoc = (await t.api.inject({ url: '/v1/openapi.json' })).json()
     adminDoc = (await t.call('GET', '/admin/v1/openapi.json')).json()
     requests = {
       listPets: { url: '/v1/pets' },
       createPet: { url: '/v1/pets', body: { name: 'Rex', categoryId: 7, status: 'available' } },
       getPet: { url: `/v1/pets/${pet.json().id}` },
+      placeOrder: { url: '/v1/store/orders', body: { petId: forSale.json().id } },
+      listOrders: { url: '/v1/store/orders' },
+      getOrder: { url: `/v1/store/orders/${order.json().id}` },
+      cancelOrder: { url: `/v1/store/orders/${order.json().id}/cancel` },
+      completeOrder: { url: `/v1/store/orders/${order.json().id}/complete` },
+      getInventory: { url: '/v1/store/inventory' },
       createKey: { url: '/admin/v1/keys', body: { plan: 'free', name: 'new' } },
       listKeys: { url: '/admin/v1/keys' },
       getKey: { url: `/admin/v1/keys/${keyId}` },
@@ -96,10 +110,11 @@ describe('query strings on every operation', () => {
     })
   }
 
-  /** What the refused requests must leave as it was: animals, keys and the audit log. */
+  /** What the refused requests must leave as it was: animals, orders, keys and the audit log. */
   const state = async () =>
     JSON.stringify([
       await t.storage.pets.listPets({ limit: 1000 }),
+      await t.storage.orders.listOrders({ limit: 1000 }),
       await t.storage.keys.listKeys(),
       await t.storage.audit.list({ limit: 100 }),
     ])

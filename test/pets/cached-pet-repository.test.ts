@@ -2,22 +2,28 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { CachedPetRepository } from '../../src/pets/cached-pet-repository.js'
 import type { IdempotentCreate, ListPetsOptions, PetRepository } from '../../src/pets/repository.js'
-import type { NewPet, Pet } from '../../src/pets/schemas.js'
+import type { NewPet, Pet, PetStatus } from '../../src/pets/schemas.js'
 
 /**
  * An in-memory store that counts its reads. With `commitOrder`, it offers catalogueVersion (ids in
- * commit order); `rename` and `remove` do what no operation does today, to test the invalidation hook.
+ * commit order) and changeVersion (changes of existing pets), as SQLite does; `setStatus` changes a
+ * pet as an order does.
  */
 class FakeStore implements PetRepository {
   readonly pets: Pet[] = []
   reads = 0
   version = 0
+  changes = 0
   /** While set, reads wait for it: a read in flight. */
   gate: Promise<void> | undefined
   catalogueVersion?: () => number
+  changeVersion?: () => number
 
   constructor(commitOrder: boolean) {
-    if (commitOrder) this.catalogueVersion = () => this.version
+    if (commitOrder) {
+      this.catalogueVersion = () => this.version
+      this.changeVersion = () => this.changes
+    }
   }
 
   async createPet(pet: NewPet): Promise<Pet> {
@@ -45,9 +51,11 @@ class FakeStore implements PetRepository {
     await this.gate
     return copy
   }
-  rename(id: number, name: string): void {
-    this.pets[id - 1]!.name = name
+  /** A committed change of an existing pet: both versions move. */
+  setStatus(id: number, status: PetStatus): void {
+    this.pets[id - 1]!.status = status
     this.version++
+    this.changes++
   }
 }
 
@@ -79,7 +87,7 @@ describe('CachedPetRepository', () => {
     assert.equal(store.reads, 4)
   })
 
-  test('a full page is kept across commits (pets never change, ids come in commit order); a tail page only until the next commit', async () => {
+  test('a full page is kept across inserts (ids come in commit order); a tail page only until the next commit', async () => {
     const store = await storeWith(3)
     const cached = new CachedPetRepository(store)
     const full = await admitted(cached, { limit: 2 })
@@ -97,14 +105,15 @@ describe('CachedPetRepository', () => {
     )
   })
 
-  test('a store that cannot tell its commits has every page read', async () => {
+  test('a store that cannot tell its commits and changes (PostgreSQL) has every page and pet read', async () => {
     const store = await storeWith(3, false)
     const cached = new CachedPetRepository(store)
     for (let i = 0; i < 3; i++) assert.equal((await cached.listPets({ limit: 2 })).length, 2)
     assert.equal(store.reads, 3)
     assert.equal((await cached.getPet(1))?.name, 'p1')
-    assert.equal((await cached.getPet(1))?.name, 'p1')
-    assert.equal(store.reads, 4, 'pets are still kept')
+    store.pets[0]!.status = 'sold' // another instance's change, which this one cannot learn of
+    assert.equal((await cached.getPet(1))?.status, 'sold')
+    assert.equal(store.reads, 5, 'pets are not kept either')
   })
 
   test('a tail page read before a commit is not kept under the newer version', async () => {
@@ -127,23 +136,43 @@ describe('CachedPetRepository', () => {
     )
   })
 
-  describe('forget(id), the invalidation hook', () => {
-    test('a changed pet and every page are read again after it', async () => {
+  describe('a change of an existing pet (changeVersion)', () => {
+    test('drops every pet and page: the next reads show the change', async () => {
       const store = await storeWith(3)
       const cached = new CachedPetRepository(store)
       await cached.getPet(2)
       const full = await admitted(cached, { limit: 2 })
+      const filtered = await admitted(cached, { limit: 2, status: 'sold' })
       assert.equal(await cached.listPets({ limit: 2 }), full)
-      store.rename(2, 'renamed')
-      cached.forget(2)
-      assert.equal((await cached.getPet(2))?.name, 'renamed')
+      assert.equal((await cached.getPet(2))?.status, undefined)
+      const reads = store.reads
+      store.setStatus(2, 'sold')
+      assert.equal((await cached.getPet(2))?.status, 'sold')
       assert.deepEqual(
-        (await cached.listPets({ limit: 2 })).map((p) => p.name),
-        ['p1', 'renamed'],
+        (await cached.listPets({ limit: 2 })).map((p) => p.status),
+        [undefined, 'sold'],
       )
+      assert.notEqual(await cached.listPets({ limit: 2, status: 'sold' }), filtered)
+      assert.deepEqual(
+        (await cached.listPets({ limit: 2, status: 'sold' })).map((p) => p.id),
+        [2],
+      )
+      assert.equal(store.reads, reads + 4, 'each read again once after the change')
+      assert.equal((await cached.getPet(1))?.status, undefined)
+      assert.equal((await cached.getPet(1))?.status, undefined)
+      assert.equal(store.reads, reads + 5, 'and kept again until the next change')
     })
 
-    test('a read in flight when it is called is not kept', async () => {
+    test('a change alone (no insert) is seen, even when it is the only commit since', async () => {
+      const store = await storeWith(1)
+      const cached = new CachedPetRepository(store)
+      await cached.getPet(1)
+      assert.equal((await cached.getPet(1))?.status, undefined)
+      store.setStatus(1, 'pending')
+      assert.equal((await cached.getPet(1))?.status, 'pending')
+    })
+
+    test('a read in flight when a change commits is not kept', async () => {
       const store = await storeWith(2)
       const cached = new CachedPetRepository(store)
       await cached.listPets({ limit: 2 })
@@ -154,13 +183,13 @@ describe('CachedPetRepository', () => {
       const pet = cached.getPet(1)
       const page = cached.listPets({ limit: 2 })
       store.gate = undefined
-      store.rename(1, 'renamed')
-      cached.forget(1)
+      store.setStatus(1, 'sold')
+      assert.equal((await cached.getPet(2))?.status, undefined) // sees the change: drops what was kept
       open()
-      assert.equal((await pet)?.name, 'p1', 'read before the change')
-      assert.equal((await page)[0]!.name, 'p1')
-      assert.equal((await cached.getPet(1))?.name, 'renamed')
-      assert.equal((await cached.listPets({ limit: 2 }))[0]!.name, 'renamed')
+      assert.equal((await pet)?.status, undefined, 'read before the change')
+      assert.equal((await page)[0]!.status, undefined)
+      assert.equal((await cached.getPet(1))?.status, 'sold')
+      assert.equal((await cached.listPets({ limit: 2 }))[0]!.status, 'sold')
     })
   })
 

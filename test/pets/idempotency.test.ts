@@ -52,6 +52,21 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     assert.equal(await count('Once'), 1)
   })
 
+  test('a replay after the animal was ordered is still the first answer (the animal as created); GET shows it now', async () => {
+    const first = await post({ name: 'Ordered', categoryId: 3, status: 'available' }, 'key-ordered')
+    const order = await t.app.inject({
+      method: 'POST',
+      url: '/v1/store/orders',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: { petId: first.json().id },
+    })
+    assert.equal(order.statusCode, 201, order.body)
+    const again = await post({ name: 'Ordered', categoryId: 3, status: 'available' }, 'key-ordered')
+    assert.equal(again.headers['idempotent-replayed'], 'true')
+    assert.equal(again.body, first.body, 'byte for byte the first answer')
+    assert.equal((await t.app.inject({ url: first.headers.location as string, headers: auth })).json().status, 'pending')
+  })
+
   test('the body is compared canonically: key order and spacing do not matter; quoted and bare keys are the same key', async () => {
     const first = await post('{"name":"Canon","categoryId":9007199254740993}', '"canon-1"')
     assert.equal(first.statusCode, 201, first.body)

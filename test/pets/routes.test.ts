@@ -354,7 +354,7 @@ describe('pets routes', () => {
       }
     })
 
-    test('a found animal is read from the store once (pets never change); a miss is not kept', async () => {
+    test('a found animal is read from the store once (until an animal changes); a miss is not kept', async () => {
       const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
       const reads: unknown[] = []
       const getPet = storage.pets.getPet.bind(storage.pets)

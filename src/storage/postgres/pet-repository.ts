@@ -68,15 +68,18 @@ export class PostgresPetRepository implements PetRepository {
       ])
       if (!lock.rows[0]!.ok) return { outcome: 'in_flight' }
       // LEFT JOIN: a record whose pet is not there is still a record (never a second pet).
-      const earlier = await client.query<{ fingerprint: string; pet_id: Int64; id: Int64 | null } & Omit<PetRow, 'id'>>(
-        `SELECT i.fingerprint, i.pet_id, p.id, p.name, p.category_id, p.status
+      const earlier = await client.query<
+        { fingerprint: string; pet_id: Int64; order_id: Int64 | null; id: Int64 | null } & Omit<PetRow, 'id'>
+      >(
+        `SELECT i.fingerprint, i.pet_id, i.order_id, p.id, p.name, p.category_id, p.status
            FROM idempotency_keys i LEFT JOIN pets p ON p.id = i.pet_id
           WHERE i.key_id = $1 AND i.idem_key = $2`,
         [claim.scope, claim.key],
       )
       const found = earlier.rows[0]
       if (found !== undefined) {
-        if (found.fingerprint !== claim.fingerprint) return { outcome: 'reused' }
+        // A record of an order (POST /v1/store/orders under the same key) is another request.
+        if (found.fingerprint !== claim.fingerprint || found.order_id !== null) return { outcome: 'reused' }
         return found.id === null
           ? { outcome: 'pet_missing', petId: found.pet_id }
           : { outcome: 'replayed', pet: toPet({ ...found, id: found.id }) }

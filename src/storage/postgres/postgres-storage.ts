@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
+import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { UsageRepository } from '../../usage/repository.js'
 import type { Storage } from '../storage.js'
@@ -12,6 +13,7 @@ import { PostgresAuditRepository } from './audit-repository.js'
 import { assertSchemaName, clientConfig, Db, TIMEOUTS, toStorageError } from './connection.js'
 import { KeyChangeWatcher } from './key-change-watcher.js'
 import { PostgresKeyRepository } from './key-repository.js'
+import { PostgresOrderRepository } from './order-repository.js'
 import { PostgresPetRepository } from './pet-repository.js'
 import { PostgresUsageRepository } from './usage-repository.js'
 
@@ -87,6 +89,7 @@ async function migrate(config: pg.ClientConfig, schema: string | undefined): Pro
 export class PostgresStorage implements Storage {
   readonly kind = 'postgres'
   readonly pets: PetRepository
+  readonly orders: OrderRepository
   readonly keys: KeyRepository
   readonly adminTokens: PostgresAdminTokenRepository
   readonly audit: AuditRepository
@@ -104,6 +107,7 @@ export class PostgresStorage implements Storage {
     this.db = new Db(pool)
     this.watcher = listenConfig === undefined ? undefined : new KeyChangeWatcher(() => new pg.Client(listenConfig))
     this.pets = this.faults.watch(new PostgresPetRepository(this.db))
+    this.orders = this.faults.watch(new PostgresOrderRepository(this.db))
     this.keys = this.faults.watch(new PostgresKeyRepository(this.db, this.watcher))
     this.adminTokens = this.faults.watch(new PostgresAdminTokenRepository(this.db))
     this.audit = this.faults.watch(new PostgresAuditRepository(this.db))

@@ -3,6 +3,7 @@ import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { type Int64, toInt64 } from '../../shared/int64.js'
 import { type PetRow, toPet } from '../pet-row.js'
+import type { CatalogueClock } from './catalogue-clock.js'
 
 interface PendingInsert {
   pet: NewPet
@@ -25,11 +26,11 @@ export class SqlitePetRepository implements PetRepository {
   private queue: PendingInsert[] = []
   /** One transaction over a batch of inserts; made once (better-sqlite3 builds four wrappers per transaction()). */
   private readonly insertBatch
-  private readonly dataVersion
-  /** Commits through this connection, which its own `PRAGMA data_version` does not count. */
-  private localWrites = 0
 
-  constructor(db: Database.Database) {
+  constructor(
+    db: Database.Database,
+    private readonly clock: CatalogueClock,
+  ) {
     // safeIntegers: int64 columns come back as bigint, so nothing above 2^53 is rounded.
     this.insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id')
     this.insert.safeIntegers(true)
@@ -41,10 +42,9 @@ export class SqlitePetRepository implements PetRepository {
       'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
     )
     this.pageByStatus.safeIntegers(true)
-    this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck()
     this.insertBatch = db.transaction((batch: PendingInsert[]) => batch.map(({ pet, claim }) => this.insertOne(pet, claim)))
-    this.findClaim = db.prepare<[string, string], { fingerprint: string; pet_id: bigint }>(
-      'SELECT fingerprint, pet_id FROM idempotency_keys WHERE key_id = ? AND idem_key = ?',
+    this.findClaim = db.prepare<[string, string], { fingerprint: string; pet_id: bigint; order_id: bigint | null }>(
+      'SELECT fingerprint, pet_id, order_id FROM idempotency_keys WHERE key_id = ? AND idem_key = ?',
     )
     this.findClaim.safeIntegers(true)
     this.insertClaim = db.prepare('INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES (?, ?, ?, ?, ?)')
@@ -54,13 +54,13 @@ export class SqlitePetRepository implements PetRepository {
     )
   }
 
-  /**
-   * SQLite has one writer at a time, so ids are assigned in commit order. `PRAGMA data_version`
-   * changes when another connection (another worker process) commits; this connection's own
-   * commits are counted beside it.
-   */
+  /** SQLite has one writer at a time, so ids are assigned in commit order (see CatalogueClock). */
   catalogueVersion(): number {
-    return this.dataVersion.get()! + this.localWrites
+    return this.clock.commits()
+  }
+
+  changeVersion(): number {
+    return this.clock.changes()
   }
 
   /**
@@ -106,7 +106,7 @@ export class SqlitePetRepository implements PetRepository {
       for (const p of batch) p.reject(error)
       return
     }
-    this.localWrites++
+    this.clock.committed()
     for (const [i, p] of batch.entries()) p.resolve(results[i]!)
   }
 
@@ -115,7 +115,8 @@ export class SqlitePetRepository implements PetRepository {
     if (claim !== undefined) {
       const earlier = this.findClaim.get(claim.scope, claim.key)
       if (earlier !== undefined) {
-        if (earlier.fingerprint !== claim.fingerprint) return { outcome: 'reused' }
+        // A record of an order (POST /v1/store/orders under the same key) is another request.
+        if (earlier.fingerprint !== claim.fingerprint || earlier.order_id !== null) return { outcome: 'reused' }
         const row = this.byId.get(earlier.pet_id)
         return row === undefined ? { outcome: 'pet_missing', petId: toInt64(earlier.pet_id) } : { outcome: 'replayed', pet: toPet(row) }
       }

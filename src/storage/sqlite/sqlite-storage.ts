@@ -2,14 +2,17 @@ import type Database from 'better-sqlite3'
 import { type Durability, sqliteFilename } from '../../config/config.js'
 import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
+import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { UsageRepository } from '../../usage/repository.js'
 import type { Storage } from '../storage.js'
 import { StorageFaults } from '../storage-faults.js'
 import { SqliteAdminTokenRepository } from './admin-token-repository.js'
 import { SqliteAuditRepository } from './audit-repository.js'
+import { CatalogueClock } from './catalogue-clock.js'
 import { SqliteKeyRepository } from './key-repository.js'
 import { openMigrated } from './open-database.js'
+import { SqliteOrderRepository } from './order-repository.js'
 import { SqlitePetRepository } from './pet-repository.js'
 import { toSqliteStorageError } from './sqlite-errors.js'
 import { prepareSqliteFile } from './sqlite-file.js'
@@ -23,6 +26,7 @@ export interface SqliteOptions {
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite'
   readonly pets: PetRepository
+  readonly orders: OrderRepository
   readonly keys: KeyRepository
   readonly adminTokens: SqliteAdminTokenRepository
   readonly audit: AuditRepository
@@ -36,7 +40,10 @@ export class SqliteStorage implements Storage {
     const name = sqliteFilename(databaseUrl)
     const filename = name === ':memory:' || name === '' ? name : prepareSqliteFile(name)
     this.db = openMigrated(filename, durability)
-    this.pets = this.faults.watch(new SqlitePetRepository(this.db))
+    // Shared: pets' inserts and orders' changes both tell the caches of this process what they committed.
+    const clock = new CatalogueClock(this.db)
+    this.pets = this.faults.watch(new SqlitePetRepository(this.db, clock))
+    this.orders = this.faults.watch(new SqliteOrderRepository(this.db, clock))
     this.keys = this.faults.watch(new SqliteKeyRepository(this.db))
     this.adminTokens = this.faults.watch(new SqliteAdminTokenRepository(this.db))
     this.audit = this.faults.watch(new SqliteAuditRepository(this.db))

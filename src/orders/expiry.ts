@@ -1,0 +1,64 @@
+import type { Clock } from '../shared/clock.js'
+import type { OrderRepository } from './repository.js'
+
+/** Orders one transaction expires: a batch never holds the SQLite writer or many row locks for long. */
+export const EXPIRY_BATCH = 100
+/** Batches per run; what is left is expired by the next run (or by a change that needs it). */
+const MAX_BATCHES_PER_RUN = 50
+
+export interface OrderExpiryOptions {
+  intervalMs: number
+  clock: Clock
+  onError?: (error: unknown) => void
+}
+
+/**
+ * The sweep: every ORDER_SWEEP_MS, expires the placed orders whose hold ran out, each with its
+ * animal (available again), in batches. Every instance runs it; each expiry happens once however
+ * many run at the same moment, because it is a conditional update of a placed order
+ * (orders/state.ts), and on PostgreSQL the instances skip the orders another one is expiring.
+ */
+export class OrderExpiry {
+  private timer: NodeJS.Timeout | undefined
+  private running: Promise<number> | undefined
+
+  constructor(
+    private readonly orders: Pick<OrderRepository, 'expireDue'>,
+    private readonly options: OrderExpiryOptions,
+  ) {}
+
+  start(): void {
+    if (this.timer !== undefined) return
+    this.timer = setInterval(() => void this.run(), this.options.intervalMs)
+    this.timer.unref()
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+    await this.running
+  }
+
+  /** One run: the orders it expired (never rejects; an error goes to onError, the next run tries again). */
+  run(): Promise<number> {
+    this.running ??= this.sweep().finally(() => {
+      this.running = undefined
+    })
+    return this.running
+  }
+
+  private async sweep(): Promise<number> {
+    const now = this.options.clock.now()
+    let expired = 0
+    try {
+      for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
+        const n = await this.orders.expireDue(now, EXPIRY_BATCH)
+        expired += n
+        if (n < EXPIRY_BATCH) break
+      }
+    } catch (error) {
+      this.options.onError?.(error)
+    }
+    return expired
+  }
+}

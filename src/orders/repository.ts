@@ -1,0 +1,89 @@
+import type { IdempotencyClaim } from '../pets/repository.js'
+import type { PetStatus } from '../pets/schemas.js'
+import type { Int64 } from '../shared/int64.js'
+import type { ClientChange, OrderStatus } from './state.js'
+
+/** An order as stored. Times are epoch ms. */
+export interface OrderRecord {
+  id: number
+  petId: number
+  status: OrderStatus
+  /** Whose order it is: opaque (`orderOwner` in keys/api-key.ts); only its owner sees it through the public API. */
+  owner: string
+  /** The API key that placed it (for operators: a page of a key's orders). */
+  keyId: string
+  createdAt: number
+  /** When the hold ends: a `placed` order still placed then expires. */
+  expiresAt: number
+  /** When it was cancelled, completed or expired; null while placed. */
+  endedAt: number | null
+  /** Moves at every change of the order (an ETag can be made of it). */
+  version: number
+}
+
+export interface NewOrder {
+  petId: Int64
+  owner: string
+  keyId: string
+  /** The placing time and how long the animal is held (ORDER_HOLD_MINUTES), ms. */
+  now: number
+  holdMs: number
+}
+
+export type PlaceOutcome =
+  /** The animal was available: it is pending now, held by this order (and the claim recorded, if any). */
+  | { outcome: 'placed'; order: OrderRecord }
+  /** No animal has this id: nothing changed. */
+  | { outcome: 'unknown_pet' }
+  /** The animal is not available (its status, null when it has none): nothing changed. */
+  | { outcome: 'not_available'; petStatus: PetStatus | null }
+  /** The Idempotency-Key placed an order before, with the same body: that order (as it is now). */
+  | { outcome: 'replayed'; order: OrderRecord }
+  /** The Idempotency-Key was used before with another body or on another operation: nothing changed. */
+  | { outcome: 'reused' }
+  /** Another transaction (another instance) holds the same Idempotency-Key right now: nothing changed. */
+  | { outcome: 'in_flight' }
+
+export type ChangeOutcome =
+  /** The order was placed and is changed now, its animal with it. */
+  | { outcome: 'changed'; order: OrderRecord }
+  /** No such order (of this owner). */
+  | { outcome: 'not_found' }
+  /** The order is not placed (any more): nothing changed; the order as it is, its status says why. */
+  | { outcome: 'not_placed'; order: OrderRecord }
+
+export interface ListOrdersOptions {
+  limit: number
+  /** Only this owner's orders (the public API always sets it); undefined: everyone's (operators). */
+  owner?: string
+  /** Only the orders placed with this API key (operators). */
+  keyId?: string
+  status?: OrderStatus
+  /** Keyset paging: only ids strictly greater than this. */
+  afterId?: Int64
+}
+
+/** Counts of animals by status; an animal without a status is in none. */
+export type Inventory = Record<PetStatus, number>
+
+/**
+ * Storage of orders, and of the animals' statuses they change: every method is one transaction
+ * that applies TRANSITIONS (state.ts) with conditional updates, so that under any concurrency an
+ * animal is reserved by one order at most and each order ends once. A placed order whose hold ran
+ * out (`expiresAt <= now`) is expired by whichever comes first: the sweep (`expireDue`), or a
+ * change that needs it (a cancel or complete of it, a new order for its animal).
+ */
+export interface OrderRepository {
+  /** Reserves the animal and writes the order; under a claim, the Idempotency-Key record with it. */
+  placeOrder(order: NewOrder, claim?: IdempotencyClaim): Promise<PlaceOutcome>
+  /** Cancels or completes order `id` (of `owner`, when given), after expiring it if it is due at `now`. */
+  changeOrder(id: Int64, change: ClientChange, options: { owner?: string; now: number }): Promise<ChangeOutcome>
+  /** The order, if it exists (and is `owner`'s, when given). */
+  getOrder(id: Int64, options?: { owner?: string }): Promise<OrderRecord | undefined>
+  /** Ascending id order. */
+  listOrders(options: ListOrdersOptions): Promise<OrderRecord[]>
+  /** Expires up to `limit` placed orders due at `now`, each with its animal; resolves with how many. */
+  expireDue(now: number, limit: number): Promise<number>
+  /** Counts of animals by status, exact as of the last commit. */
+  inventory(): Promise<Inventory>
+}

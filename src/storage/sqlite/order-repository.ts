@@ -1,0 +1,195 @@
+import type Database from 'better-sqlite3'
+import type {
+  ChangeOutcome,
+  Inventory,
+  ListOrdersOptions,
+  NewOrder,
+  OrderRecord,
+  OrderRepository,
+  PlaceOutcome,
+} from '../../orders/repository.js'
+import type { ClientChange } from '../../orders/state.js'
+import type { IdempotencyClaim } from '../../pets/repository.js'
+import type { PetStatus } from '../../pets/schemas.js'
+import type { Int64 } from '../../shared/int64.js'
+import {
+  DUE_ORDERS,
+  INSERT_ORDER,
+  type Named,
+  ORDER_COLUMNS,
+  type OrderRow,
+  ordersPage,
+  orderTransition,
+  petTransition,
+  toOrder,
+} from '../order-sql.js'
+import type { CatalogueClock } from './catalogue-clock.js'
+
+type Params = Record<string, unknown>
+
+/** A rowid is at most 2^63-1: anything beyond is no row (and better-sqlite3 would refuse to bind it). */
+const inRange = (id: Int64): boolean => typeof id === 'number' || (id >= -(2n ** 63n) && id < 2n ** 63n)
+
+/**
+ * Orders on SQLite. Each method is one IMMEDIATE transaction: it takes the database's write lock
+ * before its first read, so its conditional updates (TRANSITIONS, through order-sql.ts) see the
+ * last commit of every connection, other worker processes included, and nothing else commits in
+ * between. Group commit is not needed here: an order is far rarer than a read.
+ */
+export class SqliteOrderRepository implements OrderRepository {
+  private readonly statements = new Map<Named, Database.Statement>()
+  private readonly petStatus
+  private readonly byId
+  private readonly findClaim
+  private readonly insertClaim
+  private readonly counts
+  private readonly place
+  private readonly change
+  private readonly expire
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly clock: CatalogueClock,
+  ) {
+    this.petStatus = db.prepare<[Int64], { status: PetStatus | null }>('SELECT status FROM pets WHERE id = ?')
+    this.byId = db.prepare<[Int64], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`)
+    this.findClaim = db.prepare<[string, string], { fingerprint: string; order_id: number | null }>(
+      'SELECT fingerprint, order_id FROM idempotency_keys WHERE key_id = ? AND idem_key = ?',
+    )
+    this.insertClaim = db.prepare(
+      'INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, order_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    )
+    this.counts = db.prepare<[], { status: PetStatus; pets: number }>('SELECT status, pets FROM pet_status_counts')
+    this.place = db.transaction((order: NewOrder, claim: IdempotencyClaim | undefined) => this.placeNow(order, claim))
+    this.change = db.transaction((id: Int64, change: ClientChange, owner: string | undefined, now: number) =>
+      this.changeNow(id, change, owner, now),
+    )
+    this.expire = db.transaction((now: number, limit: number) => {
+      let expired = 0
+      for (const { id } of this.statement(DUE_ORDERS).all({ now, limit }) as Array<{ id: number }>)
+        if (this.expireOrder({ id, now }, 'due')) expired++
+      return expired
+    })
+  }
+
+  async placeOrder(order: NewOrder, claim?: IdempotencyClaim): Promise<PlaceOutcome> {
+    if (!inRange(order.petId)) return { outcome: 'unknown_pet' }
+    try {
+      return this.place.immediate(order, claim)
+    } finally {
+      this.clock.committed()
+    }
+  }
+
+  async changeOrder(id: Int64, change: ClientChange, { owner, now }: { owner?: string; now: number }): Promise<ChangeOutcome> {
+    if (!inRange(id)) return { outcome: 'not_found' }
+    try {
+      return this.change.immediate(id, change, owner, now)
+    } finally {
+      // (Also after a refusal: the order may have been expired on the way.)
+      this.clock.committed()
+    }
+  }
+
+  async getOrder(id: Int64, { owner }: { owner?: string } = {}): Promise<OrderRecord | undefined> {
+    if (!inRange(id)) return undefined
+    const row = this.byId.get(id)
+    return row === undefined || (owner !== undefined && row.owner !== owner) ? undefined : toOrder(row)
+  }
+
+  async listOrders({ limit, owner, keyId, status, afterId = 0 }: ListOrdersOptions): Promise<OrderRecord[]> {
+    if (!inRange(afterId)) {
+      if (afterId > 0) return []
+      afterId = 0
+    }
+    const page = ordersPage({ owner: owner !== undefined, keyId: keyId !== undefined, status: status !== undefined })
+    const params: Params = { after: afterId, limit }
+    if (owner !== undefined) params.owner = owner
+    if (keyId !== undefined) params.key_id = keyId
+    if (status !== undefined) params.status = status
+    return (this.statement(page).all(params) as OrderRow[]).map(toOrder)
+  }
+
+  async expireDue(now: number, limit: number): Promise<number> {
+    try {
+      return this.expire.immediate(now, limit)
+    } finally {
+      this.clock.committed()
+    }
+  }
+
+  async inventory(): Promise<Inventory> {
+    const inventory: Inventory = { available: 0, pending: 0, sold: 0 }
+    for (const { status, pets } of this.counts.all()) inventory[status] = pets
+    return inventory
+  }
+
+  /** Inside the transaction. Never throws for a refusal: only a broken invariant rolls it back. */
+  private placeNow(order: NewOrder, claim: IdempotencyClaim | undefined): PlaceOutcome {
+    if (claim !== undefined) {
+      const earlier = this.findClaim.get(claim.scope, claim.key)
+      if (earlier !== undefined) {
+        const placed = earlier.order_id === null ? undefined : this.byId.get(earlier.order_id)
+        if (earlier.fingerprint !== claim.fingerprint || placed === undefined) return { outcome: 'reused' }
+        return { outcome: 'replayed', order: toOrder(placed) }
+      }
+    }
+    const pet = { pet: order.petId }
+    let reserved = this.run(petTransition('place'), pet).changes === 1
+    // A hold that ran out frees the animal for this order at once, sweep or not.
+    if (!reserved && this.expireOrder({ pet: order.petId, now: order.now }, 'due-of-pet'))
+      reserved = this.run(petTransition('place'), pet).changes === 1
+    if (!reserved) {
+      const found = this.petStatus.get(order.petId)
+      return found === undefined ? { outcome: 'unknown_pet' } : { outcome: 'not_available', petStatus: found.status }
+    }
+    const row = this.statement(INSERT_ORDER).get({
+      pet: order.petId,
+      owner: order.owner,
+      key_id: order.keyId,
+      now: order.now,
+      expires_at: order.now + order.holdMs,
+    }) as OrderRow
+    const placed = toOrder(row)
+    if (claim !== undefined) this.insertClaim.run(claim.scope, claim.key, claim.fingerprint, placed.petId, placed.id, claim.createdAt)
+    return { outcome: 'placed', order: placed }
+  }
+
+  private changeNow(id: Int64, change: ClientChange, owner: string | undefined, now: number): ChangeOutcome {
+    const row = this.byId.get(id)
+    if (row === undefined || (owner !== undefined && row.owner !== owner)) return { outcome: 'not_found' }
+    this.expireOrder({ id, now }, 'due')
+    const changed = this.statement(orderTransition(change, 'id')).get({ id, now }) as OrderRow | undefined
+    if (changed === undefined) return { outcome: 'not_placed', order: toOrder(this.byId.get(id)!) }
+    this.movePet(change, changed.pet_id)
+    return { outcome: 'changed', order: toOrder(changed) }
+  }
+
+  /** Expires the placed order `target` names if its hold ran out, with its animal; whether it did. */
+  private expireOrder(params: Params, target: 'due' | 'due-of-pet'): boolean {
+    const expired = this.statement(orderTransition('expire', target)).get(params) as OrderRow | undefined
+    if (expired === undefined) return false
+    this.movePet('expire', expired.pet_id)
+    return true
+  }
+
+  /** The animal's side of an order's change: it must apply, or the invariant "pending while placed" is broken. */
+  private movePet(change: ClientChange | 'expire', petId: Int64): void {
+    if (this.run(petTransition(change), { pet: petId }).changes !== 1)
+      throw new Error(`order invariant broken: animal ${petId} was not pending under its placed order`)
+  }
+
+  private run(named: Named, params: Params): Database.RunResult {
+    return this.statement(named).run(params)
+  }
+
+  /** One prepared statement per text (made once, on first use), parameters bound by name. */
+  private statement(named: Named): Database.Statement {
+    let statement = this.statements.get(named)
+    if (statement === undefined) {
+      statement = this.db.prepare(named.sqlite)
+      this.statements.set(named, statement)
+    }
+    return statement
+  }
+}
