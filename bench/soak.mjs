@@ -28,7 +28,7 @@
  * - `limitsExceeded`, the figures a busy machine moves too: RSS growth over SOAK_RSS_GROWTH_MB (30),
  *   fd growth over SOAK_FD_GROWTH (20), last-quarter p99 over SOAK_P99_FACTOR (2) x
  *   max(first-quarter p99, SOAK_P99_FLOOR_MS (10)), more than 25% of the planned requests not sent
- *   (saturated). test/abuse/soak-short.test.ts (CI) asserts the failures only and prints these.
+ *   (saturated). test/system/bench/soak-short.test.ts (CI) asserts the failures only and prints these.
  * Exit status 2: setup failed. A short run (tens of seconds) cannot tell a slow leak from the heap
  * growing towards its first major GC: the leak verdict needs the full run.
  *

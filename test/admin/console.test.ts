@@ -2,7 +2,7 @@
  * Serving the operator console (/admin/console) through app.inject: the page and its bundle on the
  * admin listener only, under its strict CSP, no referrer and no caching of the page; the bundle by
  * name only, compressed, cached for good (content-hashed names). In a real browser:
- * test/process/admin-console.test.ts.
+ * test/system/admin/admin-console.test.ts.
  */
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'

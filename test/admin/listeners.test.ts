@@ -3,7 +3,7 @@
  * them, so every spelling of their paths (percent-encoding, case, dot segments, double slashes,
  * absolute form), from any client address and with any credentials, is the 404 of a path that
  * does not exist, and changes nothing. (Over a real socket, from a client in a network namespace
- * of its own: test/process/admin-listener.test.ts.)
+ * of its own: test/system/admin/admin-listener.test.ts.)
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'

@@ -11,7 +11,7 @@ import { ManualClock } from '../../src/shared/clock.js'
 import { ADMIN_QUOTA, ANONYMOUS_QUOTA } from '../../src/shared/plans.js'
 import { buildTestApp, TEST_NOW } from '../helpers/app.js'
 import { createApiKey } from '../helpers/keys.js'
-import { waitFor } from '../helpers/process.js'
+import { waitFor } from '../helpers/wait.js'
 
 /** Every field but the time, which differs from line to line. */
 const timeless = (line: string) => line.replace(/"time":"[^"]*",/, '')
