@@ -320,10 +320,9 @@ async function capture(port, key, sc, ctx) {
   const path = sc.path(ctx)
   const headers = { authorization: `Bearer ${key}` }
   if (sc.body) headers['content-type'] = 'application/json'
-  const r = await request(port, { method: sc.method, path, headers, body: sc.body })
-  if (r.status !== sc.expect)
-    throw new Error(`${sc.method} ${path}: expected ${sc.expect}, got ${r.status}: ${r.body.toString().slice(0, 300)}`)
-  return { method: sc.method, path, status: r.status, headers: r.headers, bodyBase64: r.body.toString('base64'), raw: r }
+  const r = await request(port, { method: sc.method, path, headers, body: sc.body, redirect: 'manual' })
+  if (r.status !== sc.expect) throw new Error(`${sc.method} ${path}: expected ${sc.expect}, got ${r.status}: ${r.text.slice(0, 300)}`)
+  return { method: sc.method, path, status: r.status, headers: r.rawHeaders, bodyBase64: r.bytes.toString('base64'), raw: r }
 }
 
 /** Checks that the ceiling answers each path with the same status, header names and size. */
@@ -573,8 +572,8 @@ async function startCheckedPeer({ kind, key, ids, ctx, captured, captures, datab
       const names = (h) => h.map(([k]) => k.toLowerCase()).filter((k) => !['date', 'connection', 'keep-alive'].includes(k))
       wire[id] = {
         peerBytes: wireSize(p.raw),
-        peerBodyBytes: p.raw.body.length,
-        serviceBodyBytes: captured[i].raw.body.length,
+        peerBodyBytes: p.raw.bytes.length,
+        serviceBodyBytes: captured[i].raw.bytes.length,
         sameBody: p.bodyBase64 === captured[i].bodyBase64,
         sameFields: fields(p.bodyBase64) === fields(captured[i].bodyBase64),
         sameHeaders: JSON.stringify(names(p.headers).sort()) === JSON.stringify(names(captured[i].headers).sort()),
@@ -760,7 +759,7 @@ async function growthSection(results) {
       if (!section.floor) section.floor = await growthFloor({ service, key: key.key, queries, size })
       for (const q of queries) {
         const check = await request(service.port, { path: q.paths[0], headers: { authorization: `Bearer ${key.key}` } })
-        const items = check.status === 200 ? JSON.parse(check.body.toString()).length : 0
+        const items = check.status === 200 ? JSON.parse(check.text).length : 0
         if (check.status !== 200 || items === 0) throw new Error(`growth query ${q.paths[0]} answered ${check.status} with ${items} items`)
         const pathsFile = join(tmp, `paths-${size}-${q.id}.txt`)
         writeFileSync(pathsFile, q.paths.join('\n') + '\n')
@@ -849,13 +848,13 @@ async function growthSection(results) {
 async function growthFloor({ service, key, queries, size }) {
   const captures = []
   for (const q of queries) {
-    const r = await request(service.port, { path: q.paths[0], headers: { authorization: `Bearer ${key}` } })
+    const r = await request(service.port, { path: q.paths[0], headers: { authorization: `Bearer ${key}` }, redirect: 'manual' })
     captures.push({
       method: 'GET',
       path: q.paths[0],
       status: r.status,
-      headers: r.headers,
-      bodyBase64: r.body.toString('base64'),
+      headers: r.rawHeaders,
+      bodyBase64: r.bytes.toString('base64'),
       anyQuery: true,
     })
   }
@@ -1025,7 +1024,7 @@ async function pgSection(results) {
           body,
           headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
         })
-        if (r.status !== 201) throw new Error(`seeding POST answered ${r.status}: ${r.body.toString().slice(0, 200)}`)
+        if (r.status !== 201) throw new Error(`seeding POST answered ${r.status}: ${r.text.slice(0, 200)}`)
       }
     }
     await Promise.all(Array.from({ length: 16 }, worker))

@@ -14,25 +14,21 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { bearer, freePort, waitHealthy } from '../../../tools/http.mjs'
+import { bearer, freePort, request, waitHealthy } from '../../../tools/http.mjs'
+import { type CreatedKey, createKeyWithCli, entryArgs, type KeyOptions } from '../../../tools/service-cli.mjs'
 import { serviceEnv } from '../../../tools/service-env.mjs'
 import { REVOCATION_DEADLINE_MS, sleep, waitFor } from '../../helpers/wait.js'
 
-// One implementation each, shared with the benchmark and the soak (plain JavaScript in tools/).
-// The waits every test uses, process-level or not.
-export { bearer, freePort, REVOCATION_DEADLINE_MS, sleep, waitFor }
+// One implementation each: shared with the benchmark and the soak (plain JavaScript in tools/), and
+// the waits every test uses, process-level or not (test/helpers/wait.ts).
+export { bearer, freePort, REVOCATION_DEADLINE_MS, request, sleep, waitFor }
 
 /** The repository root (cwd of every child, unless a test names another). */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 
 const USE_DIST = process.env.ANIMAL_STORE_TEST_BUILD === 'dist'
 
-/** tsx by its path, so that a child in a working directory outside the project finds it too. */
-const TSX = fileURLToPath(import.meta.resolve('tsx'))
-
-function entryArgs(entry: 'server' | 'cli'): string[] {
-  return USE_DIST ? [join(ROOT, 'dist', `${entry}.js`)] : ['--import', TSX, join(ROOT, 'src', `${entry}.ts`)]
-}
+const entry = (name: 'server' | 'cli') => entryArgs(name, { source: !USE_DIST })
 
 export type EnvOverrides = Record<string, string | undefined>
 
@@ -132,7 +128,7 @@ export interface CliOptions {
 /** Runs `animal-store ARGS` to completion and returns its status and output. */
 export function runCli(args: string[], { db, env = {}, timeoutMs = HANG_MS }: CliOptions): Promise<CliResult> {
   const started = performance.now()
-  const child = spawn(process.execPath, [...entryArgs('cli'), ...args], {
+  const child = spawn(process.execPath, [...entry('cli'), ...args], {
     cwd: ROOT,
     env: childEnv({ DATABASE_URL: db, LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -156,18 +152,9 @@ export function runCli(args: string[], { db, env = {}, timeoutMs = HANG_MS }: Cl
   })
 }
 
-/** `keys create ... --json`, asserting success; returns the key as the admin API shows it, with the key itself. */
-export async function createKeyViaCli(
-  db: string,
-  options: { plan?: string; name?: string; perMinute?: number; perDay?: number; env?: EnvOverrides } = {},
-): Promise<{ id: string; key: string; plan: string; prefix: string; perMinute: number; perDay: number }> {
-  const args = ['keys', 'create', '--plan', options.plan ?? 'free', '--name', options.name ?? 'test', '--json']
-  if (options.perMinute !== undefined) args.push('--per-minute', String(options.perMinute))
-  if (options.perDay !== undefined) args.push('--per-day', String(options.perDay))
-  const result = await runCli(args, { db, env: options.env ?? {} })
-  if (result.code !== 0) throw new Error(`keys create failed (${result.code}): ${result.stderr}`)
-  const { key, apiKey } = JSON.parse(result.stdout) // the admin API's 201: {"key","apiKey"}
-  return { ...apiKey, key }
+/** `keys create ... --json` on the SQLite file (or database) `db`; returns the key as the admin API shows it, with the key itself. */
+export function createKeyViaCli(db: string, options: KeyOptions & { env?: EnvOverrides } = {}): Promise<CreatedKey> {
+  return createKeyWithCli((args) => runCli(args, { db, env: options.env ?? {} }), options)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -223,7 +210,7 @@ function spawnServerOnce(options: ServerOptions, port: number): ServerProcess {
     BOOTSTRAP_KEY: 'false',
     ...options.env,
   })
-  const child = spawn(process.execPath, entryArgs('server'), { cwd: options.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, entry('server'), { cwd: options.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   track(child)
   let stdout = ''
   let stderr = ''
@@ -328,34 +315,7 @@ export async function runServerToExit(
 }
 
 // ---------------------------------------------------------------------------------------------
-// HTTP helpers.
-
-/** fetch with a timeout (default 10 s), returning status, headers and the parsed (or raw) body. */
-export async function request(
-  url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: unknown; timeoutMs?: number } = {},
-): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
-  const headers: Record<string, string> = { ...init.headers }
-  let body: string | undefined
-  if (init.body !== undefined) {
-    body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body)
-    headers['content-type'] ??= 'application/json'
-  }
-  const res = await fetch(url, {
-    method: init.method ?? 'GET',
-    headers,
-    ...(body === undefined ? {} : { body }),
-    signal: AbortSignal.timeout(init.timeoutMs ?? 10_000),
-  })
-  const text = await res.text()
-  let parsed: unknown = text
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, headers: res.headers, body: parsed, text }
-}
+// HTTP.
 
 /**
  * Waits until the server has read the headers of `count` requests sent with `key` that are still

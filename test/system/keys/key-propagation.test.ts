@@ -11,7 +11,17 @@ import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { REDIS_URL, requireService } from '../../helpers/services.js'
 import { useScratchDatabase } from '../helpers/cluster.js'
-import { bearer, REVOCATION_DEADLINE_MS, request, runCli, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
+import {
+  bearer,
+  createKeyViaCli,
+  REVOCATION_DEADLINE_MS,
+  request,
+  runCli,
+  type ServerProcess,
+  sleep,
+  startServer,
+  useTempDir,
+} from '../helpers/process.js'
 
 type Json = Record<string, any>
 
@@ -100,14 +110,11 @@ async function scenario(t: TestContext, setup: Setup): Promise<void> {
   const pets = (s: ServerProcess, key: string) => request(`${s.url}/v1/pets`, { headers: bearer(key) })
 
   // Pro (300/min): room for the polling below without a 429.
-  const { out: created } = await cliJson(['keys', 'create', '--plan', 'pro', '--name', 'customer'], db)
+  const created = await createKeyViaCli(db, { plan: 'pro', name: 'customer', env: cliEnv })
   for (const s of servers) assert.equal((await pets(s, created.key)).headers.get('x-ratelimit-limit'), '300', 'cached on every instance')
 
   // (1) Update: the new limits on every instance.
-  const update = await cliJson(
-    ['keys', 'update', created.apiKey.id, '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '50000'],
-    db,
-  )
+  const update = await cliJson(['keys', 'update', created.id, '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '50000'], db)
   const updateTimes = await reachEvery(
     servers,
     created.key,
@@ -118,7 +125,7 @@ async function scenario(t: TestContext, setup: Setup): Promise<void> {
   report('update (pro -> enterprise 5000/min)', updateTimes, update.ms)
 
   // (2) Rotation with grace 0: the old key is refused everywhere; the successor continues the quota.
-  const rotate = await cliJson(['keys', 'rotate', created.apiKey.id, '--grace', '0'], db)
+  const rotate = await cliJson(['keys', 'rotate', created.id, '--grace', '0'], db)
   const rotateTimes = await reachEvery(servers, created.key, rotate.exitedAt, (r) => r.status === 401, 'the rotation')
   report('rotation (grace 0)', rotateTimes, rotate.ms)
   const successor = rotate.out
@@ -133,7 +140,7 @@ async function scenario(t: TestContext, setup: Setup): Promise<void> {
     const usage = (await cliJson(['keys', 'usage', successor.apiKey.id], db)).out
     assert.deepEqual(
       [usage.source, usage.quotaId, usage.minute.remaining],
-      ['redis', created.apiKey.id, Number(last.headers.get('x-ratelimit-remaining'))],
+      ['redis', created.id, Number(last.headers.get('x-ratelimit-remaining'))],
     )
     assert.ok(usage.minute.used > 4, `the old key's requests count in the successor's quota (${usage.minute.used} used)`)
   }
@@ -150,12 +157,12 @@ async function scenario(t: TestContext, setup: Setup): Promise<void> {
   report('revocation', revokeTimes, revoke.ms)
 
   // (4) Expiry set by an update on a cached key: each instance answers key_expired once it passes.
-  const { out: other } = await cliJson(['keys', 'create', '--plan', 'pro', '--name', 'expiring'], db)
+  const other = await createKeyViaCli(db, { plan: 'pro', name: 'expiring', env: cliEnv })
   for (const s of servers) assert.equal((await pets(s, other.key)).status, 200)
   // Far enough ahead to be in the future when the CLI checks it: a CLI start can take several
   // seconds on a loaded machine (5.6 s seen with two system test files running at once).
   const expiresAt = Date.now() + 10_000
-  const expiry = await cliJson(['keys', 'update', other.apiKey.id, '--expires-at', new Date(expiresAt).toISOString()], db)
+  const expiry = await cliJson(['keys', 'update', other.id, '--expires-at', new Date(expiresAt).toISOString()], db)
   const expiredTimes = await reachEvery(
     servers,
     other.key,
