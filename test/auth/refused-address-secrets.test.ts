@@ -64,8 +64,7 @@ async function sharedFile(
   await before?.(other)
   const storage = new SqliteStorage({ databaseUrl: file, durability: 'process' })
   const lookups = countLookups(storage)
-  const app = await buildTestApp({ storage, env: SLOW_POLL })
-  t.after(() => app.close())
+  const app = await buildTestApp(t, { storage, env: SLOW_POLL })
   return { app, other, lookups }
 }
 
@@ -75,8 +74,7 @@ describe('a valid secret from a refused address is judged by its own plan', () =
     // Created before the start: the instance has never seen it, as after a restart.
     const { key, record } = await createApiKey(storage.keys, { plan: 'pro', name: 'customer' }, 'production')
     const lookups = countLookups(storage)
-    const app = await buildTestApp({ storage, env: SLOW_POLL })
-    t.after(() => app.close())
+    const app = await buildTestApp(t, { storage, env: SLOW_POLL })
     await ban(app.app, '10.8.0.1')
 
     const first = await app.app.inject({ url: '/v1/pets', remoteAddress: '10.8.0.1', headers: bearer(key) })
@@ -102,8 +100,7 @@ describe('a valid secret from a refused address is judged by its own plan', () =
   test('a key created and rotated here is known at once; its successor from a refused address is 200', async (t) => {
     const storage = memoryStorage()
     const lookups = countLookups(storage)
-    const app = await buildTestApp({ storage, env: SLOW_POLL })
-    t.after(() => app.close())
+    const app = await buildTestApp(t, { storage, env: SLOW_POLL })
     await ban(app.app, '10.8.0.2')
     const created = await app.app.keyService.createKey({ plan: 'pro', name: 'new' }, CLI)
     const from = (key: string) => app.app.inject({ url: '/v1/pets', remoteAddress: '10.8.0.2', headers: bearer(key) })
@@ -144,8 +141,7 @@ describe('a valid secret from a refused address is judged by its own plan', () =
 
   test('a key created by another server on the same store: known after its change-log poll', async (t) => {
     const { app, other } = await sharedFile(t)
-    const second = await buildTestApp({ storage: other, env: SLOW_POLL })
-    t.after(() => second.close())
+    const second = await buildTestApp(t, { storage: other, env: SLOW_POLL })
     await ban(app.app, '10.8.0.4')
     const { key } = await second.app.keyService.createKey({ plan: 'business', name: 'made over there' }, CLI)
     assert.equal(
@@ -164,8 +160,7 @@ describe('a valid secret from a refused address is judged by its own plan', () =
     const { key, record } = await createApiKey(storage.keys, { plan: 'pro', name: 'leaked' }, 'production')
     await storage.keys.revokeKey(record.id, Date.now())
     const lookups = countLookups(storage)
-    const app = await buildTestApp({ storage, env: SLOW_POLL })
-    t.after(() => app.close())
+    const app = await buildTestApp(t, { storage, env: SLOW_POLL })
     await ban(app.app, '10.8.0.5')
     for (let i = 0; i < 50; i++) {
       const res = await app.app.inject({ url: '/v1/pets', remoteAddress: '10.8.0.5', headers: bearer(key) })

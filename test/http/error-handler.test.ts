@@ -1,22 +1,20 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { toApiError } from '../../src/http/error-handler.js'
 import type { RateLimiter } from '../../src/limits/limiter.js'
 import { ERROR_STATUS } from '../../src/shared/errors.js'
 import { LimiterUnavailableError, StorageUnavailableError } from '../../src/shared/outages.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, buildSuiteApp, buildTestApp } from '../helpers/app.js'
 
 const shape = (body: string) => Object.keys(JSON.parse(body)).sort()
 
 describe('errors', () => {
-  let t: TestApp
   let key: Record<string, string>
+  const t = buildSuiteApp()
   before(async () => {
-    t = await buildTestApp()
     key = bearer(await t.key({ plan: 'pro' }))
   })
-  after(() => t.close())
 
   test('unknown routes are 404 in the Error shape', async () => {
     for (const url of ['/v2/pets', '/v1/pets/1/owners', '/v1/store/orders', '/v1//pets']) {
@@ -70,48 +68,40 @@ describe('errors', () => {
     assert.equal(res.statusCode, 200)
   })
 
-  test('an unexpected failure is 500 internal_error with nothing internal in it', async () => {
+  test('an unexpected failure is 500 internal_error with nothing internal in it', async (context) => {
     const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
     const secret = 'SQLITE_CORRUPT at /var/secret/path.db line 42'
     storage.pets.listPets = async () => {
       throw new Error(secret)
     }
-    const app = await buildTestApp({ storage })
-    try {
-      const res = await app.app.inject({ url: '/v1/pets', headers: bearer(await app.key()) })
-      assert.equal(res.statusCode, 500)
-      assert.deepEqual(res.json(), { code: 'internal_error', message: res.json().message, status: 500 })
-      assert.equal(res.body.includes('SQLITE'), false)
-      assert.equal(res.body.includes('secret'), false)
-      assert.equal(res.body.includes('at '), false, 'no stack trace')
-    } finally {
-      await app.close()
-    }
+    const app = await buildTestApp(context, { storage })
+    const res = await app.app.inject({ url: '/v1/pets', headers: bearer(await app.key()) })
+    assert.equal(res.statusCode, 500)
+    assert.deepEqual(res.json(), { code: 'internal_error', message: res.json().message, status: 500 })
+    assert.equal(res.body.includes('SQLITE'), false)
+    assert.equal(res.body.includes('secret'), false)
+    assert.equal(res.body.includes('at '), false, 'no stack trace')
   })
 
-  test('an unavailable database is 503 service_unavailable with Retry-After', async () => {
+  test('an unavailable database is 503 service_unavailable with Retry-After', async (context) => {
     const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
     storage.pets.createPet = async () => {
       throw new StorageUnavailableError(new Error('ECONNREFUSED'))
     }
-    const app = await buildTestApp({ storage })
-    try {
-      const res = await app.app.inject({
-        method: 'POST',
-        url: '/v1/pets',
-        headers: { ...bearer(await app.key()), 'content-type': 'application/json' },
-        payload: '{"name":"x","categoryId":1}',
-      })
-      assert.equal(res.statusCode, 503)
-      assert.equal(res.json().code, 'service_unavailable')
-      assert.equal(res.headers['retry-after'], '1')
-      assert.equal(res.body.includes('ECONNREFUSED'), false)
-    } finally {
-      await app.close()
-    }
+    const app = await buildTestApp(context, { storage })
+    const res = await app.app.inject({
+      method: 'POST',
+      url: '/v1/pets',
+      headers: { ...bearer(await app.key()), 'content-type': 'application/json' },
+      payload: '{"name":"x","categoryId":1}',
+    })
+    assert.equal(res.statusCode, 503)
+    assert.equal(res.json().code, 'service_unavailable')
+    assert.equal(res.headers['retry-after'], '1')
+    assert.equal(res.body.includes('ECONNREFUSED'), false)
   })
 
-  test('a limiter that fails closed gives 503, not a crash', async () => {
+  test('a limiter that fails closed gives 503, not a crash', async (context) => {
     const limiter: RateLimiter = {
       kind: 'broken',
       consume: async () => {
@@ -126,14 +116,10 @@ describe('errors', () => {
       },
       close: async () => {},
     }
-    const app = await buildTestApp({ limiter })
-    try {
-      const res = await app.app.inject({ url: '/v1/pets', headers: bearer(await app.key()) })
-      assert.equal(res.statusCode, 503)
-      assert.equal(res.json().code, 'service_unavailable')
-    } finally {
-      await app.close()
-    }
+    const app = await buildTestApp(context, { limiter })
+    const res = await app.app.inject({ url: '/v1/pets', headers: bearer(await app.key()) })
+    assert.equal(res.statusCode, 503)
+    assert.equal(res.json().code, 'service_unavailable')
   })
 
   test('every code maps to one status, and the mapping covers what the handler produces', () => {

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import type { LightMyRequestResponse } from 'fastify'
 import { GET_PET_DEPRECATION } from '../../src/pets/routes.js'
@@ -16,7 +16,7 @@ import { StorageUnavailableError } from '../../src/shared/outages.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { type OperationId, Oracle } from '../fuzz/oracle.js'
 import type { WireResponse } from '../fuzz/transport.js'
-import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, buildSuiteApp, type TestApp } from '../helpers/app.js'
 
 /** The "Errors" table of docs/api.md: code -> status, the list users read. */
 function documentedErrorCodes(): Map<string, number> {
@@ -49,15 +49,13 @@ function failingStorage(failure: () => Error): SqliteStorage {
 }
 
 describe('OpenAPI document', () => {
-  let t: TestApp
   let doc: any
+  const t = buildSuiteApp({ env: { PUBLIC_BASE_URL: 'http://127.0.0.1:9999', ANIMAL_STORE_ENV: 'staging' } })
   before(async () => {
-    t = await buildTestApp({ env: { PUBLIC_BASE_URL: 'http://127.0.0.1:9999', ANIMAL_STORE_ENV: 'staging' } })
     const res = await t.app.inject({ url: '/v1/openapi.json' })
     assert.equal(res.statusCode, 200)
     doc = res.json()
   })
-  after(() => t.close())
 
   test('is a valid OpenAPI 3.1 document', async () => {
     const result = await new Validator().validate(doc)
@@ -116,18 +114,14 @@ describe('OpenAPI document', () => {
   })
 
   describe('every answer of an operation is documented, and every documented status is answered', () => {
-    let failing: TestApp
-    let unavailable: TestApp
-    let sunset: TestApp
+    const failing = buildSuiteApp(async () => ({ storage: failingStorage(() => new Error('disk on fire')) }))
+    const unavailable = buildSuiteApp(async () => ({
+      storage: failingStorage(() => new StorageUnavailableError(new Error('ECONNREFUSED'))),
+    }))
+    const sunset = buildSuiteApp(async () => ({ clock: new ManualClock(GET_PET_DEPRECATION.sunset + 1000) }))
     let oracle: Oracle
     before(async () => {
-      failing = await buildTestApp({ storage: failingStorage(() => new Error('disk on fire')) })
-      unavailable = await buildTestApp({ storage: failingStorage(() => new StorageUnavailableError(new Error('ECONNREFUSED'))) })
-      sunset = await buildTestApp({ clock: new ManualClock(GET_PET_DEPRECATION.sunset + 1000) })
       oracle = await Oracle.create(doc)
-    })
-    after(async () => {
-      await Promise.all([failing, unavailable, sunset].map((app) => app?.close()))
     })
 
     test('the table of cases', async () => {

@@ -27,8 +27,7 @@ describe('TRUST_PROXY through app.inject', () => {
   }
 
   test('without TRUST_PROXY, X-Forwarded-For is ignored: a spoofed one gets no fresh window', async (t) => {
-    const ta = await buildTestApp()
-    t.after(() => ta.close())
+    const ta = await buildTestApp(t)
     for (let i = 0; i < FREE_PER_MINUTE; i++) {
       assert.equal(await keyless(ta.app, '203.0.113.10', `198.51.100.${i}`), '401 unauthorized', `request ${i + 1}`)
     }
@@ -46,8 +45,7 @@ describe('TRUST_PROXY through app.inject', () => {
   })
 
   test('with TRUST_PROXY = the proxy, the client address comes from X-Forwarded-For', async (t) => {
-    const ta = await buildTestApp({ env: { TRUST_PROXY: '127.0.0.1' } })
-    t.after(() => ta.close())
+    const ta = await buildTestApp(t, { env: { TRUST_PROXY: '127.0.0.1' } })
     for (let i = 0; i < FREE_PER_MINUTE; i++) {
       assert.equal(await keyless(ta.app, '127.0.0.1', '198.51.100.1'), '401 unauthorized', `request ${i + 1}`)
     }
@@ -62,8 +60,7 @@ describe('TRUST_PROXY through app.inject', () => {
   })
 
   test('with TRUST_PROXY set, a request from an untrusted socket is keyed by the socket', async (t) => {
-    const ta = await buildTestApp({ env: { TRUST_PROXY: '127.0.0.1' } })
-    t.after(() => ta.close())
+    const ta = await buildTestApp(t, { env: { TRUST_PROXY: '127.0.0.1' } })
     for (let i = 0; i < FREE_PER_MINUTE; i++) {
       assert.equal(await keyless(ta.app, '192.0.2.50', `198.51.100.${i}`), '401 unauthorized', `request ${i + 1}`)
     }
@@ -73,8 +70,7 @@ describe('TRUST_PROXY through app.inject', () => {
   })
 
   test('a CIDR list: the client is the first untrusted address from the right', async (t) => {
-    const cidr = await buildTestApp({ env: { TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' } })
-    t.after(() => cidr.close())
+    const cidr = await buildTestApp(t, { env: { TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' } })
     // Through two trusted hops (10.1.1.1 -> 10.2.2.2 -> app): the client is 198.51.100.9.
     for (let i = 0; i < FREE_PER_MINUTE; i++) {
       assert.equal(await keyless(cidr.app, '10.2.2.2', '198.51.100.9, 10.1.1.1'), '401 unauthorized')
@@ -90,8 +86,7 @@ describe('TRUST_PROXY through app.inject', () => {
   // a hex IPv4-mapped one) got a bucket of its own, so a proxy passing on what clients sent gave
   // every invented value a fresh window (and grew the limiter's state without bound).
   test('a forwarded value that is not an address is limited as the proxy that sent it; addresses are normalized', async (t) => {
-    const ta = await buildTestApp({ env: { TRUST_PROXY: '10.0.0.0/8' } })
-    t.after(() => ta.close())
+    const ta = await buildTestApp(t, { env: { TRUST_PROXY: '10.0.0.0/8' } })
     const remaining = async (remoteAddress: string, xff?: string) => {
       const res = await ta.app.inject({ url: '/v1/pets', remoteAddress, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } })
       assert.equal(res.statusCode, 401)

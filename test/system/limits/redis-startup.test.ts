@@ -69,8 +69,8 @@ for (const policy of ['open', 'closed'] as const) {
     }
     assert.equal(log.lines.length, 1, `still one line after 20 requests: ${JSON.stringify(log.lines)}`)
 
-    const app = await buildTestApp({ limiter, env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_FAILURE_POLICY: policy } })
-    t.after(() => app.close()) // closes the limiter too (again: closing is idempotent)
+    // Closed after the test, which closes the limiter too (again: closing is idempotent).
+    const app = await buildTestApp(t, { limiter, env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_FAILURE_POLICY: policy } })
     const ready = await app.app.inject({ url: '/readyz' })
     assert.equal(ready.statusCode, policy === 'open' ? 200 : 503, ready.body)
     assert.equal(ready.json().status, policy === 'open' ? 'degraded' : 'unavailable')
