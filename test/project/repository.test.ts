@@ -20,9 +20,6 @@ const OLDEST_NODE = semver.minVersion(pkg.engines.node)!.version
 /** The pages a reader meets: README.md, SECURITY.md and every page under docs/. */
 const PAGES = userDocs()
 
-/** The repository's other pages: they name test files too. */
-const READMES = ['bench/README.md', 'client/README.md', 'deploy/README.md']
-
 /** The files a page links to, as paths relative to the repository root (URLs and in-page anchors left out). */
 function linkedFiles(doc: string): string[] {
   return [...read(doc).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
@@ -39,13 +36,6 @@ test('the README and docs link only to files inside the repository, and they exi
       assert.ok(!path.startsWith('..'), `${doc} links ${path}, outside the repository`)
       assert.ok(existsSync(join(ROOT, path)), `${doc} links ${path}, which does not exist`)
     }
-  }
-})
-
-test('every test file or folder the docs name exists: a test moved or renamed is renamed where it is cited', () => {
-  for (const doc of [...PAGES, ...READMES]) {
-    for (const [path] of read(doc).matchAll(/\btest\/[\w./-]*[\w/]/g))
-      assert.ok(existsSync(join(ROOT, path)), `${doc} names ${path}, which does not exist`)
   }
 })
 
