@@ -14,14 +14,16 @@
  * may create a database) and, with --redis, Redis (REDIS_URL or redis://127.0.0.1:6379). Load goes
  * to 127.0.0.1 only; the server and wrk are stopped at the end, also on an error.
  */
-import { execFile, execFileSync, spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
 import pg from 'pg'
 import { bearer, freePort, waitHealthy } from '../tools/http.mjs'
+import { createKeyWithCli } from '../tools/service-cli.mjs'
 import { serviceEnv } from '../tools/service-env.mjs'
+import { distCli } from './lib/service.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -156,10 +158,7 @@ try {
     BOOTSTRAP_KEY: 'false',
     ...(values.redis ? { REDIS_URL } : {}),
   })
-  const cli = (args) => execFileSync(process.execPath, ['dist/cli.js', ...args], { cwd: ROOT, env, encoding: 'utf8' })
-  const key = JSON.parse(
-    cli(['keys', 'create', '--plan', 'enterprise', '--per-minute', '1000000', '--per-day', '100000000', '--json', '--name', 'probe']),
-  ).key
+  const { key } = await createKeyWithCli(distCli(env), { plan: 'enterprise', name: 'probe', perMinute: 1_000_000, perDay: 100_000_000 })
   const guessedKeys = join(dir, 'keys.txt')
   writeFileSync(guessedKeys, Array.from({ length: 20_000 }, () => generateKey('production')).join('\n'))
   const guessedTokens = join(dir, 'tokens.txt')

@@ -16,11 +16,13 @@ import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import { freePort, waitHealthy } from '../tools/http.mjs'
+import { createKeyWithCli } from '../tools/service-cli.mjs'
 import { serviceEnv } from '../tools/service-env.mjs'
+import { distCli } from './lib/service.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -117,18 +119,12 @@ const file = join(dir, 'store.db')
 const env = serviceEnv({ DATABASE_URL: file, LIMITER_STATE_FILE: 'off', BOOTSTRAP_KEY: 'false' })
 let server
 try {
-  const key = cli(env, [
-    'keys',
-    'create',
-    '--plan',
-    'enterprise',
-    '--per-minute',
-    '1000000000',
-    '--per-day',
-    '1000000000',
-    '--name',
-    'stall',
-  ])
+  const key = await createKeyWithCli(distCli(env, resolve(ROOT, DIST)), {
+    plan: 'enterprise',
+    name: 'stall',
+    perMinute: 1_000_000_000,
+    perDay: 1_000_000_000,
+  })
   const admin = cli(env, ['admin-tokens', 'create', '--name', 'bench'])
   const now = Date.now()
   const filled = fillAuditLog(file, ROWS, now - 3_600_000)

@@ -8,7 +8,7 @@
  *
  * For each listener (main, then admin): the built server (dist/server.js, default settings unless
  * SERVER_ENV says otherwise, on free 127.0.0.1 ports and a temp SQLite file) and, in a process of
- * its own, test/abuse/hostile-clients.mjs holding FLOOD connections of KIND (default idle: they
+ * its own, tools/hostile-clients.mjs holding FLOOD connections of KIND (default idle: they
  * send nothing) from 127.0.0.2 (each one the server closes is opened again). Once the flood holds
  * what it can (its connected sockets steady over 4 reports a second apart, after at least WARMUP_SECONDS), PROBES new connections from
  * 127.0.0.1, CONCURRENCY at a time, each one GET /healthz; a probe fails when it gets no 200
@@ -104,7 +104,7 @@ async function measure(listener) {
         return out
       },
     })
-    hostile = spawn(process.execPath, [join(ROOT, 'test', 'abuse', 'hostile-clients.mjs')], {
+    hostile = spawn(process.execPath, [join(ROOT, 'tools', 'hostile-clients.mjs')], {
       env: { ...process.env, HOSTILE: JSON.stringify({ port: target, from: ATTACKER, [KIND]: FLOOD, maxSeconds: FLOOD_SECONDS }) },
       stdio: ['ignore', 'pipe', 'inherit'],
     })

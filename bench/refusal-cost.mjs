@@ -18,9 +18,11 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { freePort, waitHealthy } from '../tools/http.mjs'
 import { CLK_TCK, readProcTimes } from '../tools/proc.mjs'
+import { createKeyWithCli } from '../tools/service-cli.mjs'
+import { serviceEnv } from '../tools/service-env.mjs'
 import { installGuards, onCleanup, run, shutdown, start, stop } from './lib/children.mjs'
 import { summariseProfile } from './lib/profile.mjs'
-import { ROOT } from './lib/service.mjs'
+import { cliEnv, distCli, ROOT } from './lib/service.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -39,32 +41,17 @@ onCleanup(() => rmSync(dir, { recursive: true, force: true }))
 const say = (what) => process.stderr.write(`refusal-cost: ${what}\n`)
 
 const databaseUrl = join(dir, 'store.db')
-const baseEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ANIMAL_STORE_CONFIG_FILE: 'off', DATABASE_URL: databaseUrl }
 
 /** A key far above what the probe sends, made with the CLI of the build under test. */
-async function createKey() {
-  const r = await run(
-    process.execPath,
-    [
-      join(DIST, 'cli.js'),
-      'keys',
-      'create',
-      '--plan',
-      'enterprise',
-      '--per-minute',
-      '1000000',
-      '--per-day',
-      '1000000',
-      '--name',
-      'probe',
-      '--json',
-    ],
-    { cwd: ROOT, env: { ...baseEnv, LOG_LEVEL: 'warn', BOOTSTRAP_KEY: 'false' }, timeoutMs: 30_000 },
-  )
-  const line = r.stdout.split('\n').find((l) => l.trim().startsWith('{'))
-  if (r.code !== 0 || !line) throw new Error(`keys create failed: ${r.stderr || r.stdout}`)
-  return JSON.parse(line).key
-}
+const createKey = async () =>
+  (
+    await createKeyWithCli(distCli(cliEnv(databaseUrl), DIST), {
+      plan: 'enterprise',
+      name: 'probe',
+      perMinute: 1_000_000,
+      perDay: 1_000_000,
+    })
+  ).key
 
 /** A request every `everyMs` until stop(); resolves with the latencies (ms) of those that started within [from, to). */
 function probe(port, path, headers, everyMs = 50) {
@@ -119,16 +106,19 @@ try {
   const nodeFlags = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
   const server = start('taskset', ['-c', '1', process.execPath, ...nodeFlags, join(DIST, 'server.js')], {
     cwd: ROOT,
-    env: {
-      ...baseEnv,
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      ADMIN_PORT: String(adminPort),
-      LOG_LEVEL: 'info',
-      LOG_FILE: join(dir, 'service.log'),
-      BOOTSTRAP_KEY: 'false',
-    },
+    env: serviceEnv(
+      {
+        DATABASE_URL: databaseUrl,
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        ADMIN_PORT: String(adminPort),
+        LOG_LEVEL: 'info',
+        LOG_FILE: join(dir, 'service.log'),
+        BOOTSTRAP_KEY: 'false',
+      },
+      { minimal: true },
+    ),
   })
   await waitHealthy(port, server)
   const main = probe(port, '/v1/pets?limit=1', { authorization: `Bearer ${key}` })

@@ -28,7 +28,7 @@
  * - `limitsExceeded`, the figures a busy machine moves too: RSS growth over SOAK_RSS_GROWTH_MB (30),
  *   fd growth over SOAK_FD_GROWTH (20), last-quarter p99 over SOAK_P99_FACTOR (2) x
  *   max(first-quarter p99, SOAK_P99_FLOOR_MS (10)), more than 25% of the planned requests not sent
- *   (saturated). test/abuse/soak-short.test.ts (CI) asserts the failures only and prints these.
+ *   (saturated). test/system/bench/soak-short.test.ts (CI) asserts the failures only and prints these.
  * Exit status 2: setup failed. A short run (tens of seconds) cannot tell a slow leak from the heap
  * growing towards its first major GC: the leak verdict needs the full run.
  *
@@ -47,6 +47,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { bearer, freePort, waitHealthy } from '../tools/http.mjs'
 import { CLK_TCK, countFds, readMemory, readProcTimes } from '../tools/proc.mjs'
+import { createKeyWithCli, entryArgs } from '../tools/service-cli.mjs'
 import { serviceEnv } from '../tools/service-env.mjs'
 import { installGuards, onCleanup, run, shutdown, start, stop } from './lib/children.mjs'
 
@@ -96,26 +97,16 @@ const median = (values) =>
 // Processes: the CLI (keys) and the server, through bench/lib/children.mjs (nothing outlives this
 // script: the server is stopped at the end, on an error, on SIGINT/SIGTERM and at a hard deadline).
 
-const entry = (name) => (SERVER_MODE === 'dist' ? [join(ROOT, 'dist', `${name}.js`)] : ['--import', 'tsx', join(ROOT, 'src', `${name}.ts`)])
+const entry = (name) => entryArgs(name, { source: SERVER_MODE === 'tsx' })
 
 async function createKey(db, name, perMinute, perDay) {
-  const args = [
-    ...entry('cli'),
-    'keys',
-    'create',
-    '--plan',
-    'enterprise',
-    '--per-minute',
-    String(perMinute),
-    '--per-day',
-    String(perDay),
-    '--name',
-    name,
-    '--json',
-  ]
-  const r = await run(process.execPath, args, { cwd: ROOT, env: serviceEnv({ DATABASE_URL: db, LOG_LEVEL: 'warn' }), timeoutMs: 60_000 })
-  if (r.code !== 0) throw new Error(`keys create failed (${r.code ?? r.signal}): ${r.stderr.trim()}`)
-  return JSON.parse(r.stdout).key
+  const cli = (args) =>
+    run(process.execPath, [...entry('cli'), ...args], {
+      cwd: ROOT,
+      env: serviceEnv({ DATABASE_URL: db, LOG_LEVEL: 'warn' }),
+      timeoutMs: 60_000,
+    })
+  return (await createKeyWithCli(cli, { plan: 'enterprise', name, perMinute, perDay })).key
 }
 
 /** The server's RSS, open fds (sockets apart) and CPU time, from /proc. */

@@ -7,14 +7,16 @@
  *
  *   npm run build && node bench/usage-flush-bound.mjs [--runs 5] [--rate 200] [--flush-ms 5000]
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import { bearer, freePort, request, waitHealthy } from '../tools/http.mjs'
+import { createKeyWithCli } from '../tools/service-cli.mjs'
 import { serviceEnv } from '../tools/service-env.mjs'
+import { distCli } from './lib/service.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -35,23 +37,7 @@ async function run() {
   const db = join(dir, 'store.db')
   const env = serviceEnv({ DATABASE_URL: db, USAGE_FLUSH_MS: String(FLUSH_MS), LIMITER_STATE_FILE: 'off' })
   try {
-    const created = JSON.parse(
-      execFileSync(
-        process.execPath,
-        [
-          'dist/cli.js',
-          'keys',
-          'create',
-          '--plan',
-          'enterprise',
-          ...['--per-minute', '1000000', '--per-day', '100000000'],
-          '--json',
-          '--name',
-          'flush',
-        ],
-        { cwd: ROOT, env, encoding: 'utf8' },
-      ),
-    )
+    const created = await createKeyWithCli(distCli(env), { plan: 'enterprise', name: 'flush', perMinute: 1_000_000, perDay: 100_000_000 })
     const port = await freePort()
     const server = spawn(process.execPath, ['dist/server.js'], {
       cwd: ROOT,
@@ -78,7 +64,7 @@ async function run() {
     server.kill('SIGKILL')
     await exited
     const file = new Database(db, { readonly: true })
-    const stored = file.prepare('SELECT COALESCE(SUM(allowed), 0) AS n FROM usage_minutes WHERE key_id = ?').get(created.apiKey.id).n
+    const stored = file.prepare('SELECT COALESCE(SUM(allowed), 0) AS n FROM usage_minutes WHERE key_id = ?').get(created.id).n
     file.close()
     const lost = answered - stored
     return { answered, stored, lost, lostSeconds: lost / perSecond }

@@ -1,7 +1,14 @@
 #!/usr/bin/env node
 /**
- * The test files by kind, derived from where they live (the first directory under test/, or the
- * file's own path when it is listed by name), so a new file needs no list:
+ * The test files by kind, derived from where they live, so a new file needs no list. Where a test
+ * lives follows one rule (docs/development.md): a test that runs in this process mirrors src/,
+ * test/<folder>/ for src/<folder>/ (test/<name>.test.ts for src/<name>.ts), and one that starts
+ * real processes (the service, its CLI, a browser, a throwaway server) is test/system/<folder>/,
+ * by the same folder. What no src/ folder holds has a folder of its own, in this process or under
+ * system/ alike: client/ (the client package), project/ (the repository itself), tools/ (what the
+ * tests and the benchmark share), fuzz/ (the whole API under generated requests), bench/, deploy/
+ * and docs/ (the benchmark, the shipped deployment files, the user docs' examples). No two test
+ * files share a name.
  *
  *   unit    no HTTP server, no real process: pure functions, config, keys, limiters, storage
  *           contracts (SQLite in memory; PostgreSQL and Redis when reachable)
@@ -9,7 +16,8 @@
  *           retries against a scripted server on a virtual clock)
  *   fuzz    the app in this process under generated requests (property tests: the slow part of
  *           what needs no process)
- *   system  real processes: servers, CLI, cluster workers, faults, browser, bench smoke, soak, abuse
+ *   system  real processes (test/system/): servers, CLI, cluster workers, faults, browser, bench
+ *           smoke, soak, abuse
  *
  * Kinds group files by what they need, which is also how fast they are: unit, http and fuzz run in
  * this process only, so their files share nothing and run concurrently (unit and http dealt into
@@ -30,38 +38,47 @@
  *                                                         run ends with the names of what failed)
  *
  * `npm test` runs every kind once (under c8); `npm run test:unit`, `test:http` and `test:system`
- * run one each, so together they run exactly the files `npm test` runs. A test file in a directory
- * of no kind stops every one of them (exit 2) until it is given a kind here.
+ * run one each, so together they run exactly the files `npm test` runs. A test file out of place,
+ * or with a name another test file has, stops every one of them (exit 2) until it is moved.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism, devNull } from 'node:os'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-
-const KINDS = {
-  unit: ['config', 'lifecycle', 'keys', 'limits', 'storage', 'project', 'shared', 'usage'],
-  http: [
-    'service.test.ts',
-    'http',
-    'auth',
-    'pets',
-    'ops',
-    'admin',
-    // In this process, on a virtual clock or the built document: no server process.
-    'client/retries.test.ts',
-    'client/client-app.test.ts',
-    'client/openapi-sync.test.ts',
-    'client/orders.test.ts',
-    'orders',
-  ],
-  // The app in this process too, but hundreds of generated requests per property: a minute or more.
-  fuzz: ['fuzz', 'orders/state-machine.test.ts'],
-  system: ['process', 'scale', 'faults', 'abuse', 'bench', 'client', 'docs', 'system'],
-}
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const TEST_DIR = join(ROOT, 'test')
+
+const KINDS = ['unit', 'http', 'fuzz', 'system']
+
+/** src/'s folders: each has its place in this process (test/<folder>/) and under test/system/. */
+const SRC_FOLDERS = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+
+/** Where a test may live, besides src/'s folders: in this process, and with real processes. */
+export const PLACES = {
+  inProcess: [...SRC_FOLDERS, 'client', 'project', 'tools', 'fuzz'],
+  system: [...SRC_FOLDERS, 'bench', 'client', 'deploy', 'docs', 'project'],
+}
+
+/**
+ * The in-process places of the http kind (the app in this process, through app.inject or a
+ * loopback socket); test/fuzz/ is the fuzz kind (the app too, but hundreds of generated requests
+ * per property: a minute or more); every other in-process place is unit.
+ */
+const HTTP_PLACES = new Set(['http', 'auth', 'pets', 'orders', 'ops', 'admin', 'client'])
+
+/** The kind of a test file (a path from the repository root), or undefined when it is out of place. */
+function kindOf(file) {
+  const [, first, second, ...rest] = file.split('/')
+  // test/<name>.test.ts tests src/<name>.ts, the app as a whole (service, app): the http kind.
+  if (second === undefined) return existsSync(join(ROOT, 'src', first.replace(/\.test\.ts$/, '.ts'))) ? 'http' : undefined
+  if (first === 'system') return rest.length > 0 && PLACES.system.includes(second) ? 'system' : undefined
+  if (!PLACES.inProcess.includes(first)) return undefined
+  return first === 'fuzz' ? 'fuzz' : HTTP_PLACES.has(first) ? 'http' : 'unit'
+}
 
 /**
  * Every *.test.ts under test/, as paths relative to the repository root, sorted, whatever the
@@ -78,17 +95,36 @@ function testFiles() {
     .sort()
 }
 
-/** kind -> its files; throws naming the files that belong to no kind. */
-function filesByKind() {
-  const kindOf = new Map(Object.entries(KINDS).flatMap(([kind, places]) => places.map((place) => [place, kind])))
-  const byKind = Object.fromEntries(Object.keys(KINDS).map((kind) => [kind, []]))
-  const orphans = []
-  for (const file of testFiles()) {
-    const kind = kindOf.get(file.slice('test/'.length)) ?? kindOf.get(file.split('/')[1])
+/**
+ * `files` (paths from the repository root) by kind, and what breaks the rule: files out of place,
+ * and names that more than one file has (a newcomer searching for a test by its name finds one).
+ */
+export function testLayout(files) {
+  const byKind = Object.fromEntries(KINDS.map((kind) => [kind, []]))
+  const outOfPlace = []
+  const byName = new Map()
+  for (const file of files) {
+    const kind = kindOf(file)
     if (kind) byKind[kind].push(file)
-    else orphans.push(file)
+    else outOfPlace.push(file)
+    byName.set(basename(file), [...(byName.get(basename(file)) ?? []), file])
   }
-  if (orphans.length > 0) throw new Error(`test files of no kind (give their directory one in test/kinds.mjs): ${orphans.join(', ')}`)
+  const sharedNames = [...byName.values()].filter((same) => same.length > 1)
+  return { byKind, outOfPlace, sharedNames }
+}
+
+/** kind -> its files; throws naming the files that break the rule. */
+function filesByKind() {
+  const { byKind, outOfPlace, sharedNames } = testLayout(testFiles())
+  const problems = []
+  if (outOfPlace.length > 0)
+    problems.push(
+      `test files out of place (test/<src folder>/ in this process, test/system/<src folder>/ with real processes; ` +
+        `besides src/'s folders: ${PLACES.inProcess.filter((p) => !SRC_FOLDERS.includes(p)).join(', ')} in this process, ` +
+        `${PLACES.system.filter((p) => !SRC_FOLDERS.includes(p)).join(', ')} under system/): ${outOfPlace.join(', ')}`,
+    )
+  for (const same of sharedNames) problems.push(`test files with the same name (give each its own): ${same.join(', ')}`)
+  if (problems.length > 0) throw new Error(problems.join('\n'))
   return byKind
 }
 
@@ -102,22 +138,22 @@ const FAST = ['unit', 'http']
  * with the concurrent kinds and run beside everything else, EXCLUSIVE files included, rather than
  * hold the machine for their wall time.
  */
-const BACKGROUND = new Set(['test/client/free-key-proof.test.ts'])
+const BACKGROUND = new Set(['test/system/client/free-key-proof.test.ts'])
 
 /**
  * System files that must have the machine to themselves: they measure throughput, saturate the
  * cores on purpose, or hold a timing bound that a second busy process would eat into.
  */
 const EXCLUSIVE = new Set([
-  'test/bench/bench-smoke.test.ts',
-  'test/abuse/soak-short.test.ts',
-  'test/abuse/slow-clients.test.ts',
-  'test/faults/outages.test.ts',
-  'test/faults/redis-limiter-outage.test.ts',
-  'test/faults/redis-sentinel.test.ts',
-  'test/faults/redis-cluster.test.ts',
-  'test/faults/crash-durability.test.ts',
-  'test/scale/three-instances.test.ts',
+  'test/system/bench/bench-smoke.test.ts',
+  'test/system/bench/soak-short.test.ts',
+  'test/system/http/slow-clients.test.ts',
+  'test/system/shared/outages.test.ts',
+  'test/system/limits/redis-limiter-outage.test.ts',
+  'test/system/limits/redis-sentinel.test.ts',
+  'test/system/limits/redis-cluster.test.ts',
+  'test/system/storage/crash-durability.test.ts',
+  'test/system/deploy/three-instances.test.ts',
 ])
 
 /** Seconds a system file may run, and the concurrent kinds together, before it is stopped as hung. */
@@ -392,15 +428,15 @@ function printDurations(durations, lanes) {
 
 /** Seconds each long system file took on the 2-core CI machine (for ordering only; others: 20). */
 const TYPICAL_SECONDS = {
-  'test/scale/haproxy.test.ts': 66,
-  'test/scale/workers.test.ts': 65,
-  'test/scale/key-propagation.test.ts': 33,
-  'test/process/lifecycle.test.ts': 23,
-  'test/process/sqlite-server-lock.test.ts': 19,
-  'test/process/startup-failures.test.ts': 19,
-  'test/process/cli.test.ts': 16,
-  'test/client/package-install.test.ts': 13,
-  'test/scale/pgbouncer.test.ts': 13,
+  'test/system/deploy/haproxy.test.ts': 66,
+  'test/system/lifecycle/workers.test.ts': 65,
+  'test/system/keys/key-propagation.test.ts': 33,
+  'test/system/lifecycle/lifecycle.test.ts': 23,
+  'test/system/storage/sqlite-server-lock.test.ts': 19,
+  'test/system/lifecycle/startup-failures.test.ts': 19,
+  'test/system/cli/cli.test.ts': 16,
+  'test/system/client/package-install.test.ts': 13,
+  'test/system/deploy/pgbouncer.test.ts': 13,
   'test/system/orders/crash.test.ts': 50,
   'test/system/orders/across-processes.test.ts': 30,
 }
@@ -417,9 +453,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const named = args.filter(isFile).map((a) => relative(ROOT, resolve(a)).split(sep).join('/'))
   const kinds = fast ? FAST : args.filter((a) => !a.startsWith('--') && !isFile(a))
   const nodeOptions = args.filter((a) => a.startsWith('--') && a !== '--list')
-  const unknown = kinds.filter((k) => !(k in KINDS))
+  const unknown = kinds.filter((k) => !KINDS.includes(k))
   if (unknown.length > 0) {
-    process.stderr.write(`unknown test kind ${unknown.join(', ')}; kinds: ${Object.keys(KINDS).join(', ')}, or fast\n`)
+    process.stderr.write(`unknown test kind ${unknown.join(', ')}; kinds: ${KINDS.join(', ')}, or fast\n`)
     process.exit(2)
   }
   let byKind
@@ -429,7 +465,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     process.stderr.write(`${error.message}\n`)
     process.exit(2)
   }
-  const chosen = kinds.length > 0 || named.length > 0 ? kinds : Object.keys(KINDS)
+  const chosen = kinds.length > 0 || named.length > 0 ? kinds : KINDS
   if (list) {
     process.stdout.write(chosen.flatMap((kind) => byKind[kind]).join('\n') + '\n')
   } else {

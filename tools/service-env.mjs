@@ -22,17 +22,31 @@ export const REDIS_KEY_PREFIX = `as:test:${process.pid}-${randomBytes(4).toStrin
 /** Every variable the service reads: its configuration and the one naming the config file. */
 export const CONFIG_VARS = [...CONFIG_VARIABLES, CONFIG_FILE_VARIABLE]
 
+/** What a process needs from its environment to run at all: a minimal environment keeps only these. */
+const ESSENTIALS = ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR']
+
 /**
- * This process's environment without the service's configuration (never inherited from the
- * caller's shell, nor read from a .env file in the child's working directory: ANIMAL_STORE_CONFIG_FILE
- * is off) and without `node --test`'s NODE_TEST_CONTEXT (not ours to pass on), plus `overrides`
- * (an undefined value deletes the variable).
+ * The environment of a child service: this process's without the service's configuration (never
+ * inherited from the caller's shell, nor read from a .env file in the child's working directory:
+ * ANIMAL_STORE_CONFIG_FILE is off) and without `node --test`'s NODE_TEST_CONTEXT (not ours to pass
+ * on), with this process's REDIS_KEY_PREFIX, plus `overrides` (an undefined value deletes the
+ * variable).
+ *
+ * `minimal` (the benchmark): only PATH, HOME, LANG, TZ and TMPDIR of this process's, so the service
+ * measured runs with nothing of the caller's (no NODE_OPTIONS, no coverage) and the limiter's own
+ * Redis prefix (the benchmark runs alone).
+ *
+ * @param {Record<string, string | undefined>} [overrides]
+ * @param {{ minimal?: boolean }} [options]
+ * @returns {NodeJS.ProcessEnv}
  */
-export function serviceEnv(overrides = {}) {
-  const env = { ...process.env }
+export function serviceEnv(overrides = {}, { minimal = false } = {}) {
+  const env = minimal
+    ? Object.fromEntries(ESSENTIALS.filter((name) => process.env[name]).map((name) => [name, process.env[name]]))
+    : { ...process.env }
   for (const name of CONFIG_VARS) delete env[name]
   env[CONFIG_FILE_VARIABLE] = 'off'
-  env.REDIS_KEY_PREFIX = REDIS_KEY_PREFIX
+  if (!minimal) env.REDIS_KEY_PREFIX = REDIS_KEY_PREFIX
   delete env.NODE_TEST_CONTEXT
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) delete env[name]

@@ -5,7 +5,7 @@
  * dist/): what a faster CI has to pack onto the machine's cores. Needs GNU time (/usr/bin/time).
  *
  *   npm run build && node tools/test-cpu.mjs $(node test/kinds.mjs --list system)
- *   COVERAGE=0 node tools/test-cpu.mjs test/process/cli.test.ts     # without V8 coverage
+ *   COVERAGE=0 node tools/test-cpu.mjs test/system/cli/cli.test.ts     # without V8 coverage
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'

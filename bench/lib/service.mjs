@@ -3,6 +3,8 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, s
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { freePort, waitHealthy } from '../../tools/http.mjs'
+import { createKeyWithCli, entryArgs } from '../../tools/service-cli.mjs'
+import { serviceEnv } from '../../tools/service-env.mjs'
 import { run, start, stop } from './children.mjs'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -11,13 +13,8 @@ export const DIST = join(ROOT, 'dist')
 /** Limits far above anything the benchmark sends (the largest the service accepts). */
 export const KEY_LIMITS = { perMinute: 1_000_000_000, perDay: 1_000_000_000 }
 
-/** A clean environment: nothing from the caller's shell (DATABASE_URL, REDIS_URL, ...) leaks in. */
-function baseEnv() {
-  // Nor from a .env file in the project directory.
-  const env = { ANIMAL_STORE_CONFIG_FILE: 'off' }
-  for (const name of ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR']) if (process.env[name]) env[name] = process.env[name]
-  return env
-}
+/** A clean environment: nothing from the caller's shell (DATABASE_URL, REDIS_URL, NODE_OPTIONS, ...) leaks in, nor from a .env file. */
+const cleanEnv = (overrides) => serviceEnv(overrides, { minimal: true })
 
 /**
  * Starts `node dist/server.js` pinned to `cpu` with production settings. Rejects (with the
@@ -26,8 +23,7 @@ function baseEnv() {
 export async function startService(options) {
   const { databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [], env: extraEnv = {}, workers } = options
   const port = await freePort()
-  const env = {
-    ...baseEnv(),
+  const env = cleanEnv({
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -37,9 +33,9 @@ export async function startService(options) {
     LOG_FILE: logFile,
     BOOTSTRAP_KEY: 'false',
     ADMIN_PORT: '0', // idle in the benchmark; a free port, so that no two runs contend for 8081
-  }
-  if (redisUrl) env.REDIS_URL = redisUrl
-  Object.assign(env, extraEnv)
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    ...extraEnv,
+  })
   // `workers`: `animal-store serve --workers N` (node:cluster: a primary and N worker processes).
   const entry = workers === undefined ? [join(DIST, 'server.js')] : [join(DIST, 'cli.js'), 'serve', '--workers', String(workers)]
   const child = start('taskset', ['-c', String(cpu), process.execPath, ...nodeFlags, ...entry], { cwd: ROOT, env })
@@ -181,7 +177,7 @@ export async function startPeer({ kind, cpu, dir, captures, databaseUrl, redisUr
     return { kind, ...(await startListening('peer', args, { cpu, port })) }
   }
   if (kind === 'pg-redis') {
-    const env = { ...baseEnv(), DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, PEER_API_KEY: key, NODE_ENV: 'production' }
+    const env = cleanEnv({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, PEER_API_KEY: key, NODE_ENV: 'production' })
     return { kind, ...(await startListening('peer', [join(ROOT, 'bench/peers/pg-redis-peer.mjs'), String(port)], { cpu, port, env })) }
   }
   throw new Error(`unknown peer ${kind}`)
@@ -202,40 +198,37 @@ async function startListening(what, args, { cpu, port, env }) {
 }
 
 /**
+ * The CLI of the build in `dist`, run to its end with the environment `env`: the benchmark's way of
+ * running it, for createKeyWithCli (tools/service-cli.mjs).
+ *
+ * @param {NodeJS.ProcessEnv} env
+ * @param {string} [dist]
+ * @returns {(args: string[]) => ReturnType<typeof run>}
+ */
+export const distCli =
+  (env, dist = DIST) =>
+  (args) =>
+    run(process.execPath, [...entryArgs('cli', { dist }), ...args], { cwd: ROOT, env, timeoutMs: 30_000 })
+
+/** The environment the benchmark's CLI runs with on `databaseUrl`. */
+export const cliEnv = (databaseUrl) => cleanEnv({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', BOOTSTRAP_KEY: 'false' })
+
+/**
  * Creates an Enterprise key with limits far above the load. Uses the CLI (dist/cli.js) when it
  * exists; otherwise the same service functions from dist/ (newKey + openStorage + loadConfig).
  * Either way the storage is migrated as a side effect.
  */
 export async function createBenchKey(databaseUrl) {
-  const cli = join(DIST, 'cli.js')
   let cliError
-  if (existsSync(cli)) {
-    const r = await run(
-      process.execPath,
-      [
-        cli,
-        'keys',
-        'create',
-        '--plan',
-        'enterprise',
-        '--per-minute',
-        String(KEY_LIMITS.perMinute),
-        '--per-day',
-        String(KEY_LIMITS.perDay),
-        '--name',
-        'bench',
-        '--json',
-      ],
-      { cwd: ROOT, env: { ...baseEnv(), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', BOOTSTRAP_KEY: 'false' }, timeoutMs: 30_000 },
-    )
-    const line = r.stdout.split('\n').find((l) => l.trim().startsWith('{'))
-    if (r.code === 0 && line) {
-      const parsed = JSON.parse(line)
-      if (typeof parsed.key === 'string') return { key: parsed.key, id: parsed.apiKey.id, via: 'dist/cli.js' }
+  if (existsSync(join(DIST, 'cli.js'))) {
+    try {
+      const created = await createKeyWithCli(distCli(cliEnv(databaseUrl)), { plan: 'enterprise', name: 'bench', ...KEY_LIMITS })
+      return { key: created.key, id: created.id, via: 'dist/cli.js' }
+    } catch (error) {
+      cliError = error.message.trim().split('\n').slice(-3).join(' | ')
     }
-    cliError = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')
   }
-  const { loadConfig } = await import(pathToFileURL(join(DIST, 'config.js')).href)
+  const { loadConfig } = await import(pathToFileURL(join(DIST, 'config/config.js')).href)
   const { openStorage } = await import(pathToFileURL(join(DIST, 'storage/index.js')).href)
   const { newKey } = await import(pathToFileURL(join(DIST, 'keys/key-service.js')).href)
   const config = loadConfig({ DATABASE_URL: databaseUrl, BOOTSTRAP_KEY: 'false' })

@@ -4,7 +4,7 @@ import { redactKeys } from './key-redaction.js'
 /**
  * The closed list of error codes. Every error the service sends carries one of these, with the
  * HTTP status fixed here and nowhere else. The OpenAPI document's error table and Error enum are
- * built from it; the table in docs/api.md is kept in step by hand (test/http/openapi.test.ts
+ * built from it; the table in docs/api.md is kept in step by hand (test/http/openapi-document.test.ts
  * compares it with the document).
  */
 export const ERROR_STATUS = {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
+import { after, describe, test } from 'node:test'
 import pg from 'pg'
 import { createAdminToken } from '../../src/admin/admin-tokens.js'
 import { generateKey } from '../../src/keys/api-key.js'
@@ -14,7 +14,7 @@ import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { TEST_NOW } from '../helpers/app.js'
 import { PG_URL, pgReachable, REQUIRE_SERVICES, SERVICES_OFF } from '../helpers/services.js'
-import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
+import { buildAdminSuiteApp, buildAdminTestApp } from './helpers.js'
 
 const READ_ACTIONS = ['key.list', 'key.read', 'key.usage', 'audit_log.list']
 
@@ -47,15 +47,13 @@ const ENGINES: Array<{ name: string; open(): Promise<{ storage: Storage; drop():
 
 for (const engine of ENGINES) {
   describe(`admin API (${engine.name})`, () => {
-    let t: AdminTestApp
     let dropSchema: (() => Promise<void>) | undefined
-    before(async () => {
+    const t = buildAdminSuiteApp(async () => {
       const opened = await engine.open()
       dropSchema = opened?.drop
-      t = await buildAdminTestApp(opened === undefined ? {} : { storage: opened.storage })
+      return opened === undefined ? {} : { storage: opened.storage }
     })
     after(async () => {
-      await t.close()
       await dropSchema?.()
     })
 
@@ -445,36 +443,28 @@ for (const engine of ENGINES) {
 }
 
 describe('admin API audit log of a first start', () => {
-  test('the key a first start created is in the audit log, by system/bootstrap', async () => {
-    const t = await buildAdminTestApp()
-    try {
-      const first = await createFirstKey(t.storage.keys, t.config.env, TEST_NOW)
-      assert.ok(first)
-      const res = await t.call('GET', '/admin/v1/audit-log')
-      assert.equal(res.statusCode, 200, res.body)
-      assert.deepEqual(res.json().data, [
-        {
-          seq: res.json().data[0].seq,
-          at: new Date(TEST_NOW).toISOString(),
-          actor: { type: 'system', id: 'bootstrap' },
-          action: 'key.create',
-          keyId: first.record.id,
-          details: { name: 'first key', plan: 'free', perMinute: 60, perDay: 1000, expiresAt: null },
-          requestId: null,
-        },
-      ])
-    } finally {
-      await t.close()
-    }
+  test('the key a first start created is in the audit log, by system/bootstrap', async (context) => {
+    const t = await buildAdminTestApp(context)
+    const first = await createFirstKey(t.storage.keys, t.config.env, TEST_NOW)
+    assert.ok(first)
+    const res = await t.call('GET', '/admin/v1/audit-log')
+    assert.equal(res.statusCode, 200, res.body)
+    assert.deepEqual(res.json().data, [
+      {
+        seq: res.json().data[0].seq,
+        at: new Date(TEST_NOW).toISOString(),
+        actor: { type: 'system', id: 'bootstrap' },
+        action: 'key.create',
+        keyId: first.record.id,
+        details: { name: 'first key', plan: 'free', perMinute: 60, perDay: 1000, expiresAt: null },
+        requestId: null,
+      },
+    ])
   })
 })
 
 describe('admin API authentication and limits', () => {
-  let t: AdminTestApp
-  before(async () => {
-    t = await buildAdminTestApp()
-  })
-  after(() => t.close())
+  const t = buildAdminSuiteApp()
 
   const get = (authorization?: string) =>
     t.app.inject({ url: '/admin/v1/keys', headers: authorization === undefined ? {} : { authorization } })
@@ -548,14 +538,10 @@ describe('admin API authentication and limits', () => {
 })
 
 describe('admin API links', () => {
-  test('paging links stay relative with PUBLIC_BASE_URL (it names the public listener, not the admin one)', async () => {
-    const t = await buildAdminTestApp({ env: { PUBLIC_BASE_URL: 'https://api.example.com' } })
-    try {
-      for (const name of ['one', 'two']) assert.equal((await t.call('POST', '/admin/v1/keys', { plan: 'free', name })).statusCode, 201)
-      const res = await t.call('GET', '/admin/v1/keys?limit=1')
-      assert.match(String(res.headers.link), /^<\/admin\/v1\/keys\?limit=1&after=key_\w+>; rel="next"$/)
-    } finally {
-      await t.close()
-    }
+  test('paging links stay relative with PUBLIC_BASE_URL (it names the public listener, not the admin one)', async (context) => {
+    const t = await buildAdminTestApp(context, { env: { PUBLIC_BASE_URL: 'https://api.example.com' } })
+    for (const name of ['one', 'two']) assert.equal((await t.call('POST', '/admin/v1/keys', { plan: 'free', name })).statusCode, 201)
+    const res = await t.call('GET', '/admin/v1/keys?limit=1')
+    assert.match(String(res.headers.link), /^<\/admin\/v1\/keys\?limit=1&after=key_\w+>; rel="next"$/)
   })
 })

@@ -4,8 +4,8 @@
  * storage contract's (test/storage/audit-repository.test.ts); here, that the API passes it through.
  */
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
+import { before, describe, test } from 'node:test'
+import { buildAdminSuiteApp } from './helpers.js'
 
 interface Entry {
   seq: number
@@ -17,10 +17,9 @@ interface Entry {
 }
 
 describe('admin API: audit log filters and order', () => {
-  let t: AdminTestApp
   let keyId: string
+  const t = buildAdminSuiteApp()
   before(async () => {
-    t = await buildAdminTestApp()
     const created = await t.call('POST', '/admin/v1/keys', { plan: 'pro', name: 'filtered' })
     keyId = created.json().apiKey.id
     await t.call('GET', `/admin/v1/keys/${keyId}`)
@@ -28,7 +27,6 @@ describe('admin API: audit log filters and order', () => {
     await t.call('GET', `/admin/v1/keys/${keyId}/usage`)
     await t.call('PATCH', `/admin/v1/keys/${keyId}`, { name: 'filtered 3' })
   })
-  after(() => t.close())
 
   const list = async (query: string) => {
     const res = await t.call('GET', `/admin/v1/audit-log?${query}`)

@@ -2,13 +2,13 @@
  * Serving the operator console (/admin/console) through app.inject: the page and its bundle on the
  * admin listener only, under its strict CSP, no referrer and no caching of the page; the bundle by
  * name only, compressed, cached for good (content-hashed names). In a real browser:
- * test/process/admin-console.test.ts.
+ * test/system/admin/admin-console.test.ts.
  */
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { brotliDecompressSync } from 'node:zlib'
 import Fastify from 'fastify'
 import type { ConsoleManifest } from '../../src/admin/console.js'
@@ -16,19 +16,17 @@ import { registerConsole } from '../../src/admin/console.js'
 import { registerErrorHandling } from '../../src/http/error-handler.js'
 import { noRouteError } from '../../src/http/route-fallback.js'
 import { ensureConsoleBuilt } from '../helpers/console-build.js'
-import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
+import { buildAdminSuiteApp } from './helpers.js'
 
 const CSP =
   "default-src 'none';script-src 'self';style-src 'self';img-src 'self' data:;connect-src 'self';font-src 'self';base-uri 'none';form-action 'none';frame-ancestors 'none'"
 
 describe('the operator console on the admin listener', () => {
-  let t: AdminTestApp
   let manifest: ConsoleManifest
-  before(async () => {
+  before(() => {
     manifest = ensureConsoleBuilt()
-    t = await buildAdminTestApp()
   })
-  after(() => t.close())
+  const t = buildAdminSuiteApp()
 
   test('GET /admin/console: the page, without a token, under the strict CSP, no referrer, never cached', async () => {
     const res = await t.app.inject({ url: '/admin/console' })

@@ -35,8 +35,7 @@ for (const engine of ENGINES) {
     test('create, use, rotate with grace (one quota for both keys), revoke', async (t) => {
       const storage = await engine.storage(t)
       if (storage === null) return
-      const a = await buildAdminTestApp(storage === undefined ? {} : { storage })
-      t.after(() => a.close())
+      const a = await buildAdminTestApp(t, storage === undefined ? {} : { storage })
       const pets = (key: string) => a.api.inject({ url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })
 
       const created = await a.call('POST', '/admin/v1/keys', { plan: 'enterprise', name: 'e2e', perMinute: 10, perDay: 1000 })

@@ -5,8 +5,8 @@
  * meeting the per-address limit (300 wrong tokens from 300 forged addresses: 300 x 401, no 429).
  */
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
+import { describe, test } from 'node:test'
+import { buildAdminSuiteApp } from './helpers.js'
 
 const GUESSES = 300
 /** Calls without a valid token are limited per client address at the Free plan's 60 a minute. */
@@ -16,11 +16,7 @@ const PER_MINUTE = 60
 const forged = (i: number) => `10.0.${Math.floor(i / 250)}.${(i % 250) + 1}`
 
 describe('TRUST_PROXY=loopback: forwarded addresses', () => {
-  let t: AdminTestApp
-  before(async () => {
-    t = await buildAdminTestApp({ env: { TRUST_PROXY: 'loopback' } })
-  })
-  after(() => t.close())
+  const t = buildAdminSuiteApp({ env: { TRUST_PROXY: 'loopback' } })
 
   test(`${GUESSES} wrong admin tokens, each from another forged X-Forwarded-For, are limited as the one peer that sent them`, async () => {
     const statuses: number[] = []

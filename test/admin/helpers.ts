@@ -1,9 +1,10 @@
+import { after, before, type TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { createAdminToken } from '../../src/admin/admin-tokens.js'
 import type { Config } from '../../src/config/config.js'
 import type { ManualClock } from '../../src/shared/clock.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { buildTestApp } from '../helpers/app.js'
+import { buildTestApp, openTestApp, type TestApp } from '../helpers/app.js'
 
 export interface AdminTestApp {
   /** The admin listener's app (admin API, /metrics). */
@@ -21,9 +22,29 @@ export interface AdminTestApp {
   close(): Promise<void>
 }
 
-/** The admin listener's app and the main one beside it, as the server builds them, on in-memory SQLite. */
-export async function buildAdminTestApp(options: { env?: Record<string, string>; storage?: Storage } = {}): Promise<AdminTestApp> {
-  const service = await buildTestApp(options)
+type AdminTestAppOptions = { env?: Record<string, string>; storage?: Storage }
+
+/**
+ * The admin listener's app and the main one beside it, as the server builds them, on in-memory
+ * SQLite; closed after the test `t` (or before, by its own `close()`).
+ */
+export async function buildAdminTestApp(t: TestContext, options: AdminTestAppOptions = {}): Promise<AdminTestApp> {
+  return adminTestApp(await buildTestApp(t, options))
+}
+
+/** One admin app for every test of a describe block, as buildSuiteApp (test/helpers/app.ts) builds one. */
+export function buildAdminSuiteApp(options: AdminTestAppOptions | (() => Promise<AdminTestAppOptions>) = {}): AdminTestApp {
+  const shared = {} as AdminTestApp
+  before(async () => {
+    const service = await openTestApp(typeof options === 'function' ? await options() : options)
+    shared.close = service.close
+    Object.assign(shared, await adminTestApp(service))
+  })
+  after(() => shared.close?.())
+  return shared
+}
+
+async function adminTestApp(service: TestApp): Promise<AdminTestApp> {
   const app = await service.admin()
   const { token, record } = await createAdminToken(service.storage.adminTokens, 'test token')
   return {

@@ -70,8 +70,7 @@ test('the admin listener refuses a key name with a C0 or C1 control character: 4
 })
 
 test('a key name with a text-direction or invisible character is refused: 400 naming name and the character as U+XXXX', async (t) => {
-  const a = await buildAdminTestApp()
-  t.after(() => a.close())
+  const a = await buildAdminTestApp(t)
   const created = await a.call('POST', '/admin/v1/keys', { plan: 'free', name: 'good' })
   assert.equal(created.statusCode, 201, created.body)
   const { id } = created.json().apiKey

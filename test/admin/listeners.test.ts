@@ -3,13 +3,13 @@
  * them, so every spelling of their paths (percent-encoding, case, dot segments, double slashes,
  * absolute form), from any client address and with any credentials, is the 404 of a path that
  * does not exist, and changes nothing. (Over a real socket, from a client in a network namespace
- * of its own: test/process/admin-listener.test.ts.)
+ * of its own: test/system/admin/admin-listener.test.ts.)
  */
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
-import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
+import { buildAdminSuiteApp } from './helpers.js'
 
 /** `segment` spelled another way the router or a client might accept: percent-encoded letters (any hex case), letter case. */
 const spelling = (segment: string) =>
@@ -40,11 +40,7 @@ const operatorTarget = fc
   .map(({ path: [first, rest], prefix, absolute, query }) => `${absolute}${prefix}/${first}${rest}${query}`)
 
 describe('the main listener serves no operator path, in any spelling', () => {
-  let t: AdminTestApp
-  before(async () => {
-    t = await buildAdminTestApp()
-  })
-  after(() => t.close())
+  const t = buildAdminSuiteApp()
 
   /** Audit entries of changes (reads are audited too: those are left out). */
   const recordedChanges = async () =>

@@ -4,14 +4,14 @@
  * (/v1/openapi.json, /docs) that knows nothing of the admin API.
  */
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import type { Options as AjvOptions } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { LightMyRequestResponse } from 'fastify'
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
 import { StorageUnavailableError } from '../../src/shared/outages.js'
-import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
+import { buildAdminSuiteApp } from './helpers.js'
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
 
@@ -23,11 +23,10 @@ function ajv2020(opts: AjvOptions) {
 }
 
 describe('admin OpenAPI document', () => {
-  let t: AdminTestApp
   let doc: any
   let api: OpenAPIBackend
+  const t = buildAdminSuiteApp()
   before(async () => {
-    t = await buildAdminTestApp()
     const res = await t.call('GET', '/admin/v1/openapi.json')
     assert.equal(res.statusCode, 200, res.body)
     doc = res.json()
@@ -41,7 +40,6 @@ describe('admin OpenAPI document', () => {
     })
     await api.init()
   })
-  after(() => t.close())
 
   test('is a valid OpenAPI 3.1 document', async () => {
     const result = await new Validator().validate(doc)

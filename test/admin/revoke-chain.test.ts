@@ -42,8 +42,7 @@ async function chain(t: AdminTestApp, name: string): Promise<Chain> {
 const status = async (t: AdminTestApp, key: string) => (await t.api.inject({ url: '/v1/pets', headers: bearer(key) })).statusCode
 
 test('revoking the current key revokes the rotated keys still in their grace period: the answer, the audit log, at once here', async (t) => {
-  const app = await buildAdminTestApp()
-  t.after(app.close)
+  const app = await buildAdminTestApp(t)
   const { keys, ids } = await chain(app, 'compromised')
   const [a, b, c] = ids as [string, string, string]
   for (const key of keys) assert.equal(await status(app, key), 200, 'the old keys work during their grace period')
@@ -83,8 +82,7 @@ test('revoking the current key revokes the rotated keys still in their grace per
 })
 
 test('revoking an old key ends the other grace periods of its chain, and leaves the current key working', async (t) => {
-  const app = await buildAdminTestApp()
-  t.after(app.close)
+  const app = await buildAdminTestApp(t)
   const { keys, ids } = await chain(app, 'retired early')
   const res = (await app.call('POST', `/admin/v1/keys/${ids[0]}/revoke`)).json()
   assert.deepEqual([res.apiKey.id, res.apiKey.rotatedTo, res.alsoRevoked.map((k: { id: string }) => k.id)], [ids[0], ids[1], [ids[1]]])
@@ -106,8 +104,7 @@ test('revoking again a key revoked before its chain was revoked with it ends the
   t.after(() => rmSync(dir, { recursive: true, force: true }))
   const file = join(dir, 'store.db')
   const storage = new SqliteStorage({ databaseUrl: file, durability: 'process' })
-  const app = await buildAdminTestApp({ storage })
-  t.after(app.close)
+  const app = await buildAdminTestApp(t, { storage })
   const { keys, ids } = await chain(app, 'revoked alone')
   const raw = new Database(file)
   raw.prepare('UPDATE api_keys SET revoked_at = ?, updated_at = ? WHERE id = ?').run(TEST_NOW, TEST_NOW, ids[2])
@@ -121,8 +118,7 @@ test('revoking again a key revoked before its chain was revoked with it ends the
 })
 
 test('a chain revoked by another instance (or the CLI) is refused here at the next read of the key change log', async (t) => {
-  const service = await buildTestApp()
-  t.after(service.close)
+  const service = await buildTestApp(t)
   // The CLI, or another instance: its own key service on the same store, without this instance's cache.
   const elsewhere = new KeyService({
     keys: service.storage.keys,

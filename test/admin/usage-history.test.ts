@@ -1,19 +1,15 @@
 /** The usage history operations of the admin API (getKeyUsageHistory, listTopUsage) through app.inject. */
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { TEST_NOW } from '../helpers/app.js'
-import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
+import { buildAdminSuiteApp, buildAdminTestApp } from './helpers.js'
 
 const MINUTE = Date.UTC(2026, 10, 21, 12, 0, 0)
 const HOUR = Date.UTC(2026, 10, 21, 12, 0, 0)
 const iso = (ms: number) => new Date(ms).toISOString()
 
 describe('usage history over the admin API', () => {
-  let t: AdminTestApp
-  before(async () => {
-    t = await buildAdminTestApp({ env: { BAN_THRESHOLD: '2' } })
-  })
-  after(() => t.close())
+  const t = buildAdminSuiteApp({ env: { BAN_THRESHOLD: '2' } })
 
   const createKey = async (body: Record<string, unknown>) => {
     const res = await t.call('POST', '/admin/v1/keys', body)
@@ -151,21 +147,17 @@ describe('usage history over the admin API', () => {
 })
 
 describe('the top list with more keys pending than a SQLite statement takes parameters', () => {
-  test('40,000 keys with unflushed counts: 200, with the pending counts of the keys that exist', async () => {
-    const t = await buildAdminTestApp()
-    try {
-      const id = (await t.call('POST', '/admin/v1/keys', { plan: 'pro', name: 'busiest' })).json().apiKey.id as string
-      // Keys counted by this instance and not flushed yet (a busy service; the ids of keys since deleted are not listed).
-      for (let i = 0; i < 40_000; i++) t.api.usageRecorder.record(`key_gone${String(i).padStart(12, '0')}`, 'allowed', 200, TEST_NOW)
-      for (let i = 0; i < 3; i++) t.api.usageRecorder.record(id, 'allowed', 200, TEST_NOW)
-      const res = await t.call('GET', '/admin/v1/usage/top?limit=5')
-      assert.equal(res.statusCode, 200, res.body)
-      assert.deepEqual(
-        (res.json().data as Array<{ keyId: string; requests: number }>).map((k) => [k.keyId, k.requests]),
-        [[id, 3]],
-      )
-    } finally {
-      await t.close()
-    }
+  test('40,000 keys with unflushed counts: 200, with the pending counts of the keys that exist', async (context) => {
+    const t = await buildAdminTestApp(context)
+    const id = (await t.call('POST', '/admin/v1/keys', { plan: 'pro', name: 'busiest' })).json().apiKey.id as string
+    // Keys counted by this instance and not flushed yet (a busy service; the ids of keys since deleted are not listed).
+    for (let i = 0; i < 40_000; i++) t.api.usageRecorder.record(`key_gone${String(i).padStart(12, '0')}`, 'allowed', 200, TEST_NOW)
+    for (let i = 0; i < 3; i++) t.api.usageRecorder.record(id, 'allowed', 200, TEST_NOW)
+    const res = await t.call('GET', '/admin/v1/usage/top?limit=5')
+    assert.equal(res.statusCode, 200, res.body)
+    assert.deepEqual(
+      (res.json().data as Array<{ keyId: string; requests: number }>).map((k) => [k.keyId, k.requests]),
+      [[id, 3]],
+    )
   })
 })

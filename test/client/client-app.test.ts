@@ -1,27 +1,25 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { AnimalStoreClient, ApiError, type AttemptEvent, type Pet, UnexpectedResponseError } from '../../client/src/index.js'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { buildSuiteApp } from '../helpers/app.js'
 import { startFlakyServer } from './flaky-server.js'
 
 /** The client against the real app on a loopback port (in-process; the manual clock holds time still). */
 describe('client against the app', () => {
-  let t: TestApp
   let client: AnimalStoreClient
   let baseUrl: string
   let key: string
   const events: AttemptEvent[] = []
 
+  const t = buildSuiteApp()
   before(async () => {
     // The default configuration: relative Link headers.
-    t = await buildTestApp()
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/v1`
     key = await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 })
     client = new AnimalStoreClient({ baseUrl, apiKey: key, onAttempt: (e) => events.push(e) })
   })
-  after(() => t.close())
 
   test('createPet, getPet and listPets round-trip typed values', async () => {
     const created = await client.createPet({ name: 'Rex', categoryId: 7, status: 'available' })

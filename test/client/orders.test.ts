@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { AnimalStoreClient, ApiError, type AttemptEvent } from '../../client/src/index.js'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { openTestApp, type TestApp } from '../helpers/app.js'
 
 describe('client: the store', () => {
   let t: TestApp
@@ -14,7 +14,7 @@ describe('client: the store', () => {
   const events: AttemptEvent[] = []
 
   before(async () => {
-    t = await buildTestApp()
+    t = await openTestApp()
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     const baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/v1`
     const apiKey = await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 })

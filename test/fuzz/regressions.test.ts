@@ -8,7 +8,7 @@ import net, { type AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { createAdminToken } from '../../src/admin/admin-tokens.js'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { buildSuiteApp } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'
 import { FuzzServer } from './runner.js'
 import { parseResponse, sendHttp, sendRaw } from './transport.js'
@@ -207,7 +207,6 @@ describe('regressions found by the HTTP fuzzer', () => {
 })
 
 describe('regressions found by the HTTP fuzzer in the admin API', () => {
-  let t: TestApp
   let admin: FastifyInstance
   let port: number
   let token: string
@@ -223,8 +222,8 @@ describe('regressions found by the HTTP fuzzer in the admin API', () => {
     })
 
   // The admin API on a listener of its own, as the server runs it with ADMIN_PORT.
+  const t = buildSuiteApp()
   before(async () => {
-    t = await buildTestApp()
     admin = await t.admin()
     await admin.listen({ port: 0, host: '127.0.0.1' })
     port = (admin.server.address() as AddressInfo).port
@@ -232,7 +231,6 @@ describe('regressions found by the HTTP fuzzer in the admin API', () => {
   })
   after(async () => {
     await admin.close()
-    await t.close()
   })
 
   // Admin OpenAPI: listAuditLog documents 400 for a bad query. An `after` beyond 2^53 passed

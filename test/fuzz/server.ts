@@ -9,7 +9,7 @@ import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import type { ManualClock } from '../../src/shared/clock.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { openTestApp, type TestApp } from '../helpers/app.js'
 import { createApiKey } from '../helpers/keys.js'
 import { AdminFixture } from './admin.js'
 import { UNAUTHENTICATED_CHOICES } from './arbitraries.js'
@@ -60,7 +60,7 @@ export class FuzzServer {
         done()
       },
     })
-    const t = await buildTestApp({ env: options.env, logger: pino({ level: 'info' }, sink), storage: options.storage })
+    const t = await openTestApp({ env: options.env, logger: pino({ level: 'info' }, sink), storage: options.storage })
     if (options.now !== undefined) (t.clock as ManualClock).set(options.now)
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     const address = t.app.server.address()

@@ -1,3 +1,4 @@
+import { after, before, type TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import type { AppDependencies } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config/config.js'
@@ -34,20 +35,41 @@ export interface TestApp {
 /** 2026-11-21T12:00:30Z: mid-minute, mid-day, well before the sunset. */
 export const TEST_NOW = Date.UTC(2026, 10, 21, 12, 0, 30)
 
+export interface TestAppOptions {
+  env?: Record<string, string>
+  clock?: Clock
+  storage?: Storage
+  limiter?: RateLimiter
+  logger?: AppDependencies['logger']
+}
+
 /**
  * Builds the service for app.inject tests, as the server does (buildService): in-memory SQLite
  * and limiter and a manual clock unless given others. Config starts from the defaults of an empty
- * environment, overridden by `env`. No logging unless given a `logger`.
+ * environment, overridden by `env`. No logging unless given a `logger`. Closed after the test `t`
+ * (or before, by its own `close()`: it closes once).
  */
-export async function buildTestApp(
-  options: {
-    env?: Record<string, string>
-    clock?: Clock
-    storage?: Storage
-    limiter?: RateLimiter
-    logger?: AppDependencies['logger']
-  } = {},
-): Promise<TestApp> {
+export async function buildTestApp(t: TestContext, options: TestAppOptions = {}): Promise<TestApp> {
+  const built = await openTestApp(options)
+  t.after(() => built.close())
+  return built
+}
+
+/**
+ * One app for every test of a describe block: built before its first test, closed after its last.
+ * Call it in the block, before the hooks that use it, never at a file's top level (Node 20 runs a
+ * file's top-level before hooks at once, not one after the other). The object is filled in when
+ * the block starts; `options` may be a function, for what must be opened first (a store).
+ */
+export function buildSuiteApp(options: TestAppOptions | (() => Promise<TestAppOptions>) = {}): TestApp {
+  const shared = {} as TestApp
+  before(async () => Object.assign(shared, await openTestApp(typeof options === 'function' ? await options() : options)))
+  after(() => shared.close?.())
+  return shared
+}
+
+/** The app of buildTestApp, for a harness that closes it itself (test/fuzz/server.ts). */
+export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = testConfig(options.env)
   const { app, storage, limiter, clock, metrics, admin, close } = await buildService(config, {
     clock: options.clock ?? new ManualClock(TEST_NOW),
@@ -64,8 +86,14 @@ export async function buildTestApp(
     metrics,
     admin,
     key: async (input = {}) => (await createApiKey(storage.keys, { plan: 'free', name: 'test', ...input }, config.env)).key,
-    close,
+    close: once(close),
   }
+}
+
+/** `close`, run on the first call only; later calls wait for it. */
+function once(close: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | undefined
+  return () => (closing ??= close())
 }
 
 /**

@@ -11,63 +11,59 @@ import { ManualClock } from '../../src/shared/clock.js'
 import { ADMIN_QUOTA, ANONYMOUS_QUOTA } from '../../src/shared/plans.js'
 import { buildTestApp, TEST_NOW } from '../helpers/app.js'
 import { createApiKey } from '../helpers/keys.js'
-import { waitFor } from '../helpers/process.js'
+import { waitFor } from '../helpers/wait.js'
 
 /** Every field but the time, which differs from line to line. */
 const timeless = (line: string) => line.replace(/"time":"[^"]*",/, '')
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
-test("the service logger's access line is byte for byte what pino's info() writes with the same fields", async () => {
+test("the service logger's access line is byte for byte what pino's info() writes with the same fields", async (t) => {
   const dir = mkdtempSync(join(os.tmpdir(), 'access-log-'))
   const file = join(dir, 'service.log')
   const log = createLogger({ logLevel: 'info', logFile: file })
   assert.ok(infoLines.get(log), 'the service logger offers the fast line writer')
-  const { app, storage, close } = await buildTestApp({ logger: log })
-  try {
-    const { key, record } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
-    const requests = [
-      { url: '/v1/pets?limit=2', headers: { authorization: `Bearer ${key}`, 'x-request-id': 'my.id-1' } },
-      // No key: no keyId field. A URL with characters JSON must escape.
-      { url: '/v1/pets?x="a\\b"&é', headers: { 'x-request-id': 'my.id-2' } },
-    ]
-    for (const r of requests) await app.inject(r)
-    // The reference: pino's own serialization of the same fields, through the same logger.
-    log.info({ reqId: 'my.id-1', method: 'GET', url: '/v1/pets?limit=2', status: 200, ms: 0, ip: '127.0.0.1', keyId: record.id }, 'request')
-    // (app.inject percent-encodes the quotes and the é; the backslash stays and needs escaping.)
-    log.info(
-      { reqId: 'my.id-2', method: 'GET', url: '/v1/pets?x=%22a\\b%22&%C3%A9', status: 401, ms: 0, ip: '127.0.0.1', keyId: undefined },
-      'request',
-    )
-    await new Promise<void>((resolve) => log.flush(() => resolve()))
-    const lines = readFileSync(file, 'utf8')
+  const { app, storage } = await buildTestApp(t, { logger: log })
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const { key, record } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
+  const requests = [
+    { url: '/v1/pets?limit=2', headers: { authorization: `Bearer ${key}`, 'x-request-id': 'my.id-1' } },
+    // No key: no keyId field. A URL with characters JSON must escape.
+    { url: '/v1/pets?x="a\\b"&é', headers: { 'x-request-id': 'my.id-2' } },
+  ]
+  for (const r of requests) await app.inject(r)
+  // The reference: pino's own serialization of the same fields, through the same logger.
+  log.info({ reqId: 'my.id-1', method: 'GET', url: '/v1/pets?limit=2', status: 200, ms: 0, ip: '127.0.0.1', keyId: record.id }, 'request')
+  // (app.inject percent-encodes the quotes and the é; the backslash stays and needs escaping.)
+  log.info(
+    { reqId: 'my.id-2', method: 'GET', url: '/v1/pets?x=%22a\\b%22&%C3%A9', status: 401, ms: 0, ip: '127.0.0.1', keyId: undefined },
+    'request',
+  )
+  await new Promise<void>((resolve) => log.flush(() => resolve()))
+  const lines = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter((l) => l.includes('"msg":"request"'))
+  assert.equal(lines.length, 4)
+  const withoutMs = (line: string) => timeless(line).replace(/"ms":[\d.]+/, '"ms":0')
+  assert.equal(withoutMs(lines[0]!), withoutMs(lines[2]!))
+  assert.equal(withoutMs(lines[1]!), withoutMs(lines[3]!))
+  const first = JSON.parse(lines[0]!)
+  assert.deepEqual(Object.keys(first), ['level', 'time', 'pid', 'reqId', 'method', 'url', 'status', 'ms', 'ip', 'keyId', 'msg'])
+  assert.equal(first.level, 'info', 'the level by name')
+  assert.match(first.time, ISO_TIME)
+  assert.equal(first.pid, process.pid)
+  assert.equal(JSON.parse(lines[1]!).url, '/v1/pets?x=%22a\\b%22&%C3%A9')
+  // A level above info writes no access line.
+  log.level = 'warn'
+  await app.inject(requests[0]!)
+  await new Promise<void>((resolve) => log.flush(() => resolve()))
+  assert.equal(
+    readFileSync(file, 'utf8')
       .trim()
       .split('\n')
-      .filter((l) => l.includes('"msg":"request"'))
-    assert.equal(lines.length, 4)
-    const withoutMs = (line: string) => timeless(line).replace(/"ms":[\d.]+/, '"ms":0')
-    assert.equal(withoutMs(lines[0]!), withoutMs(lines[2]!))
-    assert.equal(withoutMs(lines[1]!), withoutMs(lines[3]!))
-    const first = JSON.parse(lines[0]!)
-    assert.deepEqual(Object.keys(first), ['level', 'time', 'pid', 'reqId', 'method', 'url', 'status', 'ms', 'ip', 'keyId', 'msg'])
-    assert.equal(first.level, 'info', 'the level by name')
-    assert.match(first.time, ISO_TIME)
-    assert.equal(first.pid, process.pid)
-    assert.equal(JSON.parse(lines[1]!).url, '/v1/pets?x=%22a\\b%22&%C3%A9')
-    // A level above info writes no access line.
-    log.level = 'warn'
-    await app.inject(requests[0]!)
-    await new Promise<void>((resolve) => log.flush(() => resolve()))
-    assert.equal(
-      readFileSync(file, 'utf8')
-        .trim()
-        .split('\n')
-        .filter((l) => l.includes('"msg":"request"')).length,
-      4,
-    )
-  } finally {
-    await close()
-    rmSync(dir, { recursive: true, force: true })
-  }
+      .filter((l) => l.includes('"msg":"request"')).length,
+    4,
+  )
 })
 
 /**
@@ -79,13 +75,10 @@ async function loggedApp(t: TestContext, options: { env?: Record<string, string>
   const file = join(dir, 'service.log')
   const log = createLogger({ logLevel: 'info', logFile: file })
   const clock = new ManualClock(TEST_NOW)
-  const service = await buildTestApp({ env: options.env, clock, logger: log })
+  const service = await buildTestApp(t, { env: options.env, clock, logger: log })
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
   const { storage, limiter, config } = service
   const app = options.listener === 'admin' ? await service.admin() : service.app
-  t.after(async () => {
-    await service.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
   const linesOf = async (reqId: string) => {
     await new Promise<void>((resolve) => log.flush(() => resolve()))
     return readFileSync(file, 'utf8')

@@ -3,14 +3,14 @@
  * sockets from two loopback addresses (127.0.0.2 holding many, 127.0.0.1 or 127.0.0.3 the
  * others), against a plain node:http server: one client holds at most its share, a connection
  * over it is closed at once, a closed one frees its place, another client still gets in, and an
- * exempt peer has no share. The whole service over real sockets: test/abuse/connection-share.test.ts.
+ * exempt peer has no share. The whole service over real sockets: test/system/http/connection-flood.test.ts.
  */
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import net from 'node:net'
 import { type TestContext, test } from 'node:test'
 import { shareConnections, trustedPeer } from '../../src/http/connection-share.js'
-import { waitFor } from '../helpers/process.js'
+import { waitFor } from '../helpers/wait.js'
 
 const SHARE = 5
 const BOUND_MS = 15_000

@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { loadConfig } from '../../src/config/config.js'
-import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, buildSuiteApp } from '../helpers/app.js'
 
 const APP = 'https://app.example.com'
 
 describe('CORS', () => {
   describe('off by default', () => {
-    let t: TestApp
-    before(async () => {
-      t = await buildTestApp()
-    })
-    after(() => t.close())
+    const t = buildSuiteApp()
 
     test('a preflight is not answered as CORS, and responses carry no Access-Control headers', async () => {
       const preflight = await t.app.inject({
@@ -28,11 +24,7 @@ describe('CORS', () => {
   })
 
   describe('with CORS_ORIGINS', () => {
-    let t: TestApp
-    before(async () => {
-      t = await buildTestApp({ env: { CORS_ORIGINS: `${APP},http://localhost:3000` } })
-    })
-    after(() => t.close())
+    const t = buildSuiteApp({ env: { CORS_ORIGINS: `${APP},http://localhost:3000` } })
 
     test('a preflight from a listed origin is 204 with the methods and headers, no key needed, no credentials', async () => {
       const res = await t.app.inject({

@@ -9,11 +9,11 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { Writable } from 'node:stream'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { pino } from 'pino'
 import { sendRaw } from '../fuzz/transport.js'
-import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, buildSuiteApp, buildTestApp } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'
 
 const BUNDLE = readFileSync(join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static', 'swagger-ui-bundle.js'))
@@ -44,7 +44,6 @@ function logLevels() {
 
 describe('/docs', () => {
   const log = logLevels()
-  let t: TestApp
   let port: number
   const raw = (path: string, headers = '') =>
     sendRaw({
@@ -56,12 +55,11 @@ describe('/docs', () => {
       timeoutMs: 5000,
     })
 
+  const t = buildSuiteApp({ logger: log.logger })
   before(async () => {
-    t = await buildTestApp({ logger: log.logger })
     await t.app.listen({ host: '127.0.0.1', port: 0 })
     port = (t.app.server.address() as { port: number }).port
   })
-  after(() => t.close())
 
   test('over a socket, a path that leaves /docs/static is a 404 Error and logs nothing at error level', async () => {
     const answers = []
@@ -155,18 +153,14 @@ describe('/docs', () => {
     assert.equal(stale.statusCode, 200)
   })
 
-  test('with CORS configured, Vary names both Origin and Accept-Encoding', async () => {
-    const cors = await buildTestApp({ env: { CORS_ORIGINS: 'https://app.example' } })
-    try {
-      const res = await cors.app.inject({
-        url: '/docs/static/swagger-ui.css',
-        headers: { origin: 'https://app.example', 'accept-encoding': 'gzip' },
-      })
-      assert.equal(res.statusCode, 200)
-      assert.deepEqual(String(res.headers.vary).toLowerCase().split(/,\s*/).sort(), ['accept-encoding', 'origin'])
-    } finally {
-      await cors.close()
-    }
+  test('with CORS configured, Vary names both Origin and Accept-Encoding', async (context) => {
+    const cors = await buildTestApp(context, { env: { CORS_ORIGINS: 'https://app.example' } })
+    const res = await cors.app.inject({
+      url: '/docs/static/swagger-ui.css',
+      headers: { origin: 'https://app.example', 'accept-encoding': 'gzip' },
+    })
+    assert.equal(res.statusCode, 200)
+    assert.deepEqual(String(res.headers.vary).toLowerCase().split(/,\s*/).sort(), ['accept-encoding', 'origin'])
   })
 
   test('over a socket, the bundle arrives gzip-compressed and decodes to the file', async () => {

@@ -14,7 +14,7 @@ import { createApiKey } from '../helpers/keys.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
-test('no key reaches a log line or an error body, wherever the client puts it', async () => {
+test('no key reaches a log line or an error body, wherever the client puts it', async (t) => {
   const lines: string[] = []
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -22,38 +22,34 @@ test('no key reaches a log line or an error body, wherever the client puts it', 
       cb()
     },
   })
-  const { app, storage, close } = await buildTestApp({ logger: pino({ level: 'info' }, sink) })
-  try {
-    const { key } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
-    const auth = { authorization: `Bearer ${key}` }
-    const requests = [
-      { url: '/v1/pets', headers: auth },
-      { url: `/v1/pets?api_key=${key}`, headers: auth },
-      { url: `/v1/pets/${key}`, headers: auth },
-      { url: `/v1/${key}`, headers: auth },
-      { url: '/v1/pets', headers: { authorization: `Bearer ${key}x` } },
-      { url: '/v1/pets', headers: { authorization: `Basic ${key}` } },
-      { url: '/v1/pets', headers: { 'x-request-id': key, ...auth } },
-    ]
-    for (const r of requests) {
-      const res = await app.inject(r)
-      assert.equal(res.body.includes(key), false, `response body for ${r.url}`)
-    }
-    assert.ok(lines.length >= requests.length, 'one access line per request')
-    const log = lines.join('')
-    assert.deepEqual(
-      lines.filter((l) => l.includes(key)),
-      [],
-    )
-    assert.equal(log.includes(key.slice(12)), false, 'not even the secret part')
-    assert.match(log, /"msg":"request"/)
-    assert.match(log, /"keyId":"key_/)
-  } finally {
-    await close()
+  const { app, storage } = await buildTestApp(t, { logger: pino({ level: 'info' }, sink) })
+  const { key } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
+  const auth = { authorization: `Bearer ${key}` }
+  const requests = [
+    { url: '/v1/pets', headers: auth },
+    { url: `/v1/pets?api_key=${key}`, headers: auth },
+    { url: `/v1/pets/${key}`, headers: auth },
+    { url: `/v1/${key}`, headers: auth },
+    { url: '/v1/pets', headers: { authorization: `Bearer ${key}x` } },
+    { url: '/v1/pets', headers: { authorization: `Basic ${key}` } },
+    { url: '/v1/pets', headers: { 'x-request-id': key, ...auth } },
+  ]
+  for (const r of requests) {
+    const res = await app.inject(r)
+    assert.equal(res.body.includes(key), false, `response body for ${r.url}`)
   }
+  assert.ok(lines.length >= requests.length, 'one access line per request')
+  const log = lines.join('')
+  assert.deepEqual(
+    lines.filter((l) => l.includes(key)),
+    [],
+  )
+  assert.equal(log.includes(key.slice(12)), false, 'not even the secret part')
+  assert.match(log, /"msg":"request"/)
+  assert.match(log, /"keyId":"key_/)
 })
 
-test('a key percent-encoded in the path or the query, or cut short in a 404 message, reaches no log line, error body or metric', async () => {
+test('a key percent-encoded in the path or the query, or cut short in a 404 message, reaches no log line, error body or metric', async (t) => {
   const lines: string[] = []
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -61,42 +57,38 @@ test('a key percent-encoded in the path or the query, or cut short in a 404 mess
       cb()
     },
   })
-  const { app, storage, metrics, close } = await buildTestApp({ logger: pino({ level: 'info' }, sink) })
-  try {
-    const { key } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
-    const token = generateAdminToken()
-    const secret = key.slice(8)
-    const auth = { authorization: `Bearer ${key}` }
-    const urls = [
-      `/as%5Flive_${secret}`,
-      `/v1/as%5flive_${secret}`,
-      `/v1/pets?api_key=%61s_live_${secret}`,
-      `/v1/pets?api_key=${encodeURIComponent(key).replace(/_/g, '%5F')}`,
-      `/as%5Fadmin_${token.slice(9)}`,
-      // Cut at 200 characters in the 404 message, the key would be only partly there.
-      `/${'x'.repeat(170)}${key}`,
-    ]
-    for (const url of urls) {
-      const res = await app.inject({ url, headers: auth })
-      assert.equal(res.body.includes(secret.slice(0, 8)), false, `response body for ${url}: ${res.body}`)
-      assert.equal(res.body.includes(token.slice(9, 17)), false, `response body for ${url}: ${res.body}`)
-    }
-    const notFound = await app.inject({ url: `/as%5Flive_${secret}`, headers: auth })
-    assert.equal(notFound.json().message, `No route for GET /${key.slice(0, 12)}…`)
-    const accessLines = lines.filter((l) => l.includes('"msg":"request"'))
-    assert.equal(accessLines.length, urls.length + 1, 'one access line per request')
-    for (const line of accessLines) {
-      assert.equal(line.includes(secret.slice(4)), false, line)
-      assert.equal(line.includes(token.slice(13)), false, line)
-    }
-    assert.equal(JSON.parse(accessLines[2]!).url, `/v1/pets?api_key=${key.slice(0, 12)}…`)
-    // Metrics are labelled by route pattern: an unrouted path is 'unmatched', never the URL.
-    const exposition = await metrics.registry.metrics()
-    assert.match(exposition, /route="unmatched"/)
-    assert.equal(exposition.includes(secret.slice(0, 8)) || exposition.includes(token.slice(9, 17)), false)
-  } finally {
-    await close()
+  const { app, storage, metrics } = await buildTestApp(t, { logger: pino({ level: 'info' }, sink) })
+  const { key } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
+  const token = generateAdminToken()
+  const secret = key.slice(8)
+  const auth = { authorization: `Bearer ${key}` }
+  const urls = [
+    `/as%5Flive_${secret}`,
+    `/v1/as%5flive_${secret}`,
+    `/v1/pets?api_key=%61s_live_${secret}`,
+    `/v1/pets?api_key=${encodeURIComponent(key).replace(/_/g, '%5F')}`,
+    `/as%5Fadmin_${token.slice(9)}`,
+    // Cut at 200 characters in the 404 message, the key would be only partly there.
+    `/${'x'.repeat(170)}${key}`,
+  ]
+  for (const url of urls) {
+    const res = await app.inject({ url, headers: auth })
+    assert.equal(res.body.includes(secret.slice(0, 8)), false, `response body for ${url}: ${res.body}`)
+    assert.equal(res.body.includes(token.slice(9, 17)), false, `response body for ${url}: ${res.body}`)
   }
+  const notFound = await app.inject({ url: `/as%5Flive_${secret}`, headers: auth })
+  assert.equal(notFound.json().message, `No route for GET /${key.slice(0, 12)}…`)
+  const accessLines = lines.filter((l) => l.includes('"msg":"request"'))
+  assert.equal(accessLines.length, urls.length + 1, 'one access line per request')
+  for (const line of accessLines) {
+    assert.equal(line.includes(secret.slice(4)), false, line)
+    assert.equal(line.includes(token.slice(13)), false, line)
+  }
+  assert.equal(JSON.parse(accessLines[2]!).url, `/v1/pets?api_key=${key.slice(0, 12)}…`)
+  // Metrics are labelled by route pattern: an unrouted path is 'unmatched', never the URL.
+  const exposition = await metrics.registry.metrics()
+  assert.match(exposition, /route="unmatched"/)
+  assert.equal(exposition.includes(secret.slice(0, 8)) || exposition.includes(token.slice(9, 17)), false)
 })
 
 test('a key with a character lost or added, or sent as a query parameter name, reaches no error body and no log line', async (t) => {
@@ -105,8 +97,7 @@ test('a key with a character lost or added, or sent as a query parameter name, r
   const file = join(dir, 'service.log')
   // The service's own logger (access lines written directly, other lines through pino).
   const logger = createLogger({ logLevel: 'info', logFile: file })
-  const { app, storage, close } = await buildTestApp({ logger })
-  t.after(close)
+  const { app, storage } = await buildTestApp(t, { logger })
   const { key } = await createApiKey(storage.keys, { plan: 'free', name: 'x' }, 'production')
   const auth = { authorization: `Bearer ${key}` }
   const shortened = key.slice(0, -1)

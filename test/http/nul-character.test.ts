@@ -16,8 +16,7 @@ for (const engine of STORE_ENGINES) {
     test('a 400 naming the field, the same on both stores; nothing stored, nothing in the audit log', async (t) => {
       const storage = await engine.open(t)
       if (storage === undefined) return
-      const a = await buildAdminTestApp({ storage })
-      t.after(() => a.close())
+      const a = await buildAdminTestApp(t, { storage })
       const created = await a.call('POST', '/admin/v1/keys', { plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000, name: 'nul' })
       assert.equal(created.statusCode, 201, created.body)
       const { key, apiKey } = created.json() as { key: string; apiKey: { id: string } }
@@ -81,8 +80,7 @@ for (const engine of STORE_ENGINES) {
     test('text with any other character is answered as before: stored and read back exactly', async (t) => {
       const storage = await engine.open(t)
       if (storage === undefined) return
-      const a = await buildAdminTestApp({ storage })
-      t.after(() => a.close())
+      const a = await buildAdminTestApp(t, { storage })
       const created = await a.call('POST', '/admin/v1/keys', {
         plan: 'free',
         name: 'Ünïcode 😀',

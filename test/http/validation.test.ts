@@ -5,9 +5,9 @@
  * type. The operations are read from the documents, so a new one cannot be left out.
  */
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { type AdminTestApp, buildAdminTestApp } from '../admin/helpers.js'
+import { buildAdminSuiteApp } from '../admin/helpers.js'
 import { bearer } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'
 import { createApiKey } from '../helpers/keys.js'
@@ -35,7 +35,6 @@ function validValue(schema: NonNullable<Operation['parameters']>[number]['schema
 }
 
 describe('query strings on every operation', () => {
-  let t: AdminTestApp
   let publicDoc: Document
   let adminDoc: Document
   let apiKey: string
@@ -43,8 +42,8 @@ describe('query strings on every operation', () => {
   /** A valid request for each operation, but for its query string. */
   let requests: Record<string, { url: string; body?: unknown }>
 
+  const t = buildAdminSuiteApp()
   before(async () => {
-    t = await buildAdminTestApp()
     apiKey = (await createApiKey(t.storage.keys, { plan: 'pro', name: 'caller' }, t.config.env)).key
     const created = await t.call('POST', '/admin/v1/keys', { plan: 'free', name: 'target' })
     keyId = created.json().apiKey.id
@@ -86,7 +85,6 @@ describe('query strings on every operation', () => {
       listAuditLog: { url: '/admin/v1/audit-log' },
     }
   })
-  after(() => t.close())
 
   /** Every operation of both documents, with a way to send its valid request plus `query`. */
   function everyOperation() {

@@ -8,9 +8,18 @@ import { consumeOne, DAY_MS, freshState, MINUTE_MS } from '../../src/limits/poli
 import { systemClock } from '../../src/shared/clock.js'
 import { LimiterUnavailableError } from '../../src/shared/outages.js'
 import type { Quota } from '../../src/shared/plans.js'
+import {
+  DEFAULT_POLICY,
+  FREE,
+  fallbackCount,
+  RUN_PREFIX,
+  redisLimiter,
+  redisUpGauge,
+  timed,
+  uniqueIdentity,
+} from '../helpers/redis-limiter.js'
 import { REDIS_URL, redisReachable, requireService } from '../helpers/services.js'
 import { awayFromBoundary } from '../helpers/windows.js'
-import { DEFAULT_POLICY, FREE, fallbackCount, RUN_PREFIX, redisLimiter, redisUpGauge, timed, uniqueIdentity } from './redis-harness.js'
 
 const SHORT_BANS: BanPolicy = { threshold: 3, baseSeconds: 1, maxSeconds: 3 }
 

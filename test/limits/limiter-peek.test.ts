@@ -10,9 +10,9 @@ import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { DAY_MS, freshState, MINUTE_MS, peekState } from '../../src/limits/policy.js'
 import { ManualClock, systemClock } from '../../src/shared/clock.js'
 import { LimiterUnavailableError } from '../../src/shared/outages.js'
+import { redisLimiter, uniqueIdentity } from '../helpers/redis-limiter.js'
 import { requireService } from '../helpers/services.js'
 import { awayFromBoundary } from '../helpers/windows.js'
-import { redisLimiter, uniqueIdentity } from './redis-harness.js'
 
 const SMALL = { perMinute: 5, perDay: 8 }
 const BANS: BanPolicy = { threshold: 2, baseSeconds: 30, maxSeconds: 300 }

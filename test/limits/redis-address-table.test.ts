@@ -16,9 +16,9 @@ import { consumeOne, DAY_MS, freshState, type IdentityState, MINUTE_MS } from '.
 import { ADDRESS_TABLES, limiterKeys } from '../../src/limits/redis/limiter-keys.js'
 import { ManualClock } from '../../src/shared/clock.js'
 import type { Quota } from '../../src/shared/plans.js'
+import { RUN_PREFIX, redisLimiter } from '../helpers/redis-limiter.js'
 import { REDIS_URL, redisReachable, requireService } from '../helpers/services.js'
 import { awayFromBoundary } from '../helpers/windows.js'
-import { RUN_PREFIX, redisLimiter } from './redis-harness.js'
 
 const POLICY: BanPolicy = { threshold: 2, baseSeconds: 30, maxSeconds: 120 }
 const QUOTA: Quota = { perMinute: 3, perDay: 8 }

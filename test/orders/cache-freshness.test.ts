@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, openTestApp, type TestApp } from '../helpers/app.js'
 import { PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 
@@ -105,7 +105,7 @@ async function changesSeenBy(writer: TestApp, reader: TestApp, key: Key): Promis
 
 describe('reads after a change of an animal', { timeout: 60_000 }, () => {
   test('on the instance that made it: at once, caches warm', async () => {
-    const app = await buildTestApp()
+    const app = await openTestApp()
     try {
       await changesSeenBy(app, app, bearer(await app.key(ENTERPRISE)))
     } finally {
@@ -118,7 +118,7 @@ describe('reads after a change of an animal', { timeout: 60_000 }, () => {
     const apps: TestApp[] = []
     try {
       for (let i = 0; i < 2; i++)
-        apps.push(await buildTestApp({ storage: new SqliteStorage({ databaseUrl: join(dir, 'store.db'), durability: 'process' }) }))
+        apps.push(await openTestApp({ storage: new SqliteStorage({ databaseUrl: join(dir, 'store.db'), durability: 'process' }) }))
       const key = bearer(await apps[0]!.key(ENTERPRISE))
       await changesSeenBy(apps[0]!, apps[1]!, key)
     } finally {
@@ -132,7 +132,7 @@ describe('reads after a change of an animal', { timeout: 60_000 }, () => {
     const schema = `cache_${randomBytes(6).toString('hex')}`
     const apps: TestApp[] = []
     try {
-      for (let i = 0; i < 2; i++) apps.push(await buildTestApp({ storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) }))
+      for (let i = 0; i < 2; i++) apps.push(await openTestApp({ storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) }))
       await changesSeenBy(apps[0]!, apps[1]!, bearer(await apps[0]!.key(ENTERPRISE)))
     } finally {
       for (const app of apps) await app.close()

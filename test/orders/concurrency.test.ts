@@ -11,7 +11,7 @@ import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import type { ManualClock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
-import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, openTestApp, type TestApp } from '../helpers/app.js'
 import { PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 import { invariantProblems, petVersion, rawQuery } from './helpers.js'
@@ -37,13 +37,13 @@ interface Cluster {
 }
 
 async function sqliteCluster(): Promise<Cluster> {
-  const app = await buildTestApp()
+  const app = await openTestApp()
   return { apps: [app], key: bearer(await app.key(ENTERPRISE)) }
 }
 
 async function postgresCluster(schema: string): Promise<Cluster> {
   const apps: TestApp[] = []
-  for (let i = 0; i < 3; i++) apps.push(await buildTestApp({ storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) }))
+  for (let i = 0; i < 3; i++) apps.push(await openTestApp({ storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) }))
   return { apps, key: bearer(await apps[0]!.key(ENTERPRISE)) }
 }
 

@@ -13,10 +13,10 @@ import { describe, test } from 'node:test'
 import type { ManualClock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
-import { waitFor } from '../helpers/process.js'
+import { bearer, openTestApp, type TestApp } from '../helpers/app.js'
 import { PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
+import { waitFor } from '../helpers/wait.js'
 import { invariantProblems, petVersion } from './helpers.js'
 
 const ENV = { ORDER_HOLD_MINUTES: '1', ORDER_SWEEP_MS: '600000' }
@@ -57,7 +57,7 @@ async function sweepTogether(apps: TestApp[], pets: number[]): Promise<number[]>
 
 describe('the expiry of holds', { timeout: 120_000 }, () => {
   test('the sweep runs by itself every ORDER_SWEEP_MS (started with the app)', async () => {
-    const app = await buildTestApp({ env: { ORDER_HOLD_MINUTES: '1', ORDER_SWEEP_MS: '100' } })
+    const app = await openTestApp({ env: { ORDER_HOLD_MINUTES: '1', ORDER_SWEEP_MS: '100' } })
     try {
       const key = bearer(await app.key({ plan: 'pro' }))
       const [pet] = await holds([app], key, 1)
@@ -76,7 +76,7 @@ describe('the expiry of holds', { timeout: 120_000 }, () => {
     const apps: TestApp[] = []
     try {
       for (let i = 0; i < 2; i++)
-        apps.push(await buildTestApp({ env: ENV, storage: new SqliteStorage({ databaseUrl: file, durability: 'process' }) }))
+        apps.push(await openTestApp({ env: ENV, storage: new SqliteStorage({ databaseUrl: file, durability: 'process' }) }))
       const key = bearer(await apps[0]!.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
       const counts = await sweepTogether(apps, await holds(apps, key))
       process.stdout.write(`SQLite, 2 connections: ${HOLDS} holds released by runs of ${counts.join(', ')}\n`)
@@ -92,7 +92,7 @@ describe('the expiry of holds', { timeout: 120_000 }, () => {
     const apps: TestApp[] = []
     try {
       for (let i = 0; i < 3; i++)
-        apps.push(await buildTestApp({ env: ENV, storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) }))
+        apps.push(await openTestApp({ env: ENV, storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) }))
       const key = bearer(await apps[0]!.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
       const counts = await sweepTogether(apps, await holds(apps, key))
       process.stdout.write(`PostgreSQL, 3 instances: ${HOLDS} holds released by runs of ${counts.join(', ')}\n`)

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import {
   fingerprintOf,
   IDEMPOTENCY_RETENTION_MS,
@@ -10,7 +10,7 @@ import {
 import type { PetRepository } from '../../src/pets/repository.js'
 import type { ManualClock } from '../../src/shared/clock.js'
 import { StorageUnavailableError } from '../../src/shared/outages.js'
-import { bearer, buildTestApp, memoryStorage, TEST_NOW, type TestApp } from '../helpers/app.js'
+import { bearer, buildSuiteApp, buildTestApp, memoryStorage, TEST_NOW } from '../helpers/app.js'
 
 function assertError(res: { statusCode: number; body: string }, status: number, code: string, mentions?: RegExp) {
   assert.equal(res.statusCode, status, res.body)
@@ -20,7 +20,6 @@ function assertError(res: { statusCode: number; body: string }, status: number, 
 }
 
 describe('POST /v1/pets with an Idempotency-Key', () => {
-  let t: TestApp
   let auth: Record<string, string>
   const post = (payload: unknown, key: string | undefined, headers: Record<string, string> = auth) =>
     t.app.inject({
@@ -34,11 +33,10 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     return (res.json() as Array<{ name: string }>).filter((p) => p.name === name).length
   }
 
+  const t = buildSuiteApp()
   before(async () => {
-    t = await buildTestApp()
     auth = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
   })
-  after(() => t.close())
 
   test('a retry with the same key and body replays the first answer, marked, without a second animal', async () => {
     const first = await post({ name: 'Once', categoryId: 7, status: 'available' }, 'key-once')
@@ -231,40 +229,32 @@ describe('idempotency parts', () => {
     assert.notEqual(fingerprintOf({ name: 'a,1', categoryId: 1 }), fingerprintOf({ name: 'a', categoryId: 11 }))
   })
 
-  test('the sweep deletes the records past 24 hours, and only those', async () => {
-    const t = await buildTestApp()
-    try {
-      const clock = t.clock as ManualClock
-      const pets: PetRepository = t.storage.pets
-      const creates = new IdempotentCreates(pets, clock)
-      const sweep = new IdempotencySweep(pets, clock, (error) => assert.fail(String(error)))
-      await creates.create('key-a', 'old', { name: 'Old', categoryId: 1 })
-      clock.advance(1000)
-      await creates.create('key-a', 'new', { name: 'New', categoryId: 1 })
-      clock.advance(IDEMPOTENCY_RETENTION_MS - 1000)
-      assert.equal(await sweep.run(), 0, 'exactly 24 h old: kept')
-      clock.advance(1)
-      assert.equal(await sweep.run(), 1)
-      assert.equal((await creates.create('key-a', 'old', { name: 'Old', categoryId: 1 })).replayed, false, 'a swept key is new again')
-      assert.equal((await creates.create('key-a', 'new', { name: 'New', categoryId: 1 })).replayed, true)
-    } finally {
-      await t.close()
-    }
+  test('the sweep deletes the records past 24 hours, and only those', async (context) => {
+    const t = await buildTestApp(context)
+    const clock = t.clock as ManualClock
+    const pets: PetRepository = t.storage.pets
+    const creates = new IdempotentCreates(pets, clock)
+    const sweep = new IdempotencySweep(pets, clock, (error) => assert.fail(String(error)))
+    await creates.create('key-a', 'old', { name: 'Old', categoryId: 1 })
+    clock.advance(1000)
+    await creates.create('key-a', 'new', { name: 'New', categoryId: 1 })
+    clock.advance(IDEMPOTENCY_RETENTION_MS - 1000)
+    assert.equal(await sweep.run(), 0, 'exactly 24 h old: kept')
+    clock.advance(1)
+    assert.equal(await sweep.run(), 1)
+    assert.equal((await creates.create('key-a', 'old', { name: 'Old', categoryId: 1 })).replayed, false, 'a swept key is new again')
+    assert.equal((await creates.create('key-a', 'new', { name: 'New', categoryId: 1 })).replayed, true)
   })
 
-  test('the app runs the sweep when it starts (app.ts, with the other background jobs)', async () => {
+  test('the app runs the sweep when it starts (app.ts, with the other background jobs)', async (context) => {
     const storage = memoryStorage()
     const pet = { name: 'Rex', categoryId: 1 }
     const claim = (key: string, createdAt: number) => ({ scope: 'key-a', key, fingerprint: fingerprintOf(pet), createdAt })
     await storage.pets.createPetOnce(pet, claim('expired', TEST_NOW - IDEMPOTENCY_RETENTION_MS - 1))
     await storage.pets.createPetOnce(pet, claim('kept', TEST_NOW - IDEMPOTENCY_RETENTION_MS))
-    const t = await buildTestApp({ storage })
-    try {
-      await new Promise((resolve) => setImmediate(resolve))
-      assert.equal((await storage.pets.createPetOnce(pet, claim('expired', TEST_NOW))).outcome, 'created', 'swept at start')
-      assert.equal((await storage.pets.createPetOnce(pet, claim('kept', TEST_NOW))).outcome, 'replayed')
-    } finally {
-      await t.close()
-    }
+    await buildTestApp(context, { storage }) // the app sweeps when it starts
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal((await storage.pets.createPetOnce(pet, claim('expired', TEST_NOW))).outcome, 'created', 'swept at start')
+    assert.equal((await storage.pets.createPetOnce(pet, claim('kept', TEST_NOW))).outcome, 'replayed')
   })
 })

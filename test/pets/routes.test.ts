@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import type { ManualClock } from '../../src/shared/clock.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, buildSuiteApp, buildTestApp } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'
 
 describe('pets routes', () => {
-  let t: TestApp
   let auth: Record<string, string>
   const post = (payload: unknown, headers: Record<string, string> = {}) =>
     t.app.inject({
@@ -16,11 +15,10 @@ describe('pets routes', () => {
       payload: typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
     })
 
+  const t = buildSuiteApp()
   before(async () => {
-    t = await buildTestApp()
     auth = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
   })
-  after(() => t.close())
 
   describe('createPet', () => {
     test('201 with the assigned id, the body and a Location header', async () => {
@@ -202,10 +200,9 @@ describe('pets routes', () => {
   })
 
   describe('listPets', () => {
-    let fresh: TestApp
     let key: Record<string, string>
+    const fresh = buildSuiteApp()
     before(async () => {
-      fresh = await buildTestApp()
       key = bearer(await fresh.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
       const statuses = ['available', 'pending', 'sold', undefined]
       for (let i = 0; i < 130; i++) {
@@ -218,7 +215,6 @@ describe('pets routes', () => {
         })
       }
     })
-    after(() => fresh.close())
     const list = (qs: string) => fresh.app.inject({ url: `/v1/pets${qs}`, headers: key })
 
     test('default limit 20, ascending id order, bare array', async () => {
@@ -286,45 +282,41 @@ describe('pets routes', () => {
       assert.equal(res.headers.link, undefined)
     })
 
-    test('a repeated page answers the same bytes (served from the page cache); a create shows on the last page at once', async () => {
-      const app = await buildTestApp()
-      try {
-        const auth = bearer(await app.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
-        const create = (name: string) =>
-          app.app.inject({
-            method: 'POST',
-            url: '/v1/pets',
-            headers: { ...auth, 'content-type': 'application/json' },
-            payload: JSON.stringify({ name, categoryId: 1 }),
-          })
-        for (let i = 0; i < 3; i++) assert.equal((await create(`p${i}`)).statusCode, 201)
-        const get = (qs: string) => app.app.inject({ url: `/v1/pets${qs}`, headers: auth })
-        const full = [await get('?limit=2'), await get('?limit=2')]
-        for (const res of full) {
-          assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
-          assert.equal(res.headers['content-length'], String(Buffer.byteLength(res.body)))
-          assert.match(res.headers.link as string, /after=\d+>; rel="next"$/)
-        }
-        assert.equal(full[0]!.body, full[1]!.body)
-        assert.equal(full[1]!.json().length, 2)
-        assert.deepEqual(
-          (await get('?limit=10')).json().map((p: { name: string }) => p.name),
-          ['p0', 'p1', 'p2'],
-        )
-        assert.equal((await create('p3')).statusCode, 201)
-        const tail = await get('?limit=10')
-        assert.deepEqual(
-          tail.json().map((p: { name: string }) => p.name),
-          ['p0', 'p1', 'p2', 'p3'],
-        )
-        assert.equal(tail.headers.link, undefined)
-        assert.equal(
-          (await app.app.inject({ method: 'HEAD', url: '/v1/pets?limit=10', headers: auth })).headers['content-length'],
-          tail.headers['content-length'],
-        )
-      } finally {
-        await app.close()
+    test('a repeated page answers the same bytes (served from the page cache); a create shows on the last page at once', async (context) => {
+      const app = await buildTestApp(context)
+      const auth = bearer(await app.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
+      const create = (name: string) =>
+        app.app.inject({
+          method: 'POST',
+          url: '/v1/pets',
+          headers: { ...auth, 'content-type': 'application/json' },
+          payload: JSON.stringify({ name, categoryId: 1 }),
+        })
+      for (let i = 0; i < 3; i++) assert.equal((await create(`p${i}`)).statusCode, 201)
+      const get = (qs: string) => app.app.inject({ url: `/v1/pets${qs}`, headers: auth })
+      const full = [await get('?limit=2'), await get('?limit=2')]
+      for (const res of full) {
+        assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+        assert.equal(res.headers['content-length'], String(Buffer.byteLength(res.body)))
+        assert.match(res.headers.link as string, /after=\d+>; rel="next"$/)
       }
+      assert.equal(full[0]!.body, full[1]!.body)
+      assert.equal(full[1]!.json().length, 2)
+      assert.deepEqual(
+        (await get('?limit=10')).json().map((p: { name: string }) => p.name),
+        ['p0', 'p1', 'p2'],
+      )
+      assert.equal((await create('p3')).statusCode, 201)
+      const tail = await get('?limit=10')
+      assert.deepEqual(
+        tail.json().map((p: { name: string }) => p.name),
+        ['p0', 'p1', 'p2', 'p3'],
+      )
+      assert.equal(tail.headers.link, undefined)
+      assert.equal(
+        (await app.app.inject({ method: 'HEAD', url: '/v1/pets?limit=10', headers: auth })).headers['content-length'],
+        tail.headers['content-length'],
+      )
     })
 
     test('after is validated like every parameter', async () => {
@@ -354,7 +346,7 @@ describe('pets routes', () => {
       }
     })
 
-    test('a found animal is read from the store once (until an animal changes); a miss is not kept', async () => {
+    test('a found animal is read from the store once (until an animal changes); a miss is not kept', async (context) => {
       const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
       const reads: unknown[] = []
       const getPet = storage.pets.getPet.bind(storage.pets)
@@ -362,65 +354,53 @@ describe('pets routes', () => {
         reads.push(id)
         return getPet(id)
       }
-      const app = await buildTestApp({ storage })
-      try {
-        const key = bearer(await app.key({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 }))
-        const get = () => app.app.inject({ url: '/v1/pets/1', headers: key })
-        assertError(await get(), 404, 'not_found')
-        const created = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: key, payload: { name: 'Late', categoryId: 9 } })
-        assert.equal(created.statusCode, 201)
-        const first = await get()
-        const second = await get()
-        assert.deepEqual([first.statusCode, second.statusCode], [200, 200])
-        assert.deepEqual(first.json(), created.json(), 'the animal created after the 404 is found')
-        assert.equal(second.body, first.body)
-        assert.equal(second.headers['content-type'], 'application/json; charset=utf-8')
-        assert.equal(second.headers['content-length'], String(Buffer.byteLength(first.body)))
-        assert.deepEqual(reads, [1, 1], 'one read for the miss, one for the first find')
-        const head = await app.app.inject({ method: 'HEAD', url: '/v1/pets/1', headers: key })
-        assert.deepEqual([head.statusCode, head.body, head.headers['content-length']], [200, '', first.headers['content-length']])
-      } finally {
-        await app.close()
-      }
+      const app = await buildTestApp(context, { storage })
+      const key = bearer(await app.key({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 }))
+      const get = () => app.app.inject({ url: '/v1/pets/1', headers: key })
+      assertError(await get(), 404, 'not_found')
+      const created = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: key, payload: { name: 'Late', categoryId: 9 } })
+      assert.equal(created.statusCode, 201)
+      const first = await get()
+      const second = await get()
+      assert.deepEqual([first.statusCode, second.statusCode], [200, 200])
+      assert.deepEqual(first.json(), created.json(), 'the animal created after the 404 is found')
+      assert.equal(second.body, first.body)
+      assert.equal(second.headers['content-type'], 'application/json; charset=utf-8')
+      assert.equal(second.headers['content-length'], String(Buffer.byteLength(first.body)))
+      assert.deepEqual(reads, [1, 1], 'one read for the miss, one for the first find')
+      const head = await app.app.inject({ method: 'HEAD', url: '/v1/pets/1', headers: key })
+      assert.deepEqual([head.statusCode, head.body, head.headers['content-length']], [200, '', first.headers['content-length']])
     })
 
-    test('after the sunset: 410 Gone with an Error body, for existing and unknown ids', async () => {
-      const app = await buildTestApp()
-      try {
-        const key = bearer(await app.key())
-        ;(app.clock as ManualClock).set(Date.UTC(2030, 11, 5))
-        const res = await app.app.inject({ url: '/v1/pets/1', headers: key })
-        assertError(res, 410, 'gone', /GET \/v1\/pets/)
-        assert.equal(res.headers.sunset, 'Thu, 05 Dec 2030 00:00:00 GMT')
-        ;(app.clock as ManualClock).set(Date.UTC(2030, 11, 4, 23, 59, 59))
-        assert.equal((await app.app.inject({ url: '/v1/pets/1', headers: key })).statusCode, 404)
-      } finally {
-        await app.close()
-      }
+    test('after the sunset: 410 Gone with an Error body, for existing and unknown ids', async (context) => {
+      const app = await buildTestApp(context)
+      const key = bearer(await app.key())
+      ;(app.clock as ManualClock).set(Date.UTC(2030, 11, 5))
+      const res = await app.app.inject({ url: '/v1/pets/1', headers: key })
+      assertError(res, 410, 'gone', /GET \/v1\/pets/)
+      assert.equal(res.headers.sunset, 'Thu, 05 Dec 2030 00:00:00 GMT')
+      ;(app.clock as ManualClock).set(Date.UTC(2030, 11, 4, 23, 59, 59))
+      assert.equal((await app.app.inject({ url: '/v1/pets/1', headers: key })).statusCode, 404)
     })
   })
 
-  test('links are relative by default and never built from the Host header; PUBLIC_BASE_URL makes them absolute', async () => {
+  test('links are relative by default and never built from the Host header; PUBLIC_BASE_URL makes them absolute', async (context) => {
     const host = { host: 'attacker.example' }
     const relative = await t.app.inject({ url: '/v1/pets/1', headers: { ...auth, ...host } })
     assert.match(relative.headers.link as string, /^<\/v1\/pets>; rel="successor-version", <\/docs#\/pets\/getPet>; rel="deprecation"/)
-    const absolute = await buildTestApp({ env: { PUBLIC_BASE_URL: 'https://api.example.com' } })
-    try {
-      const key = { authorization: `Bearer ${await absolute.key()}`, ...host }
-      for (let i = 0; i < 3; i++)
-        await absolute.app.inject({
-          method: 'POST',
-          url: '/v1/pets',
-          headers: { ...key, 'content-type': 'application/json' },
-          payload: '{"name":"A","categoryId":1}',
-        })
-      const page = await absolute.app.inject({ url: '/v1/pets?limit=2', headers: key })
-      assert.match(page.headers.link as string, /^<https:\/\/api\.example\.com\/v1\/pets\?limit=2&after=\d+>; rel="next"$/)
-      const got = await absolute.app.inject({ url: '/v1/pets/1', headers: key })
-      assert.match(got.headers.link as string, /^<https:\/\/api\.example\.com\/v1\/pets>; rel="successor-version"/)
-      assert.doesNotMatch(String(page.headers.link) + String(got.headers.link), /attacker/)
-    } finally {
-      await absolute.close()
-    }
+    const absolute = await buildTestApp(context, { env: { PUBLIC_BASE_URL: 'https://api.example.com' } })
+    const key = { authorization: `Bearer ${await absolute.key()}`, ...host }
+    for (let i = 0; i < 3; i++)
+      await absolute.app.inject({
+        method: 'POST',
+        url: '/v1/pets',
+        headers: { ...key, 'content-type': 'application/json' },
+        payload: '{"name":"A","categoryId":1}',
+      })
+    const page = await absolute.app.inject({ url: '/v1/pets?limit=2', headers: key })
+    assert.match(page.headers.link as string, /^<https:\/\/api\.example\.com\/v1\/pets\?limit=2&after=\d+>; rel="next"$/)
+    const got = await absolute.app.inject({ url: '/v1/pets/1', headers: key })
+    assert.match(got.headers.link as string, /^<https:\/\/api\.example\.com\/v1\/pets>; rel="successor-version"/)
+    assert.doesNotMatch(String(page.headers.link) + String(got.headers.link), /attacker/)
   })
 })

@@ -3,7 +3,8 @@
  * and docs/ that starts with a folder of the repository (`src/app.ts`, `test/fuzz/`), or with a
  * folder of src/ and names a file or a folder (`keys/api-key.ts`, `usage/`: architecture.md writes
  * src/'s files so). A file that moves takes its mentions with it (docs/configuration.md's in its
- * generator, scripts/config-docs.mjs).
+ * generator, scripts/config-docs.mjs). The READMEs of bench/, client/ and deploy/ write their own
+ * files from their folder; the tests they name, from the root, are checked too.
  */
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -55,6 +56,21 @@ test('fileReferences finds paths from the root and from src/, and not URLs, API 
     ['src/app.ts', 'test/fuzz/', 'src/keys/api-key.ts', 'src/usage/', 'src/limits/redis/consume.lua', 'docs/api.md'],
   )
 })
+
+/** Pages that write their own folder's files relative to it: only their test paths are from the root. */
+const FOLDER_READMES = ['bench/README.md', 'client/README.md', 'deploy/README.md']
+
+for (const page of FOLDER_READMES) {
+  test(`every test file ${page} names exists`, () => {
+    const tests = fileReferences(readFileSync(join(ROOT, page), 'utf8')).filter((path) => path.startsWith('test/'))
+    assert.ok(tests.length > 0, `${page} names no test: the check would see nothing`)
+    assert.deepEqual(
+      tests.filter((path) => !existsSync(join(ROOT, path))),
+      [],
+      `${page} names tests that do not exist`,
+    )
+  })
+}
 
 for (const page of PAGES) {
   test(`every file ${page} names exists`, () => {

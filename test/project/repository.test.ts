@@ -2,7 +2,7 @@
  * The repository stands alone and keeps its promises to a newcomer: the README and docs link nothing
  * outside it and every page is reachable from the README, and every dependency supports the oldest
  * Node the README promises (npm's refusal of a newer one, and `npm run dev`, are run for real in
- * test/process/npm-scripts.test.ts).
+ * test/system/project/npm-scripts.test.ts).
  */
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'

@@ -1,7 +1,8 @@
 /**
- * The test runner's watchdog (test/kinds.mjs): CI has a hard time limit, so a test process that
- * hangs must end as a named failure, with the processes it started, and a process a file leaves
- * behind must not outlive it.
+ * The test runner (test/kinds.mjs): every test file is where the one rule puts it, under a name of
+ * its own, and its kind follows from its place. Its watchdog: CI has a hard time limit, so a test
+ * process that hangs must end as a named failure, with the processes it started, and a process a
+ * file leaves behind must not outlive it.
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -11,9 +12,52 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 // @ts-expect-error: plain JavaScript without declarations
-import { readFailures, runWatched } from '../kinds.mjs'
+import { readFailures, runWatched, testLayout } from '../kinds.mjs'
 
 const KINDS = fileURLToPath(new URL('../kinds.mjs', import.meta.url))
+
+test('where a test goes: in this process by src/ folder, with real processes under system/, no name twice', () => {
+  const layout = testLayout([
+    'test/service.test.ts',
+    'test/pets/routes.test.ts',
+    'test/storage/sqlite/x.test.ts',
+    'test/project/docs.test.ts',
+    'test/fuzz/f.test.ts',
+    'test/system/cli/cli.test.ts',
+    'test/system/deploy/haproxy.test.ts',
+    'test/system/pets/routes.test.ts',
+    'test/process/cli.test.ts',
+    'test/system/stray.test.ts',
+    'test/system/scale/three.test.ts',
+    'test/deploy/haproxy-config.test.ts',
+    'test/nothing.test.ts',
+  ])
+  assert.deepEqual(layout.byKind, {
+    unit: ['test/storage/sqlite/x.test.ts', 'test/project/docs.test.ts'],
+    http: ['test/service.test.ts', 'test/pets/routes.test.ts'],
+    fuzz: ['test/fuzz/f.test.ts'],
+    system: ['test/system/cli/cli.test.ts', 'test/system/deploy/haproxy.test.ts', 'test/system/pets/routes.test.ts'],
+  })
+  assert.deepEqual(layout.outOfPlace, [
+    'test/process/cli.test.ts',
+    'test/system/stray.test.ts',
+    'test/system/scale/three.test.ts',
+    'test/deploy/haproxy-config.test.ts',
+    'test/nothing.test.ts',
+  ])
+  assert.deepEqual(layout.sharedNames, [
+    ['test/pets/routes.test.ts', 'test/system/pets/routes.test.ts'],
+    ['test/system/cli/cli.test.ts', 'test/process/cli.test.ts'],
+  ])
+})
+
+test("the repository's test files follow the rule: the runner lists them all", () => {
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env
+  const run = spawnSync(process.execPath, [KINDS, '--list'], { env, encoding: 'utf8' })
+  assert.equal(run.stderr, '')
+  assert.equal(run.status, 0)
+  assert.ok(run.stdout.split('\n').filter((line) => line.endsWith('.test.ts')).length > 100, run.stdout)
+})
 
 interface Watched {
   status: number

@@ -17,9 +17,9 @@ import { isUnavailable, TIMEOUTS } from '../../src/storage/postgres/connection.j
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { REVOCATION_DEADLINE_MS } from '../helpers/process.js'
 import { PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
+import { REVOCATION_DEADLINE_MS } from '../helpers/wait.js'
 
 interface Harness {
   storage: Storage

@@ -12,9 +12,9 @@ import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
-import { nodeChildPids, spawnCli, useScratchDatabase, waitFor } from '../../helpers/cluster.js'
-import { bearer, createKeyViaCli, request, startServer, useTempDir } from '../../helpers/process.js'
 import { REDIS_URL, requireService } from '../../helpers/services.js'
+import { nodeChildPids, spawnCli, useScratchDatabase, waitFor } from '../helpers/cluster.js'
+import { bearer, createKeyViaCli, request, startServer, useTempDir } from '../helpers/process.js'
 
 const ORDERS_AT_ONCE = 40
 const ROUNDS = 15

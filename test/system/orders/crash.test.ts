@@ -9,9 +9,9 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import Database from 'better-sqlite3'
-import { useScratchDatabase, withPg } from '../../helpers/cluster.js'
-import { bearer, createKeyViaCli, type ServerProcess, startServer, useTempDir } from '../../helpers/process.js'
 import { requireService } from '../../helpers/services.js'
+import { useScratchDatabase, withPg } from '../helpers/cluster.js'
+import { bearer, createKeyViaCli, type ServerProcess, startServer, useTempDir } from '../helpers/process.js'
 
 const ANIMALS = 400
 const WORKERS = 16

@@ -1,0 +1,234 @@
+/**
+ * The OpenAPI document (GET /v1/openapi.json) against things it is not generated from: the OpenAPI
+ * 3.1 schema, the spec's shapes, the closed list of error codes in docs/api.md, and what the routes
+ * really answer — a table of requests, one or more per status of each operation, whose answers
+ * must be documented (status, body schema, headers), while every documented status is answered.
+ */
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { before, describe, test } from 'node:test'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import type { LightMyRequestResponse } from 'fastify'
+import { GET_PET_DEPRECATION } from '../../src/pets/routes.js'
+import { ManualClock } from '../../src/shared/clock.js'
+import { ERROR_STATUS } from '../../src/shared/errors.js'
+import { StorageUnavailableError } from '../../src/shared/outages.js'
+import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
+import { type OperationId, Oracle } from '../fuzz/oracle.js'
+import type { WireResponse } from '../fuzz/transport.js'
+import { bearer, buildSuiteApp, type TestApp } from '../helpers/app.js'
+
+/** The "Errors" table of docs/api.md: code -> status, the list users read. */
+function documentedErrorCodes(): Map<string, number> {
+  const page = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')
+  const section = page.slice(page.indexOf('\n## Errors'), page.indexOf('\n## ', page.indexOf('\n## Errors') + 1))
+  return new Map([...section.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]))
+}
+
+/** An app.inject answer in the fuzz transport's shape, for the oracle. */
+function wire(res: LightMyRequestResponse): WireResponse {
+  const headers: Record<string, string> = {}
+  const rawHeaders: Array<[string, string]> = []
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue
+    const values = Array.isArray(value) ? value.map(String) : [String(value)]
+    headers[name.toLowerCase()] = values.join(', ')
+    for (const v of values) rawHeaders.push([name.toLowerCase(), v])
+  }
+  return { status: res.statusCode, headers, rawHeaders, body: res.rawPayload }
+}
+
+/** A SQLite store whose pets fail the way `failure` says; keys still work, so requests pass the guard. */
+function failingStorage(failure: () => Error): SqliteStorage {
+  const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
+  const fail = async (): Promise<never> => {
+    throw failure()
+  }
+  Object.assign(storage.pets, { listPets: fail, createPet: fail, getPet: fail })
+  return storage
+}
+
+describe('OpenAPI document', () => {
+  let doc: any
+  const t = buildSuiteApp({ env: { PUBLIC_BASE_URL: 'http://127.0.0.1:9999', ANIMAL_STORE_ENV: 'staging' } })
+  before(async () => {
+    const res = await t.app.inject({ url: '/v1/openapi.json' })
+    assert.equal(res.statusCode, 200)
+    doc = res.json()
+  })
+
+  test('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(doc)
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2))
+    assert.equal(doc.openapi, '3.1.0')
+    assert.equal(doc.info.version, '1.0.0')
+  })
+
+  test('lists the relative server first, then the public address, production and staging, each with /v1', () => {
+    const urls = doc.servers.map((s: { url: string }) => s.url)
+    assert.deepEqual(urls, [
+      '/v1',
+      'http://127.0.0.1:9999/v1',
+      'https://api.animal-store.example/v1',
+      'https://staging.api.animal-store.example/v1',
+    ])
+  })
+
+  test('has the catalogue and the store, getPet deprecated, bearer security', () => {
+    assert.deepEqual(Object.keys(doc.paths).sort(), [
+      '/pets',
+      '/pets/{petId}',
+      '/store/inventory',
+      '/store/orders',
+      '/store/orders/{orderId}',
+      '/store/orders/{orderId}/cancel',
+      '/store/orders/{orderId}/complete',
+    ])
+    assert.equal(doc.paths['/pets'].get.operationId, 'listPets')
+    assert.equal(doc.paths['/pets'].post.operationId, 'createPet')
+    assert.equal(doc.paths['/pets/{petId}'].get.operationId, 'getPet')
+    assert.equal(doc.paths['/pets/{petId}'].get.deprecated, true)
+    assert.deepEqual(doc.security, [{ bearerAuth: [] }])
+    assert.equal(doc.components.securitySchemes.bearerAuth.scheme, 'bearer')
+  })
+
+  test('schemas are the spec shapes; int64 fields are documented as such', () => {
+    const { Pet, NewPet, PetStatus } = doc.components.schemas
+    assert.deepEqual(PetStatus.enum, ['available', 'pending', 'sold'])
+    assert.deepEqual(NewPet.required.sort(), ['categoryId', 'name'])
+    assert.equal(NewPet.additionalProperties, false)
+    assert.equal(Pet.properties.id.format, 'int64')
+    assert.equal(Pet.properties.categoryId.format, 'int64')
+    const limit = doc.paths['/pets'].get.parameters.find((p: { name: string }) => p.name === 'limit')
+    assert.deepEqual([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 100, 20])
+    // Real examples, which the console's "Try it out" fills in (not values made up from the patterns).
+    assert.deepEqual([NewPet.properties.name.example, NewPet.properties.categoryId.example], ['Rex', 7])
+    assert.deepEqual([Pet.properties.id.example, Pet.properties.name.example, Pet.properties.categoryId.example], [1, 'Rex', 7])
+    assert.ok(doc.info.description.includes('`node dist/cli.js keys create --plan free --name NAME`'), 'how to get a key')
+  })
+
+  test("the Error schema's codes are docs/api.md's closed list, which the service's table agrees with", () => {
+    const documented = documentedErrorCodes()
+    assert.ok(documented.size >= 10, `docs/api.md's Errors table parsed (${documented.size} codes)`)
+    const { Error: ErrorSchema } = doc.components.schemas
+    assert.deepEqual(ErrorSchema.required.sort(), ['code', 'message', 'status'])
+    assert.deepEqual([...ErrorSchema.properties.code.enum].sort(), [...documented.keys()].sort())
+    assert.deepEqual(
+      Object.entries(ERROR_STATUS).sort(),
+      [...documented.entries()].sort(),
+      'src/http/errors.ts and docs/api.md: same codes, same statuses',
+    )
+    for (const code of documented.keys()) assert.match(doc.info.description, new RegExp(`\`${code}\``), `the description explains ${code}`)
+  })
+
+  describe('every answer of an operation is documented, and every documented status is answered', () => {
+    const failing = buildSuiteApp(async () => ({ storage: failingStorage(() => new Error('disk on fire')) }))
+    const unavailable = buildSuiteApp(async () => ({
+      storage: failingStorage(() => new StorageUnavailableError(new Error('ECONNREFUSED'))),
+    }))
+    const sunset = buildSuiteApp(async () => ({ clock: new ManualClock(GET_PET_DEPRECATION.sunset + 1000) }))
+    let oracle: Oracle
+    before(async () => {
+      oracle = await Oracle.create(doc)
+    })
+
+    test('the table of cases', async () => {
+      const key = bearer(await t.key({ plan: 'pro' }))
+      const json = { 'content-type': 'application/json' }
+      const pet = (
+        await t.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...key, ...json }, payload: '{"name":"Rex","categoryId":1}' })
+      ).json()
+      /** A key whose quota is one request: the second one is 429. */
+      const spent = async (app: TestApp, first: { method: 'GET' | 'POST'; url: string; payload?: string }) => {
+        const headers = { ...bearer(await app.key({ plan: 'enterprise', perMinute: 1, perDay: 1 })), ...json }
+        await app.app.inject({ ...first, headers })
+        return headers
+      }
+      const list =
+        (app: TestApp, url: string, headers: Record<string, string> = key) =>
+        () =>
+          app.app.inject({ url, headers })
+      const create =
+        (app: TestApp, payload: string, headers: Record<string, string> = { ...key, ...json }) =>
+        () =>
+          app.app.inject({ method: 'POST', url: '/v1/pets', headers, payload })
+      const getPet =
+        (app: TestApp, url: string, headers: Record<string, string> = key) =>
+        () =>
+          app.app.inject({ url, headers })
+      const keyFor = async (app: TestApp) => bearer(await app.key({ plan: 'pro' }))
+      /** The same Idempotency-Key once more with another body: 422. */
+      const reused = async () => {
+        const headers = { ...key, ...json, 'idempotency-key': 'openapi-reused' }
+        await t.app.inject({ method: 'POST', url: '/v1/pets', headers, payload: '{"name":"First","categoryId":1}' })
+        return create(t, '{"name":"Second","categoryId":1}', headers)
+      }
+      /** Two requests with one Idempotency-Key at once: the second, while the first is in flight, is 409. */
+      const concurrent = () => async () => {
+        const headers = { ...key, ...json, 'idempotency-key': 'openapi-in-flight' }
+        const [, second] = await Promise.all([
+          create(t, '{"name":"Twin","categoryId":1}', headers)(),
+          create(t, '{"name":"Twin","categoryId":1}', headers)(),
+        ])
+        return second
+      }
+
+      const cases: Array<[OperationId, string, number, () => Promise<LightMyRequestResponse>]> = [
+        ['listPets', 'a page', 200, list(t, '/v1/pets?limit=1')],
+        ['listPets', 'a bad limit', 400, list(t, '/v1/pets?limit=0')],
+        ['listPets', 'no key', 401, list(t, '/v1/pets', {})],
+        ['listPets', 'a spent key', 429, list(t, '/v1/pets', await spent(t, { method: 'GET', url: '/v1/pets' }))],
+        ['listPets', 'a failing store', 500, list(failing, '/v1/pets', await keyFor(failing))],
+        ['listPets', 'an unavailable store', 503, list(unavailable, '/v1/pets', await keyFor(unavailable))],
+        ['createPet', 'a new animal', 201, create(t, '{"name":"Tom","categoryId":2,"status":"sold"}')],
+        ['createPet', 'a missing name', 400, create(t, '{"categoryId":2}')],
+        ['createPet', 'no key', 401, create(t, '{"name":"Tom","categoryId":2}', json)],
+        ['createPet', 'an Idempotency-Key still in flight', 409, concurrent()],
+        ['createPet', 'an Idempotency-Key reused with another body', 422, await reused()],
+        ['createPet', 'a body over 16 KiB', 413, create(t, JSON.stringify({ name: 'x'.repeat(17 * 1024), categoryId: 1 }))],
+        ['createPet', 'text/plain', 415, create(t, 'name=Tom', { ...key, 'content-type': 'text/plain' })],
+        [
+          'createPet',
+          'a spent key',
+          429,
+          create(
+            t,
+            '{"name":"Tom","categoryId":2}',
+            await spent(t, { method: 'POST', url: '/v1/pets', payload: '{"name":"Tom","categoryId":2}' }),
+          ),
+        ],
+        ['createPet', 'a failing store', 500, create(failing, '{"name":"Tom","categoryId":2}', { ...(await keyFor(failing)), ...json })],
+        [
+          'createPet',
+          'an unavailable store',
+          503,
+          create(unavailable, '{"name":"Tom","categoryId":2}', { ...(await keyFor(unavailable)), ...json }),
+        ],
+        ['getPet', 'an animal', 200, getPet(t, `/v1/pets/${pet.id}`)],
+        ['getPet', 'a petId that is no integer', 400, getPet(t, '/v1/pets/abc')],
+        ['getPet', 'no key', 401, getPet(t, `/v1/pets/${pet.id}`, {})],
+        ['getPet', 'no such animal', 404, getPet(t, '/v1/pets/999999')],
+        ['getPet', 'after the sunset', 410, getPet(sunset, '/v1/pets/1', await keyFor(sunset))],
+        ['getPet', 'a spent key', 429, getPet(t, `/v1/pets/${pet.id}`, await spent(t, { method: 'GET', url: `/v1/pets/${pet.id}` }))],
+        ['getPet', 'a failing store', 500, getPet(failing, '/v1/pets/1', await keyFor(failing))],
+        ['getPet', 'an unavailable store', 503, getPet(unavailable, '/v1/pets/1', await keyFor(unavailable))],
+      ]
+      const answered = new Map<OperationId, Set<string>>()
+      for (const [operation, why, status, ask] of cases) {
+        const res = await ask()
+        assert.equal(res.statusCode, status, `${operation}, ${why}: ${res.body}`)
+        const method = operation === 'createPet' ? 'POST' : 'GET'
+        assert.deepEqual(oracle.conformance(operation, method, wire(res)), [], `${operation}, ${why}: the ${status} answer as documented`)
+        answered.set(operation, (answered.get(operation) ?? new Set()).add(String(status)))
+      }
+      for (const [path, method, operation] of [
+        ['/pets', 'get', 'listPets'],
+        ['/pets', 'post', 'createPet'],
+        ['/pets/{petId}', 'get', 'getPet'],
+      ] as const) {
+        const documented = Object.keys(doc.paths[path][method].responses).sort()
+        assert.deepEqual([...answered.get(operation)!].sort(), documented, `${operation}: the statuses answered are the documented ones`)
+      }
+    })
+  })
+})

@@ -1,0 +1,118 @@
+/** `animal-store admin-tokens create|list|revoke`, run as real processes on a SQLite file. */
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { userInfo } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { SqliteStorage } from '../../../src/storage/sqlite/sqlite-storage.js'
+import { bearer, ROOT, request, runCli, startServer, useTempDir } from '../helpers/process.js'
+
+test('admin-tokens create shows the token once; list and revoke (idempotent) never show it', { timeout: 60_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+
+  const created = await runCli(['admin-tokens', 'create', '--name', 'ops', '--json'], { db })
+  assert.equal(created.code, 0, created.stderr)
+  const { token, adminToken, ...rest } = JSON.parse(created.stdout)
+  assert.deepEqual([Object.keys(rest), adminToken.revokedAt], [[], null])
+  const out = { ...adminToken, token }
+  assert.match(out.token, /^as_admin_[0-9A-Za-z]{38}$/)
+  assert.match(out.id, /^adm_[0-9A-Za-z]{16}$/)
+  assert.equal(out.name, 'ops')
+  assert.ok(out.token.startsWith(out.prefix))
+
+  const human = await runCli(['admin-tokens', 'create', '--name', 'human'], { db })
+  assert.equal(human.code, 0, human.stderr)
+  assert.match(
+    human.stdout,
+    /^Created admin token adm_\w+ \(human\)\.\nThis is the only time the token is shown; store it now:\n\n {2}as_admin_\w{38}\n/,
+  )
+
+  const list = await runCli(['admin-tokens', 'list', '--json'], { db })
+  assert.equal(list.code, 0, list.stderr)
+  const rows = JSON.parse(list.stdout).data
+  assert.deepEqual(
+    rows.map((r: { name: string; revokedAt: null }) => [r.name, r.revokedAt]),
+    [
+      ['ops', null],
+      ['human', null],
+    ],
+  )
+  assert.equal(list.stdout.includes(out.token), false)
+  assert.equal(list.stdout.includes(out.token.slice(13)), false)
+  const plain = await runCli(['admin-tokens', 'list'], { db })
+  assert.match(plain.stdout, new RegExp(`^${out.id} {2}${out.prefix}… {2}active {2}ops$`, 'm'))
+
+  const revoked = await runCli(['admin-tokens', 'revoke', out.id, '--json'], { db })
+  assert.equal(revoked.code, 0, revoked.stderr)
+  const { adminToken: first, alreadyRevoked } = JSON.parse(revoked.stdout)
+  assert.deepEqual([first.id, typeof first.revokedAt, alreadyRevoked], [out.id, 'string', false])
+  const again = await runCli(['admin-tokens', 'revoke', out.id], { db })
+  assert.equal(again.code, 0, again.stderr)
+  assert.equal(again.stdout, `Admin token ${out.id} was already revoked (at ${first.revokedAt}).\n`)
+
+  // Stored: the hash and prefix only.
+  const storage = new SqliteStorage({ databaseUrl: db, durability: 'process' })
+  try {
+    const stored = await storage.adminTokens.list()
+    assert.equal(JSON.stringify(stored).includes(out.token.slice(13)), false)
+    assert.equal(stored.find((s) => s.id === out.id)?.revokedAt, Date.parse(first.revokedAt))
+    // Audited under the OS user: two creates and two revokes (the repeat changed nothing, and says so).
+    const { entries } = await storage.audit.list({ limit: 100 })
+    assert.deepEqual(
+      entries.map((e) => [e.action, e.actor.type, e.keyId, e.details.tokenId, e.details.alreadyRevoked]),
+      [
+        ['admin_token.create', 'cli', null, out.id, undefined],
+        ['admin_token.create', 'cli', null, stored.find((s) => s.name === 'human')!.id, undefined],
+        ['admin_token.revoke', 'cli', null, out.id, undefined],
+        ['admin_token.revoke', 'cli', null, out.id, true],
+      ],
+    )
+    assert.equal(entries[0]!.actor.id, userInfo().username)
+    assert.equal(JSON.stringify(entries).includes(out.token.slice(13)), false)
+  } finally {
+    await storage.close()
+  }
+})
+
+test('admin-tokens: bad input exits 2 with a message', { timeout: 60_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  for (const [args, message] of [
+    [['admin-tokens', 'create'], /admin-tokens create needs --name/],
+    [['admin-tokens', 'create', '--name', ' '], /--name must be 1 to 100 characters/],
+    [['admin-tokens', 'revoke'], /admin-tokens revoke takes exactly one TOKEN_ID/],
+    [['admin-tokens', 'revoke', 'adm_nope'], /^animal-store: no admin token with id adm_nope/],
+    [['admin-tokens', 'rotate'], /unknown admin-tokens command "rotate"/],
+  ] as const) {
+    const res = await runCli([...args], { db })
+    assert.equal(res.code, 2, `${args.join(' ')}: ${res.stdout}`)
+    assert.match(res.stderr, message, args.join(' '))
+  }
+})
+
+test('a keyless admin call is told the command that makes a token; pasted, it makes one the admin API takes', {
+  timeout: 120_000,
+}, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const server = await startServer(t, { dir, db })
+  const refused = await request(`${server.adminUrl}/admin/v1/keys`)
+  assert.equal(refused.status, 401)
+  const { code, message } = refused.body as { code: string; message: string }
+  assert.equal(code, 'unauthorized')
+  const command = /\(create one with: (.+)\)$/.exec(message)?.[1]
+  assert.equal(command, 'node dist/cli.js admin-tokens create --name NAME', message)
+  // The README's command, word for word; the start-up output gives the same command (with what
+  // this server's configuration needs before it).
+  assert.ok(readFileSync(join(ROOT, 'README.md'), 'utf8').includes(`token: ${command}`), 'the README shows it')
+  assert.match(server.stdout(), /token: .*\badmin-tokens create --name NAME$/m)
+
+  const [node, script, ...args] = command.replace('NAME', 'ops').split(' ')
+  assert.deepEqual([node, script], ['node', 'dist/cli.js'])
+  const created = await runCli(args, { db })
+  assert.equal(created.code, 0, created.stderr)
+  const token = /^ {2}(as_admin_\w+)$/m.exec(created.stdout)?.[1]
+  assert.ok(token, created.stdout)
+  assert.equal((await request(`${server.adminUrl}/admin/v1/keys`, { headers: bearer(token) })).status, 200)
+})

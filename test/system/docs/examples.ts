@@ -1,0 +1,138 @@
+/**
+ * The runnable examples of the user docs and how an answer is judged against what they show.
+ *
+ * A fenced block opened with ```` ```sh runnable ```` is run by test/system/docs/examples.test.ts, one
+ * command at a time (a `\` at a line's end continues it). Lines `# -> …` after a command are what
+ * it prints, each judged on its own:
+ *   `# -> HTTP/1.1 201 Created`   the status of a `curl -i` answer
+ *   `# -> Name: value`            a header of a `curl -i` answer
+ *   `# -> {…}` or `# -> […]`      the JSON body: every field shown has the value shown (fields left
+ *                                 out are not compared; an array has the length shown)
+ *   `# -> any other text`         a line the command prints
+ * `…` in a value or a line stands for any text. Other comment lines are for the reader.
+ */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+export interface Example {
+  /** Where the command starts, for messages: `docs/api.md:42`. */
+  where: string
+  command: string
+  /** The lines shown after `# -> `, in order. */
+  shown: string[]
+}
+
+export { userDocs } from '../../helpers/docs-pages.js'
+
+/** The commands of a page's runnable blocks, in order. */
+export function runnableExamples(page: string, markdown: string): Example[] {
+  const examples: Example[] = []
+  let inBlock = false
+  let pending = ''
+  let pendingLine = 0
+  const lines = markdown.split('\n')
+  lines.forEach((line, index) => {
+    if (!inBlock) {
+      inBlock = /^```sh runnable\s*$/.test(line)
+      return
+    }
+    if (line.startsWith('```')) {
+      inBlock = false
+      return
+    }
+    const shown = /^# -> (.*)$/.exec(line)
+    if (shown) {
+      const last = examples.at(-1)
+      if (last === undefined) throw new Error(`${page}:${index + 1}: output shown before any command`)
+      last.shown.push(shown[1]!)
+      return
+    }
+    if (line.startsWith('#') || line.trim() === '') return
+    if (pending === '') pendingLine = index + 1
+    pending += line.endsWith('\\') ? `${line.slice(0, -1)} ` : line
+    if (!line.endsWith('\\')) {
+      examples.push({ where: `${page}:${pendingLine}`, command: pending, shown: [] })
+      pending = ''
+    }
+  })
+  return examples
+}
+
+/** `text` matches `pattern`, where `…` in the pattern stands for any text. */
+export function matchesShown(pattern: string, text: string): boolean {
+  const source = pattern
+    .split('…')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*')
+  return new RegExp(`^${source}$`, 's').test(text)
+}
+
+/** Where `actual` differs from the JSON `shown` (its fields only), or undefined when it agrees. */
+export function jsonDifference(shown: unknown, actual: unknown, path = '$'): string | undefined {
+  if (typeof shown === 'string') {
+    return typeof actual === 'string' && matchesShown(shown, actual)
+      ? undefined
+      : `${path}: shown ${JSON.stringify(shown)}, got ${JSON.stringify(actual)}`
+  }
+  if (Array.isArray(shown)) {
+    if (!Array.isArray(actual) || actual.length !== shown.length)
+      return `${path}: shown ${shown.length} items, got ${JSON.stringify(actual)}`
+    for (const [i, item] of shown.entries()) {
+      const difference = jsonDifference(item, actual[i], `${path}[${i}]`)
+      if (difference) return difference
+    }
+    return undefined
+  }
+  if (shown !== null && typeof shown === 'object') {
+    if (actual === null || typeof actual !== 'object' || Array.isArray(actual))
+      return `${path}: shown an object, got ${JSON.stringify(actual)}`
+    for (const [key, value] of Object.entries(shown)) {
+      const difference = jsonDifference(value, (actual as Record<string, unknown>)[key], `${path}.${key}`)
+      if (difference) return difference
+    }
+    return undefined
+  }
+  return shown === actual ? undefined : `${path}: shown ${JSON.stringify(shown)}, got ${JSON.stringify(actual)}`
+}
+
+/** Problems with `stdout` against what the example shows; empty when every shown line holds. */
+export function differences(example: Example, stdout: string): string[] {
+  const http = /^HTTP\/[\d.]+ (\d{3})/.exec(stdout)
+  const split = http ? stdout.search(/\r?\n\r?\n/) : -1
+  const head = http ? stdout.slice(0, split < 0 ? undefined : split) : ''
+  const body = http ? (split < 0 ? '' : stdout.slice(split).trim()) : stdout.trim()
+  const headers = new Map(
+    head
+      .split(/\r?\n/)
+      .slice(1)
+      .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()] as const),
+  )
+  const problems: string[] = []
+  for (const shown of example.shown) {
+    const status = /^HTTP\/[\d.]+ (\d{3})\b/.exec(shown)
+    const header = /^([A-Za-z][\w-]*): (.*)$/.exec(shown)
+    if (status) {
+      if (http?.[1] !== status[1]) problems.push(`status: shown ${status[1]}, got ${http?.[1] ?? 'no HTTP answer'}`)
+    } else if (/^[[{]/.test(shown)) {
+      let actual: unknown
+      try {
+        actual = JSON.parse(body)
+      } catch {
+        problems.push(`shown JSON ${shown}, got ${JSON.stringify(body)}`)
+        continue
+      }
+      const difference = jsonDifference(JSON.parse(shown), actual)
+      if (difference) problems.push(difference)
+    } else if (http && header) {
+      const value = headers.get(header[1]!.toLowerCase())
+      if (value === undefined || !matchesShown(header[2]!, value))
+        problems.push(`${header[1]}: shown ${header[2]}, got ${value ?? 'no such header'}`)
+    } else if (!stdout.split('\n').some((line) => matchesShown(shown, line.trimEnd()))) {
+      problems.push(`no line ${JSON.stringify(shown)} in ${JSON.stringify(stdout)}`)
+    }
+  }
+  return problems
+}
+
+/** The page's text, read from `root`. */
+export const readPage = (root: string, page: string): string => readFileSync(join(root, page), 'utf8')
