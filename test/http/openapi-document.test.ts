@@ -38,13 +38,14 @@ function wire(res: LightMyRequestResponse): WireResponse {
   return { status: res.statusCode, headers, rawHeaders, body: res.rawPayload }
 }
 
-/** A SQLite store whose pets fail the way `failure` says; keys still work, so requests pass the guard. */
+/** A SQLite store whose pets and orders fail the way `failure` says; keys still work, so requests pass the guard. */
 function failingStorage(failure: () => Error): SqliteStorage {
   const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
   const fail = async (): Promise<never> => {
     throw failure()
   }
   Object.assign(storage.pets, { listPets: fail, createPet: fail, getPet: fail })
+  Object.assign(storage.orders, { placeOrder: fail, changeOrder: fail, getOrder: fail, listOrders: fail, inventory: fail })
   return storage
 }
 
@@ -173,7 +174,105 @@ describe('OpenAPI document', () => {
         return second
       }
 
-      const cases: Array<[OperationId, string, number, () => Promise<LightMyRequestResponse>]> = [
+      type Case = [OperationId, string, number, () => Promise<LightMyRequestResponse>]
+      /** The store's operations: an order placed, read, cancelled and completed, and each refusal. */
+      const storeCases = async (): Promise<Case[]> => {
+        const ask =
+          (app: TestApp, method: 'GET' | 'POST', url: string, headers: Record<string, string> = key, payload?: string) =>
+          () =>
+            app.app.inject({ method, url, headers, payload })
+        const withJson = { ...key, ...json }
+        const available = async () =>
+          (
+            await t.app.inject({
+              method: 'POST',
+              url: '/v1/pets',
+              headers: withJson,
+              payload: '{"name":"Stock","categoryId":1,"status":"available"}',
+            })
+          ).json().id as number
+        const place = async () =>
+          (
+            await t.app.inject({ method: 'POST', url: '/v1/store/orders', headers: withJson, payload: `{"petId":${await available()}}` })
+          ).json().id as number
+        const [toPlace, taken] = [await available(), await available()]
+        await t.app.inject({ method: 'POST', url: '/v1/store/orders', headers: withJson, payload: `{"petId":${taken}}` })
+        const [toRead, toCancel, toComplete] = [await place(), await place(), await place()]
+        const big = JSON.stringify({ a: 'x'.repeat(17 * 1024) })
+        const text = { ...key, 'content-type': 'text/plain' }
+        const failingKey = async (app: TestApp) => ({ ...(await keyFor(app)), ...json })
+        const cases: Case[] = [
+          ['placeOrder', 'an available animal', 201, ask(t, 'POST', '/v1/store/orders', withJson, `{"petId":${toPlace}}`)],
+          ['placeOrder', 'no petId', 400, ask(t, 'POST', '/v1/store/orders', withJson, '{}')],
+          ['placeOrder', 'no key', 401, ask(t, 'POST', '/v1/store/orders', json, `{"petId":${toPlace}}`)],
+          ['placeOrder', 'an animal already held', 409, ask(t, 'POST', '/v1/store/orders', withJson, `{"petId":${taken}}`)],
+          ['placeOrder', 'a body over 16 KiB', 413, ask(t, 'POST', '/v1/store/orders', withJson, big)],
+          ['placeOrder', 'text/plain', 415, ask(t, 'POST', '/v1/store/orders', text, 'petId=1')],
+          ['placeOrder', 'no such animal', 422, ask(t, 'POST', '/v1/store/orders', withJson, '{"petId":999999}')],
+          [
+            'placeOrder',
+            'a spent key',
+            429,
+            ask(t, 'POST', '/v1/store/orders', await spent(t, { method: 'GET', url: '/v1/store/inventory' }), '{"petId":1}'),
+          ],
+          ['placeOrder', 'a failing store', 500, ask(failing, 'POST', '/v1/store/orders', await failingKey(failing), '{"petId":1}')],
+          [
+            'placeOrder',
+            'an unavailable store',
+            503,
+            ask(unavailable, 'POST', '/v1/store/orders', await failingKey(unavailable), '{"petId":1}'),
+          ],
+          ['listOrders', 'a page', 200, ask(t, 'GET', '/v1/store/orders?limit=2')],
+          ['listOrders', 'a bad limit', 400, ask(t, 'GET', '/v1/store/orders?limit=0')],
+          ['listOrders', 'no key', 401, ask(t, 'GET', '/v1/store/orders', {})],
+          ['listOrders', 'a spent key', 429, ask(t, 'GET', '/v1/store/orders', await spent(t, { method: 'GET', url: '/v1/store/orders' }))],
+          ['listOrders', 'a failing store', 500, ask(failing, 'GET', '/v1/store/orders', await keyFor(failing))],
+          ['listOrders', 'an unavailable store', 503, ask(unavailable, 'GET', '/v1/store/orders', await keyFor(unavailable))],
+          ['getOrder', 'an order', 200, ask(t, 'GET', `/v1/store/orders/${toRead}`)],
+          ['getOrder', 'an orderId that is no integer', 400, ask(t, 'GET', '/v1/store/orders/abc')],
+          ['getOrder', 'no key', 401, ask(t, 'GET', `/v1/store/orders/${toRead}`, {})],
+          ['getOrder', 'no such order', 404, ask(t, 'GET', '/v1/store/orders/999999')],
+          [
+            'getOrder',
+            'a spent key',
+            429,
+            ask(t, 'GET', `/v1/store/orders/${toRead}`, await spent(t, { method: 'GET', url: '/v1/store/orders' })),
+          ],
+          ['getOrder', 'a failing store', 500, ask(failing, 'GET', '/v1/store/orders/1', await keyFor(failing))],
+          ['getOrder', 'an unavailable store', 503, ask(unavailable, 'GET', '/v1/store/orders/1', await keyFor(unavailable))],
+          ['getInventory', 'the counts', 200, ask(t, 'GET', '/v1/store/inventory')],
+          ['getInventory', 'an unknown query parameter', 400, ask(t, 'GET', '/v1/store/inventory?x=1')],
+          ['getInventory', 'no key', 401, ask(t, 'GET', '/v1/store/inventory', {})],
+          [
+            'getInventory',
+            'a spent key',
+            429,
+            ask(t, 'GET', '/v1/store/inventory', await spent(t, { method: 'GET', url: '/v1/store/inventory' })),
+          ],
+          ['getInventory', 'a failing store', 500, ask(failing, 'GET', '/v1/store/inventory', await keyFor(failing))],
+          ['getInventory', 'an unavailable store', 503, ask(unavailable, 'GET', '/v1/store/inventory', await keyFor(unavailable))],
+        ]
+        for (const [operation, change, order] of [
+          ['cancelOrder', 'cancel', toCancel],
+          ['completeOrder', 'complete', toComplete],
+        ] as const) {
+          const url = `/v1/store/orders/${order}/${change}`
+          cases.push(
+            [operation, 'a placed order', 200, ask(t, 'POST', url)],
+            [operation, 'a body that is not {}', 400, ask(t, 'POST', url, withJson, '{"a":1}')],
+            [operation, 'no key', 401, ask(t, 'POST', url, {})],
+            [operation, 'no such order', 404, ask(t, 'POST', `/v1/store/orders/999999/${change}`)],
+            [operation, 'an order no longer placed', 409, ask(t, 'POST', url)],
+            [operation, 'a body over 16 KiB', 413, ask(t, 'POST', url, withJson, big)],
+            [operation, 'text/plain', 415, ask(t, 'POST', url, text, 'x')],
+            [operation, 'a spent key', 429, ask(t, 'POST', url, await spent(t, { method: 'GET', url: '/v1/store/inventory' }))],
+            [operation, 'a failing store', 500, ask(failing, 'POST', `/v1/store/orders/1/${change}`, await keyFor(failing))],
+            [operation, 'an unavailable store', 503, ask(unavailable, 'POST', `/v1/store/orders/1/${change}`, await keyFor(unavailable))],
+          )
+        }
+        return cases
+      }
+      const cases: Case[] = [
         ['listPets', 'a page', 200, list(t, '/v1/pets?limit=1')],
         ['listPets', 'a bad limit', 400, list(t, '/v1/pets?limit=0')],
         ['listPets', 'no key', 401, list(t, '/v1/pets', {})],
@@ -212,22 +311,38 @@ describe('OpenAPI document', () => {
         ['getPet', 'a spent key', 429, getPet(t, `/v1/pets/${pet.id}`, await spent(t, { method: 'GET', url: `/v1/pets/${pet.id}` }))],
         ['getPet', 'a failing store', 500, getPet(failing, '/v1/pets/1', await keyFor(failing))],
         ['getPet', 'an unavailable store', 503, getPet(unavailable, '/v1/pets/1', await keyFor(unavailable))],
+        ...(await storeCases()),
       ]
+      // Every operation of the document, with its method and documented statuses: an operation
+      // added to the API is expected here without editing a list (it fails until it has its cases).
+      const methods = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options'])
+      const operations = new Map<OperationId, { method: string; statuses: string[] }>()
+      for (const item of Object.values(doc.paths) as Array<Record<string, { operationId: string; responses: object }>>) {
+        for (const [method, op] of Object.entries(item)) {
+          if (methods.has(method))
+            operations.set(op.operationId, { method: method.toUpperCase(), statuses: Object.keys(op.responses).sort() })
+        }
+      }
+      assert.ok(operations.size >= 9, `the document's operations: ${[...operations.keys()].join(', ')}`)
       const answered = new Map<OperationId, Set<string>>()
       for (const [operation, why, status, ask] of cases) {
         const res = await ask()
         assert.equal(res.statusCode, status, `${operation}, ${why}: ${res.body}`)
-        const method = operation === 'createPet' ? 'POST' : 'GET'
-        assert.deepEqual(oracle.conformance(operation, method, wire(res)), [], `${operation}, ${why}: the ${status} answer as documented`)
+        const documented = operations.get(operation)
+        assert.ok(documented, `${operation} is an operation of the document`)
+        assert.deepEqual(
+          oracle.conformance(operation, documented.method, wire(res)),
+          [],
+          `${operation}, ${why}: the ${status} answer as documented`,
+        )
         answered.set(operation, (answered.get(operation) ?? new Set()).add(String(status)))
       }
-      for (const [path, method, operation] of [
-        ['/pets', 'get', 'listPets'],
-        ['/pets', 'post', 'createPet'],
-        ['/pets/{petId}', 'get', 'getPet'],
-      ] as const) {
-        const documented = Object.keys(doc.paths[path][method].responses).sort()
-        assert.deepEqual([...answered.get(operation)!].sort(), documented, `${operation}: the statuses answered are the documented ones`)
+      for (const [operation, { statuses }] of operations) {
+        assert.deepEqual(
+          [...(answered.get(operation) ?? [])].sort(),
+          statuses,
+          `${operation}: the statuses answered are the documented ones`,
+        )
       }
     })
   })
