@@ -14,6 +14,7 @@ import { LOAD_CPU, PEERS, SERVER_CPU } from './lib/scenarios.mjs'
 import { clusterSection } from './sections/cluster.mjs'
 import { durabilitySection } from './sections/durability.mjs'
 import { growthSection } from './sections/growth.mjs'
+import { ordersSection } from './sections/orders.mjs'
 import { pgSection } from './sections/pg.mjs'
 import { profileSection } from './sections/profile.mjs'
 import { freshCatalogue, sqliteSection } from './sections/sqlite.mjs'
@@ -82,6 +83,7 @@ async function main() {
   if (opts.profile && opts.only.includes('profile')) {
     await section('profile', 'profile', async () => profileSection(bench, results, mainDb ?? (await freshCatalogue(bench, 'profile'))))
   }
+  if (opts.only.includes('orders')) await section('order flow', 'orders', () => ordersSection(bench, results))
   if (opts.growth.length && opts.only.includes('growth')) await section('growth', 'growth', () => growthSection(bench, results))
   if (opts.durability && opts.only.includes('durability'))
     await section('durability', 'durability', () => durabilitySection(bench, results))

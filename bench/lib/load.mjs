@@ -133,3 +133,27 @@ export async function waitQuiet({ groups, thresholdPct, windowMs, maxWaitMs, qui
   }
   return { waitedMs: Date.now() - t, otherPct: last.otherPct, quiet: quiet >= quietWindows }
 }
+
+/** `taskset -c CPU node bench/order-flow.mjs`: closed-loop order flows (place, then cancel or complete). */
+export async function runOrderFlow({ port, key, idsFile, connections, seconds, warmup, cpu }) {
+  const script = join(ROOT, 'bench/order-flow.mjs')
+  const args = ['-c', String(cpu), process.execPath, script, '--port', String(port), '--key', key, '--ids-file', idsFile]
+  args.push('--connections', String(connections), '--duration', String(seconds), '--warmup', String(warmup))
+  const r = await run('taskset', args, { cwd: ROOT, timeoutMs: (seconds + warmup + 30) * 1000 })
+  const j = benchJson(r, 'order flow')
+  const perSecond = (x) => Math.round((x / (j.durationUs / 1e6)) * 10) / 10
+  return {
+    rps: perSecond(j.requests),
+    flowsPerSecond: perSecond(j.flows),
+    requests: j.requests,
+    flows: j.flows,
+    completed: j.completed,
+    cancelled: j.cancelled,
+    p50Ms: us2ms(j.latencyUs['50']),
+    p90Ms: us2ms(j.latencyUs['90']),
+    p99Ms: us2ms(j.latencyUs['99']),
+    maxMs: us2ms(j.latencyUs.max),
+    unexpectedStatus: j.unexpectedStatus,
+    socketErrors: j.socketErrors,
+  }
+}

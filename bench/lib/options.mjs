@@ -65,7 +65,8 @@ const OPTIONS = {
   },
   'no-peers': { type: 'boolean', help: 'skip the peers' },
   workers: { type: 'string', help: 'comma list of worker counts for the cluster section (default 1,2)' },
-  only: { type: 'string', help: 'comma list of sections to run: main,profile,growth,durability,pg,cluster (default all)' },
+  only: { type: 'string', help: 'comma list of sections to run: main,profile,orders,growth,durability,pg,cluster (default all)' },
+  'order-connections': { type: 'string', help: 'connections of the order-flow load, each over animals of its own (default 16)' },
   out: { type: 'string', help: 'directory for <date>.json and <date>.md (default bench/results)' },
   'max-minutes': { type: 'string', help: 'hard deadline for the whole run; partial results are written (default 90)' },
   'keep-tmp': { type: 'boolean', help: 'keep the temp dir (databases, logs, profile)' },
@@ -127,9 +128,9 @@ export function parseOptions() {
     if (!SQLITE_SCENARIOS[s]) throw new Error(`unknown scenario ${s} (known: ${Object.keys(SQLITE_SCENARIOS).join(', ')})`)
   const growth = list('growth', '10000,100000,1000000', '2000').map(Number)
   if (growth.some((n) => !Number.isInteger(n) || n < 200)) throw new Error('--growth sizes must be integers >= 200')
-  const only = list('only', 'main,profile,growth,durability,pg,cluster', 'main,profile,growth,durability,pg,cluster')
-  for (const s of only)
-    if (!['main', 'profile', 'growth', 'durability', 'pg', 'cluster'].includes(s)) throw new Error(`unknown section ${s} in --only`)
+  const sections = ['main', 'profile', 'orders', 'growth', 'durability', 'pg', 'cluster']
+  const only = list('only', sections.join(','), sections.join(','))
+  for (const s of only) if (!sections.includes(s)) throw new Error(`unknown section ${s} in --only`)
   const workers = list('workers', '1,2', '1,2').map(Number)
   if (workers.some((n) => !Number.isInteger(n) || n < 1 || n > 64)) throw new Error('--workers must be integers from 1 to 64')
   return {
@@ -140,6 +141,7 @@ export function parseOptions() {
     warmup: num('warmup', 5, 1),
     connections: num('connections', 50, 50, { min: 1 }),
     catalogue: num('catalogue', 10_000, 1000, { min: 200 }),
+    orderConnections: num('order-connections', 16, 4, { min: 1 }),
     scenarios,
     growth,
     rate: num('rate', 1000, 1000, { min: 1 }),

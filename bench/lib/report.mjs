@@ -96,6 +96,7 @@ export function markdownReport(r) {
   for (const [name, sec] of [
     ['SQLite scenarios', r.sqlite],
     ['Growth', r.growth],
+    ['Order flow', r.orders],
     ['Durability', r.durability],
     ['Profile', r.profile],
   ]) {
@@ -154,6 +155,24 @@ export function markdownReport(r) {
           `(sampled every 200 ms during the runs; the kernel's VmHWM over each process's life: ${g.sizes.map((s) => n(s.vmHwmMb, 1)).join(' / ')} MB).`,
       )
     }
+    L.push('')
+  }
+
+  const o = r.orders?.summary
+  if (o) {
+    L.push('## The order flow (place, then cancel, or complete one in four)')
+    L.push('')
+    L.push(
+      `${r.orders.backend}; ${r.orders.connections} connections in a closed loop (bench/order-flow.mjs), each over animals of its own; ` +
+        'a flow is two requests. No ceiling or peer: each request needs the id the one before answered.',
+    )
+    L.push('')
+    L.push('| flows/s | req/s | p50 ms | p99 ms | Service CPU µs/req | Peak RSS MB | Valid rounds | HTTP errors |')
+    L.push('|--:|--:|--:|--:|--:|--:|--:|--:|')
+    L.push(
+      `| ${n(o.flowsPerSecond)} | ${n(o.rps)} | ${ms(o.p50Ms)} | ${ms(o.p99Ms)} | ${n(o.cpuUsPerRequest)} | ${n(o.peakRssMb, 1)} | ` +
+        `${o.validRounds}/${r.options.rounds} | ${o.httpErrors} |`,
+    )
     L.push('')
   }
 

@@ -42,10 +42,10 @@ export async function sqliteSection(bench, results) {
  * A catalogue of its own (with the bench key), for a section run without the main one.
  * @param {Bench} bench
  */
-export async function freshCatalogue(bench, name) {
-  const { opts, tmp } = bench
+export async function freshCatalogue(bench, name, size = bench.opts.catalogue) {
+  const { tmp } = bench
   const dbFile = join(tmp, `${name}.db`)
   const key = await createBenchKey(dbFile)
-  await seedSqlite(dbFile, opts.catalogue)
+  await seedSqlite(dbFile, size)
   return { dbFile, key: key.key }
 }

@@ -39,6 +39,7 @@ interface PeerSummary {
 }
 interface Report {
   quick: boolean
+  orders?: { rounds: OrderRound[]; summary?: { cpuUsPerRequest: number; flowsPerSecond: number } }
   machine: { node: string; wrk: string; cpuModel: string }
   sqlite: {
     peer?: { status: string; reason?: string }
@@ -69,6 +70,15 @@ function runBench(args: string[], timeoutMs: number): Promise<{ code: number | n
       resolve({ code, signal, output })
     })
   })
+}
+
+/** A round of the order flow, as the report writes it. */
+interface OrderRound {
+  flows: number
+  completed: number
+  cancelled: number
+  unexpectedStatus: Record<string, number>
+  socketErrors: number
 }
 
 test('bench/run.mjs --quick measures the service, the ceiling and bare Fastify and writes a JSON report', {
@@ -138,6 +148,20 @@ test('bench/run.mjs --quick measures the service, the ceiling and bare Fastify a
     report.targets.some((t) => t.target.includes('service/bare Fastify')),
     'the bare Fastify goal is in the targets (measured when its rounds are valid)',
   )
+  // The order flow: orders placed and ended, every answer the expected one, the CPU per request.
+  const orders = report.orders
+  assert.ok(orders?.summary, `the order flow ran: ${JSON.stringify(orders)}`)
+  assert.ok(
+    orders.rounds.every((r) => r.flows > 0 && r.completed > 0 && r.cancelled > 0),
+    'orders placed, cancelled and completed',
+  )
+  assert.deepEqual(
+    orders.rounds.map((r) => [r.unexpectedStatus, r.socketErrors]),
+    orders.rounds.map(() => [{}, 0]),
+    'every order answered 201 and every cancel and complete 200',
+  )
+  assert.ok(orders.summary.cpuUsPerRequest > 0 && orders.summary.flowsPerSecond > 0, `order flow summary ${JSON.stringify(orders.summary)}`)
+  assert.match(run.output, /## The order flow/, 'the order flow table is printed')
   const growth = report.growth?.sizes ?? []
   assert.ok(growth.length >= 1, 'the growth check ran')
   for (const size of growth) {
