@@ -115,8 +115,15 @@ test('one address flooding a listener with idle connections holds only its share
 
   await t.test('the refusals are counted by listener and reason', async () => {
     let metrics = ''
+    // The flood's sockets were destroyed on this side a moment ago; until the server has seen them
+    // close, the admin listener is still full and refuses this read too, which it counts like any
+    // other refusal (CI saw 11 for 10 once): those refused reads are part of what is expected.
+    let refusedReads = 0
     const read = await waitFor(async () => {
-      const res = await request(`${server.adminUrl}/metrics`).catch(() => undefined)
+      const res = await request(`${server.adminUrl}/metrics`).catch(() => {
+        refusedReads++
+        return undefined
+      })
       metrics = res?.status === 200 ? res.text : ''
       return metrics !== ''
     }, BOUND_MS)
@@ -133,7 +140,7 @@ test('one address flooding a listener with idle connections holds only its share
         adminShare: refused('admin', 'per_address'),
         adminFull: refused('admin', 'max_connections'),
       },
-      { mainShare: FLOOD - SHARE, adminShare: FLOOD - SHARE, adminFull: SHARE - (ADMIN_MAX_CONNECTIONS - SHARE) },
+      { mainShare: FLOOD - SHARE, adminShare: FLOOD - SHARE, adminFull: SHARE - (ADMIN_MAX_CONNECTIONS - SHARE) + refusedReads },
     )
   })
 })
