@@ -2,9 +2,12 @@
  * The layering of src/, checked by `npm run lint` (depcruise src). Every file is in a layer; from the top:
  *   wiring: the entry points and the composition root (app.ts, service.ts, server.ts, cli.ts, the only
  *           files directly in src/), the command line (cli/) and the process lifecycle (lifecycle/)
- *   -> APIs (pets/, orders/, admin/) -> features (auth/, keys/, limits/, usage/) -> http/ (Fastify plumbing)
- *   -> ops/ (metrics, health, the logger) -> config/ (the configuration) -> shared/ (the ground floor)
+ *   -> APIs (pets/, orders/, admin/) -> features (auth/, keys/, limits/, usage/, admin-tokens/)
+ *   -> http/ (Fastify plumbing) -> ops/ (metrics, health, the logger) -> config/ (the configuration)
+ *   -> shared/ (the ground floor)
  * and the stores (storage/) implement the features' interfaces; only the wiring picks a store.
+ * The admin API is cut by resource (admin/keys/, admin/usage/, admin/audit/), each on admin/common/
+ * only; the guard (auth/guard.ts) is handed its credential kinds (API keys, admin tokens).
  * @type {import('dependency-cruiser').IConfiguration}
  */
 
@@ -93,14 +96,42 @@ module.exports = {
         'http/ is what any Fastify service has (body parsing, validation, errors, routing fallbacks, docs console); ' +
         'it knows no feature, so a feature can use it without a cycle.',
       from: { path: '^src/http/' },
-      to: { path: '^src/(auth|keys|limits|usage|pets|orders|admin|storage|cli|lifecycle)/' },
+      to: { path: '^src/(auth|keys|limits|usage|admin-tokens|pets|orders|admin|storage|cli|lifecycle)/' },
     },
     {
       name: 'features-below-apis',
       severity: 'error',
-      comment: 'The features (auth, keys, limits, usage) serve the APIs (pets, orders, admin) and the CLI; they never import them.',
-      from: { path: '^src/(auth|keys|limits|usage)/' },
+      comment:
+        'The features (auth, keys, limits, usage, admin-tokens) serve the APIs (pets, orders, admin) and the CLI; they never ' +
+        'import them: storage and the CLI use admin tokens without the admin API.',
+      from: { path: '^src/(auth|keys|limits|usage|admin-tokens)/' },
       to: { path: '^src/(pets|orders|admin)/' },
+    },
+    {
+      name: 'admin-resources-apart',
+      severity: 'error',
+      comment:
+        'The admin API is cut by resource (admin/keys/, admin/usage/, admin/audit/): a resource imports its own folder, ' +
+        'what they share (admin/common/) and the features, never another resource nor admin/index.ts, which registers them.',
+      from: { path: '^src/admin/([^/]+)/', pathNot: '^src/admin/common/' },
+      to: { path: '^src/admin/', pathNot: '^src/admin/($1|common)/' },
+    },
+    {
+      name: 'admin-common-below-resources',
+      severity: 'error',
+      comment: 'admin/common/ is what the admin resources share (errors, links, schemas, times): it knows none of them.',
+      from: { path: '^src/admin/common/' },
+      to: { path: '^src/admin/', pathNot: '^src/admin/common/' },
+    },
+    {
+      name: 'guard-is-given-its-credentials',
+      severity: 'error',
+      comment:
+        'One guard for every route (auth/guard.ts): the credential kinds (auth/api-key-credential.ts, ' +
+        'admin-tokens/admin-token-credential.ts) are handed to it by the wiring, so that it knows neither kind and no ' +
+        'guard calls another.',
+      from: { path: '^src/auth/(guard|credential)\\.ts$' },
+      to: { path: '^src/(keys|admin-tokens)/' },
     },
     {
       name: 'no-wiring-from-below',

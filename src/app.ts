@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
 import { adminApi } from './admin/index.js'
+import { apiKeyCredential } from './auth/api-key-credential.js'
 import { createGuard } from './auth/guard.js'
 import type { Config } from './config/config.js'
 import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
@@ -186,8 +187,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         usage: usageHistory,
         adminTokens: storage.adminTokens,
         keyChanges,
-        limiter,
-        metrics,
       })
   const readiness =
     deps.readiness ??
@@ -247,7 +246,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     commonHeaders,
     refuseWhileClosing(app),
     deprecation.announce,
-    createGuard({ keys, limiter, metrics, clock, lastUsed, admin: admin?.guard }),
+    createGuard({
+      limiter,
+      metrics,
+      credentials: { apiKey: apiKeyCredential({ keys, clock, lastUsed }), admin: admin?.credential },
+    }),
   ])
   const routing: Step[] = [requireHost, answerUnrouted(routes), deprecation.enforceSunset]
   const steps = [...app.admission, ...routing]

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createAdminToken } from '../src/admin/admin-tokens.js'
+import { createAdminToken } from '../src/admin-tokens/admin-tokens.js'
 import { banPolicy } from '../src/limits/index.js'
 import { MemoryLimiter } from '../src/limits/memory/memory-limiter.js'
 import { buildService } from '../src/service.js'

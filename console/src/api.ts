@@ -1,6 +1,6 @@
 import { session } from './session.js'
 
-/** The admin API's shapes the console reads (src/admin/schemas.ts is the contract). */
+/** The admin API's shapes the console reads (the schemas of src/admin/keys/, usage/ and audit/ are the contract). */
 export type Plan = 'free' | 'pro' | 'business' | 'enterprise'
 export type KeyState = 'active' | 'expired' | 'revoked'
 export const PLANS: Plan[] = ['free', 'pro', 'business', 'enterprise']

@@ -1,16 +1,16 @@
 import type { FastifyInstance } from 'fastify'
-import type { Step } from '../http/pipeline.js'
+import { adminTokenCredential } from '../admin-tokens/admin-token-credential.js'
+import type { AdminTokenRepository } from '../admin-tokens/admin-token-repository.js'
+import { AdminTokenResolver } from '../admin-tokens/admin-tokens.js'
 import type { KeyAdministration } from '../keys/administration.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
-import type { RateLimiter } from '../limits/limiter.js'
-import type { Metrics } from '../ops/metrics.js'
 import type { UsageHistory } from '../usage/usage-history.js'
-import { createAdminGuard } from './admin-guard.js'
-import type { AdminTokenRepository } from './admin-token-repository.js'
-import { AdminTokenResolver } from './admin-tokens.js'
+import { AUDIT_SCHEMAS, auditRoutes } from './audit/index.js'
+import { ADMIN_PREFIX, type AdminApp, type AdminRoutesOptions } from './common/routes.js'
 import { registerConsole } from './console.js'
+import { KEY_SCHEMAS, keyRoutes } from './keys/index.js'
 import { registerAdminOpenApi } from './openapi.js'
-import { ADMIN_PREFIX, adminRoutes } from './routes.js'
+import { USAGE_SCHEMAS, usageRoutes } from './usage/index.js'
 
 export interface AdminApiOptions {
   admin: KeyAdministration
@@ -22,23 +22,35 @@ export interface AdminApiOptions {
    * keys'), and holds the filter of known secrets, admin tokens included.
    */
   keyChanges: Pick<KeyResolver, 'follow' | 'known'>
-  limiter: RateLimiter
-  metrics: Metrics
 }
 
 /**
- * The admin API as one unit for app.ts: its guard step (for auth/guard.ts, routes with
- * `auth: 'admin'`) and `register`, which mounts its document and routes under /admin/v1, and the
- * operator console at /admin/console.
+ * The admin API, by resource (keys/, usage/, audit/; what they share in common/), under
+ * /admin/v1. Thin: each handler parses its input, calls the key service (keys/administration.ts)
+ * or usage history and writes the answer; every rule lives in the service. Every route has
+ * `auth: 'admin'`: an admin token, the admin quota. The schemas are added first, all of them,
+ * in the order of the document's components; the operations follow in the order of its paths.
  */
-export function adminApi({ admin, usage, adminTokens, keyChanges, limiter, metrics }: AdminApiOptions): {
-  guard: Step
+async function adminRoutes(app: AdminApp, options: AdminRoutesOptions): Promise<void> {
+  for (const schema of [...KEY_SCHEMAS, ...AUDIT_SCHEMAS, ...USAGE_SCHEMAS]) app.addSchema(schema)
+  keyRoutes(app, options)
+  usageRoutes(app, options)
+  auditRoutes(app, options)
+}
+
+/**
+ * The admin API as one unit for app.ts: the credential of its routes (admin tokens, for the guard
+ * auth/guard.ts, routes with `auth: 'admin'`) and `register`, which mounts its document and routes
+ * under /admin/v1, and the operator console at /admin/console.
+ */
+export function adminApi({ admin, usage, adminTokens, keyChanges }: AdminApiOptions): {
+  credential: ReturnType<typeof adminTokenCredential>
   register(app: FastifyInstance): Promise<void>
 } {
   const tokens = new AdminTokenResolver(adminTokens, keyChanges.known)
   keyChanges.follow(tokens)
   return {
-    guard: createAdminGuard({ tokens, limiter, metrics }),
+    credential: adminTokenCredential(tokens),
     async register(app) {
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)

@@ -6,7 +6,7 @@ import { MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from '../keys/administration.js
 import { ADMIN_TOKEN_PREFIX } from '../keys/api-key.js'
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../shared/errors.js'
 import { ADMIN_QUOTA } from '../shared/plans.js'
-import { ADMIN_PREFIX } from './routes.js'
+import { ADMIN_PREFIX } from './common/routes.js'
 
 export const ADMIN_DOC_PATH = `${ADMIN_PREFIX}/openapi.json`
 

@@ -2,58 +2,34 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { clientAddress } from '../http/client-address.js'
 import type { Done, Step } from '../http/pipeline.js'
 import { settingsOf } from '../http/route-settings.js'
-import { type ApiKeyRecord, limiterIdentity } from '../keys/api-key.js'
-import type { KeyResolver } from '../keys/key-resolver.js'
-import type { LastUsedRecorder } from '../keys/last-used.js'
 import type { LimitDecision, RateLimiter } from '../limits/limiter.js'
 import type { Metrics } from '../ops/metrics.js'
-import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
-import { ANONYMOUS_QUOTA } from '../shared/plans.js'
-import type { LimitOutcome } from '../usage/counts.js'
+import { ANONYMOUS_QUOTA, type Quota } from '../shared/plans.js'
 import { addressIdentity } from './address-identity.js'
 import { decideIfAddressRefused } from './address-precheck.js'
-import { bearerChallenge, parseBearer } from './bearer.js'
+import { parseBearer } from './bearer.js'
+import type { Admission, CredentialKind, LimitedAs } from './credential.js'
 import { secondsUntilRetry, setRateLimitHeaders } from './rate-limit-headers.js'
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    apiKey: ApiKeyRecord | null
-    /**
-     * The id of the key the request presented, once storage knows that key, whether or not it was
-     * let through (expired, revoked, over its limit): the access line names it.
-     */
-    presentedKeyId?: string
-    /**
-     * The valid key whose quota the limiter judged this request by, and its verdict (null without
-     * one): usage history counts the request against it once the answer is sent (usage/count-hook.ts).
-     */
-    usageKeyId: string | null
-    limitOutcome: LimitOutcome | null
-  }
-}
-
 export interface GuardOptions {
-  keys: KeyResolver
   limiter: RateLimiter
   metrics: Metrics
-  /** Expiry is checked against it on every request. */
-  clock: Clock
-  lastUsed: Pick<LastUsedRecorder, 'touch'>
-  /** The step that authenticates and limits routes with `auth: 'admin'` (admin tokens, not API keys). */
-  admin?: Step
+  /**
+   * The credential each route needs, chosen by its route config: `apiKey` (API keys,
+   * auth/api-key-credential.ts) by default, `admin` (admin tokens,
+   * admin-tokens/admin-token-credential.ts) for routes with `auth: 'admin'`, on the listener that
+   * has them.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: each kind is typed where it is built; the guard only passes its values back to it.
+  credentials: { apiKey: CredentialKind<any, any, any>; admin?: CredentialKind<any, any, any> }
 }
 
 /**
  * The 429 for a refused limiter decision (counted in the metrics; a ban's start logged), for API
  * keys and admin tokens alike. `who` names the credential the request was limited by, if any.
  */
-export function refusal(
-  request: FastifyRequest,
-  decision: LimitDecision,
-  metrics: Metrics,
-  who: { keyId: string } | { adminTokenId: string } | undefined,
-): ApiError {
+export function refusal(request: FastifyRequest, decision: LimitDecision, metrics: Metrics, who: LimitedAs | undefined): ApiError {
   const banned = decision.reason === 'key_banned'
   metrics.rateLimited.inc({ code: banned ? 'key_banned' : 'rate_limited' })
   if (decision.banStarted) {
@@ -67,102 +43,26 @@ export function refusal(
     : new ApiError('rate_limited', `Rate limit exceeded; retry after ${wait} s`)
 }
 
-type Problem = 'missing' | 'malformed' | 'invalid' | 'expired'
-
-const UNAUTHORIZED: Record<Exclude<Problem, 'expired'>, string> = {
-  missing: 'Missing API key: send Authorization: Bearer <API key>',
-  malformed: 'Malformed Authorization header: expected Bearer <API key>',
-  invalid: 'Invalid or revoked API key',
-}
-
 /**
  * Authentication, then rate limiting, as one request step, so both run before the body is read or
- * validated: a keyless bad request is 401, and a flood is refused before it costs a parse.
- * A valid key is limited by its plan, under its quota (`k:<quotaId>`, shared along its rotation
- * chain); anything else (no key, a malformed, unknown, revoked or expired key) is limited per
- * client address at the Free plan's rates, which also throttles key guessing. An expired key
- * (also a rotated one past its grace period) is 401 key_expired, checked against the clock on
- * every request, so expiry needs no cache invalidation.
- * Routes with `public: true` skip both; routes with `auth: 'admin'` go to the `admin` step instead
- * (admin tokens, the admin quota). Every route needs a key; a request no route serves is
- * limited but not refused for want of a key (it gets its 404/405).
+ * validated: a request without a valid credential is 401, and a flood is refused before it costs
+ * a parse. The one guard of every route: the route config picks the credential kind (an API key,
+ * or with `auth: 'admin'` an admin token), and the kind says what its secrets are, how a valid
+ * one is limited (an API key by its plan under its quota, an admin token at the admin quota) and
+ * what its 401s say. Anything without a valid credential (no secret, a malformed, unknown,
+ * revoked or expired one) is limited per client address at the Free plan's rates, which also
+ * throttles guessing. Routes with `public: true` skip it; a request no route serves is limited
+ * but not refused for want of a credential (it gets its 404/405).
  *
- * A cached key and the in-memory limiter decide without a promise (this runs on every request);
- * storage lookups and Redis go async. A key that is not cached is looked up when it may exist (the
- * filter of known secrets, keys/known-secrets.ts), whatever its address, so a valid key is judged
- * by its own plan; one that cannot exist only when its address is not refused already
- * (auth/address-precheck.ts): a limited or banned guesser costs storage nothing.
+ * A cached secret and the in-memory limiter decide without a promise (this runs on every
+ * request); storage lookups and Redis go async. A secret that is not cached is looked up when it
+ * may exist (the filter of known secrets, keys/known-secrets.ts), whatever its address, so a
+ * valid one is judged by its own quota; one that cannot exist only when its address is not
+ * refused already (auth/address-precheck.ts): a limited or banned guesser costs storage nothing.
  */
-export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: GuardOptions): Step {
-  /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
-  const conclude = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    key: ApiKeyRecord | undefined,
-    problem: Problem | undefined,
-    decision: LimitDecision,
-    expiredAt: number | undefined,
-  ): ApiError | undefined => {
-    setRateLimitHeaders(reply, decision)
-    if (key !== undefined) {
-      request.usageKeyId = key.id
-      request.limitOutcome = decision.allowed ? 'allowed' : (decision.reason ?? 'rate_limited')
-    }
-    if (!decision.allowed) return refusal(request, decision, metrics, key ? { keyId: key.id } : undefined)
-    if (key !== undefined) {
-      request.apiKey = key
-      return undefined
-    }
-    if (settingsOf(request).url === undefined) return undefined
-    if (problem === 'expired')
-      return new ApiError('key_expired', `This API key expired at ${new Date(expiredAt!).toISOString()}`, {
-        'www-authenticate': bearerChallenge('invalid_token'),
-      })
-    return new ApiError('unauthorized', UNAUTHORIZED[problem!], {
-      'www-authenticate': bearerChallenge(problem === 'missing' ? 'invalid_request' : 'invalid_token'),
-    })
-  }
-
-  const limit = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    found: ApiKeyRecord | undefined,
-    invalid: Problem | undefined,
-    done: Done,
-    /** The address's decision, already taken for this request (decideIfAddressRefused). */
-    addressDecision?: LimitDecision,
-  ) => {
-    let key = found
-    let problem = invalid
-    let expiredAt: number | undefined
-    if (key !== undefined) {
-      request.presentedKeyId = key.id
-      const now = clock.now()
-      if (key.revokedAt !== null) {
-        key = undefined
-        problem = 'invalid'
-      } else if (key.expiresAt !== null && key.expiresAt <= now) {
-        expiredAt = key.expiresAt
-        key = undefined
-        problem = 'expired'
-      } else lastUsed.touch(key.id, now)
-    }
-    if (key === undefined && addressDecision !== undefined) {
-      done(conclude(request, reply, key, problem, addressDecision, expiredAt))
-      return
-    }
-    const identity = key !== undefined ? limiterIdentity(key) : addressIdentity(clientAddress(request))
-    const quota = key ?? ANONYMOUS_QUOTA
-    if (limiter.consumeSync !== undefined) {
-      done(conclude(request, reply, key, problem, limiter.consumeSync(identity, quota), expiredAt))
-      return
-    }
-    limiter.consume(identity, quota).then(
-      (decision) => done(conclude(request, reply, key, problem, decision, expiredAt)),
-      (error: Error) => done(error),
-    )
-  }
-
+export function createGuard({ limiter, metrics, credentials }: GuardOptions): Step {
+  const apiKey = guardStep(credentials.apiKey, limiter, metrics)
+  const admin = credentials.admin && guardStep(credentials.admin, limiter, metrics)
   return (request, reply, done) => {
     const settings = settingsOf(request)
     if (settings.public === true) {
@@ -170,23 +70,82 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: 
       return
     }
     if (settings.auth === 'admin' && admin !== undefined) return admin(request, reply, done)
+    apiKey(request, reply, done)
+  }
+}
+
+/** The guard's steps for the routes of one credential kind. */
+function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: RateLimiter, metrics: Metrics): Step {
+  /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
+  const conclude = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    admission: Admission<C, R>,
+    decision: LimitDecision,
+    who: LimitedAs | undefined,
+  ): ApiError | undefined => {
+    setRateLimitHeaders(reply, decision)
+    const { credential } = admission
+    if (credential !== undefined) kind.decided?.(request, credential, decision)
+    if (!decision.allowed) return refusal(request, decision, metrics, who)
+    if (credential !== undefined) {
+      kind.accept(request, credential)
+      return undefined
+    }
+    if (settingsOf(request).url === undefined) return undefined
+    return kind.unauthorized(admission.refused!)
+  }
+
+  const limit = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    admission: Admission<C, R>,
+    done: Done,
+    /** The address's decision, already taken for this request (decideIfAddressRefused). */
+    addressDecision?: LimitDecision,
+  ) => {
+    const { credential } = admission
+    if (credential === undefined && addressDecision !== undefined) {
+      done(conclude(request, reply, admission, addressDecision, undefined))
+      return
+    }
+    let identity: string
+    let quota: Quota
+    let who: LimitedAs | undefined
+    if (credential !== undefined) ({ identity, quota, who } = kind.limitedAs(credential))
+    else {
+      identity = addressIdentity(clientAddress(request))
+      quota = ANONYMOUS_QUOTA
+    }
+    if (limiter.consumeSync !== undefined) {
+      done(conclude(request, reply, admission, limiter.consumeSync(identity, quota), who))
+      return
+    }
+    limiter.consume(identity, quota).then(
+      (decision) => done(conclude(request, reply, admission, decision, who)),
+      (error: Error) => done(error),
+    )
+  }
+
+  return (request, reply, done) => {
     const header = request.headers.authorization
-    if (header === undefined || header === '') return limit(request, reply, undefined, 'missing', done)
-    const token = parseBearer(header)
-    if (token === undefined) return limit(request, reply, undefined, 'malformed', done)
-    const cached = keys.resolveCached(token)
-    if (cached !== undefined) return limit(request, reply, cached || undefined, cached ? undefined : 'invalid', done)
+    if (header === undefined || header === '') return limit(request, reply, { refused: { problem: 'missing' } }, done)
+    const secret = parseBearer(header)
+    if (secret === undefined) return limit(request, reply, { refused: { problem: 'malformed' } }, done)
+    const cached = kind.resolveCached(secret)
+    if (cached !== undefined) return limit(request, reply, kind.admit(request, cached), done)
     const lookUp = (decided?: LimitDecision) =>
-      keys.resolve(token).then(
-        (key) => limit(request, reply, key, key ? undefined : 'invalid', done, decided),
+      kind.resolve(secret).then(
+        (found) => limit(request, reply, kind.admit(request, found), done, decided),
         (error: Error) => done(error),
       )
-    // A key that may exist is looked up, whatever its address: if valid, its own plan decides.
-    if (keys.mayExist(token)) return void lookUp()
+    // A secret that may exist is looked up, whatever its address: if valid, its own quota decides.
+    if (kind.mayExist(secret)) return void lookUp()
     // One that cannot is asked about only if its address is not refused anyway (then storage is asked nothing).
     decideIfAddressRefused(limiter, addressIdentity(clientAddress(request))).then(
       (decided) => {
-        if (decided !== undefined && !decided.allowed) return done(conclude(request, reply, undefined, 'invalid', decided, undefined))
+        if (decided !== undefined && !decided.allowed)
+          return done(conclude(request, reply, { refused: { problem: 'invalid' } }, decided, undefined))
         lookUp(decided)
       },
       (error: Error) => done(error),

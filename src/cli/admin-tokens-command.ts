@@ -1,6 +1,11 @@
 import { userInfo } from 'node:os'
-import { type AdminTokenAudit, AdminTokenInputError, createAdminToken, revokeAdminToken } from '../admin/admin-tokens.js'
-import { adminTokenJson } from '../admin/views.js'
+import {
+  type AdminTokenAudit,
+  AdminTokenInputError,
+  adminTokenJson,
+  createAdminToken,
+  revokeAdminToken,
+} from '../admin-tokens/admin-tokens.js'
 import type { Config } from '../config/config.js'
 import { escapeControlCharacters } from '../shared/control-characters.js'
 import { openStorage } from '../storage/index.js'

@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os'
-import { createdKeyJson, keyJson, keyPageJson, revokedKeyJson, rotatedKeyJson, usageJson } from '../admin/views.js'
+import { createdKeyJson, keyJson, keyPageJson, revokedKeyJson, rotatedKeyJson, usageJson } from '../admin/keys/views.js'
 import type { Config } from '../config/config.js'
 import { type ChangeContext, KEY_STATES, type KeyState, type KeyView, type Revocation } from '../keys/administration.js'
 import { KeyService } from '../keys/key-service.js'

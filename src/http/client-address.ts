@@ -58,5 +58,5 @@ export function createClientAddress(): (request: AddressedRequest) => string {
   }
 }
 
-/** The one clientAddress of the process, shared by the API and admin guards and the access line. */
+/** The one clientAddress of the process, shared by the guard (API keys and admin tokens alike) and the access line. */
 export const clientAddress = createClientAddress()

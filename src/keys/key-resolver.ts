@@ -27,7 +27,7 @@ export interface KeyResolverOptions {
  * never reach storage at all.
  *
  * Every hash the change log names goes into the filter of known secrets too (`known`, loaded at
- * start), which tells the guards whether an uncached secret may exist: one that cannot is looked
+ * start), which tells the guard whether an uncached secret may exist: one that cannot is looked
  * up only when its address is not refused already (auth/address-precheck.ts).
  *
  * The same change log carries admin tokens (created, revoked): caches that `follow` this resolver

@@ -15,7 +15,7 @@ const HASHES_PER_TURN = 16_384
  * filter (HashFilter) of every hash the store holds, loaded at start (one query) and kept current
  * by the change log, which names every secret created or changed, in any process (`add`).
  *
- * The guards ask it about a well-formed secret that is not cached: one that may exist is looked
+ * The guard asks it about a well-formed secret that is not cached: one that may exist is looked
  * up, so a valid key is judged by its own plan whatever its address; one it rules out is looked up
  * only if its address is not refused already (auth/address-precheck.ts), so a refused guesser
  * costs storage nothing. What it cannot know yet: a secret created in another process since this

@@ -1,4 +1,4 @@
-import type { AdminTokenRecord } from '../admin/admin-token-repository.js'
+import type { AdminTokenRecord } from '../admin-tokens/admin-token-repository.js'
 
 /** An admin_tokens row as both SQL stores return it (same column names in both migrations). */
 export interface AdminTokenRow {

@@ -1,4 +1,4 @@
-import type { AdminTokenRepository } from '../admin/admin-token-repository.js'
+import type { AdminTokenRepository } from '../admin-tokens/admin-token-repository.js'
 import type { AuditRepository } from '../keys/administration.js'
 import type { KeyRepository } from '../keys/repository.js'
 import type { OrderRepository } from '../orders/repository.js'

@@ -1,6 +1,6 @@
 import { after, before, type TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { createAdminToken } from '../../src/admin/admin-tokens.js'
+import { createAdminToken } from '../../src/admin-tokens/admin-tokens.js'
 import type { Config } from '../../src/config/config.js'
 import type { ManualClock } from '../../src/shared/clock.js'
 import type { Storage } from '../../src/storage/storage.js'

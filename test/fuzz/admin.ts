@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { parse as parseLossless } from 'lossless-json'
-import { createAdminToken, revokeAdminToken } from '../../src/admin/admin-tokens.js'
+import { createAdminToken, revokeAdminToken } from '../../src/admin-tokens/admin-tokens.js'
 import type { AuditEntry } from '../../src/keys/administration.js'
 import type { TestApp } from '../helpers/app.js'
 import { type AuthChoice, UNAUTHENTICATED_CHOICES } from './arbitraries.js'

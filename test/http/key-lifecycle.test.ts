@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createAdminToken } from '../../src/admin/admin-tokens.js'
+import { createAdminToken } from '../../src/admin-tokens/admin-tokens.js'
 import type { ChangeContext } from '../../src/keys/administration.js'
 import { KeyService } from '../../src/keys/key-service.js'
 import type { ManualClock } from '../../src/shared/clock.js'

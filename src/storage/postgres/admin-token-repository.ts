@@ -1,4 +1,4 @@
-import type { AdminTokenRecord, AdminTokenRepository } from '../../admin/admin-token-repository.js'
+import type { AdminTokenRecord, AdminTokenRepository } from '../../admin-tokens/admin-token-repository.js'
 import { type AdminTokenRow, toAdminTokenRecord } from '../admin-token-row.js'
 import type { Db } from './connection.js'
 import { logKeyChanges } from './key-change-log.js'

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { AdminTokenRecord, AdminTokenRepository } from '../../admin/admin-token-repository.js'
+import type { AdminTokenRecord, AdminTokenRepository } from '../../admin-tokens/admin-token-repository.js'
 import { type AdminTokenRow, toAdminTokenRecord } from '../admin-token-row.js'
 
 export class SqliteAdminTokenRepository implements AdminTokenRepository {

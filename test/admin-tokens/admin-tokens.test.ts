@@ -1,7 +1,7 @@
 /** Admin tokens in storage (Storage.adminTokens), the same behaviour on SQLite and PostgreSQL. */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { AdminTokenResolver, createAdminToken, revokeAdminToken } from '../../src/admin/admin-tokens.js'
+import { AdminTokenResolver, createAdminToken, revokeAdminToken } from '../../src/admin-tokens/admin-tokens.js'
 import { generateKey, hashKey } from '../../src/keys/api-key.js'
 import { KnownSecrets } from '../../src/keys/known-secrets.js'
 import type { Storage } from '../../src/storage/storage.js'

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import Database from 'better-sqlite3'
-import type { ChangeContext } from '../../src/keys/administration.js'
-import { KeyService } from '../../src/keys/key-service.js'
-import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { bearer, buildTestApp, TEST_NOW } from '../helpers/app.js'
-import { type AdminTestApp, buildAdminTestApp } from './helpers.js'
+import type { ChangeContext } from '../../../src/keys/administration.js'
+import { KeyService } from '../../../src/keys/key-service.js'
+import { SqliteStorage } from '../../../src/storage/sqlite/sqlite-storage.js'
+import { bearer, buildTestApp, TEST_NOW } from '../../helpers/app.js'
+import { type AdminTestApp, buildAdminTestApp } from '../helpers.js'
 
 const CLI: ChangeContext = { actor: { type: 'cli', id: 'tester' } }
 const HOUR = 3600

@@ -161,3 +161,12 @@ export const ADMIN_UNAUTHORIZED: Record<AdminAuthProblem, string> = {
   api_key: `API keys cannot call the admin API: send an admin token (${ADMIN_TOKEN_PREFIX}…)`,
   invalid: 'Invalid or revoked admin token',
 }
+
+/** An admin token as JSON (never the token itself, nor its hash): the CLI's `--json`; the admin API has none. */
+export const adminTokenJson = (record: { id: string; name: string; prefix: string; createdAt: number; revokedAt: number | null }) => ({
+  id: record.id,
+  name: record.name,
+  prefix: record.prefix,
+  createdAt: new Date(record.createdAt).toISOString(),
+  revokedAt: record.revokedAt === null ? null : new Date(record.revokedAt).toISOString(),
+})

@@ -1,8 +1,8 @@
 /** The usage history operations of the admin API (getKeyUsageHistory, listTopUsage) through app.inject. */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { TEST_NOW } from '../helpers/app.js'
-import { buildAdminSuiteApp, buildAdminTestApp } from './helpers.js'
+import { TEST_NOW } from '../../helpers/app.js'
+import { buildAdminSuiteApp, buildAdminTestApp } from '../helpers.js'
 
 const MINUTE = Date.UTC(2026, 10, 21, 12, 0, 0)
 const HOUR = Date.UTC(2026, 10, 21, 12, 0, 0)

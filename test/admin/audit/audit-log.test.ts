@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { buildAdminSuiteApp } from './helpers.js'
+import { buildAdminSuiteApp } from '../helpers.js'
 
 interface Entry {
   seq: number

@@ -1,0 +1,41 @@
+import type { FastifyRequest } from 'fastify'
+import type { LimitDecision } from '../limits/limiter.js'
+import type { ApiError } from '../shared/errors.js'
+import type { Quota } from '../shared/plans.js'
+
+/**
+ * Why a request has no credential, in words every kind shares: no Authorization header, one that
+ * is not `Bearer <secret>`, a secret that is unknown or revoked. A kind adds its own (an expired
+ * API key; an API key sent where an admin token is needed).
+ */
+export type Unauthenticated = { problem: 'missing' | 'malformed' | 'invalid' }
+
+/** A presented secret as of this request: the credential to limit it by, or why there is none. */
+export type Admission<C, R> = { credential: C; refused?: undefined } | { credential?: undefined; refused: Unauthenticated | R }
+
+/** Who a request was limited as, when a credential was valid: named by a refusal's log line and its 429. */
+export type LimitedAs = { keyId: string } | { adminTokenId: string }
+
+/**
+ * One kind of credential (API keys for /v1, admin tokens for /admin/v1), as the guard
+ * (auth/guard.ts) uses it: the guard owns the order (header, cache, filter of known secrets,
+ * address precheck, limiter, answer), the kind what its secrets are and say. `Found` is what a
+ * lookup returns, `C` a valid credential, `R` the refusals the kind adds to Unauthenticated.
+ */
+export interface CredentialKind<Found, C, R = never> {
+  /** Without a storage round trip: what is known of the secret, or undefined when storage must be asked. */
+  resolveCached(secret: string): Found | undefined
+  /** For a secret that is not cached: false when it cannot exist (the filter of known secrets), without storage. */
+  mayExist(secret: string): boolean
+  resolve(secret: string): Promise<Found>
+  /** What was found, judged for this request (expiry, revocation); notes on the request who presented it. */
+  admit(request: FastifyRequest, found: Found): Admission<C, R>
+  /** The limiter identity and quota of a valid credential, and how a refusal names it. */
+  limitedAs(credential: C): { identity: string; quota: Quota; who: LimitedAs }
+  /** The limiter's decision on a valid credential, allowed or not. */
+  decided?(request: FastifyRequest, credential: C, decision: LimitDecision): void
+  /** A valid credential let through: put on the request for the handlers. */
+  accept(request: FastifyRequest, credential: C): void
+  /** The 401 of a request without a valid credential of this kind. */
+  unauthorized(refused: Unauthenticated | R): ApiError
+}
