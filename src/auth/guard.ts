@@ -14,6 +14,7 @@ import type { LimitOutcome } from '../usage/counts.js'
 import { addressIdentity } from './address-identity.js'
 import { decideIfAddressRefused } from './address-precheck.js'
 import { bearerChallenge, parseBearer } from './bearer.js'
+import { ConditionalQuota } from './conditional-quota.js'
 import { secondsUntilRetry, setRateLimitHeaders } from './rate-limit-headers.js'
 
 declare module 'fastify' {
@@ -94,6 +95,7 @@ const UNAUTHORIZED: Record<Exclude<Problem, 'expired'>, string> = {
  * (auth/address-precheck.ts): a limited or banned guesser costs storage nothing.
  */
 export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: GuardOptions): Step {
+  const conditional = new ConditionalQuota(limiter, (request, d) => refusal(request, d, metrics, { keyId: request.apiKey!.id }))
   /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
   const conclude = (
     request: FastifyRequest,
@@ -153,6 +155,15 @@ export function createGuard({ keys, limiter, metrics, clock, lastUsed, admin }: 
     }
     const identity = key !== undefined ? limiterIdentity(key) : addressIdentity(clientAddress(request))
     const quota = key ?? ANONYMOUS_QUOTA
+    // A valid key's conditional read is counted only if its answer is not a 304 (auth/conditional-quota.ts).
+    const deferred = key === undefined ? undefined : conditional.judge(request, reply, identity, quota)
+    if (deferred !== undefined) {
+      deferred.then(
+        (decision) => done(conclude(request, reply, key, problem, decision, expiredAt)),
+        (error: Error) => done(error),
+      )
+      return
+    }
     if (limiter.consumeSync !== undefined) {
       done(conclude(request, reply, key, problem, limiter.consumeSync(identity, quota), expiredAt))
       return
