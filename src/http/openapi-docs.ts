@@ -121,9 +121,10 @@ export const ifNoneMatchHeaders = {
   },
 } as const
 
-/** The 304 of a conditional read. */
+/** The 304 of a conditional read: no body (`type: 'null'` makes the document show no content). */
 export const notModifiedResponse = {
   304: {
+    type: 'null',
     description:
       'Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them.',
     headers: { ...rateLimitHeaderDocs, ...etagHeaderDoc },

@@ -156,6 +156,11 @@ describe('OpenAPI document', () => {
         (app: TestApp, url: string, headers: Record<string, string> = key) =>
         () =>
           app.app.inject({ url, headers })
+      /** The same read again with the ETag of its 200 in If-None-Match: 304. */
+      const unchanged = (url: string) => async () => {
+        const etag = (await t.app.inject({ url, headers: key })).headers.etag as string
+        return t.app.inject({ url, headers: { ...key, 'if-none-match': etag } })
+      }
       const keyFor = async (app: TestApp) => bearer(await app.key({ plan: 'pro' }))
       /** The same Idempotency-Key once more with another body: 422. */
       const reused = async () => {
@@ -175,6 +180,7 @@ describe('OpenAPI document', () => {
 
       const cases: Array<[OperationId, string, number, () => Promise<LightMyRequestResponse>]> = [
         ['listPets', 'a page', 200, list(t, '/v1/pets?limit=1')],
+        ['listPets', 'an unchanged page', 304, unchanged('/v1/pets?limit=1')],
         ['listPets', 'a bad limit', 400, list(t, '/v1/pets?limit=0')],
         ['listPets', 'no key', 401, list(t, '/v1/pets', {})],
         ['listPets', 'a spent key', 429, list(t, '/v1/pets', await spent(t, { method: 'GET', url: '/v1/pets' }))],
@@ -205,6 +211,7 @@ describe('OpenAPI document', () => {
           create(unavailable, '{"name":"Tom","categoryId":2}', { ...(await keyFor(unavailable)), ...json }),
         ],
         ['getPet', 'an animal', 200, getPet(t, `/v1/pets/${pet.id}`)],
+        ['getPet', 'an unchanged animal', 304, unchanged(`/v1/pets/${pet.id}`)],
         ['getPet', 'a petId that is no integer', 400, getPet(t, '/v1/pets/abc')],
         ['getPet', 'no key', 401, getPet(t, `/v1/pets/${pet.id}`, {})],
         ['getPet', 'no such animal', 404, getPet(t, '/v1/pets/999999')],
