@@ -39,8 +39,9 @@ export function entityTag(...parts: Array<string | undefined>): string {
 
 /**
  * Whether `If-None-Match` names `etag`: `*`, or a list of entity tags compared weakly (RFC 9110
- * section 13.1.2: `W/"x"` matches `"x"`). Tags are read as the grammar writes them (a quoted
- * string without commas inside it), so `"a", W/"b"` and `"a","b"` are both lists of two.
+ * section 13.1.2: `W/"x"` matches `"x"`). Split at commas, spaces around them allowed: the grammar
+ * lets a tag hold a comma, but the service's own tags (base64url) never do, so no such tag could
+ * match anyway.
  */
 export function ifNoneMatchNames(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false
