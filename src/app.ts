@@ -7,6 +7,7 @@ import type { Config } from './config/config.js'
 import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
 import { commonHeaders } from './http/common-headers.js'
+import { countDeferred } from './http/conditional-reads.js'
 import { registerCors } from './http/cors.js'
 import { registerDeprecation } from './http/deprecation.js'
 import { DOCS_PATH, OPENAPI_PATH } from './http/doc-paths.js'
@@ -242,6 +243,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.decorateRequest('apiKey', null)
   app.decorateRequest('usageKeyId', null)
   app.decorateRequest('limitOutcome', null)
+  app.decorateRequest('deferredCount', null)
   app.decorate('admission', [
     commonHeaders,
     refuseWhileClosing(app),
@@ -256,6 +258,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const steps = [...app.admission, ...routing]
   app.addHook('onRequest', (request, reply, done) => runSteps(steps, request, reply, done))
 
+  if (main) app.addHook('onSend', countDeferred)
   if (main) app.addHook('onResponse', countUsage(usage, clock))
   app.addHook('onResponse', accessLog(app.log, metrics, typeof deps.logger === 'object' ? infoLines.get(deps.logger) : undefined))
 

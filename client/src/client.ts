@@ -5,7 +5,15 @@ import { nextLink } from './link.js'
 import { OrdersClient, type SendInit } from './orders.js'
 import { type RetryPolicy, retryPolicy } from './retry.js'
 import type { components, operations, paths } from './schema.js'
-import { type AttemptEvent, type CallOptions, type Clock, systemClock, Transport } from './transport.js'
+import {
+  type AttemptEvent,
+  type CallOptions,
+  type Clock,
+  type Conditional,
+  type ConditionalOptions,
+  systemClock,
+  Transport,
+} from './transport.js'
 
 export type Pet = components['schemas']['Pet']
 export type NewPet = components['schemas']['NewPet']
@@ -107,6 +115,7 @@ export class AnimalStoreClient {
             : api.POST('/store/orders/{orderId}/complete', { ...init, params: { path: { orderId } } }),
       },
       send: (options, shape, request) => this.#send(options, shape, request),
+      conditional: (options, shape, request) => this.#conditional(options, shape, request),
       walk: (first, options) => this.#walk(first, options),
       idempotencyKey: idempotencyKeyHeader,
     })
@@ -119,6 +128,16 @@ export class AnimalStoreClient {
    */
   async inventory(options: CallOptions = {}): Promise<Inventory> {
     return (await this.#send<Inventory>(options, 'object', (init) => this.#api.GET('/store/inventory', { ...init }))).items
+  }
+
+  /** `inventory`, unless the counts are still as the ETag in `options.etag` says: then `notModified` (free of quota). */
+  inventoryIfChanged(options: ConditionalOptions = {}): Promise<Conditional<Inventory>> {
+    return this.#conditional<Inventory>(options, 'object', (init) => this.#api.GET('/store/inventory', { ...init }))
+  }
+
+  /** `listPets` (the first page), unless it is still as the ETag in `options.etag` says: then `notModified` (free of quota). */
+  listPetsIfChanged(query: ListPetsQuery = {}, options: ConditionalOptions = {}): Promise<Conditional<Pet[]>> {
+    return this.#conditional<Pet[]>(options, 'array', (init) => this.#api.GET('/pets', { ...init, params: { query } }))
   }
 
   /** GET /pets: the first page (up to `limit` animals, ascending id). Use `pages` or `allPets` to walk them all. */
@@ -201,6 +220,22 @@ export class AnimalStoreClient {
     return { items: this.#json<T>(answer, shape), next: shape === 'array' ? this.#next(answer) : undefined }
   }
 
+  /** `#send` with If-None-Match when the caller holds an ETag: a 304 is `notModified`, anything else the answer and its ETag. */
+  async #conditional<T>(
+    options: ConditionalOptions,
+    shape: 'array' | 'object',
+    request: (init: SendInit) => Promise<unknown>,
+  ): Promise<Conditional<T>> {
+    const { etag, ...call } = options
+    const via = this.#via(call)
+    const headers = etag === undefined ? this.#headers() : { ...this.#headers(), 'if-none-match': etag }
+    await request({ headers, parseAs: 'text', fetch: via.fetch })
+    const answer = via.answer()
+    const current = answer.response.headers.get('etag') ?? undefined
+    if (answer.response.status === 304) return { notModified: true, etag: current ?? etag! }
+    return { notModified: false, value: this.#json<T>(answer, shape), etag: current }
+  }
+
   #next({ response, url, attempts }: Answer): URL | undefined {
     // Relative links resolve against the URL the request was sent to.
     const next = nextLink(response.headers.get('link'), response.url || url)
@@ -228,7 +263,9 @@ export class AnimalStoreClient {
       fetch: async (request) => {
         const sent = await this.#transport.send(request, options)
         answer = { ...sent, url: request.url }
-        return new Response(sent.text, { status: sent.response.status, headers: sent.response.headers })
+        // A 304 can have no body, not even an empty one (the Response constructor refuses it).
+        const body = sent.response.status === 304 ? null : sent.text
+        return new Response(body, { status: sent.response.status, headers: sent.response.headers })
       },
       answer: () => answer!,
     }

@@ -13,4 +13,4 @@ export { AnimalStoreError, ApiError, ERROR_CODES, type ErrorCode, isErrorCode, N
 export { type ListOrdersQuery, type Order, type OrderStatus, OrdersClient, type PlaceOrderOptions } from './orders.js'
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js'
 export type { components, operations, paths } from './schema.js'
-export { type AttemptEvent, type CallOptions, type Clock, systemClock } from './transport.js'
+export { type AttemptEvent, type CallOptions, type Clock, type Conditional, type ConditionalOptions, systemClock } from './transport.js'

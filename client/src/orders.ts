@@ -1,5 +1,5 @@
 import type { components, operations } from './schema.js'
-import type { CallOptions } from './transport.js'
+import type { CallOptions, Conditional, ConditionalOptions } from './transport.js'
 
 export type Order = components['schemas']['Order']
 export type OrderStatus = components['schemas']['OrderStatus']
@@ -42,6 +42,12 @@ export interface StoreCalls {
     shape: 'array' | 'object',
     request: (init: SendInit) => Promise<unknown>,
   ): Promise<{ items: T; next: URL | undefined }>
+  /** The same request as `send`, conditional on `options.etag` (If-None-Match). */
+  conditional<T>(
+    options: ConditionalOptions,
+    shape: 'array' | 'object',
+    request: (init: SendInit) => Promise<unknown>,
+  ): Promise<Conditional<T>>
   /** The pages from `first` on, following Link rel="next". */
   walk<T>(first: { items: T[]; next: URL | undefined }, options: CallOptions): AsyncGenerator<T[], void, undefined>
   /** The Idempotency-Key header for a key (default: a new UUID). */
@@ -98,6 +104,18 @@ export class OrdersClient {
   async get(orderId: Int64, options: CallOptions = {}): Promise<Order> {
     const { requests, send } = this.#calls
     return (await send<Order>(options, 'object', (init) => requests.get(init, orderId))).items
+  }
+
+  /** `get`, unless the order is still as the ETag in `options.etag` says: then `notModified` (free of quota). */
+  getIfChanged(orderId: Int64, options: ConditionalOptions = {}): Promise<Conditional<Order>> {
+    const { requests, conditional } = this.#calls
+    return conditional<Order>(options, 'object', (init) => requests.get(init, orderId))
+  }
+
+  /** `list` (the first page), unless it is still as the ETag in `options.etag` says: then `notModified` (free of quota). */
+  listIfChanged(query: ListOrdersQuery = {}, options: ConditionalOptions = {}): Promise<Conditional<Order[]>> {
+    const { requests, conditional } = this.#calls
+    return conditional<Order[]>(options, 'array', (init) => requests.list(init, query))
   }
 
   /**

@@ -303,7 +303,10 @@ export interface operations {
                 /** @description Addition to the spec: return animals with an id greater than this one. Clients follow the Link rel="next" header rather than building it. */
                 after?: number | bigint;
             };
-            header?: never;
+            header?: {
+                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -324,6 +327,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
+                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    ETag?: string;
                     /** @description rel="next": the next page, present only when more animals exist. */
                     Link?: string;
                     [name: string]: unknown;
@@ -331,6 +336,27 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Pet"][];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them. */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
             400: {
@@ -684,7 +710,10 @@ export interface operations {
     getPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The identifier of the animal. */
                 petId: number | bigint;
@@ -708,6 +737,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
+                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    ETag?: string;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
                     /** @description RFC 8594: the HTTP date of the removal. */
@@ -719,6 +750,33 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Pet"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them. */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    ETag?: string;
+                    /** @description RFC 9745: @<unix seconds> of the deprecation. */
+                    Deprecation?: string;
+                    /** @description RFC 8594: the HTTP date of the removal. */
+                    Sunset?: string;
+                    /** @description rel="successor-version" (the replacement) and rel="deprecation" (documentation). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
             400: {
@@ -924,7 +982,10 @@ export interface operations {
                 /** @description Return orders with an id greater than this one. Clients follow the Link rel="next" header rather than building it. */
                 after?: number | bigint;
             };
-            header?: never;
+            header?: {
+                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -945,6 +1006,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
+                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    ETag?: string;
                     /** @description rel="next": the next page, present only when more orders exist. */
                     Link?: string;
                     [name: string]: unknown;
@@ -952,6 +1015,27 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Order"][];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them. */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
             400: {
@@ -1305,7 +1389,10 @@ export interface operations {
     getOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The identifier of the order. */
                 orderId: number | bigint;
@@ -1329,11 +1416,34 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
+                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them. */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
             400: {
@@ -1926,7 +2036,10 @@ export interface operations {
     getInventory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1947,11 +2060,34 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
+                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Inventory"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them. */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
             400: {

@@ -33,6 +33,18 @@ export interface CallOptions {
   deadlineMs?: number
 }
 
+/** Per call of a conditional read (`inventoryIfChanged`, `orders.getIfChanged`, …). */
+export interface ConditionalOptions extends CallOptions {
+  /** The ETag of the answer the caller holds, sent as If-None-Match; none: a plain read that returns the ETag. */
+  etag?: string | undefined
+}
+
+/**
+ * A conditional read's result: the answer and its ETag, or `notModified` when the ETag sent is
+ * still current (a 304 without a body, which the service does not count against the key's quota).
+ */
+export type Conditional<T> = { notModified: false; value: T; etag: string | undefined } | { notModified: true; etag: string }
+
 /** What happened on one HTTP attempt (for logs and metrics): the answer or the failure, and the wait before a retry. */
 export interface AttemptEvent {
   method: string
@@ -83,7 +95,7 @@ export class Transport {
 
   constructor(private readonly options: TransportOptions) {}
 
-  /** Resolves with the 2xx answer (its body already read); throws an AnimalStoreError otherwise. */
+  /** Resolves with the 2xx answer (its body already read), or a 304 to If-None-Match; throws an AnimalStoreError otherwise. */
   async send(request: Request, call: CallOptions = {}): Promise<{ response: Response; text: string; attempts: number }> {
     const { clock, policy } = this.options
     const deadlineMs = call.deadlineMs ?? policy.deadlineMs
@@ -107,7 +119,8 @@ export class Transport {
       try {
         response = await this.options.fetch(request.clone(), { signal })
         const text = await response.text()
-        if (response.ok) {
+        // A 304 answers a conditional read (If-None-Match): the caller's copy is current.
+        if (response.ok || (response.status === 304 && request.headers.has('if-none-match'))) {
           this.options.onAttempt?.({
             method: request.method,
             url: request.url,

@@ -9,6 +9,7 @@ import { ANONYMOUS_QUOTA, type Quota } from '../shared/plans.js'
 import { addressIdentity } from './address-identity.js'
 import { decideIfAddressRefused } from './address-precheck.js'
 import { parseBearer } from './bearer.js'
+import { ConditionalQuota } from './conditional-quota.js'
 import type { Admission, CredentialKind, LimitedAs } from './credential.js'
 import { secondsUntilRetry, setRateLimitHeaders } from './rate-limit-headers.js'
 
@@ -76,6 +77,7 @@ export function createGuard({ limiter, metrics, credentials }: GuardOptions): St
 
 /** The guard's steps for the routes of one credential kind. */
 function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: RateLimiter, metrics: Metrics): Step {
+  const conditional = new ConditionalQuota(limiter, (request, decision, who) => refusal(request, decision, metrics, who))
   /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
   const conclude = (
     request: FastifyRequest,
@@ -112,8 +114,19 @@ function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: Rate
     let identity: string
     let quota: Quota
     let who: LimitedAs | undefined
-    if (credential !== undefined) ({ identity, quota, who } = kind.limitedAs(credential))
-    else {
+    if (credential !== undefined) {
+      const limitedAs = kind.limitedAs(credential)
+      ;({ identity, quota, who } = limitedAs)
+      // A valid credential's conditional read is counted only if its answer is not a 304 (auth/conditional-quota.ts).
+      const deferred = conditional.judge(request, reply, limitedAs)
+      if (deferred !== undefined) {
+        deferred.then(
+          (decision) => done(conclude(request, reply, admission, decision, who)),
+          (error: Error) => done(error),
+        )
+        return
+      }
+    } else {
       identity = addressIdentity(clientAddress(request))
       quota = ANONYMOUS_QUOTA
     }

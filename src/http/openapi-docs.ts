@@ -98,3 +98,35 @@ export function errorResponses(...answers: Array<number | ErrorCode>): Record<nu
   }
   return out
 }
+
+/** The strong ETag of a conditional read's 200 and 304 (http/conditional-reads.ts). */
+export const etagHeaderDoc = {
+  ETag: {
+    type: 'string',
+    description:
+      'Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota.',
+  },
+} as const
+
+/** The request header of a conditional read, as a route's `headers` schema. */
+export const ifNoneMatchHeaders = {
+  type: 'object',
+  properties: {
+    'If-None-Match': {
+      type: 'string',
+      description:
+        'Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, ' +
+        'which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request.',
+    },
+  },
+} as const
+
+/** The 304 of a conditional read: no body (`type: 'null'` makes the document show no content). */
+export const notModifiedResponse = {
+  304: {
+    type: 'null',
+    description:
+      'Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them.',
+    headers: { ...rateLimitHeaderDocs, ...etagHeaderDoc },
+  },
+} as const

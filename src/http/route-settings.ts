@@ -25,6 +25,8 @@ declare module 'fastify' {
     deprecation?: Deprecation
     /** 'admin': authenticated by an admin token (not an API key) and limited at the admin quota. */
     auth?: 'admin'
+    /** A read with a strong ETag whose 304 (If-None-Match) does not count against the key's quota (http/conditional-reads.ts). */
+    conditional?: boolean
   }
   interface FastifyRequest {
     /** The settings of the route this request is for (see settingsOf). */
@@ -40,6 +42,7 @@ export interface RouteSettings {
   page?: boolean
   deprecation?: Deprecation
   auth?: 'admin'
+  conditional?: boolean
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { type Static, type TSchema, Type } from 'typebox'
-import { errorResponses, rateLimitHeaderDocs } from '../http/openapi-docs.js'
+import { entityTag, sendConditional } from '../http/conditional-reads.js'
+import { errorResponses, etagHeaderDoc, ifNoneMatchHeaders, notModifiedResponse, rateLimitHeaderDocs } from '../http/openapi-docs.js'
 import { orderOwner } from '../keys/api-key.js'
 import { parseIdempotencyKey } from '../pets/idempotency.js'
 import { LIST_LIMIT } from '../pets/schemas.js'
@@ -124,6 +125,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
   app.get(
     '/store/orders',
     {
+      config: { conditional: true },
       schema: {
         operationId: 'listOrders',
         summary: 'List your orders',
@@ -133,6 +135,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
           'A placed order whose hold ran out shows `expired` once the expiry sweep has run (ORDER_SWEEP_MS); a change of it is refused at once.',
         tags: ['store'],
         querystring: ListOrdersQuery,
+        headers: ifNoneMatchHeaders,
         response: {
           200: {
             description: 'Success: an array of orders.',
@@ -140,9 +143,11 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
             items: order,
             headers: {
               ...rateLimitHeaderDocs,
+              ...etagHeaderDoc,
               Link: { type: 'string', description: 'rel="next": the next page, present only when more orders exist.' },
             },
           },
+          ...notModifiedResponse,
           ...errorResponses(400, 401, 429, 500, 503),
         },
       },
@@ -150,34 +155,41 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
     async (request, reply) => {
       const { limit = LIST_LIMIT.default, status, after } = request.query
       const rows = await orders.listOrders({ limit: limit + 1, owner: orderOwner(request.apiKey!), status, afterId: after })
+      let link: string | undefined
       if (rows.length > limit) {
         const filter = status === undefined ? '' : `&status=${status}`
-        reply.header('link', `<${linkBase}/v1/store/orders?limit=${limit}${filter}&after=${rows[limit - 1]!.id}>; rel="next"`)
+        link = `<${linkBase}/v1/store/orders?limit=${limit}${filter}&after=${rows[limit - 1]!.id}>; rel="next"`
+        reply.header('link', link)
       }
-      return rows.slice(0, limit).map(orderView)
+      const body = reply.serialize(rows.slice(0, limit).map(orderView)) as string
+      return sendConditional(request, reply, body, entityTag(body, link))
     },
   )
 
   app.get(
     '/store/orders/:orderId',
     {
+      config: { conditional: true },
       schema: {
         operationId: 'getOrder',
         summary: 'Get one of your orders',
         description: "One of the caller's orders; another caller's order is 404, as an order that does not exist.",
         tags: ['store'],
         params: OrderIdParams,
+        headers: ifNoneMatchHeaders,
         response: {
-          200: { description: 'Success.', ...order, headers: rateLimitHeaderDocs },
+          200: { description: 'Success.', ...order, headers: { ...rateLimitHeaderDocs, ...etagHeaderDoc } },
+          ...notModifiedResponse,
           ...errorResponses(400, 401, 404, 429, 500, 503),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const id = request.params.orderId
       const found = await orders.getOrder(id, { owner: orderOwner(request.apiKey!) })
       if (found === undefined) throw notFound(id)
-      return orderView(found)
+      const body = reply.serialize(orderView(found)) as string
+      return sendConditional(request, reply, body, entityTag(body))
     },
   )
 
@@ -221,6 +233,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
   app.get(
     '/store/inventory',
     {
+      config: { conditional: true },
       schema: {
         operationId: 'getInventory',
         summary: 'Count the animals by status',
@@ -228,12 +241,17 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
           'How many animals are `available`, `pending` (held by a placed order) and `sold`: counts of animals, exact after every acknowledged change, on every instance. ' +
           'An animal created without a status is not for sale and is counted in none of them.',
         tags: ['store'],
+        headers: ifNoneMatchHeaders,
         response: {
-          200: { description: 'Success.', ...ref(InventorySchema), headers: rateLimitHeaderDocs },
+          200: { description: 'Success.', ...ref(InventorySchema), headers: { ...rateLimitHeaderDocs, ...etagHeaderDoc } },
+          ...notModifiedResponse,
           ...errorResponses(400, 401, 429, 500, 503),
         },
       },
     },
-    async () => orders.inventory(),
+    async (request, reply) => {
+      const body = reply.serialize(await orders.inventory()) as string
+      return sendConditional(request, reply, body, entityTag(body))
+    },
   )
 }

@@ -157,6 +157,11 @@ describe('OpenAPI document', () => {
         (app: TestApp, url: string, headers: Record<string, string> = key) =>
         () =>
           app.app.inject({ url, headers })
+      /** The same read again with the ETag of its 200 in If-None-Match: 304. */
+      const unchanged = (url: string) => async () => {
+        const etag = (await t.app.inject({ url, headers: key })).headers.etag as string
+        return t.app.inject({ url, headers: { ...key, 'if-none-match': etag } })
+      }
       const keyFor = async (app: TestApp) => bearer(await app.key({ plan: 'pro' }))
       /** The same Idempotency-Key once more with another body: 422. */
       const reused = async () => {
@@ -223,12 +228,14 @@ describe('OpenAPI document', () => {
             ask(unavailable, 'POST', '/v1/store/orders', await failingKey(unavailable), '{"petId":1}'),
           ],
           ['listOrders', 'a page', 200, ask(t, 'GET', '/v1/store/orders?limit=2')],
+          ['listOrders', 'an unchanged page', 304, unchanged('/v1/store/orders?limit=2')],
           ['listOrders', 'a bad limit', 400, ask(t, 'GET', '/v1/store/orders?limit=0')],
           ['listOrders', 'no key', 401, ask(t, 'GET', '/v1/store/orders', {})],
           ['listOrders', 'a spent key', 429, ask(t, 'GET', '/v1/store/orders', await spent(t, { method: 'GET', url: '/v1/store/orders' }))],
           ['listOrders', 'a failing store', 500, ask(failing, 'GET', '/v1/store/orders', await keyFor(failing))],
           ['listOrders', 'an unavailable store', 503, ask(unavailable, 'GET', '/v1/store/orders', await keyFor(unavailable))],
           ['getOrder', 'an order', 200, ask(t, 'GET', `/v1/store/orders/${toRead}`)],
+          ['getOrder', 'an unchanged order', 304, unchanged(`/v1/store/orders/${toRead}`)],
           ['getOrder', 'an orderId that is no integer', 400, ask(t, 'GET', '/v1/store/orders/abc')],
           ['getOrder', 'no key', 401, ask(t, 'GET', `/v1/store/orders/${toRead}`, {})],
           ['getOrder', 'no such order', 404, ask(t, 'GET', '/v1/store/orders/999999')],
@@ -241,6 +248,7 @@ describe('OpenAPI document', () => {
           ['getOrder', 'a failing store', 500, ask(failing, 'GET', '/v1/store/orders/1', await keyFor(failing))],
           ['getOrder', 'an unavailable store', 503, ask(unavailable, 'GET', '/v1/store/orders/1', await keyFor(unavailable))],
           ['getInventory', 'the counts', 200, ask(t, 'GET', '/v1/store/inventory')],
+          ['getInventory', 'unchanged counts', 304, unchanged('/v1/store/inventory')],
           ['getInventory', 'an unknown query parameter', 400, ask(t, 'GET', '/v1/store/inventory?x=1')],
           ['getInventory', 'no key', 401, ask(t, 'GET', '/v1/store/inventory', {})],
           [
@@ -274,6 +282,7 @@ describe('OpenAPI document', () => {
       }
       const cases: Case[] = [
         ['listPets', 'a page', 200, list(t, '/v1/pets?limit=1')],
+        ['listPets', 'an unchanged page', 304, unchanged('/v1/pets?limit=1')],
         ['listPets', 'a bad limit', 400, list(t, '/v1/pets?limit=0')],
         ['listPets', 'no key', 401, list(t, '/v1/pets', {})],
         ['listPets', 'a spent key', 429, list(t, '/v1/pets', await spent(t, { method: 'GET', url: '/v1/pets' }))],
@@ -304,6 +313,7 @@ describe('OpenAPI document', () => {
           create(unavailable, '{"name":"Tom","categoryId":2}', { ...(await keyFor(unavailable)), ...json }),
         ],
         ['getPet', 'an animal', 200, getPet(t, `/v1/pets/${pet.id}`)],
+        ['getPet', 'an unchanged animal', 304, unchanged(`/v1/pets/${pet.id}`)],
         ['getPet', 'a petId that is no integer', 400, getPet(t, '/v1/pets/abc')],
         ['getPet', 'no key', 401, getPet(t, `/v1/pets/${pet.id}`, {})],
         ['getPet', 'no such animal', 404, getPet(t, '/v1/pets/999999')],

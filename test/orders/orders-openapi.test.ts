@@ -100,6 +100,11 @@ describe('the store in the OpenAPI document', () => {
       return async () =>
         (await Promise.all([ask(t, 'POST', '/v1/store/orders', headers, body)(), ask(t, 'POST', '/v1/store/orders', headers, body)()]))[1]!
     }
+    /** The same read again with the ETag of its 200 in If-None-Match: 304. */
+    const unchanged = (url: string) => async () => {
+      const etag = (await t.app.inject({ url, headers: key })).headers.etag as string
+      return t.app.inject({ url, headers: { ...key, 'if-none-match': etag } })
+    }
     const big = JSON.stringify({ petId: 1, pad: 'x'.repeat(17 * 1024) })
     const cases: Array<[OperationId, string, number, () => Promise<LightMyRequestResponse>]> = [
       ['placeOrder', 'an available animal', 201, ask(t, 'POST', '/v1/store/orders', key, `{"petId":${await pet()}}`)],
@@ -115,12 +120,14 @@ describe('the store in the OpenAPI document', () => {
       ['placeOrder', 'a failing store', 500, ask(failing, 'POST', '/v1/store/orders', await keyFor(failing), '{"petId":1}')],
       ['placeOrder', 'an unavailable store', 503, ask(unavailable, 'POST', '/v1/store/orders', await keyFor(unavailable), '{"petId":1}')],
       ['listOrders', 'a page', 200, ask(t, 'GET', '/v1/store/orders?limit=1', key)],
+      ['listOrders', 'an unchanged page', 304, unchanged('/v1/store/orders?limit=1')],
       ['listOrders', 'a bad status', 400, ask(t, 'GET', '/v1/store/orders?status=sold', key)],
       ['listOrders', 'no key', 401, ask(t, 'GET', '/v1/store/orders', {})],
       ['listOrders', 'a spent key', 429, ask(t, 'GET', '/v1/store/orders', await spent(t))],
       ['listOrders', 'a failing store', 500, ask(failing, 'GET', '/v1/store/orders', await keyFor(failing))],
       ['listOrders', 'an unavailable store', 503, ask(unavailable, 'GET', '/v1/store/orders', await keyFor(unavailable))],
       ['getOrder', 'an order', 200, ask(t, 'GET', `/v1/store/orders/${order}`, key)],
+      ['getOrder', 'an unchanged order', 304, unchanged(`/v1/store/orders/${order}`)],
       ['getOrder', 'no integer', 400, ask(t, 'GET', '/v1/store/orders/x', key)],
       ['getOrder', 'no key', 401, ask(t, 'GET', `/v1/store/orders/${order}`, {})],
       ['getOrder', "another key's", 404, ask(t, 'GET', `/v1/store/orders/${order}`, await keyFor(t))],
@@ -128,6 +135,7 @@ describe('the store in the OpenAPI document', () => {
       ['getOrder', 'a failing store', 500, ask(failing, 'GET', '/v1/store/orders/1', await keyFor(failing))],
       ['getOrder', 'an unavailable store', 503, ask(unavailable, 'GET', '/v1/store/orders/1', await keyFor(unavailable))],
       ['getInventory', 'the counts', 200, ask(t, 'GET', '/v1/store/inventory', key)],
+      ['getInventory', 'unchanged counts', 304, unchanged('/v1/store/inventory')],
       ['getInventory', 'an unknown parameter', 400, ask(t, 'GET', '/v1/store/inventory?status=sold', key)],
       ['getInventory', 'no key', 401, ask(t, 'GET', '/v1/store/inventory', {})],
       ['getInventory', 'a spent key', 429, ask(t, 'GET', '/v1/store/inventory', await spent(t))],
