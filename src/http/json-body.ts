@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { parse } from 'lossless-json'
 import { ApiError } from '../shared/errors.js'
+import { settingsOf } from './route-settings.js'
 
 /**
  * The JSON body parser. JSON.parse would round integers above 2^53 before any validation could
@@ -71,6 +72,11 @@ export function registerJsonBody(app: FastifyInstance): void {
         ),
         undefined,
       )
+      return
+    }
+    // A route that takes no body: an empty one with this Content-Type is none, not malformed JSON.
+    if ((body as Buffer).length === 0 && settingsOf(request).noBody === true) {
+      done(null, undefined)
       return
     }
     try {

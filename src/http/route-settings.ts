@@ -27,6 +27,12 @@ declare module 'fastify' {
     auth?: 'admin'
     /** A read with a strong ETag whose 304 (If-None-Match) does not count against the key's quota (http/conditional-reads.ts). */
     conditional?: boolean
+    /**
+     * Takes no body: none, or `{}` (the route refuses anything else). An empty body is then none
+     * whatever its Content-Type says, since many clients send `Content-Type: application/json` on
+     * every POST (http/json-body.ts).
+     */
+    noBody?: boolean
   }
   interface FastifyRequest {
     /** The settings of the route this request is for (see settingsOf). */
@@ -43,6 +49,7 @@ export interface RouteSettings {
   deprecation?: Deprecation
   auth?: 'admin'
   conditional?: boolean
+  noBody?: boolean
 }
 
 /**

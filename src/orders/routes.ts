@@ -198,6 +198,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
     app.post(
       `/store/orders/:orderId/${change}`,
       {
+        config: { noBody: true },
         schema: {
           operationId: cancel ? 'cancelOrder' : 'completeOrder',
           summary: cancel ? 'Cancel one of your orders' : 'Complete one of your orders',

@@ -24,7 +24,7 @@ export function revokeKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
   app.post(
     '/keys/:keyId/revoke',
     {
-      config: ADMIN_AUTH,
+      config: { ...ADMIN_AUTH, noBody: true },
       schema: {
         operationId: 'revokeKey',
         summary: 'Revoke an API key',
