@@ -318,9 +318,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -341,9 +341,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -362,9 +362,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -385,9 +385,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -408,9 +408,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -429,9 +429,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -468,9 +468,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -493,9 +493,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -514,9 +514,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -537,9 +537,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -560,9 +560,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -581,9 +581,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -602,9 +602,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -623,9 +623,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -646,9 +646,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -667,9 +667,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -702,9 +702,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -729,9 +729,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -756,9 +756,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -785,9 +785,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -812,9 +812,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -839,9 +839,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -868,9 +868,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -895,9 +895,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -939,9 +939,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -962,9 +962,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -983,9 +983,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1006,9 +1006,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1029,9 +1029,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1050,9 +1050,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1089,9 +1089,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1114,9 +1114,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1135,9 +1135,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1158,9 +1158,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1181,9 +1181,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1202,9 +1202,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1223,9 +1223,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1244,9 +1244,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1267,9 +1267,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1288,9 +1288,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1323,9 +1323,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1344,9 +1344,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1365,9 +1365,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1388,9 +1388,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1409,9 +1409,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1432,9 +1432,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1453,9 +1453,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1488,9 +1488,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1509,9 +1509,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1530,9 +1530,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1553,9 +1553,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1574,9 +1574,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1595,9 +1595,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1616,9 +1616,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1637,9 +1637,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1660,9 +1660,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1681,9 +1681,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1716,9 +1716,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1737,9 +1737,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1758,9 +1758,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1781,9 +1781,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1802,9 +1802,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1823,9 +1823,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1844,9 +1844,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1865,9 +1865,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1888,9 +1888,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1909,9 +1909,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1941,9 +1941,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1962,9 +1962,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1983,9 +1983,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2006,9 +2006,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2029,9 +2029,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2050,9 +2050,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;

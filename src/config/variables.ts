@@ -59,16 +59,21 @@ export const VARIABLES = {
       description: 'origin clients reach this instance at (no `/v1`): makes links absolute and adds it to the OpenAPI servers',
     }),
   ),
-  PRODUCTION_BASE_URL: httpUrl({
-    field: 'productionBaseUrl',
-    default: 'https://api.animal-store.example',
-    description: 'the production server listed in the OpenAPI document (+ `/v1`)',
-  }),
-  STAGING_BASE_URL: httpUrl({
-    field: 'stagingBaseUrl',
-    default: 'https://staging.api.animal-store.example',
-    description: 'the staging server listed in the OpenAPI document (+ `/v1`)',
-  }),
+  // Listed only when set: made-up defaults were offered in the docs console's Servers list and failed there.
+  PRODUCTION_BASE_URL: optional(
+    httpUrl({
+      field: 'productionBaseUrl',
+      defaultText: 'unset (not listed)',
+      description: 'the production server listed in the OpenAPI document (+ `/v1`), when set',
+    }),
+  ),
+  STAGING_BASE_URL: optional(
+    httpUrl({
+      field: 'stagingBaseUrl',
+      defaultText: 'unset (not listed)',
+      description: 'the staging server listed in the OpenAPI document (+ `/v1`), when set',
+    }),
+  ),
   DATABASE_URL: text(
     {
       field: 'databaseUrl',
