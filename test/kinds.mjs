@@ -5,7 +5,7 @@
  * test/<folder>/ for src/<folder>/ (test/<name>.test.ts for src/<name>.ts), and one that starts
  * real processes (the service, its CLI, a browser, a throwaway server) is test/system/<folder>/,
  * by the same folder. What no src/ folder holds has a folder of its own, in this process or under
- * system/ alike: client/ (the client package), project/ (the repository itself), tools/ (what the
+ * system/ alike: client/ (the client package), console/ (the console's pure modules), project/ (the repository itself), tools/ (what the
  * tests and the benchmark share), fuzz/ (the whole API under generated requests), bench/, deploy/
  * and docs/ (the benchmark, the shipped deployment files, the user docs' examples). No two test
  * files share a name.
@@ -59,7 +59,7 @@ const SRC_FOLDERS = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
 
 /** Where a test may live, besides src/'s folders: in this process, and with real processes. */
 export const PLACES = {
-  inProcess: [...SRC_FOLDERS, 'client', 'project', 'tools', 'fuzz'],
+  inProcess: [...SRC_FOLDERS, 'client', 'console', 'project', 'tools', 'fuzz'],
   system: [...SRC_FOLDERS, 'bench', 'client', 'deploy', 'docs', 'project'],
 }
 

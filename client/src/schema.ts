@@ -321,9 +321,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -367,9 +367,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -388,9 +388,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -411,9 +411,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -434,9 +434,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -455,9 +455,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -494,9 +494,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -519,9 +519,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -540,9 +540,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -563,9 +563,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -586,9 +586,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -607,9 +607,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -628,9 +628,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -649,9 +649,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -672,9 +672,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -693,9 +693,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -731,9 +731,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -787,9 +787,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -814,9 +814,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -843,9 +843,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -870,9 +870,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -897,9 +897,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -926,9 +926,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -953,9 +953,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1000,9 +1000,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1046,9 +1046,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1067,9 +1067,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1090,9 +1090,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1113,9 +1113,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1134,9 +1134,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1173,9 +1173,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1198,9 +1198,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1219,9 +1219,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1242,9 +1242,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1265,9 +1265,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1286,9 +1286,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1307,9 +1307,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1328,9 +1328,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1351,9 +1351,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1372,9 +1372,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1410,9 +1410,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1454,9 +1454,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1475,9 +1475,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1498,9 +1498,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1519,9 +1519,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1542,9 +1542,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1563,9 +1563,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1598,9 +1598,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1619,9 +1619,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1640,9 +1640,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1663,9 +1663,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1684,9 +1684,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1705,9 +1705,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1726,9 +1726,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1747,9 +1747,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1770,9 +1770,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1791,9 +1791,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1826,9 +1826,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1847,9 +1847,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1868,9 +1868,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1891,9 +1891,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1912,9 +1912,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1933,9 +1933,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1954,9 +1954,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1975,9 +1975,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1998,9 +1998,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2019,9 +2019,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2054,9 +2054,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2098,9 +2098,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2119,9 +2119,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2142,9 +2142,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2165,9 +2165,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2186,9 +2186,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;

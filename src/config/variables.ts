@@ -36,7 +36,14 @@ export const VARIABLES = {
       'key prefix (`as_live_` / `as_test_`: a key of the other environment is refused); named in the OpenAPI document’s server for `PUBLIC_BASE_URL`',
   }),
   PORT: integer(0, 65535, 8080, { field: 'port', description: 'where the API listens (`0`: a free port)' }),
-  HOST: text({ field: 'host', default: '0.0.0.0', accepts: 'an address or host name', description: 'the address the API listens on' }),
+  // Loopback by default, like Fastify's own default and the admin listener: a quick start on a laptop is not
+  // reachable from the network by accident; containers and deployments set HOST=0.0.0.0 (docs/deployment.md).
+  HOST: text({
+    field: 'host',
+    default: '127.0.0.1',
+    accepts: 'an address or host name',
+    description: 'the address the API listens on (`0.0.0.0`: all interfaces, for containers and deployments)',
+  }),
   ADMIN_PORT: integerOrOff(0, 65535, DEFAULT_ADMIN_PORT, {
     field: 'adminPort',
     toConfig: (port) => (port === 'off' ? undefined : port),
@@ -59,16 +66,21 @@ export const VARIABLES = {
       description: 'origin clients reach this instance at (no `/v1`): makes links absolute and adds it to the OpenAPI servers',
     }),
   ),
-  PRODUCTION_BASE_URL: httpUrl({
-    field: 'productionBaseUrl',
-    default: 'https://api.animal-store.example',
-    description: 'the production server listed in the OpenAPI document (+ `/v1`)',
-  }),
-  STAGING_BASE_URL: httpUrl({
-    field: 'stagingBaseUrl',
-    default: 'https://staging.api.animal-store.example',
-    description: 'the staging server listed in the OpenAPI document (+ `/v1`)',
-  }),
+  // Listed only when set: made-up defaults were offered in the docs console's Servers list and failed there.
+  PRODUCTION_BASE_URL: optional(
+    httpUrl({
+      field: 'productionBaseUrl',
+      defaultText: 'unset (not listed)',
+      description: 'the production server listed in the OpenAPI document (+ `/v1`), when set',
+    }),
+  ),
+  STAGING_BASE_URL: optional(
+    httpUrl({
+      field: 'stagingBaseUrl',
+      defaultText: 'unset (not listed)',
+      description: 'the staging server listed in the OpenAPI document (+ `/v1`), when set',
+    }),
+  ),
   DATABASE_URL: text(
     {
       field: 'databaseUrl',

@@ -15,12 +15,12 @@ export const rateLimitHeaderDocs = {
   },
   'RateLimit-Policy': {
     type: 'string',
-    description: 'IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response).',
+    description: 'IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response).',
   },
   RateLimit: {
     type: 'string',
     description:
-      'IETF draft: each window\'s real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>.',
+      'IETF draft: each window\'s real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`.',
   },
   'X-Request-Id': { type: 'string', description: 'Request id (echoed when the client sent a safe one); quote it in support requests.' },
 } as const

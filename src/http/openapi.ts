@@ -27,11 +27,13 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, api:
   const servers = [{ url: '/v1', description: 'This server (the address this document was loaded from)' }]
   if (config.publicBaseUrl !== undefined)
     servers.push({ url: `${config.publicBaseUrl}/v1`, description: `This instance's public address (${config.env})` })
-  for (const s of [
-    { url: `${config.productionBaseUrl}/v1`, description: 'Production' },
-    { url: `${config.stagingBaseUrl}/v1`, description: 'Staging' },
-  ]) {
-    if (!servers.some((known) => known.url === s.url)) servers.push(s)
+  // Production and staging only when configured: a made-up host in the Servers list fails "Try it out".
+  for (const [base, description] of [
+    [config.productionBaseUrl, 'Production'],
+    [config.stagingBaseUrl, 'Staging'],
+  ] as const) {
+    const url = `${base}/v1`
+    if (base !== undefined && !servers.some((known) => known.url === url)) servers.push({ url, description })
   }
   await app.register(swagger, {
     openapi: {

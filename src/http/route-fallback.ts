@@ -44,8 +44,23 @@ export function answerUnrouted(routes: RouteTable): Step {
     // section 3.2.4, with or without a query); Fastify's router takes `*` for the root path. An
     // absolute-form target with an empty path is the root (RFC 9112 section 3.2.2).
     else if (isResourceless(requestPath(request.url))) done(noRouteError(request))
+    // `/v1/pets/` matched `/v1/pets/:petId` with an empty id ("petId must be an int64"): a trailing
+    // slash names no resource here, so it is a 404 with the path meant (issue 32).
+    else if (emptyLastParam(request)) done(trailingSlashError(routes, request))
     else done()
   }
 }
 
 const isResourceless = (path: string) => path !== '' && path.charCodeAt(0) !== 0x2f
+
+/** The route matched ends with a parameter and the request's path ends with '/': that parameter is empty. */
+const emptyLastParam = (request: FastifyRequest) =>
+  /\/:[^/]+$/.test(request.routeOptions.url ?? '') && requestPath(request.url).endsWith('/')
+
+/** The 404 of a trailing slash, with the path without it when a route serves that. */
+function trailingSlashError(routes: RouteTable, request: FastifyRequest): ApiError {
+  const error = noRouteError(request)
+  const meant = requestPath(request.url).replace(/\/+$/, '')
+  if (routes.allowedMethods(meant).length === 0) return error
+  return new ApiError('not_found', `${error.message}: no such path; did you mean ${meant}?`)
+}

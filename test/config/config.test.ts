@@ -223,3 +223,10 @@ test('the reference table in docs/configuration.md is the one the variables gene
   )
   for (const name of CONFIG_VARIABLES) assert.ok(generated.includes(`| \`${name}\` |`), name)
 })
+
+// Issue 32: the quick start listens on loopback only (Fastify's own default, like ADMIN_HOST);
+// containers and deployments set HOST=0.0.0.0 (docs/configuration.md says why).
+test('HOST defaults to 127.0.0.1; HOST=0.0.0.0 listens on all interfaces', () => {
+  assert.equal(loadConfig({}).host, '127.0.0.1')
+  assert.equal(loadConfig({ HOST: '0.0.0.0' }).host, '0.0.0.0')
+})

@@ -26,10 +26,11 @@ describe('errors', () => {
     }
   })
 
-  test('a trailing slash is an empty petId: 400 naming it', async () => {
+  // Issue 32 changed this deliberately: it was a 400 "petId must be an int64" (an empty id).
+  test('a trailing slash is a 404 naming the path meant', async () => {
     const res = await t.app.inject({ url: '/v1/pets/', headers: key })
-    assert.equal(res.statusCode, 400)
-    assert.match(res.json().message, /petId/)
+    assert.equal(res.statusCode, 404)
+    assert.match(res.json().message, /did you mean \/v1\/pets\?/)
   })
 
   test('wrong methods are 405 with Allow', async () => {

@@ -65,14 +65,46 @@ describe('OpenAPI document', () => {
     assert.equal(doc.info.version, '1.0.0')
   })
 
-  test('lists the relative server first, then the public address, production and staging, each with /v1', () => {
+  // Issue 32: production and staging are listed only when configured. Their made-up defaults
+  // (api.animal-store.example) were offered in the docs console and every "Try it out" on them failed.
+  test('lists the relative server first, then the public address, each with /v1; no unconfigured made-up hosts', () => {
     const urls = doc.servers.map((s: { url: string }) => s.url)
-    assert.deepEqual(urls, [
-      '/v1',
-      'http://127.0.0.1:9999/v1',
-      'https://api.animal-store.example/v1',
-      'https://staging.api.animal-store.example/v1',
-    ])
+    assert.deepEqual(urls, ['/v1', 'http://127.0.0.1:9999/v1'])
+  })
+
+  test('every error response has one example per code, each with that status, a code of that status and a real message', () => {
+    let checked = 0
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        for (const [status, response] of Object.entries<any>(op.responses)) {
+          if (Number(status) < 400) continue
+          const examples = Object.values<any>(response.content['application/json'].examples ?? {})
+          assert.ok(examples.length > 0, `${method} ${path} ${status} has examples`)
+          for (const { value } of examples) {
+            assert.equal(value.status, Number(status), `${method} ${path} ${status}`)
+            assert.equal(
+              ERROR_STATUS[value.code as keyof typeof ERROR_STATUS],
+              Number(status),
+              `${method} ${path} ${status}: ${value.code}`,
+            )
+            assert.ok(value.message.length > 10 && value.message !== 'string', value.message)
+            checked++
+          }
+        }
+      }
+    }
+    assert.ok(checked > 20, String(checked))
+  })
+
+  test("headers' placeholders are in code spans, so Markdown does not swallow <limit> as a tag", () => {
+    const headers = doc.paths['/pets'].get.responses['200'].headers
+    for (const name of ['RateLimit-Policy', 'RateLimit']) {
+      const text: string = headers[name].description
+      for (const placeholder of text.match(/<[^>]+>/g) ?? []) {
+        const before = text.slice(0, text.indexOf(placeholder))
+        assert.equal((before.match(/`/g) ?? []).length % 2, 1, `${name}: ${placeholder} inside backticks`)
+      }
+    }
   })
 
   test('has the catalogue and the store, getPet deprecated, bearer security', () => {

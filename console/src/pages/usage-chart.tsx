@@ -1,8 +1,9 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import uPlot from 'uplot'
 import { api, type UsageBucket } from '../api.js'
 import { ErrorNote, useLoad } from '../components.js'
 import { count } from '../format.js'
+import { type Bucket, byDay, lastBusy, stackTops, total, WHOLE_INCREMENTS } from '../usage-bars.js'
 
 const MINUTE_MS = 60_000
 const HOUR_MS = 3_600_000
@@ -21,11 +22,11 @@ export function rangeBounds(range: RangeName, now: number): { from: string; to: 
   return { from: new Date(to - buckets * step).toISOString(), to: new Date(to).toISOString() }
 }
 
-/** The three outcomes charted, in the API's field names, with their colours. */
+/** The three outcomes charted, in the API's field names, with their colours (stacked in this order, bottom up). */
 const SERIES = [
-  { field: 'allowed', label: 'Allowed', stroke: '#2e7d32', fill: 'rgba(46,125,50,0.15)' },
-  { field: 'rateLimited', label: 'Rate-limited', stroke: '#ef6c00', fill: 'rgba(239,108,0,0.15)' },
-  { field: 'banned', label: 'Banned', stroke: '#c62828', fill: 'rgba(198,40,40,0.15)' },
+  { field: 'allowed', label: 'Allowed', stroke: '#2e7d32', fill: 'rgba(46,125,50,0.75)' },
+  { field: 'rateLimited', label: 'Rate-limited', stroke: '#ef6c00', fill: 'rgba(239,108,0,0.75)' },
+  { field: 'banned', label: 'Banned', stroke: '#c62828', fill: 'rgba(198,40,40,0.75)' },
 ] as const
 
 /**
@@ -43,6 +44,16 @@ export function UsageChart({ keyId, rotated }: { keyId: string; rotated: boolean
     return { range, buckets: (await api.usageHistory(keyId, { granularity, scope, ...rangeBounds(range, Date.now()) })).data }
   }, [keyId, range, scope])
   const totals = history.value ? sum(history.value.buckets) : undefined
+  // The 30 days are drawn by day: 720 hourly bars would each be a pixel wide.
+  // Memoised: a new array would redraw the chart on every hover.
+  const bars = useMemo(
+    () => (history.value ? (history.value.range === 'month' ? byDay(history.value.buckets) : history.value.buckets) : []),
+    [history.value],
+  )
+  const step = history.value ? (history.value.range === 'month' ? DAY_MS : RANGES[history.value.range].step) : MINUTE_MS
+  // The bucket whose figures are written under the chart: the hovered one, else the last with traffic.
+  const [hovered, setHovered] = useState<number | undefined>(undefined)
+  const shown = (hovered === undefined ? undefined : bars[hovered]) ?? lastBusy(bars)
   return (
     <section class="usage-chart">
       <header class="page-head">
@@ -78,7 +89,23 @@ export function UsageChart({ keyId, rotated }: { keyId: string; rotated: boolean
           data-rate-limited={totals.rateLimited}
           data-banned={totals.banned}
         >
-          <Plot buckets={history.value.buckets} step={RANGES[history.value.range].step} />
+          <Plot buckets={bars} step={step} onHover={setHovered} />
+          {shown && (
+            <p
+              class="bucket-totals"
+              data-start={shown.start}
+              data-total={total(shown)}
+              data-allowed={shown.allowed}
+              data-rate-limited={shown.rateLimited}
+              data-banned={shown.banned}
+            >
+              {bucketName(shown.start, step)}: <strong>{count(total(shown))}</strong> requests ({count(shown.allowed)} allowed,{' '}
+              {count(shown.rateLimited)} rate-limited, {count(shown.banned)} banned)
+            </p>
+          )}
+          <p class="period-total" data-total={total(totals)}>
+            {RANGES[history.value.range].label}: <strong>{count(total(totals))}</strong> requests
+          </p>
           <p class="totals">
             {SERIES.map((s) => (
               <span class={`total total-${s.field}`}>
@@ -103,6 +130,12 @@ function sum(buckets: UsageBucket[]) {
 }
 
 const DAY_S = 86_400
+const DAY_MS = DAY_S * 1000
+
+/** A bucket's name in the figures under the chart: its UTC start, to the minute or the day. */
+function bucketName(start: string, step: number): string {
+  return step >= DAY_MS ? `${start.slice(0, 10)} (UTC)` : `${start.slice(0, 10)} ${start.slice(11, 16)} UTC`
+}
 /** A Unix time in seconds as UTC text: `2030-01-01T09:05` cut to the parts wanted. */
 const utc = (seconds: number) => new Date(seconds * 1000).toISOString()
 
@@ -120,47 +153,53 @@ export function utcTickLabels(splits: number[], increment: number): string[] {
   })
 }
 
-/** The uPlot chart itself, redrawn when the buckets change and resized with its container. */
-function Plot({ buckets, step }: { buckets: UsageBucket[]; step: number }) {
+/**
+ * The uPlot chart itself, redrawn when the buckets change and resized with its container. Stacked
+ * bars: each series is drawn at its stacked top (allowed, +rate-limited, +banned), the highest first
+ * so the lower ones paint over it; the legend shows each part's own count, not the stacked top.
+ */
+function Plot({ buckets, step, onHover }: { buckets: Bucket[]; step: number; onHover: (index: number | undefined) => void }) {
   const host = useRef<HTMLDivElement>(null)
   useEffect(() => {
     const element = host.current
     if (element === null) return
-    // Steps drawn from each bucket's start to the next one's: the range's end is added as one more
-    // point (with the last bucket's values) so the last bucket, the current one, has its width too.
     const starts = buckets.map((b) => Date.parse(b.start) / 1000)
+    const first = starts[0] ?? 0
     const end = (starts.at(-1) ?? 0) + step / 1000
-    const data: uPlot.AlignedData = [
-      [...starts, end],
-      ...SERIES.map((s) => {
-        const values = buckets.map((b) => b[s.field])
-        return [...values, values.at(-1) ?? 0]
-      }),
-    ]
+    const tops = stackTops(buckets)
+    const order = [2, 1, 0] as const
+    const data: uPlot.AlignedData = [starts, ...order.map((i) => tops[i])]
     const plot = new uPlot(
       {
         width: Math.max(320, element.clientWidth),
         height: 260,
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        scales: { x: { time: true, range: () => [first, end] }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
         axes: [
           { label: 'Time (UTC)', values: (_u, splits, _axis, _space, increment) => utcTickLabels(splits, increment) },
-          { label: 'requests', size: 60 },
+          { label: 'requests', size: 60, incrs: WHOLE_INCREMENTS },
         ],
+        cursor: { points: { show: false } },
+        hooks: { setCursor: [(u) => onHover(u.cursor.idx ?? undefined)] },
         series: [
           {
-            label: step === MINUTE_MS ? 'Minute (UTC)' : 'Hour (UTC)',
+            label: step === MINUTE_MS ? 'Minute (UTC)' : step === HOUR_MS ? 'Hour (UTC)' : 'Day (UTC)',
             // The hovered bucket's start in the legend, in the same words as the axis.
             value: (_u, v) => (v == null ? '—' : `${utc(v).slice(0, 10)} ${utc(v).slice(11, 16)} UTC`),
           },
-          ...SERIES.map((s) => ({
-            label: s.label,
-            stroke: s.stroke,
-            fill: s.fill,
-            width: 1.5,
-            paths: uPlot.paths.stepped?.({ align: 1 }),
-            points: { show: false },
-          })),
+          ...order.map((i) => {
+            const s = SERIES[i]
+            return {
+              label: s.label,
+              stroke: s.stroke,
+              fill: s.fill,
+              width: 0,
+              paths: uPlot.paths.bars?.({ align: 1, size: [0.85, Number.POSITIVE_INFINITY, 2] }),
+              points: { show: false },
+              value: (_u: uPlot, _v: number | null, _si: number, idx: number | null) =>
+                idx == null || buckets[idx] === undefined ? '—' : count(buckets[idx]![s.field]),
+            }
+          }),
         ],
       },
       data,
@@ -172,6 +211,6 @@ function Plot({ buckets, step }: { buckets: UsageBucket[]; step: number }) {
       resize.disconnect()
       plot.destroy()
     }
-  }, [buckets, step])
+  }, [buckets, step, onHover])
   return <div ref={host} class="plot" />
 }

@@ -151,15 +151,38 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
     (await page.locator('.usage-chart .totals').innerText()).replace(/\s+/g, ' '),
     `Allowed: ${produced.allowed} Rate-limited: ${produced.rateLimited} Banned: ${produced.banned}`,
   )
+  // Issue 32: stacked bars, the figures written without hovering: the last busy minute's total and
+  // parts (the total the sum of its parts, its bar that high), and the period's total.
+  const bucket = page.locator('.usage-chart .bucket-totals')
+  const parts = ['data-allowed', 'data-rate-limited', 'data-banned']
+  const figures = await Promise.all(['data-total', ...parts].map(async (a) => Number(await bucket.getAttribute(a))))
+  assert.equal(figures[0], figures[1]! + figures[2]! + figures[3]!, "a bucket's total is the sum of its parts")
+  assert.ok(figures[0]! > 0)
+  assert.match(
+    await bucket.innerText(),
+    new RegExp(`${figures[0]} requests \\(${figures[1]} allowed, ${figures[2]} rate-limited, ${figures[3]} banned\\)`),
+  )
+  assert.equal(
+    Number(await page.locator('.usage-chart .period-total').getAttribute('data-total')),
+    produced.allowed + produced.rateLimited + produced.banned,
+  )
   await page.getByRole('button', { name: 'Last day' }).click()
   await page.waitForSelector('.usage-chart .chart[data-range=day]')
   assert.deepEqual(await drawn(), { buckets: 24, ...produced }, 'last day, by hour')
   await page.getByRole('button', { name: 'Last 30 days' }).click()
   await page.waitForSelector('.usage-chart .chart[data-range=month]')
   assert.deepEqual(await drawn(), { buckets: 720, ...produced }, 'last 30 days, by hour')
-  // uPlot's legend names the three series, and the hovered bucket's time in 24-hour UTC.
+  // uPlot's legend names the three series, and the hovered bucket's time in 24-hour UTC. The 30
+  // days are drawn by day since issue 32 (720 hourly bars were a pixel wide each): 'Day (UTC)'.
+  assert.equal(
+    await page
+      .locator('.usage-chart .bucket-totals')
+      .getAttribute('data-start')
+      .then((s) => s?.slice(10)),
+    'T00:00:00.000Z',
+  )
   const legend = await page.locator('.usage-chart .u-legend').innerText()
-  for (const series of ['Allowed', 'Rate-limited', 'Banned', 'Hour (UTC)']) assert.ok(legend.includes(series), legend)
+  for (const series of ['Allowed', 'Rate-limited', 'Banned', 'Day (UTC)']) assert.ok(legend.includes(series), legend)
   await page.locator('.usage-chart .u-over').hover()
   assert.match(
     await page.locator('.usage-chart .u-legend .u-series').first().locator('.u-value').innerText(),

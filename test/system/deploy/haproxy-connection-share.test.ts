@@ -74,19 +74,20 @@ function status(port: number, from: string): Promise<number> {
   })
 }
 
-test('deploy/haproxy.cfg is valid (haproxy -c)', async (t) => {
-  if (!requireThrowaway(t, 'HAProxy')) return
-  const env = {
-    ...process.env,
-    AS_BIND: '127.0.0.1:8080',
-    AS_SERVER_1: '127.0.0.1:8081',
-    AS_SERVER_2: '127.0.0.1:8082',
-    AS_SERVER_3: '127.0.0.1:8083',
-    AS_STATS_SOCKET: '/run/animal-store-haproxy-check.sock',
-  }
-  const { stdout } = await promisify(execFile)('haproxy', ['-c', '-f', join(ROOT, 'deploy/haproxy.cfg')], { env })
-  assert.match(stdout, /Configuration file is valid/)
-})
+// Issue 32: the config listed exactly three servers, so with two `haproxy -c` failed; any count from one to nine now.
+for (const count of [1, 2, 3]) {
+  test(`deploy/haproxy.cfg is valid (haproxy -c) with ${count} server(s)`, async (t) => {
+    if (!requireThrowaway(t, 'HAProxy')) return
+    const env = {
+      ...process.env,
+      AS_BIND: '127.0.0.1:8080',
+      ...Object.fromEntries(Array.from({ length: count }, (_, i) => [`AS_SERVER_${i + 1}`, `127.0.0.1:${8081 + i}`])),
+      AS_STATS_SOCKET: '/run/animal-store-haproxy-check.sock',
+    }
+    const { stdout } = await promisify(execFile)('haproxy', ['-c', '-f', join(ROOT, 'deploy/haproxy.cfg')], { env })
+    assert.match(stdout, /Configuration file is valid/)
+  })
+}
 
 test(`deploy/haproxy.cfg: one address holds ${SHARE} connections at once, those over it are closed; another address is answered`, {
   timeout: 90_000,

@@ -147,7 +147,7 @@ function socketCommand(path: string, line: string): Promise<string> {
  * haproxy running deploy/haproxy.cfg unchanged, its frontend on a free 127.0.0.1 port, balancing
  * over `servers` (exactly three host:port, as the shipped file lists three).
  */
-export async function startThrowawayHaproxy(t: TestContext, servers: [string, string, string]): Promise<ThrowawayHaproxy> {
+export async function startThrowawayHaproxy(t: TestContext, servers: string[]): Promise<ThrowawayHaproxy> {
   let socketPath = ''
   const server = await startThrowaway(
     t,
@@ -156,9 +156,8 @@ export async function startThrowawayHaproxy(t: TestContext, servers: [string, st
       socketPath = join(dir, 'admin.sock')
       const env = {
         AS_BIND: `127.0.0.1:${port}`,
-        AS_SERVER_1: servers[0],
-        AS_SERVER_2: servers[1],
-        AS_SERVER_3: servers[2],
+        // AS_SERVER_1 … AS_SERVER_<n>: the config lists as many as are set (one to nine).
+        ...Object.fromEntries(servers.map((address, i) => [`AS_SERVER_${i + 1}`, address])),
         AS_STATS_SOCKET: socketPath,
       }
       const config = join(ROOT, 'deploy/haproxy.cfg')

@@ -93,6 +93,28 @@ test('GET /docs renders every operation of the document, getPet deprecated, in C
   assert.ok(fetched.includes('/v1/openapi.json'), `fetched: ${fetched.join(', ')}`)
   assert.equal(fetched.includes('/docs/json'), false, `fetched: ${fetched.join(', ')}`)
 
+  // Issue 32: the Servers list offers no made-up hosts (this server has no PUBLIC_BASE_URL: /v1 alone),
+  // and an error response shows its own example, not the schema's placeholder (invalid_request, 0).
+  const serverOptions = await page.locator('.servers select option').allInnerTexts()
+  assert.deepEqual(
+    serverOptions.map((o) => o.split(' ')[0]),
+    ['/v1'],
+    `servers: ${serverOptions.join(' | ')}`,
+  )
+  const listPets = page
+    .locator('.opblock')
+    .filter({ has: page.locator('.opblock-summary-method', { hasText: /^GET$/ }) })
+    .filter({
+      has: page.locator('[data-path="/pets"]'),
+    })
+  await listPets.locator('.opblock-summary').first().click()
+  const unauthorized = listPets.locator('tr.response[data-code="401"]')
+  await unauthorized.waitFor({ timeout: 10_000 })
+  const example = await unauthorized.innerText()
+  assert.match(example, /"code": "unauthorized"/, example)
+  assert.match(example, /"status": 401/, example)
+  assert.doesNotMatch(example, /"status": 0/, example)
+
   const shot = join(dir, 'docs.png')
   await page.screenshot({ path: shot, fullPage: true })
   // DOCS_SCREENSHOT_COPY=/path.png keeps a copy (e.g. as a CI artifact); the temp dir is removed.
