@@ -346,9 +346,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -760,9 +760,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1025,9 +1025,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -1433,9 +1433,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
@@ -2077,9 +2077,9 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft: "minute";q=<limit>;w=60, "day";q=<limit>;w=86400 (the same on every response). */
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
                     "RateLimit-Policy"?: string;
-                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: "ban";r=0;t=<seconds to its end>. */
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
