@@ -6,14 +6,14 @@ import { type AdminOrdersOptions, orderErrorResponses, record } from './audit.js
 import { AdminOrderSchema, OrderIdParams, tags } from './schemas.js'
 import { orderJson, orderNotFound } from './views.js'
 
-/** POST /orders/{orderId}/cancel (cancelOrder): any caller's placed order, as its owner cancels it on /v1. */
+/** POST /orders/{orderId}/cancel (cancelAnyOrder): any caller's placed order, as its owner cancels it on /v1. */
 export function cancelOrder(app: AdminApp, options: AdminOrdersOptions): void {
   app.post(
     '/orders/:orderId/cancel',
     {
       config: ADMIN_AUTH,
       schema: {
-        operationId: 'cancelOrder',
+        operationId: 'cancelAnyOrder',
         summary: 'Cancel any order',
         description:
           'Cancels a placed order of any caller: the order is `cancelled` and its animal `available` again, in one transaction, then written to the audit log (`order.cancel`). ' +

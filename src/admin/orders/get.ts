@@ -6,7 +6,7 @@ import { type AdminOrdersOptions, orderErrorResponses, record } from './audit.js
 import { AdminOrderSchema, OrderIdParams, tags } from './schemas.js'
 import { orderJson, orderNotFound } from './views.js'
 
-/** GET /orders/{orderId} (getOrder): any caller's order. */
+/** GET /orders/{orderId} (getAnyOrder): any caller's order. */
 export function getOrder(app: AdminApp, options: AdminOrdersOptions): void {
   const orders: OrderRepository = options.orders
   app.get(
@@ -14,7 +14,7 @@ export function getOrder(app: AdminApp, options: AdminOrdersOptions): void {
     {
       config: ADMIN_AUTH,
       schema: {
-        operationId: 'getOrder',
+        operationId: 'getAnyOrder',
         summary: 'Get any order',
         tags,
         params: OrderIdParams,

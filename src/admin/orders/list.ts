@@ -33,14 +33,14 @@ export const ListOrdersQuery = Type.Object(
   { additionalProperties: false },
 )
 
-/** GET /orders (listOrders): everyone's orders, as the key list pages keys. */
+/** GET /orders (listAnyOrders): everyone's orders, as the key list pages keys. */
 export function listOrders(app: AdminApp, options: AdminOrdersOptions): void {
   app.get(
     '/orders',
     {
       config: ADMIN_AUTH,
       schema: {
-        operationId: 'listOrders',
+        operationId: 'listAnyOrders',
         summary: 'List orders',
         description:
           'Any caller\'s orders in ascending id order, optionally filtered by status and by the API key that placed them. Paged with `after` (Link rel="next").',
