@@ -188,6 +188,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         usage: usageHistory,
         adminTokens: storage.adminTokens,
         keyChanges,
+        orders: storage.orders,
+        audit: storage.audit,
+        now: () => clock.now(),
       })
   const readiness =
     deps.readiness ??

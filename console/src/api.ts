@@ -72,6 +72,23 @@ export interface AuditPage {
   data: AuditEntry[]
   nextAfter: number | null
 }
+/** The orders resource (src/admin/orders/schemas.ts). */
+export type OrderStatus = 'placed' | 'cancelled' | 'completed' | 'expired'
+export const ORDER_STATUSES: OrderStatus[] = ['placed', 'cancelled', 'completed', 'expired']
+export interface AdminOrder {
+  id: number
+  petId: number
+  status: OrderStatus
+  owner: string
+  keyId: string
+  createdAt: string
+  expiresAt: string
+  endedAt: string | null
+}
+export interface OrderPage {
+  data: AdminOrder[]
+  nextAfter: string | null
+}
 /** One bucket of GET /admin/v1/keys/{keyId}/usage/history (oldest first, zero-filled). */
 export interface UsageBucket {
   start: string
@@ -156,6 +173,8 @@ export const api = {
   topKeys: (query: { from: string; to: string; by: 'requests' | 'rateLimited'; limit: number }) =>
     call<{ data: TopKey[] }>('GET', '/usage/top', { query }),
   auditLog: (query: AuditQuery) => call<AuditPage>('GET', '/audit-log', { query }),
+  listOrders: (query: { status?: string; keyId?: string; after?: string; limit?: number }) => call<OrderPage>('GET', '/orders', { query }),
+  cancelOrder: (id: number) => call<AdminOrder>('POST', `/orders/${id}/cancel`),
   /** Checks a token before keeping it: a 401 here is the sign-in screen's message, not a sign-out. */
   check: (token: string) => call<KeyPage>('GET', '/keys', { query: { limit: 1 }, token }),
 }

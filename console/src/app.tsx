@@ -4,6 +4,7 @@ import { AuditLog } from './pages/audit-log.js'
 import { CreateKey } from './pages/create-key.js'
 import { KeyList } from './pages/key-list.js'
 import { KeyPage } from './pages/key-page.js'
+import { OrderList } from './pages/orders.js'
 import { SignIn } from './pages/sign-in.js'
 import { href, useRoute } from './router.js'
 import { session } from './session.js'
@@ -47,6 +48,9 @@ export function App() {
         <a href={href.audit()} aria-current={route.page === 'audit' ? 'page' : undefined}>
           Audit log
         </a>
+        <a href={href.orders()} aria-current={route.page === 'orders' ? 'page' : undefined}>
+          Orders
+        </a>
         <button
           type="button"
           class="sign-out"
@@ -63,6 +67,7 @@ export function App() {
       {route.page === 'new' && <CreateKey />}
       {/* Keyed by its address: "Clear filters" or a link to another key's entries starts the form afresh. */}
       {route.page === 'audit' && <AuditLog key={route.query.toString()} query={route.query} />}
+      {route.page === 'orders' && <OrderList query={route.query} />}
     </>
   )
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 
 /**
- * The console's pages are fragment routes (`#/keys`, `#/keys/key_…`, `#/audit`, `#/new`): one HTML
+ * The console's pages are fragment routes (`#/keys`, `#/keys/key_…`, `#/audit`, `#/orders`, `#/new`): one HTML
  * page at /admin/console serves them all, a deep link to a key page is just its address, and the
  * fragment never reaches the server or a log. Filters live in the route's query (`#/keys?plan=pro`),
  * so the back button and a shared link keep them.
@@ -11,6 +11,7 @@ export type Route =
   | { page: 'key'; id: string }
   | { page: 'new' }
   | { page: 'audit'; query: URLSearchParams }
+  | { page: 'orders'; query: URLSearchParams }
 
 export function parseRoute(hash: string): Route {
   const [path = '', search = ''] = hash.replace(/^#/, '').split('?')
@@ -19,6 +20,7 @@ export function parseRoute(hash: string): Route {
   if (key) return { page: 'key', id: decodeURIComponent(key[1]!) }
   if (path === '/new') return { page: 'new' }
   if (path === '/audit') return { page: 'audit', query }
+  if (path === '/orders') return { page: 'orders', query }
   return { page: 'keys', query }
 }
 
@@ -27,6 +29,7 @@ export const href = {
   key: (id: string) => `#/keys/${encodeURIComponent(id)}`,
   newKey: () => '#/new',
   audit: (query: Record<string, string | undefined> = {}) => withQuery('#/audit', query),
+  orders: (query: Record<string, string | undefined> = {}) => withQuery('#/orders', query),
 }
 
 function withQuery(path: string, query: Record<string, string | undefined>): string {

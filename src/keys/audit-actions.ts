@@ -9,7 +9,16 @@
  * on record, so on a much-viewed key they outnumber its changes. `kind=read` is these, `kind=change`
  * every other action. A new read action belongs here, or it shows among the changes.
  */
-const READ_ACTIONS = ['key.list', 'key.read', 'key.usage', 'audit_log.list', 'key.usage_history', 'usage.top'] as const
+const READ_ACTIONS = [
+  'key.list',
+  'key.read',
+  'key.usage',
+  'audit_log.list',
+  'key.usage_history',
+  'usage.top',
+  'order.list',
+  'order.read',
+] as const
 
 /** Every action the audit log records (see administration.ts for when each is written), in the order the API lists them. */
 export const AUDIT_ACTIONS = [
@@ -17,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'key.update',
   'key.rotate',
   'key.revoke',
+  'order.cancel',
   ...READ_ACTIONS,
   'admin_token.create',
   'admin_token.revoke',

@@ -83,6 +83,9 @@ describe('query strings on every operation', () => {
       getKeyUsageHistory: { url: `/admin/v1/keys/${keyId}/usage/history` },
       listTopUsage: { url: '/admin/v1/usage/top' },
       listAuditLog: { url: '/admin/v1/audit-log' },
+      listAnyOrders: { url: '/admin/v1/orders' },
+      getAnyOrder: { url: `/admin/v1/orders/${order.json().id}` },
+      cancelAnyOrder: { url: `/admin/v1/orders/${order.json().id}/cancel` },
     }
   })
 

@@ -32,6 +32,9 @@ const ACTIONS = [
   'audit_log.list',
   'key.usage_history',
   'usage.top',
+  'order.cancel',
+  'order.list',
+  'order.read',
   'admin_token.create',
   'admin_token.revoke',
 ]

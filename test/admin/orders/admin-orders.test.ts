@@ -1,0 +1,114 @@
+/**
+ * The admin API's orders resource through app.inject: a page of every caller's orders filtered
+ * by status and placing key, paged; one order; cancelling any placed order (its animal available
+ * again, on the audit log with the admin token as actor); and /v1 owners still see only theirs.
+ */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import type { InjectOptions } from 'fastify'
+import { bearer } from '../../helpers/app.js'
+import { buildAdminSuiteApp } from '../helpers.js'
+
+describe('admin orders', () => {
+  const t = buildAdminSuiteApp()
+  const v1 = (key: string, method: InjectOptions['method'], url: string, body?: object) =>
+    t.api.inject({ method, url, headers: { ...bearer(key), ...(body ? { 'content-type': 'application/json' } : {}) }, payload: body })
+  async function newKey(name: string): Promise<{ key: string; id: string }> {
+    const res = await t.call('POST', '/admin/v1/keys', { plan: 'enterprise', name, perMinute: 100_000, perDay: 1_000_000 })
+    assert.equal(res.statusCode, 201, res.body)
+    return { key: res.json().key, id: res.json().apiKey.id }
+  }
+  async function placeOrder(key: string): Promise<{ id: number; petId: number }> {
+    const pet = await v1(key, 'POST', '/v1/pets', { name: 'Rex', categoryId: 1, status: 'available' })
+    assert.equal(pet.statusCode, 201, pet.body)
+    const order = await v1(key, 'POST', '/v1/store/orders', { petId: pet.json().id })
+    assert.equal(order.statusCode, 201, order.body)
+    return { id: order.json().id, petId: pet.json().id }
+  }
+
+  test('list, filters, paging, get, cancel, 409s, 404, audit, /v1 unchanged', async () => {
+    const alice = await newKey('alice')
+    const bob = await newKey('bob')
+    const a1 = await placeOrder(alice.key)
+    const a2 = await placeOrder(alice.key)
+    const b1 = await placeOrder(bob.key)
+    assert.equal((await v1(alice.key, 'POST', `/v1/store/orders/${a2.id}/complete`)).statusCode, 200)
+
+    const all = await t.call('GET', '/admin/v1/orders')
+    assert.equal(all.statusCode, 200, all.body)
+    assert.deepEqual(
+      all.json().data.map((o: { id: number }) => o.id),
+      [a1.id, a2.id, b1.id],
+    )
+    const first = all.json().data[0]
+    assert.equal(first.keyId, alice.id)
+    assert.equal(first.status, 'placed')
+    assert.equal(first.endedAt, null)
+    assert.equal(typeof first.owner, 'string')
+    assert.equal(all.json().nextAfter, null)
+
+    const byKey = await t.call('GET', `/admin/v1/orders?keyId=${bob.id}`)
+    assert.deepEqual(
+      byKey.json().data.map((o: { id: number }) => o.id),
+      [b1.id],
+    )
+    const byStatus = await t.call('GET', '/admin/v1/orders?status=completed')
+    assert.deepEqual(
+      byStatus.json().data.map((o: { id: number }) => o.id),
+      [a2.id],
+    )
+    const unknownKey = await t.call('GET', '/admin/v1/orders?keyId=key_AAAAAAAAAAAAAAAA')
+    assert.deepEqual(unknownKey.json(), { data: [], nextAfter: null })
+    assert.equal((await t.call('GET', '/admin/v1/orders?status=lost')).statusCode, 400)
+
+    const page1 = await t.call('GET', '/admin/v1/orders?limit=2')
+    assert.equal(page1.json().data.length, 2)
+    assert.equal(page1.json().nextAfter, String(a2.id))
+    assert.equal(page1.headers.link, `</admin/v1/orders?limit=2&after=${a2.id}>; rel="next"`)
+    const page2 = await t.call('GET', `/admin/v1/orders?limit=2&after=${a2.id}`)
+    assert.deepEqual(
+      page2.json().data.map((o: { id: number }) => o.id),
+      [b1.id],
+    )
+    assert.equal(page2.headers.link, undefined)
+
+    const one = await t.call('GET', `/admin/v1/orders/${b1.id}`)
+    assert.equal(one.statusCode, 200)
+    assert.equal(one.json().keyId, bob.id)
+    assert.equal((await t.call('GET', '/admin/v1/orders/999999')).json().code, 'not_found')
+
+    // /v1 unchanged: alice cannot see bob's order.
+    assert.equal((await v1(alice.key, 'GET', `/v1/store/orders/${b1.id}`)).statusCode, 404)
+
+    const before = (await v1(alice.key, 'GET', '/v1/store/inventory')).json()
+    const cancelled = await t.call('POST', `/admin/v1/orders/${b1.id}/cancel`)
+    assert.equal(cancelled.statusCode, 200, cancelled.body)
+    assert.equal(cancelled.json().status, 'cancelled')
+    assert.equal(typeof cancelled.json().endedAt, 'string')
+    const pet = await v1(alice.key, 'GET', `/v1/pets/${b1.petId}`)
+    assert.equal(pet.json().status, 'available')
+    const afterInventory = (await v1(alice.key, 'GET', '/v1/store/inventory')).json()
+    assert.equal(afterInventory.available, before.available + 1)
+    assert.equal(afterInventory.pending, before.pending - 1)
+    assert.equal((await v1(bob.key, 'GET', `/v1/store/orders/${b1.id}`)).json().status, 'cancelled')
+
+    const again = await t.call('POST', `/admin/v1/orders/${b1.id}/cancel`, {})
+    assert.equal(again.statusCode, 409)
+    assert.equal(again.json().code, 'order_not_placed')
+    const completed = await t.call('POST', `/admin/v1/orders/${a2.id}/cancel`)
+    assert.equal(completed.statusCode, 409)
+    assert.match(completed.json().message, /completed/)
+    assert.equal((await t.call('POST', '/admin/v1/orders/999999/cancel')).statusCode, 404)
+    assert.equal((await t.call('POST', `/admin/v1/orders/${a1.id}/cancel`, { reason: 'x' })).statusCode, 400)
+
+    const audit = await t.call('GET', `/admin/v1/audit-log?keyId=${bob.id}&kind=change`)
+    assert.equal(audit.statusCode, 200, audit.body)
+    const entries = audit.json().data.filter((e: { action: string }) => e.action === 'order.cancel')
+    assert.equal(entries.length, 1)
+    assert.equal(entries[0].actor.type, 'admin_token')
+    assert.equal(entries[0].actor.id, t.tokenId)
+    assert.equal(entries[0].details.orderId, String(b1.id))
+    const reads = await t.call('GET', '/admin/v1/audit-log?action=order.read')
+    assert.equal(reads.json().data.length, 1)
+  })
+})

@@ -1,0 +1,80 @@
+/**
+ * The operator console's Orders page in a real browser, against a real server: a placed order is
+ * listed with its key, the status and key filters narrow the list (kept in the address), and Cancel,
+ * after a confirmation, makes the order cancelled and its animal available again. Needs Debian's
+ * chromium (playwright-core).
+ */
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { ensureConsoleBuilt } from '../../helpers/console-build.js'
+import { launchChromium } from '../helpers/browser.js'
+import { request, runCli, startServer, useTempDir, waitFor } from '../helpers/process.js'
+
+test('the console lists, filters and cancels orders', { timeout: 120_000 }, async (t) => {
+  const browser = await launchChromium(t)
+  if (browser === undefined) return
+  ensureConsoleBuilt()
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const created = await runCli(['admin-tokens', 'create', '--name', 'console test', '--json'], { db })
+  assert.equal(created.code, 0, created.stderr)
+  const token = JSON.parse(created.stdout).token as string
+  const server = await startServer(t, { dir, db })
+  const admin = server.adminUrl
+  const auth = { authorization: `Bearer ${token}` }
+  const newKey = async (name: string) => {
+    const res = await request(`${admin}/admin/v1/keys`, { method: 'POST', headers: auth, body: { plan: 'pro', name } })
+    assert.equal(res.status, 201, res.text)
+    return res.body as { key: string; apiKey: { id: string } }
+  }
+  const place = async (key: string) => {
+    const headers = { authorization: `Bearer ${key}` }
+    const pet = await request(`${server.url}/v1/pets`, {
+      method: 'POST',
+      headers,
+      body: { name: 'Rex', categoryId: 1, status: 'available' },
+    })
+    assert.equal(pet.status, 201, pet.text)
+    const petId = (pet.body as { id: number }).id
+    const order = await request(`${server.url}/v1/store/orders`, { method: 'POST', headers, body: { petId } })
+    assert.equal(order.status, 201, order.text)
+    return { id: (order.body as { id: number }).id, petId }
+  }
+  const alice = await newKey('Alice')
+  const bob = await newKey('Bob')
+  const a = await place(alice.key)
+  const b = await place(bob.key)
+  const done = await request(`${server.url}/v1/store/orders/${b.id}/complete`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bob.key}` },
+  })
+  assert.equal(done.status, 200, done.text)
+
+  const page = await (await browser.newContext()).newPage()
+  await page.goto(`${admin}/admin/console`)
+  await page.fill('input[name=token]', token)
+  await page.click('button[type=submit]')
+  await page.locator('nav.top').getByRole('link', { name: 'Orders' }).click()
+  await page.waitForSelector(`tr[data-order-id="${a.id}"]`)
+  const rows = () => page.$$eval('table.orders tbody tr', (trs) => trs.map((r) => r.getAttribute('data-order-id')))
+  const rowsAre = async (ids: number[]) =>
+    assert.ok(await waitFor(async () => JSON.stringify(await rows()) === JSON.stringify(ids.map(String)), 10_000), `rows ${ids}`)
+  await rowsAre([a.id, b.id])
+  assert.match(await page.locator(`tr[data-order-id="${a.id}"]`).innerText(), new RegExp(alice.apiKey.id))
+
+  await page.selectOption('select[name=status]', 'completed')
+  await rowsAre([b.id])
+  assert.match(page.url(), /#\/orders\?status=completed$/)
+  await page.selectOption('select[name=status]', '')
+  await page.fill('input[name=keyId]', alice.apiKey.id)
+  await page.press('input[name=keyId]', 'Enter')
+  await rowsAre([a.id])
+
+  const row = page.locator(`tr[data-order-id="${a.id}"]`)
+  await row.getByRole('button', { name: 'Cancel…' }).click()
+  await row.getByRole('dialog', { name: 'Cancel…' }).getByRole('button', { name: 'Cancel order' }).click()
+  assert.ok(await waitFor(async () => (await row.locator('.state').innerText()) === 'cancelled', 10_000), 'the order is cancelled')
+  const pet = await request(`${server.url}/v1/pets/${a.petId}`, { headers: { authorization: `Bearer ${alice.key}` } })
+  assert.equal((pet.body as { status: string }).status, 'available')
+})
