@@ -1,3 +1,4 @@
+import type { AuditEntry } from '../keys/administration.js'
 import type { IdempotencyClaim } from '../pets/repository.js'
 import type { PetStatus } from '../pets/schemas.js'
 import type { Int64 } from '../shared/int64.js'
@@ -73,11 +74,21 @@ export type Inventory = Record<PetStatus, number>
  * out (`expiresAt <= now`) is expired by whichever comes first: the sweep (`expireDue`), or a
  * change that needs it (a cancel or complete of it, a new order for its animal).
  */
+export interface ChangeOptions {
+  owner?: string
+  now: number
+  audit?: (order: OrderRecord) => Omit<AuditEntry, 'seq'>
+}
+
 export interface OrderRepository {
   /** Reserves the animal and writes the order; under a claim, the Idempotency-Key record with it. */
   placeOrder(order: NewOrder, claim?: IdempotencyClaim): Promise<PlaceOutcome>
-  /** Cancels or completes order `id` (of `owner`, when given), after expiring it if it is due at `now`. */
-  changeOrder(id: Int64, change: ClientChange, options: { owner?: string; now: number }): Promise<ChangeOutcome>
+  /**
+   * Cancels or completes order `id` (of `owner`, when given), after expiring it if it is due at
+   * `now`; with `audit`, the audit entry of the change (built from the changed order) is written
+   * in the same transaction, as key changes are: no change without its entry, nor the reverse.
+   */
+  changeOrder(id: Int64, change: ClientChange, options: ChangeOptions): Promise<ChangeOutcome>
   /** The order, if it exists (and is `owner`'s, when given). */
   getOrder(id: Int64, options?: { owner?: string }): Promise<OrderRecord | undefined>
   /** Ascending id order. */

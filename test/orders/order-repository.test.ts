@@ -102,6 +102,47 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual(await orders.placeOrder(order(b)), { outcome: 'not_available', petStatus: 'sold' })
     })
 
+    test('a change with its audit entry writes both in one transaction, or neither', async (t) => {
+      const storage = await engine.open(t)
+      if (!storage) return
+      const { orders } = storage
+      const actor = { type: 'admin_token' as const, id: 'adm_test' }
+      const entry = (o: { id: number; keyId: string | null }) => ({
+        at: T0,
+        actor,
+        action: 'order.cancel' as const,
+        keyId: o.keyId,
+        details: { orderId: String(o.id) },
+        requestId: 'r1',
+      })
+      const kept = await placed(orders, await pet(storage, 'available'))
+      const cancelled = await orders.changeOrder(kept.id, 'cancel', { now: T0, audit: entry })
+      assert.equal(cancelled.outcome, 'changed')
+      const written = await storage.audit.list({ limit: 10, action: 'order.cancel' })
+      assert.deepEqual(
+        written.entries.map((e) => [e.keyId, e.details, e.requestId]),
+        [['key_a', { orderId: String(kept.id) }, 'r1']],
+      )
+      // An entry that cannot be written (here: its builder throws) undoes the change with it.
+      const otherPet = await pet(storage, 'available')
+      const other = await placed(orders, otherPet)
+      await assert.rejects(
+        orders.changeOrder(other.id, 'cancel', {
+          now: T0,
+          audit: () => {
+            throw new Error('audit log unavailable')
+          },
+        }),
+        /audit log unavailable/,
+      )
+      assert.equal((await orders.getOrder(other.id))?.status, 'placed', 'the order is still placed')
+      assert.equal((await storage.pets.getPet(otherPet))?.status, 'pending', 'its animal still held')
+      assert.equal((await storage.audit.list({ limit: 10, action: 'order.cancel' })).entries.length, 1)
+      // A refused change writes no entry.
+      assert.equal((await orders.changeOrder(kept.id, 'cancel', { now: T0, audit: entry })).outcome, 'not_placed')
+      assert.equal((await storage.audit.list({ limit: 10, action: 'order.cancel' })).entries.length, 1)
+    })
+
     test("an order is its owner's: someone else's is not found, and nothing changes", async (t) => {
       const storage = await engine.open(t)
       if (!storage) return

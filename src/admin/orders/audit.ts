@@ -1,5 +1,5 @@
 import { errorResponses as sharedErrorResponses } from '../../http/openapi-docs.js'
-import type { AuditAction, AuditRepository, ChangeContext } from '../../keys/administration.js'
+import type { AuditAction, AuditEntry, AuditRepository, ChangeContext } from '../../keys/administration.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { AdminRoutesOptions } from '../common/routes.js'
 
@@ -16,14 +16,25 @@ export interface AdminOrdersOptions extends AdminRoutesOptions {
  * key's audit history shows what operators did to its orders. Absent filters are left out.
  */
 export async function record(
-  { audit, now }: AdminOrdersOptions,
+  options: AdminOrdersOptions,
   ctx: ChangeContext,
   action: AuditAction,
   keyId: string | null,
   details: Record<string, unknown>,
 ): Promise<void> {
+  await options.audit.append(auditEntry(options, ctx, action, keyId, details))
+}
+
+/** The entry `record` writes; a change passes it to the store, which writes it in the change's transaction. */
+export function auditEntry(
+  { now }: AdminOrdersOptions,
+  ctx: ChangeContext,
+  action: AuditAction,
+  keyId: string | null,
+  details: Record<string, unknown>,
+): Omit<AuditEntry, 'seq'> {
   const given = Object.fromEntries(Object.entries(details).filter(([, v]) => v !== undefined))
-  await audit.append({ at: now(), actor: { ...ctx.actor }, action, keyId, details: given, requestId: ctx.requestId ?? null })
+  return { at: now(), actor: { ...ctx.actor }, action, keyId, details: given, requestId: ctx.requestId ?? null }
 }
 
 /** The shared error responses, with this resource's words for 404 and 409. */

@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type {
+  ChangeOptions,
   ChangeOutcome,
   Inventory,
   ListOrdersOptions,
@@ -12,6 +13,7 @@ import { type ClientChange, TRANSITIONS } from '../../orders/state.js'
 import type { IdempotencyClaim } from '../../pets/repository.js'
 import type { PetStatus } from '../../pets/schemas.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
+import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
 import {
   DUE_ORDERS,
   INSERT_ORDER,
@@ -24,6 +26,8 @@ import {
   toOrder,
 } from '../order-sql.js'
 import { type Db, int8Param } from './connection.js'
+
+const INSERT_AUDIT = `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`
 
 type Params = Record<string, unknown>
 
@@ -107,7 +111,7 @@ export class PostgresOrderRepository implements OrderRepository {
     })
   }
 
-  async changeOrder(id: Int64, change: ClientChange, { owner, now }: { owner?: string; now: number }): Promise<ChangeOutcome> {
+  async changeOrder(id: Int64, change: ClientChange, { owner, now, audit }: ChangeOptions): Promise<ChangeOutcome> {
     if (!inInt64(id)) return { outcome: 'not_found' }
     return this.db.transaction(async (client) => {
       const found = await this.orderIn(client, id)
@@ -116,7 +120,9 @@ export class PostgresOrderRepository implements OrderRepository {
       const changed = (await run(client, orderTransition(change, 'id'), { id: int8(id), now })).rows[0] as OrderRow | undefined
       if (changed === undefined) return { outcome: 'not_placed', order: (await this.orderIn(client, id))! }
       await movePet(client, change, changed.pet_id)
-      return { outcome: 'changed', order: toOrder(changed) }
+      const order = toOrder(changed)
+      if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit(order)))
+      return { outcome: 'changed', order }
     })
   }
 

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type {
+  ChangeOptions,
   ChangeOutcome,
   Inventory,
   ListOrdersOptions,
@@ -12,6 +13,7 @@ import type { ClientChange } from '../../orders/state.js'
 import type { IdempotencyClaim } from '../../pets/repository.js'
 import type { PetStatus } from '../../pets/schemas.js'
 import type { Int64 } from '../../shared/int64.js'
+import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
 import {
   DUE_ORDERS,
   INSERT_ORDER,
@@ -61,9 +63,12 @@ export class SqliteOrderRepository implements OrderRepository {
     )
     this.counts = db.prepare<[], { status: PetStatus; pets: number }>('SELECT status, pets FROM pet_status_counts')
     this.place = db.transaction((order: NewOrder, claim: IdempotencyClaim | undefined) => this.placeNow(order, claim))
-    this.change = db.transaction((id: Int64, change: ClientChange, owner: string | undefined, now: number) =>
-      this.changeNow(id, change, owner, now),
-    )
+    const insertAudit = db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+    this.change = db.transaction((id: Int64, change: ClientChange, options: ChangeOptions) => {
+      const outcome = this.changeNow(id, change, options.owner, options.now)
+      if (outcome.outcome === 'changed' && options.audit !== undefined) insertAudit.run(...auditValues(options.audit(outcome.order)))
+      return outcome
+    })
     this.expire = db.transaction((now: number, limit: number) => {
       let expired = 0
       for (const { id } of this.statement(DUE_ORDERS).all({ now, limit }) as Array<{ id: number }>)
@@ -81,10 +86,10 @@ export class SqliteOrderRepository implements OrderRepository {
     }
   }
 
-  async changeOrder(id: Int64, change: ClientChange, { owner, now }: { owner?: string; now: number }): Promise<ChangeOutcome> {
+  async changeOrder(id: Int64, change: ClientChange, options: ChangeOptions): Promise<ChangeOutcome> {
     if (!inRange(id)) return { outcome: 'not_found' }
     try {
-      return this.change.immediate(id, change, owner, now)
+      return this.change.immediate(id, change, options)
     } finally {
       // (Also after a refusal: the order may have been expired on the way.)
       this.clock.committed()
