@@ -54,6 +54,11 @@ function requestTimeoutError(): NodeJS.ErrnoException {
   return Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' })
 }
 
+/** Whether the bytes Node's parser failed on start with a HEAD request line. */
+function isHeadRequest(error: NodeJS.ErrnoException & { rawPacket?: unknown }): boolean {
+  return Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD '
+}
+
 /** Fastify's clientErrorHandler: Fastify calls it with the app as `this`. */
 export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
   // An answer to an earlier (pipelined) request on this connection is still being produced: a 400
@@ -99,7 +104,11 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   }
   let head = `HTTP/1.1 ${apiError.status} ${reason}\r\n`
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`
-  socket.end(`${head}\r\n${body}`)
+  // The answer to a HEAD has no body (RFC 9110 section 9.3.2), also one refused before it was
+  // parsed (a request line and headers over 8 KiB): its client would read the body as more data
+  // after the answer (the fuzzer: "Data after `Connection: close`"). The request line is at the
+  // start of the bytes Node's parser failed on, when they hold it.
+  socket.end(isHeadRequest(error) ? `${head}\r\n` : `${head}\r\n${body}`)
   // No request Fastify logs owns this answer (none was read, or its own answer was sent already):
   // a line of its own, with what is known.
   this.log.info({ status: apiError.status, ip }, 'request')

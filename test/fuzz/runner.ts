@@ -136,9 +136,18 @@ export async function runAbuseCase(server: FuzzServer, endpoint: Endpoint, c: Ab
   return outcome
 }
 
-/** `<known N>` -> the Nth id the endpoint handed out (modulo how many), or 1 before any. */
+/**
+ * `<known N>` -> the Nth id the endpoint handed out (modulo how many), or 1 before any. Animals
+ * and orders have integer ids: after `/pets/` or `/orders/` only such ids stand (the admin
+ * endpoint hands out key ids, which would make an order's path a 400 for its parameter instead of
+ * the case the fuzzer meant, e.g. a NUL in the query).
+ */
 const resolveKnown = (endpoint: Endpoint, text: string) =>
-  text.replace(KNOWN_ID, (_, n: string) => pctSegment(endpoint.knownIds[Number(n) % Math.max(endpoint.knownIds.length, 1)] ?? '1'))
+  text.replace(KNOWN_ID, (_, n: string, offset: number) => {
+    const integer = /\/(pets|orders)\/$/.test(text.slice(0, offset))
+    const ids = integer ? endpoint.knownIds.filter((id) => /^\d+$/.test(id)) : endpoint.knownIds
+    return pctSegment(ids[Number(n) % Math.max(ids.length, 1)] ?? '1')
+  })
 const pctSegment = (id: string) => encodeURIComponent(id)
 
 async function sendAbuseCase(endpoint: Endpoint, c: AbuseCase, stats: FuzzStats): Promise<CaseOutcome> {

@@ -58,7 +58,12 @@ export function listOrders(app: AdminApp, options: AdminOrdersOptions): void {
       const rows = await options.orders.listOrders({ limit: limit + 1, afterId: after, status, keyId })
       const data = rows.slice(0, limit)
       const nextAfter = rows.length > limit ? String(data[data.length - 1]!.id) : null
-      await record(options, changeContext(request), 'order.list', keyId ?? null, { limit, after, status })
+      // `after` may be a bigint (int64 above 2^53), which JSON cannot hold: the audit details keep its digits.
+      await record(options, changeContext(request), 'order.list', keyId ?? null, {
+        limit,
+        after: after === undefined ? undefined : String(after),
+        status,
+      })
       if (nextAfter !== null) reply.header('link', link(`${ADMIN_PREFIX}/orders`, { limit, status, keyId, after: nextAfter }))
       return { data: data.map(orderJson), nextAfter }
     },

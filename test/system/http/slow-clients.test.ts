@@ -365,6 +365,17 @@ test('slow and hostile clients', { timeout: 120_000, skip: !existsSync('/proc/se
     )
     assert.equal(huge.gaveUp, false)
     assertClosingError(huge.response, 431, 'headers_too_large')
+    // The same request as a HEAD: its 431 has no body, which its client would read as more data
+    // after the answer (the fuzzer found "Data after `Connection: close`").
+    const hugeHead = await rawConnection(
+      port,
+      (socket) => void socket.write(`HEAD /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(MAX_HEADER_BYTES + 100)}\r\n\r\n`),
+      5000,
+    )
+    assert.equal(hugeHead.gaveUp, false)
+    assert.match(hugeHead.data, /^HTTP\/1\.1 431 /)
+    assert.match(hugeHead.data, /\r\nconnection: close\r\n/i)
+    assert.ok(hugeHead.data.endsWith('\r\n\r\n'), `no body after the head: ${JSON.stringify(hugeHead.data.slice(-120))}`)
 
     // Many header lines whose total is over MAX_HEADER_BYTES.
     let many = ''
