@@ -10,58 +10,17 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import http from 'node:http'
-import net from 'node:net'
 import { join } from 'node:path'
-import { type TestContext, test } from 'node:test'
+import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { requireThrowaway } from '../helpers/faults.js'
+import { openIdleConnections } from '../helpers/idle-connections.js'
 import { freePort, ROOT, waitFor } from '../helpers/process.js'
 import { startThrowawayHaproxy } from '../helpers/proxies.js'
 
 const SHARE = 256
 const OVER = 20
 const BOUND_MS = 20_000
-
-/** `count` idle connections from `from`, 32 at a time; returns how many the far end has closed so far. */
-async function flood(t: TestContext, port: number, from: string, count: number): Promise<() => number> {
-  let closed = 0
-  const sockets: net.Socket[] = []
-  t.after(() => {
-    for (const socket of sockets) socket.destroy()
-  })
-  for (let opened = 0; opened < count; opened += 32) {
-    const batch = await Promise.all(
-      Array.from(
-        { length: Math.min(32, count - opened) },
-        () =>
-          new Promise<net.Socket | undefined>((resolve, reject) => {
-            const socket = net.connect({ port, host: '127.0.0.1', localAddress: from })
-            // A connection over the share is closed as soon as it is accepted: on a busy machine
-            // its reset can arrive before this side has seen its connect (CI: connect ECONNRESET).
-            // It was refused all the same, so it counts as closed.
-            const refused = (error: NodeJS.ErrnoException) => {
-              if (error.code !== 'ECONNRESET') return reject(error)
-              closed++
-              resolve(undefined)
-            }
-            socket.once('error', refused)
-            socket.once('connect', () => {
-              socket.off('error', refused)
-              resolve(socket)
-            })
-          }),
-      ),
-    )
-    for (const socket of batch) {
-      if (socket === undefined) continue
-      sockets.push(socket)
-      socket.on('error', () => {})
-      socket.once('end', () => socket.destroy())
-      socket.once('close', () => closed++)
-    }
-  }
-  return () => closed
-}
 
 function status(port: number, from: string): Promise<number> {
   return new Promise((resolve) => {
@@ -98,7 +57,7 @@ test(`deploy/haproxy.cfg: one address holds ${SHARE} connections at once, those 
   const haproxy = await startThrowawayHaproxy(t, [...servers])
   const port = Number(new URL(haproxy.url).port)
 
-  const closed = await flood(t, port, '127.0.0.2', SHARE + OVER)
+  const { closed } = await openIdleConnections(t, port, '127.0.0.2', SHARE + OVER, 32)
   assert.ok(await waitFor(() => closed() === OVER, BOUND_MS), `${OVER} over the share are closed (closed: ${closed()})`)
   assert.equal(await status(port, '127.0.0.3'), 503, "another address's request reaches the (empty) backend")
   assert.equal(closed(), OVER, 'the share stays open')

@@ -12,8 +12,8 @@
  */
 import assert from 'node:assert/strict'
 import http from 'node:http'
-import net from 'node:net'
-import { type TestContext, test } from 'node:test'
+import { test } from 'node:test'
+import { openIdleConnections } from '../helpers/idle-connections.js'
 import { request, startServer, useTempDir, waitFor } from '../helpers/process.js'
 
 const MAX_CONNECTIONS = 100
@@ -23,53 +23,6 @@ const SHARE = 20
 const FLOOD = 120
 const PROBES = 20
 const BOUND_MS = 20_000
-
-interface Flood {
-  sockets: net.Socket[]
-  /** How many of them the server has closed. */
-  closed(): number
-}
-
-/** `count` idle connections to `port` from `from`, 20 at a time (a burst over the accept queue would leave some half-open). */
-async function flood(t: TestContext, port: number, from: string, count: number): Promise<Flood> {
-  let closed = 0
-  const sockets: net.Socket[] = []
-  t.after(() => {
-    for (const socket of sockets) socket.destroy()
-  })
-  for (let opened = 0; opened < count; opened += 20) {
-    const batch = await Promise.all(
-      Array.from(
-        { length: Math.min(20, count - opened) },
-        () =>
-          new Promise<net.Socket | undefined>((resolve, reject) => {
-            const socket = net.connect({ port, host: '127.0.0.1', localAddress: from })
-            // A connection over the share is closed as soon as it is accepted: on a busy machine
-            // its reset can arrive before this side has seen its connect (CI: connect ECONNRESET).
-            // It was refused all the same, so it counts as closed.
-            const refused = (error: NodeJS.ErrnoException) => {
-              if (error.code !== 'ECONNRESET') return reject(error)
-              closed++
-              resolve(undefined)
-            }
-            socket.once('error', refused)
-            socket.once('connect', () => {
-              socket.off('error', refused)
-              resolve(socket)
-            })
-          }),
-      ),
-    )
-    for (const socket of batch) {
-      if (socket === undefined) continue
-      sockets.push(socket)
-      socket.on('error', () => {}) // a reset: its close is what counts
-      socket.once('end', () => socket.destroy())
-      socket.once('close', () => closed++)
-    }
-  }
-  return { sockets, closed: () => closed }
-}
 
 /** GET `path` on a new connection from `from`: the status, or 0 when the connection was refused. */
 function get(port: number, path: string, from: string): Promise<number> {
@@ -107,7 +60,7 @@ test('one address flooding a listener with idle connections holds only its share
   const admin = Number(new URL(server.adminUrl).port)
 
   await t.test('main listener', async () => {
-    const attacker = await flood(t, server.port, '127.0.0.2', FLOOD)
+    const attacker = await openIdleConnections(t, server.port, '127.0.0.2', FLOOD, 20)
     const refused = await waitFor(() => attacker.closed() === FLOOD - SHARE, BOUND_MS)
     assert.ok(refused, `all but its share of ${SHARE} are closed at once (closed: ${attacker.closed()} of ${FLOOD})`)
     assert.deepEqual(await probes(server.port, '/healthz'), Array(PROBES).fill(200), 'another address is served every time')
@@ -115,11 +68,11 @@ test('one address flooding a listener with idle connections holds only its share
   })
 
   await t.test('admin listener: the same share, within a budget of its own', async () => {
-    const attacker = await flood(t, admin, '127.0.0.2', FLOOD)
+    const attacker = await openIdleConnections(t, admin, '127.0.0.2', FLOOD, 20)
     assert.ok(await waitFor(() => attacker.closed() === FLOOD - SHARE, BOUND_MS), `closed: ${attacker.closed()} of ${FLOOD}`)
     assert.deepEqual(await probes(admin, '/healthz'), Array(PROBES).fill(200), 'another address is served every time')
     // A third address fills the rest of the admin listener's 30 places (the main listener has 100).
-    const third = await flood(t, admin, '127.0.0.3', SHARE)
+    const third = await openIdleConnections(t, admin, '127.0.0.3', SHARE, 20)
     const full = await waitFor(() => third.closed() === SHARE - (ADMIN_MAX_CONNECTIONS - SHARE), BOUND_MS)
     assert.ok(full, `${ADMIN_MAX_CONNECTIONS - SHARE} held, the rest closed: the listener is full (closed: ${third.closed()})`)
     for (const socket of [...attacker.sockets, ...third.sockets]) socket.destroy()
