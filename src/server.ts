@@ -56,6 +56,7 @@ export async function startServer(config: Config, source: ConfigSource): Promise
   let graceful: { close(): void; uninstall(): void } | undefined
   let stopping = false
   let stopReason: string | undefined
+  let firstKey: string | undefined
   try {
     const storage = await openStorage(config)
     opened.push(storage)
@@ -71,9 +72,11 @@ export async function startServer(config: Config, source: ConfigSource): Promise
 
     phase = 'creating the first key'
     const first = config.bootstrapKey ? await createFirstKey(storage.keys, config.env) : undefined
-    // Printed once, to the terminal only (never through the logger): it is a secret. Before
-    // listening, so that a start that fails later has still shown the key it created.
-    if (first) process.stdout.write(firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port), cli))
+    // Printed once, to the terminal only (never through the logger): it is a secret. Last, after
+    // the listening banner, so that no log line stands between it and the prompt (issue 32: the
+    // start-up lines scrolled it away); a start that fails after creating it prints it with the
+    // failure (catch below), since no later start creates another.
+    if (first) firstKey = firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port), cli)
 
     phase = 'building the app'
     const drain = new Drain()
@@ -123,7 +126,7 @@ export async function startServer(config: Config, source: ConfigSource): Promise
         ...(await degradedNotes(config, limiter)),
       ]
       await flushed(log)
-      process.stdout.write(listeningBanner(address, port, config.host, notes, cli))
+      process.stdout.write(listeningBanner(address, port, config.host, notes, cli) + (firstKey ?? ''))
     }
     const running = graceful
     return {
@@ -137,6 +140,7 @@ export async function startServer(config: Config, source: ConfigSource): Promise
     graceful?.uninstall()
     for (const resource of opened.reverse()) await resource.close().catch(() => {})
     await flushed(log)
+    if (firstKey !== undefined) process.stdout.write(firstKey)
     throw error
   } finally {
     clearTimeout(deadline)

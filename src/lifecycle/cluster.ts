@@ -53,6 +53,11 @@ export async function startCluster(
   const { lockStorage } = await import('../storage/index.js')
   const lock = await lockStorage(config, cliCommand(source))
   process.once('exit', () => void lock?.close())
+  let firstKey: string | undefined
+  const showFirstKey = () => {
+    if (firstKey !== undefined) process.stdout.write(firstKey)
+    firstKey = undefined
+  }
   if (config.bootstrapKey) {
     // The first-key bootstrap runs once, here, not in N racing workers.
     const { openStorage } = await import('../storage/index.js')
@@ -60,8 +65,9 @@ export async function startCluster(
     const storage = await openStorage(config)
     try {
       const first = await createFirstKey(storage.keys, config.env)
-      if (first)
-        process.stdout.write(firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port), cliCommand(source)))
+      // Shown after the listening banner, as by a single server (server.ts), or at a stop before any
+      // worker listened: it is shown once, and no later start makes another.
+      if (first) firstKey = firstKeyBanner(first.key, first.record, reachableOrigin(config.host, config.port), cliCommand(source))
     } finally {
       await storage.close()
     }
@@ -82,6 +88,7 @@ export async function startCluster(
     const cli = cliCommand(source)
     const notes = [`Workers:     ${workers}`, adminBannerLine(admin, cli), ...configurationLines(config, source)]
     process.stdout.write(listeningBanner(main.address, main.port, config.host, notes, cli))
+    showFirstKey()
   })
   // Workers that die soon after starting (database unreachable, ...) are replaced with exponential
   // backoff rather than every 0.5 s; one that ran for a while resets it.
@@ -108,6 +115,7 @@ export async function startCluster(
   }
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return
+    showFirstKey()
     stopping = true
     const deadline = setTimeout(() => process.exit(1), 15_000)
     deadline.unref()

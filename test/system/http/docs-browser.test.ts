@@ -84,6 +84,18 @@ test('GET /docs renders every operation of the document, getPet deprecated, in C
   assert.ok(text.includes('/pets/{petId}'), 'the path template is shown')
   assert.ok(text.includes('node dist/cli.js keys create --plan free --name NAME'), 'the page says how to get a key')
 
+  // Issue 32: the Authorize button is above the fold of a 1280x1000 window, and the long reference
+  // (limits, errors, decisions) is folded in the description and opens on a click.
+  const authorize = await page.locator('.btn.authorize').first().boundingBox()
+  assert.ok(authorize, 'an Authorize button')
+  assert.ok(authorize.y + authorize.height <= 1000, `Authorize at y=${authorize.y}, below the fold`)
+  const folded = page.locator('.info details')
+  assert.equal(await folded.count(), 1, 'the reference is folded in the description')
+  assert.equal(await folded.locator('table').isVisible(), false, 'the error table is folded')
+  await folded.locator('summary').click()
+  assert.equal(await folded.locator('table').isVisible(), true, 'the error table opens')
+  assert.match(await folded.innerText(), /rate_limited\s+429/, 'the error table lists the codes')
+
   // The top bar names the document the page loaded: its own address, fetched directly.
   const topBar = await page.$$eval('.topbar input, .topbar select', (fields) =>
     fields.map((f) => (f as unknown as { value: string }).value),

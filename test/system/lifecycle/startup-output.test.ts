@@ -6,9 +6,21 @@
  */
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
+import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { freePort, HANG_MS, request, runCli, type ServerProcess, sleep, startServer, useTempDir, waitFor } from '../helpers/process.js'
+import {
+  freePort,
+  HANG_MS,
+  request,
+  runCli,
+  runServerToExit,
+  type ServerProcess,
+  sleep,
+  startServer,
+  useTempDir,
+  waitFor,
+} from '../helpers/process.js'
 
 const ANY_KEY = /as_(?:live|test)_[0-9A-Za-z]{38}/g
 
@@ -32,6 +44,11 @@ test('first start shows the key with its id; every start shows the docs, the Ope
   assert.equal(first.stdout().match(ANY_KEY)?.length, 2, `the key, shown once (and in the curl example):\n${first.stdout()}`)
   assert.ok(first.stdout().includes(`(id ${keys[0]!.id})`), `the first-start text names the key id:\n${first.stdout()}`)
   assert.ok(first.stdout().includes(`keys revoke ${keys[0]!.id}`), 'and how to revoke it')
+  // Issue 32: the key comes last, after the banner, so that no log line scrolls it away.
+  const shown = await bannerOf(first)
+  const after = shown.slice(shown.indexOf('shown only this once'))
+  assert.ok(shown.indexOf('listening on') < shown.indexOf('shown only this once'), `the key after the banner:\n${shown}`)
+  assert.doesNotMatch(after, /"level":/, `no log line between the key and the end of the start:\n${shown}`)
   assert.equal((await first.stop()).code, 0)
 
   const again = await startServer(t, { dir, db, env: { BOOTSTRAP_KEY: 'true' } })
@@ -100,4 +117,23 @@ test('without LOG_FILE the log shares stdout: the banner says so, and ends the s
     assert.ok(lines.indexOf(line) < banner, `the log's start-up lines come before the banner, not after it:\n${out}`)
   }
   assert.equal((await server.stop()).code, 0)
+})
+
+test('a first start that fails after creating its key still shows the key (no later start makes another)', {
+  timeout: 60_000,
+}, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  // The admin listener's port is taken: the start fails after the key was made and the main listener bound.
+  const taken = createServer()
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())))
+  const port = (taken.address() as AddressInfo).port
+  const failed = await runServerToExit({ dir, db, env: { BOOTSTRAP_KEY: 'true', ADMIN_PORT: String(port) } })
+  assert.notEqual(failed.code, 0, failed.stderr)
+  assert.match(failed.stderr, /EADDRINUSE|already in use/, failed.stderr)
+  const keys = (JSON.parse((await runCli(['keys', 'list', '--json'], { db })).stdout) as { data: Array<{ id: string }> }).data
+  assert.equal(keys.length, 1, 'the key was created')
+  assert.ok(failed.stdout.includes(`(id ${keys[0]!.id})`), `the failed start showed it:\n${failed.stdout}`)
+  assert.equal(failed.stdout.match(ANY_KEY)?.length, 2, failed.stdout)
 })

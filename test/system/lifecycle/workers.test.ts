@@ -267,3 +267,17 @@ test('serve --workers 2 without REDIS_URL exits non-zero naming REDIS_URL', { ti
     `serve --workers 2 without REDIS_URL: exit ${result.code} in ${result.ms.toFixed(0)} ms: ${result.stderr.split('\n')[0]}\n`,
   )
 })
+
+test('serve --workers 2 on a first start: the key is shown once, after the listening banner', { timeout: 60_000 }, async (t) => {
+  if (!(await requireService(t, 'PostgreSQL'))) return
+  if (!(await requireService(t, 'Redis'))) return
+  const db = await useScratchDatabase(t)
+  const primary = await spawnCli(t, ['serve', '--workers', '2'], { DATABASE_URL: db, REDIS_URL, BOOTSTRAP_KEY: 'true' })
+  const shown = await waitFor(() => /Revoke it with: .*\n/.test(primary.stdout()) || primary.child.exitCode !== null, 45_000, 100)
+  const out = primary.stdout()
+  assert.ok(shown, `the key was shown:\n${out}\n${primary.stderr()}`)
+  assert.ok(out.indexOf('listening on') >= 0 && out.indexOf('listening on') < out.indexOf('shown only this once'), out)
+  assert.equal(out.match(/as_live_[0-9A-Za-z]{38}/g)?.length, 2, `one key (and its curl example):\n${out}`)
+  process.kill(primary.pid, 'SIGTERM')
+  assert.ok(await Promise.race([primary.exited, sleep(20_000).then(() => undefined)]), 'the primary stopped')
+})
