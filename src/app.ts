@@ -229,8 +229,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     app.addHook('onClose', async () => {
       // Before the caller closes storage: the last batch of last-used times is written.
       await lastUsed.stop()
-      idempotencySweep.stop()
-      await Promise.all([usage.stop(), usageRetention.stop(), orderExpiry.stop()])
+      await Promise.all([usage.stop(), usageRetention.stop(), orderExpiry.stop(), idempotencySweep.stop()])
     })
   }
   app.decorate('keyResolver', keys)

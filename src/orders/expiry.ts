@@ -1,4 +1,5 @@
 import type { Clock } from '../shared/clock.js'
+import { PeriodicJob } from '../shared/periodic-job.js'
 import type { OrderRepository } from './repository.js'
 
 /** Orders one transaction expires: a batch never holds the SQLite writer or many row locks for long. */
@@ -19,45 +20,35 @@ export interface OrderExpiryOptions {
  * (orders/state.ts), and on PostgreSQL the instances skip the orders another one is expiring.
  */
 export class OrderExpiry {
-  private timer: NodeJS.Timeout | undefined
-  private running: Promise<number> | undefined
+  private readonly job: PeriodicJob
 
   constructor(
     private readonly orders: Pick<OrderRepository, 'expireDue'>,
     private readonly options: OrderExpiryOptions,
-  ) {}
-
-  start(): void {
-    if (this.timer !== undefined) return
-    this.timer = setInterval(() => void this.run(), this.options.intervalMs)
-    this.timer.unref()
+  ) {
+    this.job = new PeriodicJob(() => this.sweep(), options)
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = undefined
-    await this.running
+  start(): void {
+    this.job.start()
+  }
+
+  stop(): Promise<void> {
+    return this.job.stop()
   }
 
   /** One run: the orders it expired (never rejects; an error goes to onError, the next run tries again). */
   run(): Promise<number> {
-    this.running ??= this.sweep().finally(() => {
-      this.running = undefined
-    })
-    return this.running
+    return this.job.run()
   }
 
   private async sweep(): Promise<number> {
     const now = this.options.clock.now()
     let expired = 0
-    try {
-      for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
-        const n = await this.orders.expireDue(now, EXPIRY_BATCH)
-        expired += n
-        if (n < EXPIRY_BATCH) break
-      }
-    } catch (error) {
-      this.options.onError?.(error)
+    for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
+      const n = await this.orders.expireDue(now, EXPIRY_BATCH)
+      expired += n
+      if (n < EXPIRY_BATCH) break
     }
     return expired
   }

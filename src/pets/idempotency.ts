@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
+import { PeriodicJob } from '../shared/periodic-job.js'
 import type { IdempotencyClaim, PetRepository } from './repository.js'
 import type { NewPet, Pet } from './schemas.js'
 
@@ -117,29 +118,32 @@ export class IdempotentCreates {
  * app.ts with the others.
  */
 export class IdempotencySweep {
-  private timer: NodeJS.Timeout | undefined
+  private readonly job: PeriodicJob
 
   constructor(
     private readonly pets: Pick<PetRepository, 'deleteIdempotencyRecords'>,
     private readonly clock: Clock,
-    private readonly onError: (error: unknown) => void,
-  ) {}
+    onError: (error: unknown) => void,
+  ) {
+    this.job = new PeriodicJob(() => this.pets.deleteIdempotencyRecords(this.clock.now() - IDEMPOTENCY_RETENTION_MS), {
+      intervalMs: IDEMPOTENCY_SWEEP_MS,
+      onError,
+      runAtStart: true,
+    })
+  }
 
-  /** Deletes the records past the retention; resolves with how many. */
+  /** Deletes the records past the retention; resolves with how many (never rejects: an error goes to onError). */
   run(): Promise<number> {
-    return this.pets.deleteIdempotencyRecords(this.clock.now() - IDEMPOTENCY_RETENTION_MS)
+    return this.job.run()
   }
 
   start(): void {
-    if (this.timer !== undefined) return
-    const sweep = () => void this.run().catch(this.onError)
-    this.timer = setInterval(sweep, IDEMPOTENCY_SWEEP_MS).unref()
-    sweep()
+    this.job.start()
   }
 
-  stop(): void {
-    clearInterval(this.timer)
-    this.timer = undefined
+  /** Stops the timer and waits for a sweep in flight (the store closes after it). */
+  stop(): Promise<void> {
+    return this.job.stop()
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Clock } from '../shared/clock.js'
+import { PeriodicJob } from '../shared/periodic-job.js'
 import type { Granularity } from './counts.js'
 import type { UsageRepository } from './repository.js'
 
@@ -20,47 +21,38 @@ export interface UsageRetentionOptions {
  * timer. Every instance runs it; on a shared database the runs just find less to delete.
  */
 export class UsageRetention {
-  private timer: NodeJS.Timeout | undefined
-  private running: Promise<number> | undefined
+  private readonly job: PeriodicJob
 
   constructor(
     private readonly usage: Pick<UsageRepository, 'deleteBefore'>,
     private readonly options: UsageRetentionOptions,
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(() => void this.run(), this.options.intervalMs)
-    this.timer.unref()
+  ) {
+    this.job = new PeriodicJob(() => this.sweep(), options)
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = undefined
-    await this.running
+  start(): void {
+    this.job.start()
+  }
+
+  stop(): Promise<void> {
+    return this.job.stop()
   }
 
   /** One run: the rows deleted (never rejects; an error goes to onError). */
   run(): Promise<number> {
-    this.running ??= this.sweep().finally(() => {
-      this.running = undefined
-    })
-    return this.running
+    return this.job.run()
   }
 
   private async sweep(): Promise<number> {
     const now = this.options.clock.now()
     let deleted = 0
-    try {
-      for (const granularity of ['minute', 'hour'] as const) {
-        const before = now - this.options.keep[granularity]
-        for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
-          const n = await this.usage.deleteBefore(granularity, before, RETENTION_BATCH)
-          deleted += n
-          if (n < RETENTION_BATCH) break
-        }
+    for (const granularity of ['minute', 'hour'] as const) {
+      const before = now - this.options.keep[granularity]
+      for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
+        const n = await this.usage.deleteBefore(granularity, before, RETENTION_BATCH)
+        deleted += n
+        if (n < RETENTION_BATCH) break
       }
-    } catch (error) {
-      this.options.onError?.(error)
     }
     return deleted
   }
