@@ -119,11 +119,27 @@ test('keys show, update, rotate, list filters: --json, and bad input exits 2 nam
   assert.deepEqual(names(await cliJson(['keys', 'list', '--state', 'revoked'], db)), ['other'])
   assert.deepEqual(names(await cliJson(['keys', 'list', '--plan', 'enterprise'], db)), ['Acme Corp', 'Acme Corp'])
   assert.deepEqual(names(await cliJson(['keys', 'list', '--name', 'OTH'], db)), ['other'])
+  // Newest first (issue 32): the key made last ('other'), then the rotation's successor, then the
+  // key it replaced; the same order page by page.
+  const all = (await cliJson(['keys', 'list'], db)).data as Json[]
+  assert.deepEqual(
+    all.map((k) => k.id),
+    [free.apiKey.id, rotated.apiKey.id, id],
+  )
+  const table = (await runCli(['keys', 'list'], { db })).stdout.split('\n').slice(1, 4)
+  assert.deepEqual(
+    table.map((line) => line.split(' ')[0]),
+    [free.apiKey.id, rotated.apiKey.id, id],
+  )
   const page1 = await cliJson(['keys', 'list', '--limit', '2'], db)
   assert.equal(page1.data.length, 2)
   assert.equal(typeof page1.nextAfter, 'string')
   const page2 = await cliJson(['keys', 'list', '--limit', '2', '--after', page1.nextAfter], db)
   assert.deepEqual([page2.data.length, page2.nextAfter], [1, null])
+  assert.deepEqual(
+    [...(page1.data as Json[]), ...(page2.data as Json[])].map((k) => k.id),
+    all.map((k) => k.id),
+  )
 })
 
 test('a running server sees a CLI rotation; keys usage reads its counters from the state file', { timeout: 60_000 }, async (t) => {
