@@ -176,7 +176,7 @@ test('a running server sees a CLI rotation; keys usage reads its counters from t
   assert.match(human.stdout, /as of the state file's last snapshot/)
 })
 
-test('keys list: a header row, and a rotated key in its grace period as "rotated, works until …" (keys show too)', {
+test('keys list: a header row, a rotated key in its grace period as "rotated, works until …" (keys show too), a key about to expire as "expires in …"', {
   timeout: 120_000,
 }, async (t) => {
   const dir = await useTempDir(t)
@@ -184,6 +184,9 @@ test('keys list: a header row, and a rotated key in its grace period as "rotated
   const { apiKey: old } = await cliJson(['keys', 'create', '--plan', 'pro', '--name', 'Acme'], db)
   const { apiKey: successor, previous } = await cliJson(['keys', 'rotate', old.id, '--grace', '3600'], db)
   assert.equal(previous.state, 'active', 'the API calls it active: it still authenticates')
+  // Issue 32: a key expiring within 24 hours says in how long.
+  const soonAt = new Date(Date.now() + 3 * 60_000).toISOString()
+  const { apiKey: soon } = await cliJson(['keys', 'create', '--plan', 'pro', '--name', 'Acme', '--expires-at', soonAt], db)
 
   const list = await runCli(['keys', 'list'], { db })
   assert.equal(list.code, 0, list.stderr)
@@ -192,6 +195,7 @@ test('keys list: a header row, and a rotated key in its grace period as "rotated
   const row = (id: string) => rows.find((r) => r.startsWith(`${id}  `))
   assert.match(row(old.id)!, new RegExp(` rotated, works until ${previous.expiresAt.replace(/\./g, '\\.')} +Acme$`))
   assert.match(row(successor.id)!, / active +Acme$/)
+  assert.match(row(soon.id)!, new RegExp(` expires in 3 min \\(${soon.expiresAt.replace(/\./g, '\\.')}\\) +Acme$`))
   // Each value under its heading: the columns line up.
   for (const r of rows) assert.equal(r.indexOf(' Acme'), header!.indexOf(' NAME'), `aligned:\n${list.stdout}`)
 
