@@ -10,14 +10,21 @@ import { table } from './table.js'
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
 const isoSeconds = (s: number | null): string | null => (s === null ? null : new Date(s * 1000).toISOString())
 
+/** Within this of its expiry, an active key says when it stops (as the console's badge does). */
+const EXPIRING_WITHIN_MS = 24 * 3_600_000
+
 /**
- * The state in words. A rotated key in its grace period is `active` to the API (it still
- * authenticates) but it ends by itself: that is what an operator needs to see.
+ * The state in words. A rotated key in its grace period, and a key about to expire, are `active` to
+ * the API (they still authenticate) but end by themselves: that is what an operator needs to see.
  */
-export function stateText(v: KeyView): string {
+export function stateText(v: KeyView, now = Date.now()): string {
   if (v.state === 'revoked') return `revoked ${iso(v.revokedAt)}`
   if (v.state === 'expired') return `expired ${iso(v.expiresAt)}`
   if (v.rotatedTo !== null) return v.expiresAt === null ? `rotated to ${v.rotatedTo}` : `rotated, works until ${iso(v.expiresAt)}`
+  if (v.expiresAt !== null && v.expiresAt - now <= EXPIRING_WITHIN_MS) {
+    const minutes = Math.max(1, Math.round((v.expiresAt - now) / 60_000))
+    return `expires in ${minutes < 60 ? `${minutes} min` : `${Math.round(minutes / 60)} h`} (${iso(v.expiresAt)})`
+  }
   return 'active'
 }
 

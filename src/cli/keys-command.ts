@@ -88,7 +88,7 @@ const list = defineCommand(
   {
     path: 'keys list',
     synopsis: '[--plan P] [--state active|expired|revoked] [--name TEXT] [--limit N [--after KEY_ID]] [--json]',
-    description: 'Lists keys in ascending id order, never the keys themselves: every key that matches, or one page with --limit.',
+    description: 'Lists keys newest first (by creation time), never the keys themselves: every key that matches, or one page with --limit.',
     flags: {
       plan: { type: 'string', value: 'P', help: 'keys on this plan only' },
       state: { type: 'string', value: 'STATE', help: 'active, expired or revoked keys only' },

@@ -69,7 +69,7 @@ export interface ListKeysQuery {
   name?: string
   /** 1 to 100. */
   limit: number
-  /** Key id cursor: keys are listed in ascending id order after it. */
+  /** Key id cursor: keys are listed newest first (created_at, then id, descending), those after this key. */
   after?: string
 }
 

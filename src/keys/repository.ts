@@ -21,6 +21,7 @@ export interface KeyPageFilter {
   name?: string
   /** Rows to return (the caller asks for one more than a page to know whether another follows). */
   limit: number
+  /** The id of the last key of the previous page. */
   after?: string
   /** What `expired` means: expires_at at or before this time. */
   now: number
@@ -70,7 +71,7 @@ export interface KeyRepository {
   findKeyById(id: string): Promise<ApiKeyRecord | undefined>
   /** Every key, oldest first. */
   listKeys(): Promise<ApiKeyRecord[]>
-  /** Up to `limit` keys in ascending id order after `after`, filtered in SQL. */
+  /** Up to `limit` keys, newest first (created_at, then id, descending), after key `after` in that order, filtered in SQL. */
   pageKeys(filter: KeyPageFilter): Promise<ApiKeyRecord[]>
   /**
    * Writes `update` to key `id` if it is neither revoked nor rotated and still has updatedAt

@@ -115,10 +115,14 @@ for (const engine of ENGINES) {
       assert.match(bad.json().message, /keyId/)
     })
 
-    test('GET /keys: pages with limit and after, Link rel="next" keeps the filters; filters by plan, state and name', async () => {
-      const created = []
-      for (let i = 0; i < 5; i++) created.push((await create({ plan: 'business', name: `Paging ${i}` })).apiKey.id)
-      created.sort()
+    test('GET /keys: newest first, pages with limit and after, Link rel="next" keeps the filters; filters by plan, state and name', async () => {
+      const keys: Array<{ id: string; createdAt: string }> = []
+      for (let i = 0; i < 5; i++)
+        keys.push((await create({ plan: 'business', name: `Paging ${i}` })).apiKey as { id: string; createdAt: string })
+      // Newest first (issue 32): by creation time, then id, both descending.
+      const created = keys
+        .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || (b.id < a.id ? -1 : b.id > a.id ? 1 : 0))
+        .map((k) => k.id)
       const seen: string[] = []
       let url: string | undefined = '/admin/v1/keys?limit=2&plan=business&name=paging'
       while (url !== undefined) {

@@ -215,17 +215,18 @@ for (const engine of STORE_ENGINES) {
       assert.ok(!JSON.stringify(entries).includes(first.key.slice(8)), 'no secret in the audit log')
     })
 
-    test('list: paged by id, filtered by plan, state and name in storage', async (t) => {
+    test('list: newest first, paged, filtered by plan, state and name in storage', async (t) => {
       const h = await harness(t, engine.open)
       if (!h) return
       const made = []
       for (let i = 0; i < 7; i++) {
         const plan = i % 2 === 0 ? 'free' : 'pro'
-        made.push((await h.service.createKey({ plan, name: `Customer ${i}`, expiresAt: i === 5 ? TEST_NOW + 1000 : null }, CLI)).view)
+        made.push((await h.service.createKey({ plan, name: `Customer ${i}`, expiresAt: i === 5 ? TEST_NOW + 10_000 : null }, CLI)).view)
+        h.clock.advance(1) // one creation time each: the list's order is theirs
       }
       await h.service.revokeKey(made[6]!.id, CLI)
-      h.clock.advance(2000) // key 5 expires
-      const ids = made.map((k) => k.id).sort()
+      h.clock.advance(20_000) // key 5 expires
+      const ids = made.map((k) => k.id).reverse()
       const seen: string[] = []
       let after: string | undefined
       for (let pages = 0; pages < 10; pages++) {
@@ -234,7 +235,7 @@ for (const engine of STORE_ENGINES) {
         if (page.nextAfter === null) break
         after = page.nextAfter
       }
-      assert.deepEqual(seen, ids, 'every key once, ascending id')
+      assert.deepEqual(seen, ids, 'every key once, newest first')
       const byState = async (state: 'active' | 'expired' | 'revoked') =>
         (await h.service.listKeys({ limit: 100, state })).keys.map((k) => k.name).sort()
       assert.deepEqual(await byState('expired'), ['Customer 5'])

@@ -7,7 +7,11 @@ import { href, navigate } from '../router.js'
 
 const PAGE_SIZE = 50
 
-/** The filters of the audit log page, as they stand in the address (`#/audit?kind=change&order=desc`). */
+/**
+ * The filters of the audit log page, as they stand in the address (`#/audit?kind=all&order=asc`).
+ * Without any, newest first and changes only (issue 32): every page view is a read entry, so reads
+ * shown by default would bury the changes; `kind=all` shows them too, `order=asc` oldest first.
+ */
 const FILTERS = ['keyId', 'action', 'actorType', 'actor', 'kind', 'order'] as const
 type Filters = Record<(typeof FILTERS)[number], string>
 
@@ -26,8 +30,8 @@ export function AuditLog({ query }: { query: URLSearchParams }) {
     action: filters.action || undefined,
     actorType: filters.actorType || undefined,
     actor: filters.actor || undefined,
-    kind: filters.kind === 'change' || filters.kind === 'read' ? filters.kind : undefined,
-    order: filters.order === 'desc' ? 'desc' : undefined,
+    kind: filters.kind === 'all' ? undefined : filters.kind === 'read' ? 'read' : 'change',
+    order: filters.order === 'asc' ? 'asc' : 'desc',
   }
   const page = useLoad(() => api.auditLog({ ...apiQuery, after, limit: PAGE_SIZE }), [query.toString()])
   // A change of filter starts again at the first page.
@@ -54,11 +58,11 @@ export function AuditLog({ query }: { query: URLSearchParams }) {
             ))}
           </select>
         </Field>
-        <Field label="Changes or reads">
-          <select name="kind" value={filters.kind} onChange={(e) => go({ kind: e.currentTarget.value })}>
-            <option value="">both</option>
-            <option value="change">changes only</option>
-            <option value="read">reads only</option>
+        <Field label="Reads">
+          <select name="kind" value={filters.kind === 'change' ? '' : filters.kind} onChange={(e) => go({ kind: e.currentTarget.value })}>
+            <option value="">hidden (changes only)</option>
+            <option value="all">shown (changes and reads)</option>
+            <option value="read">only (reads only)</option>
           </select>
         </Field>
         <Field label="Actor kind">
@@ -73,9 +77,9 @@ export function AuditLog({ query }: { query: URLSearchParams }) {
           <input name="actor" value={actorInput} placeholder="adm_…, a user" onInput={(e) => setActorInput(e.currentTarget.value)} />
         </Field>
         <Field label="Order">
-          <select name="order" value={filters.order} onChange={(e) => go({ order: e.currentTarget.value })}>
-            <option value="">oldest first</option>
-            <option value="desc">newest first</option>
+          <select name="order" value={filters.order === 'asc' ? 'asc' : ''} onChange={(e) => go({ order: e.currentTarget.value })}>
+            <option value="">newest first</option>
+            <option value="asc">oldest first</option>
           </select>
         </Field>
         <button type="submit">Filter</button>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { type AdminKey, api, PLANS, type Plan } from '../api.js'
 import { ErrorNote, Field, SecretOnce } from '../components.js'
-import { fromDateTimeInput, problem } from '../format.js'
+import { EXPIRY_LABEL, fromUtcInput, problem } from '../format.js'
 import { href } from '../router.js'
 
 /** Create a key: name, plan (limits for Enterprise), optional expiry; after a confirmation, the key is shown once. */
@@ -19,7 +19,7 @@ export function CreateKey() {
       out.perMinute = Number(form.perMinute)
       out.perDay = Number(form.perDay)
     }
-    const expiresAt = fromDateTimeInput(form.expiresAt)
+    const expiresAt = fromUtcInput(form.expiresAt)
     if (expiresAt !== null) out.expiresAt = expiresAt
     return out
   }
@@ -75,8 +75,8 @@ export function CreateKey() {
             </Field>
           </>
         )}
-        <Field label="Expires (UTC; empty: never)">
-          <input type="datetime-local" name="expiresAt" value={form.expiresAt} onInput={set('expiresAt')} />
+        <Field label={EXPIRY_LABEL}>
+          <input name="expiresAt" placeholder="2027-06-30 18:00" autocomplete="off" value={form.expiresAt} onInput={set('expiresAt')} />
         </Field>
         {!confirming && (
           <button type="submit" class="primary">

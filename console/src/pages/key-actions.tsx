@@ -1,22 +1,15 @@
 import { useState } from 'preact/hooks'
 import { type AdminKey, api, PLANS, type Plan } from '../api.js'
 import { Confirm, ErrorNote, Field } from '../components.js'
-import { fromDateTimeInput, problem, toDateTimeInput } from '../format.js'
+import { EXPIRY_LABEL, fromUtcInput, problem, time, toUtcInput } from '../format.js'
 import { href, navigate } from '../router.js'
+import { handOverSecret } from '../secret-handover.js'
 
 const DEFAULT_GRACE_S = 86_400
 const MAX_GRACE_S = 604_800
 
-/** Update (plan, limits, expiry, name), rotate with a grace period, revoke: each after a confirmation. */
-export function KeyActions({
-  apiKey,
-  onChanged,
-  onSecret,
-}: {
-  apiKey: AdminKey
-  onChanged: () => void
-  onSecret: (secret: string) => void
-}) {
+/** Update (plan, limits, expiry, name, metadata), rotate with a grace period, revoke: each after a confirmation. */
+export function KeyActions({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => void }) {
   const [grace, setGrace] = useState(String(DEFAULT_GRACE_S))
   const changeable = apiKey.state !== 'revoked' && apiKey.rotatedTo === null
   return (
@@ -37,7 +30,8 @@ export function KeyActions({
               if (!Number.isInteger(seconds) || seconds < 0 || seconds > MAX_GRACE_S)
                 throw new Error(`The grace period is a whole number of seconds from 0 to ${MAX_GRACE_S} (7 days).`)
               const rotated = await api.rotateKey(apiKey.id, seconds)
-              onSecret(rotated.key)
+              // The banner goes with the new key, to its page; this page never shows it.
+              handOverSecret(rotated.apiKey.id, rotated.key)
               navigate(href.key(rotated.apiKey.id))
             }}
           >
@@ -63,6 +57,29 @@ export function KeyActions({
   )
 }
 
+/** The metadata as edited: a JSON object, or empty for none (null). Throws with what is wrong. */
+function parseMetadata(text: string): Record<string, unknown> | null {
+  if (text.trim() === '') return null
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    throw new Error(`Metadata is not JSON: ${problem(e)}`)
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error('Metadata is a JSON object ({"customer": "c_42"}), or empty for none.')
+  return value as Record<string, unknown>
+}
+
+const metadataText = (m: AdminKey['metadata']) => (m === null ? '' : JSON.stringify(m, null, 2))
+
+/** A field's value as the confirmation shows it. */
+const shown = (field: string, value: unknown): string => {
+  if (value === null || value === undefined) return field === 'expiresAt' ? 'never' : 'none'
+  if (field === 'expiresAt') return time(value as string)
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
 /** The fields an update can change; only those that differ from the key are sent. */
 function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => void }) {
   const initial = () => ({
@@ -70,13 +87,15 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
     plan: apiKey.plan,
     perMinute: String(apiKey.perMinute),
     perDay: String(apiKey.perDay),
-    expiresAt: toDateTimeInput(apiKey.expiresAt),
+    expiresAt: toUtcInput(apiKey.expiresAt),
+    metadata: metadataText(apiKey.metadata),
   })
   const [form, setForm] = useState(initial)
   const [confirming, setConfirming] = useState(false)
   const [error, setError] = useState<string>()
   const [saved, setSaved] = useState(false)
 
+  /** The body to send; throws when the expiry or the metadata cannot be read (nothing is sent). */
   const changes = (): Record<string, unknown> => {
     const body: Record<string, unknown> = {}
     if (form.name !== apiKey.name) body.name = form.name
@@ -85,15 +104,25 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
       if (form.plan !== apiKey.plan || Number(form.perMinute) !== apiKey.perMinute) body.perMinute = Number(form.perMinute)
       if (form.plan !== apiKey.plan || Number(form.perDay) !== apiKey.perDay) body.perDay = Number(form.perDay)
     }
-    const expiresAt = fromDateTimeInput(form.expiresAt)
-    if (toDateTimeInput(expiresAt) !== toDateTimeInput(apiKey.expiresAt)) body.expiresAt = expiresAt
+    const expiresAt = fromUtcInput(form.expiresAt)
+    if (toUtcInput(expiresAt) !== toUtcInput(apiKey.expiresAt)) body.expiresAt = expiresAt
+    const metadata = parseMetadata(form.metadata)
+    if (JSON.stringify(metadata) !== JSON.stringify(apiKey.metadata)) body.metadata = metadata
     return body
   }
-  const pending = changes()
-  const set = (field: keyof ReturnType<typeof initial>) => (e: { currentTarget: HTMLInputElement | HTMLSelectElement }) => {
-    setSaved(false)
-    setForm({ ...form, [field]: e.currentTarget.value })
+  let pending: Record<string, unknown> = {}
+  let invalid: string | undefined
+  try {
+    pending = changes()
+  } catch (e) {
+    invalid = problem(e)
   }
+  const set =
+    (field: keyof ReturnType<typeof initial>) => (e: { currentTarget: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement }) => {
+      setSaved(false)
+      setConfirming(false)
+      setForm({ ...form, [field]: e.currentTarget.value })
+    }
   const save = async () => {
     setError(undefined)
     try {
@@ -105,12 +134,13 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
       setError(problem(e))
     }
   }
+  const old = apiKey as unknown as Record<string, unknown>
   return (
     <form
       class="edit"
       onSubmit={(e) => {
         e.preventDefault()
-        if (Object.keys(pending).length > 0) setConfirming(true)
+        if (invalid === undefined && Object.keys(pending).length > 0) setConfirming(true)
       }}
     >
       <Field label="Name">
@@ -136,20 +166,33 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
       <Field label="Per day">
         <input type="number" name="perDay" min={1} value={form.perDay} disabled={form.plan !== 'enterprise'} onInput={set('perDay')} />
       </Field>
-      <Field label="Expires (UTC; empty: never)">
-        <input type="datetime-local" name="expiresAt" value={form.expiresAt} onInput={set('expiresAt')} />
+      <Field label={EXPIRY_LABEL}>
+        <input name="expiresAt" placeholder="2027-06-30 18:00" autocomplete="off" value={form.expiresAt} onInput={set('expiresAt')} />
       </Field>
+      <Field label='Metadata (a JSON object, e.g. {"customer": "c_42"}; empty: none)'>
+        <textarea name="metadata" rows={3} spellcheck={false} value={form.metadata} onInput={set('metadata')} />
+      </Field>
+      <ErrorNote message={invalid} />
       {!confirming && (
-        <button type="submit" disabled={Object.keys(pending).length === 0}>
+        <button type="submit" disabled={invalid !== undefined || Object.keys(pending).length === 0}>
           Save changes…
         </button>
       )}
       {confirming && (
         <div class="confirm" role="dialog" aria-label="Save changes">
-          <p>
-            Change {Object.keys(pending).join(', ')} of {apiKey.id}? Every instance applies it within 2 seconds.
-          </p>
-          <code class="diff">{JSON.stringify(pending)}</code>
+          <p>Change {apiKey.id}? Every instance applies it within 2 seconds.</p>
+          <table class="diff">
+            <tbody>
+              {Object.entries(pending).map(([field, value]) => (
+                <tr data-field={field}>
+                  <th>{field}</th>
+                  <td class="old">{shown(field, old[field])}</td>
+                  <td>→</td>
+                  <td class="new">{shown(field, value)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
           <button type="button" class="primary" onClick={save}>
             Save
           </button>

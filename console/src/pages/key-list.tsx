@@ -2,12 +2,13 @@ import { useState } from 'preact/hooks'
 import { type AdminKey, api, PLANS, STATES } from '../api.js'
 import { ErrorNote, Field, useLoad } from '../components.js'
 import { count, time } from '../format.js'
+import { StateBadge } from '../key-state.js'
 import { href, navigate } from '../router.js'
 import { TopKeys } from './top-keys.js'
 
 const PAGE_SIZE = 20
 
-/** The keys list: name search, plan and state filters (kept in the address), paged by the API's cursor. */
+/** The keys list, newest first (the API's order): name search, plan and state filters (kept in the address), paged by the API's cursor. */
 export function KeyList({ query }: { query: URLSearchParams }) {
   const filters = { name: query.get('name') ?? '', plan: query.get('plan') ?? '', state: query.get('state') ?? '' }
   const after = query.get('after') ?? undefined
@@ -99,39 +100,40 @@ export function KeyList({ query }: { query: URLSearchParams }) {
 
 function KeyTable({ keys }: { keys: AdminKey[] }) {
   if (keys.length === 0) return null
+  // The name with the display prefix under it: two keys of one name are told apart at a glance.
   return (
     <table class="keys">
       <thead>
         <tr>
           <th>Name</th>
-          <th>Key id</th>
-          <th>Prefix</th>
           <th>Plan</th>
           <th class="num">Per minute</th>
           <th class="num">Per day</th>
           <th>State</th>
+          <th>Created</th>
+          <th>Expires</th>
           <th>Last used</th>
+          <th>Key id</th>
         </tr>
       </thead>
       <tbody>
         {keys.map((key) => (
           <tr data-key-id={key.id}>
             <td>
-              <a href={href.key(key.id)}>{key.name}</a>
-            </td>
-            <td>
-              <code>{key.id}</code>
-            </td>
-            <td>
-              <code>{key.prefix}</code>
+              <a href={href.key(key.id)}>{key.name}</a> <code class="prefix">{key.prefix}…</code>
             </td>
             <td>{key.plan}</td>
             <td class="num">{count(key.perMinute)}</td>
             <td class="num">{count(key.perDay)}</td>
-            <td>
-              <span class={`state state-${key.state}`}>{key.state}</span>
+            <td data-column="state">
+              <StateBadge apiKey={key} />
             </td>
+            <td data-column="created">{time(key.createdAt)}</td>
+            <td data-column="expires">{time(key.expiresAt, 'never')}</td>
             <td>{time(key.lastUsedAt, 'never')}</td>
+            <td>
+              <code>{key.id}</code>
+            </td>
           </tr>
         ))}
       </tbody>

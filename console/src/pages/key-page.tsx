@@ -1,8 +1,10 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { type AdminKey, api, type KeyUsage } from '../api.js'
 import { ErrorNote, SecretOnce, useLoad } from '../components.js'
 import { count, time } from '../format.js'
+import { StateBadge } from '../key-state.js'
 import { href } from '../router.js'
+import { takeSecret } from '../secret-handover.js'
 import { AuditTable } from './audit-log.js'
 import { KeyActions } from './key-actions.js'
 import { UsageChart } from './usage-chart.js'
@@ -14,7 +16,9 @@ const MAX_CHAIN = 25
 export function KeyPage({ id }: { id: string }) {
   const key = useLoad(() => api.getKey(id), [id])
   const usage = useLoad(() => api.keyUsage(id), [id])
-  const [secret, setSecret] = useState<string>()
+  // A rotation's new secret, on the new key's page only: taken when this page shows that key.
+  const [secret, setSecret] = useState(() => takeSecret(id))
+  useEffect(() => setSecret((shown) => (shown?.keyId === id ? shown : takeSecret(id))), [id])
   const reload = () => {
     key.reload()
     usage.reload()
@@ -25,12 +29,12 @@ export function KeyPage({ id }: { id: string }) {
         <a href={href.keys()}>Keys</a> / <code>{id}</code>
       </p>
       <ErrorNote message={key.error} />
-      {secret && <SecretOnce secret={secret} onDone={() => setSecret(undefined)} />}
+      {secret?.keyId === id && <SecretOnce secret={secret.secret} onDone={() => setSecret(undefined)} />}
       {key.value && (
         <>
           <header class="page-head">
             <h1>{key.value.name}</h1>
-            <span class={`state state-${key.value.state}`}>{key.value.state}</span>
+            <StateBadge apiKey={key.value} />
             <button type="button" onClick={reload}>
               Refresh
             </button>
@@ -44,7 +48,7 @@ export function KeyPage({ id }: { id: string }) {
             </section>
           </div>
           <UsageChart keyId={id} rotated={key.value.rotatedFrom !== null || key.value.rotatedTo !== null} />
-          <KeyActions apiKey={key.value} onChanged={reload} onSecret={setSecret} />
+          <KeyActions apiKey={key.value} onChanged={reload} />
           <Chain apiKey={key.value} />
           <KeyAudit key={id} id={id} version={key.value.updatedAt} />
         </>
@@ -85,7 +89,7 @@ function KeyDetails({ apiKey: k }: { apiKey: AdminKey }) {
         <dt>Last used</dt>
         <dd>{time(k.lastUsedAt, 'never')}</dd>
         <dt>Metadata</dt>
-        <dd>{k.metadata === null ? '—' : <code>{JSON.stringify(k.metadata)}</code>}</dd>
+        <dd data-field="metadata">{k.metadata === null ? '—' : <code>{JSON.stringify(k.metadata)}</code>}</dd>
       </dl>
     </section>
   )
@@ -158,7 +162,7 @@ function Chain({ apiKey }: { apiKey: AdminKey }) {
         {chain.value?.map((k) => (
           <li data-key-id={k.id} class={k.id === apiKey.id ? 'current' : ''}>
             {k.id === apiKey.id ? <code>{k.id}</code> : <a href={href.key(k.id)}>{k.id}</a>} <code>{k.prefix}</code>{' '}
-            <span class={`state state-${k.state}`}>{k.state}</span> created {time(k.createdAt)}
+            <StateBadge apiKey={k} /> created {time(k.createdAt)}
             {k.expiresAt && `, expires ${time(k.expiresAt)}`}
           </li>
         ))}
@@ -213,7 +217,7 @@ function KeyAudit({ id, version }: { id: string; version: string }) {
   return (
     <section class="key-audit">
       <h2>
-        Audit entries <a href={href.audit({ keyId: id, order: 'desc', kind: withReads ? undefined : 'change' })}>(in the audit log)</a>
+        Audit entries <a href={href.audit({ keyId: id, kind: withReads ? 'all' : undefined })}>(in the audit log)</a>
       </h2>
       <label class="toggle">
         <input

@@ -29,7 +29,11 @@ export const KeyPageSchema = Type.Object(
 export const ListKeysQuery = Type.Object(
   {
     limit: Type.Optional(pageLimit),
-    after: Type.Optional(keyId('Return keys with an id after this one (ascending id order); follow Link rel="next" rather than build it.')),
+    after: Type.Optional(
+      keyId(
+        'Return the keys listed after this one (newest first: created earlier, or at the same time with a lower id); follow Link rel="next" rather than build it.',
+      ),
+    ),
     plan: Type.Optional(plan),
     state: Type.Optional(
       Type.Unsafe<(typeof KEY_STATES)[number]>({ type: 'string', enum: [...KEY_STATES], description: 'Only keys in this state.' }),
@@ -50,7 +54,9 @@ export function listKeys(app: AdminApp, { admin }: AdminRoutesOptions): void {
       schema: {
         operationId: 'listKeys',
         summary: 'List API keys',
-        description: 'Keys in ascending id order, optionally filtered; never the keys themselves. Paged with `after` (Link rel="next").',
+        description:
+          'Keys newest first (by creation time, then id, descending), optionally filtered; never the keys themselves. ' +
+          'Paged with `after`, the id of the last key of a page (Link rel="next"): a key created while you page appears on no later page.',
         tags,
         querystring: ListKeysQuery,
         response: {

@@ -78,9 +78,15 @@ export class PostgresKeyRepository implements KeyRepository {
   }
 
   async pageKeys({ plan, state, name, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
-    const values: unknown[] = [after ?? '']
+    // Newest first, keyset-paged on (created_at, id): `after` is the last key of the previous page,
+    // whose creation time the query reads itself (keys are never deleted, so the cursor stays valid).
     // COLLATE "C": the same byte order as SQLite's, whatever the database's collation.
-    const where = ['id COLLATE "C" > $1']
+    const values: unknown[] = []
+    const where: string[] = []
+    if (after !== undefined) {
+      values.push(after)
+      where.push('(created_at, id COLLATE "C") < (SELECT created_at, id COLLATE "C" FROM api_keys WHERE id = $1)')
+    }
     if (plan !== undefined) {
       values.push(plan)
       where.push(`plan = $${values.length}`)
@@ -97,7 +103,8 @@ export class PostgresKeyRepository implements KeyRepository {
     }
     values.push(limit)
     const rows = await this.db.query<KeyRow>(
-      `SELECT * FROM api_keys WHERE ${where.join(' AND ')} ORDER BY id COLLATE "C" LIMIT $${values.length}`,
+      `SELECT * FROM api_keys ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+        ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $${values.length}`,
       values,
     )
     return rows.map(toKeyRecord)

@@ -76,14 +76,18 @@ export class SqliteKeyRepository implements KeyRepository {
   }
 
   async pageKeys({ plan, state, name, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
-    const where = ['id > @after']
+    // Newest first, keyset-paged on (created_at, id): `after` is the last key of the previous page,
+    // whose creation time the query reads itself (keys are never deleted, so the cursor stays valid).
+    const where = after === undefined ? [] : ['(created_at, id) < (SELECT created_at, id FROM api_keys WHERE id = @after)']
     if (plan !== undefined) where.push('plan = @plan')
     if (state !== undefined) where.push(STATE_SQL[state])
     // instr, not LIKE: no wildcard in the name can change the meaning. lower() folds ASCII only.
     if (name !== undefined) where.push('instr(lower(name), lower(@name)) > 0')
     return this.db
-      .prepare<[Record<string, unknown>], KeyRow>(`SELECT * FROM api_keys WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`)
-      .all({ after: after ?? '', plan: plan ?? null, name: name ?? null, now, limit })
+      .prepare<[Record<string, unknown>], KeyRow>(
+        `SELECT * FROM api_keys ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY created_at DESC, id DESC LIMIT @limit`,
+      )
+      .all({ after: after ?? null, plan: plan ?? null, name: name ?? null, now, limit })
       .map(toKeyRecord)
   }
 

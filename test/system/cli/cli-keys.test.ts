@@ -119,11 +119,27 @@ test('keys show, update, rotate, list filters: --json, and bad input exits 2 nam
   assert.deepEqual(names(await cliJson(['keys', 'list', '--state', 'revoked'], db)), ['other'])
   assert.deepEqual(names(await cliJson(['keys', 'list', '--plan', 'enterprise'], db)), ['Acme Corp', 'Acme Corp'])
   assert.deepEqual(names(await cliJson(['keys', 'list', '--name', 'OTH'], db)), ['other'])
+  // Newest first (issue 32): the key made last ('other'), then the rotation's successor, then the
+  // key it replaced; the same order page by page.
+  const all = (await cliJson(['keys', 'list'], db)).data as Json[]
+  assert.deepEqual(
+    all.map((k) => k.id),
+    [free.apiKey.id, rotated.apiKey.id, id],
+  )
+  const table = (await runCli(['keys', 'list'], { db })).stdout.split('\n').slice(1, 4)
+  assert.deepEqual(
+    table.map((line) => line.split(' ')[0]),
+    [free.apiKey.id, rotated.apiKey.id, id],
+  )
   const page1 = await cliJson(['keys', 'list', '--limit', '2'], db)
   assert.equal(page1.data.length, 2)
   assert.equal(typeof page1.nextAfter, 'string')
   const page2 = await cliJson(['keys', 'list', '--limit', '2', '--after', page1.nextAfter], db)
   assert.deepEqual([page2.data.length, page2.nextAfter], [1, null])
+  assert.deepEqual(
+    [...(page1.data as Json[]), ...(page2.data as Json[])].map((k) => k.id),
+    all.map((k) => k.id),
+  )
 })
 
 test('a running server sees a CLI rotation; keys usage reads its counters from the state file', { timeout: 60_000 }, async (t) => {
@@ -160,7 +176,7 @@ test('a running server sees a CLI rotation; keys usage reads its counters from t
   assert.match(human.stdout, /as of the state file's last snapshot/)
 })
 
-test('keys list: a header row, and a rotated key in its grace period as "rotated, works until …" (keys show too)', {
+test('keys list: a header row, a rotated key in its grace period as "rotated, works until …" (keys show too), a key about to expire as "expires in …"', {
   timeout: 120_000,
 }, async (t) => {
   const dir = await useTempDir(t)
@@ -168,6 +184,9 @@ test('keys list: a header row, and a rotated key in its grace period as "rotated
   const { apiKey: old } = await cliJson(['keys', 'create', '--plan', 'pro', '--name', 'Acme'], db)
   const { apiKey: successor, previous } = await cliJson(['keys', 'rotate', old.id, '--grace', '3600'], db)
   assert.equal(previous.state, 'active', 'the API calls it active: it still authenticates')
+  // Issue 32: a key expiring within 24 hours says in how long.
+  const soonAt = new Date(Date.now() + 3 * 60_000).toISOString()
+  const { apiKey: soon } = await cliJson(['keys', 'create', '--plan', 'pro', '--name', 'Acme', '--expires-at', soonAt], db)
 
   const list = await runCli(['keys', 'list'], { db })
   assert.equal(list.code, 0, list.stderr)
@@ -176,6 +195,7 @@ test('keys list: a header row, and a rotated key in its grace period as "rotated
   const row = (id: string) => rows.find((r) => r.startsWith(`${id}  `))
   assert.match(row(old.id)!, new RegExp(` rotated, works until ${previous.expiresAt.replace(/\./g, '\\.')} +Acme$`))
   assert.match(row(successor.id)!, / active +Acme$/)
+  assert.match(row(soon.id)!, new RegExp(` expires in 3 min \\(${soon.expiresAt.replace(/\./g, '\\.')}\\) +Acme$`))
   // Each value under its heading: the columns line up.
   for (const r of rows) assert.equal(r.indexOf(' Acme'), header!.indexOf(' NAME'), `aligned:\n${list.stdout}`)
 

@@ -8,9 +8,10 @@ const MUST_RUN = Boolean(process.env.CI) || Boolean(process.env.REQUIRE_SERVICES
 
 /**
  * Debian's Chromium driven by playwright-core (no browser download), closed after the test.
- * Missing Chromium: a loud skip locally, a failure in CI. Undefined when skipped.
+ * Missing Chromium: a loud skip locally, a failure in CI. Undefined when skipped. `env` is added to
+ * the browser's environment (TZ=America/New_York: a browser in another time zone than UTC).
  */
-export async function launchChromium(t: TestContext): Promise<Browser | undefined> {
+export async function launchChromium(t: TestContext, options: { env?: Record<string, string> } = {}): Promise<Browser | undefined> {
   if (!existsSync(CHROMIUM)) {
     missingPrerequisite(t, `${CHROMIUM} not found (apt-get install chromium)`, MUST_RUN)
     return undefined
@@ -19,6 +20,7 @@ export async function launchChromium(t: TestContext): Promise<Browser | undefine
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     timeout: 30_000,
+    ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
     // Without the background-networking flags Chromium keeps trying hosts this machine cannot reach.
     args: [
       '--headless',
