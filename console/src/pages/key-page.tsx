@@ -3,6 +3,7 @@ import { type AdminKey, api, type KeyUsage } from '../api.js'
 import { ErrorNote, SecretOnce, useLoad } from '../components.js'
 import { count, time } from '../format.js'
 import { href } from '../router.js'
+import { useMayChange } from '../session.js'
 import { AuditTable } from './audit-log.js'
 import { KeyActions } from './key-actions.js'
 import { UsageChart } from './usage-chart.js'
@@ -12,6 +13,7 @@ const MAX_CHAIN = 25
 
 /** One key: its settings and state, current usage, usage over time, rotation chain, audit entries and actions. */
 export function KeyPage({ id }: { id: string }) {
+  const mayChange = useMayChange()
   const key = useLoad(() => api.getKey(id), [id])
   const usage = useLoad(() => api.keyUsage(id), [id])
   const [secret, setSecret] = useState<string>()
@@ -44,7 +46,11 @@ export function KeyPage({ id }: { id: string }) {
             </section>
           </div>
           <UsageChart keyId={id} rotated={key.value.rotatedFrom !== null || key.value.rotatedTo !== null} />
-          <KeyActions apiKey={key.value} onChanged={reload} onSecret={setSecret} />
+          {mayChange ? (
+            <KeyActions apiKey={key.value} onChanged={reload} onSecret={setSecret} />
+          ) : (
+            <p class="hint read-only">Signed in with a read token: this key can be viewed, not changed.</p>
+          )}
           <Chain apiKey={key.value} />
           <KeyAudit key={id} id={id} version={key.value.updatedAt} />
         </>

@@ -73,6 +73,7 @@ test('names and metadata stored with control characters are printed escaped by k
       name: FORGED_ROW,
       hash: '1'.repeat(64),
       prefix: 'as_admin_AAAA',
+      role: 'admin' as const,
       createdAt: 0,
       revokedAt: null,
     })
