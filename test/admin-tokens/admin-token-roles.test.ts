@@ -21,8 +21,8 @@ describe('admin token roles', () => {
     reader = (await createAdminToken(t.storage.adminTokens, { name: 'auditor', role: 'read' })).token
     keyId = (await t.call('POST', '/admin/v1/keys', { plan: 'free', name: 'seen' })).json().apiKey.id
     const doc = (await t.call('GET', '/admin/v1/openapi.json')).json()
-    operations = Object.entries(doc.paths as Record<string, Record<string, Omit<Operation, 'method' | 'path'>>>).flatMap(([path, methods]) =>
-      Object.entries(methods).map(([method, op]) => ({ ...op, method: method.toUpperCase(), path })),
+    operations = Object.entries(doc.paths as Record<string, Record<string, Omit<Operation, 'method' | 'path'>>>).flatMap(
+      ([path, methods]) => Object.entries(methods).map(([method, op]) => ({ ...op, method: method.toUpperCase(), path })),
     )
   })
 

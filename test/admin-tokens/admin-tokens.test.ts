@@ -52,7 +52,10 @@ for (const engine of STORE_ENGINES) {
         ].sort((a, b) => (a[0]! < b[0]! ? 1 : -1)),
       )
       assert.equal((await (await resolverOf(storage)).resolve(viewer.token)).token?.role, 'read')
-      await assert.rejects(createAdminToken(storage.adminTokens, { name: 'x', role: 'owner' as 'read' }), /--role must be one of read, admin/)
+      await assert.rejects(
+        createAdminToken(storage.adminTokens, { name: 'x', role: 'owner' as 'read' }),
+        /--role must be one of read, admin/,
+      )
     })
 
     test('revoke: once, then idempotent with the first time kept; a revoked token no longer resolves', async (t) => {

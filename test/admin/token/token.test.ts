@@ -23,10 +23,7 @@ describe('admin API: GET /token', () => {
     const { token, record } = await createAdminToken(t.storage.adminTokens, { name: 'auditor', role: 'read' })
     const res = await t.app.inject({ url: '/admin/v1/token', headers: { authorization: `Bearer ${token}` } })
     assert.equal(res.statusCode, 200, res.body)
-    assert.deepEqual(
-      { id: res.json().id, name: res.json().name, role: res.json().role },
-      { id: record.id, name: 'auditor', role: 'read' },
-    )
+    assert.deepEqual({ id: res.json().id, name: res.json().name, role: res.json().role }, { id: record.id, name: 'auditor', role: 'read' })
     assert.equal((await t.app.inject({ url: '/admin/v1/token' })).statusCode, 401)
   })
 })
