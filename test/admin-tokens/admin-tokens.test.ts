@@ -44,13 +44,10 @@ for (const engine of STORE_ENGINES) {
       const ops = await createAdminToken(storage.adminTokens, { name: 'ops' })
       assert.equal(viewer.record.role, 'read')
       assert.equal(ops.record.role, 'admin')
-      assert.deepEqual(
-        (await storage.adminTokens.list()).map((r) => [r.name, r.role]),
-        [
-          ['viewer', 'read'],
-          ['ops', 'admin'],
-        ].sort((a, b) => (a[0]! < b[0]! ? 1 : -1)),
-      )
+      assert.deepEqual((await storage.adminTokens.list()).map((r) => [r.name, r.role]).sort(), [
+        ['ops', 'admin'],
+        ['viewer', 'read'],
+      ])
       assert.equal((await (await resolverOf(storage)).resolve(viewer.token)).token?.role, 'read')
       await assert.rejects(
         createAdminToken(storage.adminTokens, { name: 'x', role: 'owner' as 'read' }),
