@@ -62,11 +62,20 @@ export type AuditQuery = {
 export interface AuditEntry {
   seq: number
   at: string
-  actor: { type: string; id: string }
+  /** `name`: an admin token's name (absent for the CLI and the system). */
+  actor: { type: string; id: string; name?: string }
   action: string
   keyId: string | null
   details: Record<string, unknown>
   requestId: string | null
+}
+/** The admin token the console is signed in with (GET /token): `read` may not change anything. */
+export interface AdminTokenInfo {
+  id: string
+  name: string
+  prefix: string
+  role: 'read' | 'admin'
+  createdAt: string
 }
 export interface AuditPage {
   data: AuditEntry[]
@@ -175,6 +184,8 @@ export const api = {
   auditLog: (query: AuditQuery) => call<AuditPage>('GET', '/audit-log', { query }),
   listOrders: (query: { status?: string; keyId?: string; after?: string; limit?: number }) => call<OrderPage>('GET', '/orders', { query }),
   cancelOrder: (id: number) => call<AdminOrder>('POST', `/orders/${id}/cancel`),
+  /** Who the console is signed in as: the token's name and role. */
+  whoAmI: () => call<AdminTokenInfo>('GET', '/token'),
   /** Checks a token before keeping it: a 401 here is the sign-in screen's message, not a sign-out. */
-  check: (token: string) => call<KeyPage>('GET', '/keys', { query: { limit: 1 }, token }),
+  check: (token: string) => call<AdminTokenInfo>('GET', '/token', { token }),
 }

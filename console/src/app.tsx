@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { whenUnauthorized } from './api.js'
+import { type AdminTokenInfo, api, whenUnauthorized } from './api.js'
 import { AuditLog } from './pages/audit-log.js'
 import { CreateKey } from './pages/create-key.js'
 import { KeyList } from './pages/key-list.js'
@@ -7,14 +7,21 @@ import { KeyPage } from './pages/key-page.js'
 import { OrderList } from './pages/orders.js'
 import { SignIn } from './pages/sign-in.js'
 import { href, useRoute } from './router.js'
-import { session } from './session.js'
+import { SignedInAs, session } from './session.js'
 
 const REVOKED_WHILE_SIGNED_IN = 'The admin API no longer accepts your token (revoked, or the store changed). Sign in again.'
 
 export function App() {
   const [token, setToken] = useState(session.token())
   const [notice, setNotice] = useState<string>()
+  const [me, setMe] = useState<AdminTokenInfo | null>(null)
   const route = useRoute()
+  useEffect(() => {
+    setMe(null)
+    if (token === null) return
+    // A failure leaves the role unknown, and changes not offered; a 401 signs out (whenUnauthorized).
+    api.whoAmI().then(setMe, () => setMe(null))
+  }, [token])
   useEffect(
     () =>
       whenUnauthorized(() => {
@@ -35,22 +42,30 @@ export function App() {
         }}
       />
     )
+  const mayChange = me?.role === 'admin'
   return (
-    <>
+    <SignedInAs.Provider value={me}>
       <nav class="top">
         <strong>Animal Store console</strong>
         <a href={href.keys()} aria-current={route.page === 'keys' || route.page === 'key' ? 'page' : undefined}>
           Keys
         </a>
-        <a href={href.newKey()} aria-current={route.page === 'new' ? 'page' : undefined}>
-          Create key
-        </a>
+        {mayChange && (
+          <a href={href.newKey()} aria-current={route.page === 'new' ? 'page' : undefined}>
+            Create key
+          </a>
+        )}
         <a href={href.audit()} aria-current={route.page === 'audit' ? 'page' : undefined}>
           Audit log
         </a>
         <a href={href.orders()} aria-current={route.page === 'orders' ? 'page' : undefined}>
           Orders
         </a>
+        {me !== null && (
+          <span class="signed-in-as" title={`${me.id} (${me.prefix}…)`}>
+            signed in as {me.name} ({me.role})
+          </span>
+        )}
         <button
           type="button"
           class="sign-out"
@@ -64,10 +79,17 @@ export function App() {
       </nav>
       {route.page === 'keys' && <KeyList query={route.query} />}
       {route.page === 'key' && <KeyPage id={route.id} />}
-      {route.page === 'new' && <CreateKey />}
+      {route.page === 'new' &&
+        (mayChange ? (
+          <CreateKey />
+        ) : (
+          <main>
+            <p class="hint read-only">{me === null ? 'Loading…' : `Signed in with a ${me.role} token: it cannot create keys.`}</p>
+          </main>
+        ))}
       {/* Keyed by its address: "Clear filters" or a link to another key's entries starts the form afresh. */}
       {route.page === 'audit' && <AuditLog key={route.query.toString()} query={route.query} />}
       {route.page === 'orders' && <OrderList query={route.query} />}
-    </>
+    </SignedInAs.Provider>
   )
 }

@@ -1,3 +1,7 @@
+import { createContext } from 'preact'
+import { useContext } from 'preact/hooks'
+import type { AdminTokenInfo } from './api.js'
+
 /**
  * The admin token of this browser tab: in sessionStorage only (gone with the tab, never in a
  * cookie, a query string or a log). For automation the page also takes it once from its address,
@@ -22,3 +26,13 @@ export function consumeTokenFragment(): void {
   const route = key && /^key_[0-9A-Za-z]{16}$/.test(key) ? `#/keys/${key}` : '#/keys'
   history.replaceState(null, '', `${location.pathname}${route}`)
 }
+
+/** The token signed in with, once the admin API has said whose it is (GET /token); null until then. */
+export const SignedInAs = createContext<AdminTokenInfo | null>(null)
+
+/**
+ * Whether the console offers changes (create, update, rotate, revoke, cancel): only to a token of
+ * the role `admin`, and not before its role is known. The API refuses a `read` token's change
+ * anyway (403 forbidden_role); the console only does not offer what would be refused.
+ */
+export const useMayChange = (): boolean => useContext(SignedInAs)?.role === 'admin'

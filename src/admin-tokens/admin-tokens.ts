@@ -12,7 +12,14 @@ import { SecretLookups } from '../keys/secret-lookups.js'
 import { CLI } from '../shared/command-name.js'
 import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter, hiddenCharacterRefusal } from '../shared/control-characters.js'
 import { displayPrefix } from '../shared/key-redaction.js'
-import type { AdminTokenRecord, AdminTokenRepository } from './admin-token-repository.js'
+import {
+  ADMIN_TOKEN_ROLES,
+  type AdminTokenRecord,
+  type AdminTokenRepository,
+  type AdminTokenRole,
+  DEFAULT_ADMIN_TOKEN_ROLE,
+  isAdminTokenRole,
+} from './admin-token-repository.js'
 
 /**
  * Admin tokens: created, listed and revoked by the CLI (it needs database access, which is what
@@ -35,12 +42,17 @@ export interface AdminTokenAudit {
 
 const MAX_NAME_LENGTH = 100
 
+/** Who a new token is for and what it may do; a name alone makes an `admin` token (the tokens made before roles were). */
+export type AdminTokenSpec = string | { name: string; role?: AdminTokenRole }
+
 export async function createAdminToken(
   tokens: AdminTokenRepository,
-  name: string,
+  spec: AdminTokenSpec,
   audit?: AdminTokenAudit,
   now = Date.now(),
 ): Promise<{ token: string; record: AdminTokenRecord }> {
+  const { name, role = DEFAULT_ADMIN_TOKEN_ROLE } = typeof spec === 'string' ? { name: spec } : spec
+  if (!isAdminTokenRole(role)) throw new AdminTokenInputError(`--role must be one of ${ADMIN_TOKEN_ROLES.join(', ')}`)
   if (name.trim() === '' || name.length > MAX_NAME_LENGTH)
     throw new AdminTokenInputError(`--name must be 1 to ${MAX_NAME_LENGTH} characters`)
   if (hasControlCharacter(name)) throw new AdminTokenInputError(`--name ${CONTROL_CHARACTERS_REFUSED}`)
@@ -52,6 +64,7 @@ export async function createAdminToken(
     name,
     hash: hashKey(token),
     prefix: displayPrefix(token),
+    role,
     createdAt: now,
     revokedAt: null,
   }
@@ -61,7 +74,7 @@ export async function createAdminToken(
     actor: audit.actor,
     action: 'admin_token.create',
     keyId: null,
-    details: { tokenId: record.id, name, prefix: record.prefix },
+    details: { tokenId: record.id, name, prefix: record.prefix, role },
     requestId: null,
   })
   return { token, record }
@@ -163,10 +176,11 @@ export const ADMIN_UNAUTHORIZED: Record<AdminAuthProblem, string> = {
 }
 
 /** An admin token as JSON (never the token itself, nor its hash): the CLI's `--json`; the admin API has none. */
-export const adminTokenJson = (record: { id: string; name: string; prefix: string; createdAt: number; revokedAt: number | null }) => ({
+export const adminTokenJson = (record: Pick<AdminTokenRecord, 'id' | 'name' | 'prefix' | 'role' | 'createdAt' | 'revokedAt'>) => ({
   id: record.id,
   name: record.name,
   prefix: record.prefix,
+  role: record.role,
   createdAt: new Date(record.createdAt).toISOString(),
   revokedAt: record.revokedAt === null ? null : new Date(record.revokedAt).toISOString(),
 })

@@ -12,6 +12,7 @@ import { registerConsole } from './console.js'
 import { KEY_SCHEMAS, keyRoutes } from './keys/index.js'
 import { registerAdminOpenApi } from './openapi.js'
 import { type AdminOrdersOptions, ORDER_SCHEMAS, orderRoutes } from './orders/index.js'
+import { TOKEN_SCHEMAS, tokenRoutes } from './token/index.js'
 import { USAGE_SCHEMAS, usageRoutes } from './usage/index.js'
 
 export interface AdminApiOptions {
@@ -31,18 +32,19 @@ export interface AdminApiOptions {
 }
 
 /**
- * The admin API, by resource (keys/, usage/, audit/, orders/; what they share in common/), under
+ * The admin API, by resource (keys/, usage/, audit/, orders/, token/; what they share in common/), under
  * /admin/v1. Thin: each handler parses its input, calls the key service (keys/administration.ts)
  * or usage history and writes the answer; every rule lives in the service. Every route has
  * `auth: 'admin'`: an admin token, the admin quota. The schemas are added first, all of them,
  * in the order of the document's components; the operations follow in the order of its paths.
  */
 async function adminRoutes(app: AdminApp, options: AdminOrdersOptions): Promise<void> {
-  for (const schema of [...KEY_SCHEMAS, ...AUDIT_SCHEMAS, ...USAGE_SCHEMAS, ...ORDER_SCHEMAS]) app.addSchema(schema)
+  for (const schema of [...KEY_SCHEMAS, ...AUDIT_SCHEMAS, ...USAGE_SCHEMAS, ...ORDER_SCHEMAS, ...TOKEN_SCHEMAS]) app.addSchema(schema)
   keyRoutes(app, options)
   usageRoutes(app, options)
   auditRoutes(app, options)
   orderRoutes(app, options)
+  tokenRoutes(app)
 }
 
 /**

@@ -34,6 +34,12 @@ export interface CredentialKind<Found, C, R = never> {
   limitedAs(credential: C): { identity: string; quota: Quota; who: LimitedAs }
   /** The limiter's decision on a valid credential, allowed or not. */
   decided?(request: FastifyRequest, credential: C, decision: LimitDecision): void
+  /**
+   * A valid credential, let through by the limiter, that may still not call this route: the 403
+   * to answer with, or undefined. Only a kind with such a rule has one (admin tokens: their role),
+   * so a kind without it (API keys) costs the guard nothing more.
+   */
+  authorize?(request: FastifyRequest, credential: C): ApiError | undefined
   /** A valid credential let through: put on the request for the handlers. */
   accept(request: FastifyRequest, credential: C): void
   /** The 401 of a request without a valid credential of this kind. */

@@ -91,6 +91,9 @@ function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: Rate
     if (credential !== undefined) kind.decided?.(request, credential, decision)
     if (!decision.allowed) return refusal(request, decision, metrics, who)
     if (credential !== undefined) {
+      // Before the body is read or validated, as the 401 is: a refused change costs no parse.
+      const forbidden = kind.authorize?.(request, credential)
+      if (forbidden !== undefined) return forbidden
       kind.accept(request, credential)
       return undefined
     }

@@ -1,4 +1,5 @@
 import { userInfo } from 'node:os'
+import { ADMIN_TOKEN_ROLES, DEFAULT_ADMIN_TOKEN_ROLE, isAdminTokenRole } from '../admin-tokens/admin-token-repository.js'
 import {
   type AdminTokenAudit,
   AdminTokenInputError,
@@ -34,23 +35,31 @@ async function withStorage(config: Config, work: (storage: Storage) => Promise<v
 const create = defineCommand(
   {
     path: 'admin-tokens create',
-    synopsis: '--name NAME [--json]',
-    description: 'Creates a token for the admin API (/admin/v1) and prints it, this once: only its SHA-256 is stored.',
+    synopsis: '--name NAME [--role read|admin] [--json]',
+    description:
+      'Creates a token for the admin API (/admin/v1) and prints it, this once: only its SHA-256 is stored. A read token may read keys, usage, the audit log and orders, and is refused every change (403 forbidden_role).',
     flags: {
       name: { type: 'string', value: 'NAME', help: 'who or what the token is for: 1 to 100 characters' },
+      role: {
+        type: 'string',
+        value: 'ROLE',
+        help: `what it may do: ${ADMIN_TOKEN_ROLES.join(' or ')} (default ${DEFAULT_ADMIN_TOKEN_ROLE})`,
+      },
       json: { type: 'boolean', help: 'print {"token","adminToken"} as one line of JSON' },
     },
   },
   ({ values }) => {
     const name = values.name
     if (name === undefined) throw new UsageError('admin-tokens create needs --name')
+    const role = values.role ?? DEFAULT_ADMIN_TOKEN_ROLE
+    if (!isAdminTokenRole(role)) throw new UsageError(`--role must be one of ${ADMIN_TOKEN_ROLES.join(', ')}`)
     return (config) =>
       withStorage(config, async (storage) => {
-        const { token, record } = await createAdminToken(storage.adminTokens, name, cliAudit(storage))
+        const { token, record } = await createAdminToken(storage.adminTokens, { name, role }, cliAudit(storage))
         print(
           values.json,
           { token, adminToken: adminTokenJson(record) },
-          `Created admin token ${record.id} (${escapeControlCharacters(record.name)}).\nThis is the only time the token is shown; store it now:\n\n  ${token}\n\n`,
+          `Created admin token ${record.id} (${escapeControlCharacters(record.name)}, role ${record.role}).\nThis is the only time the token is shown; store it now:\n\n  ${token}\n\n`,
         )
       })
   },
@@ -60,7 +69,7 @@ const list = defineCommand(
   {
     path: 'admin-tokens list',
     synopsis: '[--json]',
-    description: 'Lists the admin tokens: ids, prefixes, states and names, never the tokens.',
+    description: 'Lists the admin tokens: ids, prefixes, roles, states and names, never the tokens.',
     flags: { json: { type: 'boolean', help: 'print {"data":[…]} as one line of JSON' } },
   },
   ({ values }) =>
@@ -68,10 +77,10 @@ const list = defineCommand(
       withStorage(config, async (storage) => {
         const tokens = await storage.adminTokens.list()
         const rows = tokens.map((t) => {
-          const { id, prefix, name, revokedAt } = adminTokenJson(t)
-          return [id, `${prefix}…`, revokedAt === null ? 'active' : `revoked ${revokedAt}`, escapeControlCharacters(name)]
+          const { id, prefix, role, name, revokedAt } = adminTokenJson(t)
+          return [id, `${prefix}…`, role, revokedAt === null ? 'active' : `revoked ${revokedAt}`, escapeControlCharacters(name)]
         })
-        const text = rows.length === 0 ? 'No admin tokens.\n' : table(['ID', 'PREFIX', 'STATE', 'NAME'], rows)
+        const text = rows.length === 0 ? 'No admin tokens.\n' : table(['ID', 'PREFIX', 'ROLE', 'STATE', 'NAME'], rows)
         print(values.json, { data: tokens.map(adminTokenJson) }, text)
       }),
 )

@@ -28,6 +28,7 @@ export const rateLimitHeaderDocs = {
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request: a parameter or body field is missing or invalid; the message names it.',
   401: 'Missing, invalid or expired API key.',
+  403: 'The credential may not make this call.',
   404: 'The requested animal or order could not be found.',
   409: 'The request conflicts with the state of the resource (or of an earlier request).',
   410: 'The operation is past its sunset date.',
@@ -42,6 +43,7 @@ const STATUS_TEXT: Record<number, string> = {
 /** What an answer's message says, for the examples of the document (else the code's description). */
 const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_request: 'petId must be an int64 integer (-2^63 to 2^63-1) written in plain decimal',
+  forbidden_role: 'This admin token has the role read: it may read but not change (POST /admin/v1/keys)',
   not_found: 'No order with id 42',
   pet_not_available: 'Animal 1 is not available: it is pending',
   order_not_placed: 'Order 1 cannot be completed: it is expired',

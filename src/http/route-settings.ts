@@ -25,6 +25,11 @@ declare module 'fastify' {
     deprecation?: Deprecation
     /** 'admin': authenticated by an admin token (not an API key) and limited at the admin quota. */
     auth?: 'admin'
+    /**
+     * With `auth: 'admin'`: a POST (or other method with a body) that only reads, which an admin
+     * token of the role `read` may call like any GET or HEAD (admin-tokens/admin-token-credential.ts).
+     */
+    adminRead?: boolean
     /** A read with a strong ETag whose 304 (If-None-Match) does not count against the key's quota (http/conditional-reads.ts). */
     conditional?: boolean
     /**
@@ -48,6 +53,7 @@ export interface RouteSettings {
   page?: boolean
   deprecation?: Deprecation
   auth?: 'admin'
+  adminRead?: boolean
   conditional?: boolean
   noBody?: boolean
 }

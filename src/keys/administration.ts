@@ -137,7 +137,8 @@ export const AUDIT_TIME_DETAILS: readonly string[] = ['expiresAt', 'oldKeyExpire
 export interface AuditEntry {
   seq: number
   at: number
-  actor: Actor
+  /** Who; as read, an admin token's name beside its id (the token's, read from admin_tokens: tokens are revoked, never deleted). */
+  actor: Actor & { name?: string }
   action: AuditAction
   keyId: string | null
   details: Record<string, unknown>

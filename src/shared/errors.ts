@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
   key_expired: 401,
+  forbidden_role: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
@@ -37,6 +38,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   unauthorized: 'The API key is missing, malformed, unknown or revoked.',
   key_expired:
     'The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.',
+  forbidden_role:
+    'Admin API only: the admin token has the role `read`, which may read (keys, usage, the audit log, orders) but not change; the message names the role and the operation.',
   not_found: 'The route, or the requested animal or order, does not exist (an order of another customer does not exist for you).',
   method_not_allowed: 'The path exists but not for this method; see the Allow header.',
   request_timeout: 'The client took too long to send its request.',

@@ -1,4 +1,4 @@
-import type { AdminTokenRecord } from '../admin-tokens/admin-token-repository.js'
+import type { AdminTokenRecord, AdminTokenRole } from '../admin-tokens/admin-token-repository.js'
 
 /** An admin_tokens row as both SQL stores return it (same column names in both migrations). */
 export interface AdminTokenRow {
@@ -6,6 +6,7 @@ export interface AdminTokenRow {
   name: string
   hash: string
   prefix: string
+  role: AdminTokenRole
   created_at: number
   revoked_at: number | null
 }
@@ -15,6 +16,7 @@ export const toAdminTokenRecord = (r: AdminTokenRow): AdminTokenRecord => ({
   name: r.name,
   hash: r.hash,
   prefix: r.prefix,
+  role: r.role,
   createdAt: r.created_at,
   revokedAt: r.revoked_at,
 })

@@ -1,4 +1,11 @@
-import { AUDIT_READ_ACTIONS, AUDIT_SCAN_LIMIT, AUDIT_TIME_RANGE_LIMIT, type AuditPage, type AuditQuery } from '../keys/administration.js'
+import {
+  AUDIT_READ_ACTIONS,
+  AUDIT_SCAN_LIMIT,
+  AUDIT_TIME_RANGE_LIMIT,
+  type AuditEntry,
+  type AuditPage,
+  type AuditQuery,
+} from '../keys/administration.js'
 import { type AuditRow, toAuditEntry } from './key-row.js'
 
 /**
@@ -193,6 +200,26 @@ function auditPageSql(q: AuditQuery, placeholder: Placeholder, bounds: SeqBounds
 /** Whether filters are checked on the rows walked (rather than all served by the index walked). */
 const checksRows = (q: AuditQuery) => given(q).length > walkedFilters(q).length
 
+/**
+ * The names of the admin tokens among a page's actors, read when the page is: one statement on
+ * the primary key of admin_tokens for at most a page of ids. Read rather than written into each
+ * entry: a token's name never changes and a token is never deleted (revoked only), so every entry,
+ * those written before names were shown included, gets its name, and the page's own SQL (its
+ * walk of one index) stays as it is.
+ */
+async function withTokenNames(entries: AuditEntry[], run: RunSql, placeholder: Placeholder): Promise<AuditEntry[]> {
+  const ids = [...new Set(entries.filter((e) => e.actor.type === 'admin_token').map((e) => e.actor.id))]
+  if (ids.length === 0) return entries
+  const s = new Statement(placeholder)
+  const sql = `SELECT id, name FROM admin_tokens WHERE id IN (${ids.map((id) => s.bind(id)).join(', ')})`
+  const names = new Map(((await run({ sql, params: s.params })) as Array<{ id: string; name: string }>).map((r) => [r.id, r.name]))
+  for (const entry of entries) {
+    const name = entry.actor.type === 'admin_token' ? names.get(entry.actor.id) : undefined
+    if (name !== undefined) entry.actor = { ...entry.actor, name }
+  }
+  return entries
+}
+
 /** A page of the log, on either engine: at most three statements, each examining a bounded number of rows. */
 export async function listAuditPage(
   q: AuditQuery,
@@ -219,7 +246,7 @@ export async function listAuditPage(
     bounds = q.order === 'desc' ? { above: last - 1, below: bounds.below } : { above: bounds.above, below: last + 1 }
   }
   const rows = (await run(auditPageSql(q, placeholder, bounds))) as AuditRow[]
-  const entries = rows.slice(0, q.limit).map(toAuditEntry)
+  const entries = await withTokenNames(rows.slice(0, q.limit).map(toAuditEntry), run, placeholder)
   if (rows.length > q.limit) return { entries, nextAfter: entries[entries.length - 1]!.seq }
   // Short of a page: the walk ended, at the end of the log (or of the range), or where it was bounded.
   return { entries, nextAfter: stop ?? null }

@@ -28,12 +28,31 @@ for (const engine of STORE_ENGINES) {
         name: 'ops',
         hash: hashKey(token),
         prefix: token.slice(0, 13),
+        role: 'admin',
         createdAt: 1_000,
         revokedAt: null,
       })
       assert.equal(JSON.stringify(stored).includes(token.slice(13)), false)
       const resolver = await resolverOf(storage)
       assert.deepEqual(await resolver.resolve(token), { token: stored })
+    })
+
+    test('a role is stored and read back: read, or admin when none is given; any other is refused', async (t) => {
+      const storage = await engine.open(t)
+      if (storage === undefined) return
+      const viewer = await createAdminToken(storage.adminTokens, { name: 'viewer', role: 'read' })
+      const ops = await createAdminToken(storage.adminTokens, { name: 'ops' })
+      assert.equal(viewer.record.role, 'read')
+      assert.equal(ops.record.role, 'admin')
+      assert.deepEqual((await storage.adminTokens.list()).map((r) => [r.name, r.role]).sort(), [
+        ['ops', 'admin'],
+        ['viewer', 'read'],
+      ])
+      assert.equal((await (await resolverOf(storage)).resolve(viewer.token)).token?.role, 'read')
+      await assert.rejects(
+        createAdminToken(storage.adminTokens, { name: 'x', role: 'owner' as 'read' }),
+        /--role must be one of read, admin/,
+      )
     })
 
     test('revoke: once, then idempotent with the first time kept; a revoked token no longer resolves', async (t) => {
@@ -102,6 +121,7 @@ for (const engine of STORE_ENGINES) {
         name: 'forged',
         hash: hashKey(key),
         prefix: 'as_live_xxxx',
+        role: 'admin' as const,
         createdAt: 1,
         revokedAt: null,
       })

@@ -350,7 +350,7 @@ for (const engine of ENGINES) {
       )
       assert.deepEqual(entries.at(-1).details, { alreadyRevoked: true })
       for (const e of entries) {
-        assert.deepEqual(e.actor, { type: 'admin_token', id: t.tokenId })
+        assert.deepEqual(e.actor, { type: 'admin_token', id: t.tokenId, name: 'test token' })
         assert.equal(e.keyId, apiKey.id)
         assert.match(e.at, /Z$/)
         assert.equal(typeof e.requestId, 'string')
@@ -402,8 +402,8 @@ for (const engine of ENGINES) {
       assert.deepEqual(
         entries.filter((e) => e.requestId === 'same-values' || e.requestId === 'revoke-again').map((e) => e.actor),
         [
-          { type: 'admin_token', id: t.tokenId },
-          { type: 'admin_token', id: t.tokenId },
+          { type: 'admin_token', id: t.tokenId, name: 'test token' },
+          { type: 'admin_token', id: t.tokenId, name: 'test token' },
         ],
       )
       assert.match(rotated.json().previous.expiresAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
@@ -436,7 +436,7 @@ for (const engine of ENGINES) {
         assert.equal(entries.length, 1, url)
         assert.equal(entries[0]!.action, action)
         assert.equal(entries[0]!.keyId, keyId)
-        assert.deepEqual(entries[0]!.actor, { type: 'admin_token', id: t.tokenId })
+        assert.deepEqual(entries[0]!.actor, { type: 'admin_token', id: t.tokenId, name: 'test token' })
         assert.deepEqual(entries[0]!.details, details)
       }
       // A read that fails (an unknown key) leaves no entry.

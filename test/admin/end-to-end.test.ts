@@ -92,7 +92,7 @@ for (const engine of ENGINES) {
           ['key.revoke', next.id],
         ],
       )
-      for (const e of audit) assert.deepEqual(e.actor, { type: 'admin_token', id: a.tokenId })
+      for (const e of audit) assert.deepEqual(e.actor, { type: 'admin_token', id: a.tokenId, name: 'test token' })
       const text = JSON.stringify(audit)
       for (const secret of [first, second, a.token]) assert.equal(text.includes(secret), false)
     })

@@ -10,6 +10,7 @@ import type { Options as AjvOptions } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { LightMyRequestResponse } from 'fastify'
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend'
+import { createAdminToken } from '../../src/admin-tokens/admin-tokens.js'
 import { StorageUnavailableError } from '../../src/shared/outages.js'
 import { buildAdminSuiteApp } from './helpers.js'
 
@@ -61,6 +62,7 @@ describe('admin OpenAPI document', () => {
       'GET /keys/{keyId}/usage/history getKeyUsageHistory',
       'GET /orders listAnyOrders',
       'GET /orders/{orderId} getAnyOrder',
+      'GET /token getAdminToken',
       'GET /usage/top listTopUsage',
       'PATCH /keys/{keyId} updateKey',
       'POST /keys createKey',
@@ -98,6 +100,7 @@ describe('admin OpenAPI document', () => {
   test('answers match the document: status, body schema, headers', async () => {
     const created = await t.call('POST', '/admin/v1/keys', { plan: 'pro', name: 'doc', metadata: { a: [1, 'b'] } })
     const id = created.json().apiKey.id as string
+    const reader = (await createAdminToken(t.storage.adminTokens, { name: 'doc reader', role: 'read' })).token
     for (let i = 0; i < 3; i++) await t.call('POST', '/admin/v1/keys', { plan: 'free', name: `doc ${i}` })
     const cases: Array<[string, string, number, () => Promise<LightMyRequestResponse>]> = [
       ['createKey', 'POST', 201, async () => created],
@@ -126,6 +129,13 @@ describe('admin OpenAPI document', () => {
       ['revokeKey', 'POST', 200, () => t.call('POST', `/admin/v1/keys/${id}/revoke`)],
       ['revokeKey', 'POST', 404, () => t.call('POST', '/admin/v1/keys/key_0000000000000000/revoke')],
       ['listAuditLog', 'GET', 200, () => t.call('GET', '/admin/v1/audit-log?limit=2')],
+      ['getAdminToken', 'GET', 200, () => t.call('GET', '/admin/v1/token')],
+      [
+        'createKey',
+        'POST',
+        403,
+        () => t.app.inject({ method: 'POST', url: '/admin/v1/keys', headers: { authorization: `Bearer ${reader}` } }),
+      ],
       ['listAuditLog', 'GET', 400, () => t.call('GET', '/admin/v1/audit-log?limit=x')],
       ['listAuditLog', 'GET', 401, () => t.app.inject({ url: '/admin/v1/audit-log', headers: { authorization: 'Bearer as_live_x' } })],
       ['listKeys', 'GET', 500, () => failing(new Error('disk on fire'))],

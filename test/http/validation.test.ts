@@ -86,6 +86,7 @@ describe('query strings on every operation', () => {
       listAnyOrders: { url: '/admin/v1/orders' },
       getAnyOrder: { url: `/admin/v1/orders/${order.json().id}` },
       cancelAnyOrder: { url: `/admin/v1/orders/${order.json().id}/cancel` },
+      getAdminToken: { url: '/admin/v1/token' },
     }
   })
 

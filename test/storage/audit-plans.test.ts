@@ -129,6 +129,11 @@ describe('audit log pages walk an index, never the table', () => {
         .all(...s.params)
         .map((r) => r.detail)
       const where = `${JSON.stringify(q)}\n${s.sql}\n${plan.join('\n')}`
+      // The names of a page's admin tokens: by their primary key, a page of ids at most.
+      if (/\bFROM admin_tokens\b/.test(s.sql)) {
+        assert.deepEqual(plan, ['SEARCH admin_tokens USING INDEX sqlite_autoindex_admin_tokens_1 (id=?)'], where)
+        return
+      }
       const reads = plan.filter((line) => /\baudit_log\b/.test(line))
       assert.ok(reads.length > 0, where)
       for (const line of reads) assert.match(line, /^SEARCH audit_log USING /, `a search on an index, not a scan: ${where}`)
@@ -160,6 +165,8 @@ describe('audit log pages walk an index, never the table', () => {
       },
     } as unknown as Db
     const statements = await everyStatement(new PostgresAuditRepository(recording), ran, async (q, s) => {
+      // The names of a page's admin tokens (a table of a few rows, by its primary key): any plan is cheap.
+      if (/\bFROM admin_tokens\b/.test(s.sql)) return
       const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.params)
       const plan = (row!['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan
       const scans = nodes(plan).filter((n) => n['Relation Name'] === 'audit_log')

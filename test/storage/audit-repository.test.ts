@@ -62,6 +62,25 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual(await list({ actorId: 'nobody' }), [])
     })
 
+    test("an admin token's entries carry its name, read with the page (revoked tokens' too); other actors have none", async (t) => {
+      const storage = await engine.open(t)
+      if (storage === undefined) return
+      await fill(storage)
+      const token = { hash: 'd'.repeat(64), prefix: 'as_admin_Dddd', role: 'read' as const, createdAt: 1, revokedAt: null }
+      await storage.adminTokens.insert({ ...token, id: 'adm_one', name: 'night shift' })
+      await storage.adminTokens.insert({ ...token, id: 'adm_two', name: 'auditor', hash: 'e'.repeat(64) })
+      await storage.adminTokens.revoke('adm_two', 2)
+      const { entries } = await storage.audit.list({ limit: 100 })
+      assert.deepEqual(
+        entries.map((e) => e.actor),
+        LOG.map(([, , type, id]) => ({
+          type,
+          id,
+          ...(id === 'adm_one' ? { name: 'night shift' } : id === 'adm_two' ? { name: 'auditor' } : {}),
+        })),
+      )
+    })
+
     test('newest first with order=desc; pages follow the order, with the filters', async (t) => {
       const storage = await engine.open(t)
       if (storage === undefined) return

@@ -381,6 +381,7 @@ for (const engine of ENGINES) {
         name: 'ops',
         hash: randomBytes(32).toString('hex'),
         prefix: 'as_admin_abcd',
+        role: 'admin' as const,
         createdAt: 1,
         revokedAt: null,
       }

@@ -141,7 +141,14 @@ export function AuditTable({ entries, showKey }: { entries: AuditEntry[]; showKe
             <td class="num">{e.seq}</td>
             <td>{time(e.at)}</td>
             <td>
-              {e.actor.type} <code>{e.actor.id}</code>
+              {e.actor.type}{' '}
+              {e.actor.name === undefined ? (
+                <code>{e.actor.id}</code>
+              ) : (
+                <span class="actor-name" title={e.actor.id}>
+                  {e.actor.name} <code>{e.actor.id}</code>
+                </span>
+              )}
             </td>
             <td>{e.action}</td>
             {showKey && <td>{e.keyId === null ? '—' : <a href={href.key(e.keyId)}>{e.keyId}</a>}</td>}

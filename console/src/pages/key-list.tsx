@@ -4,12 +4,14 @@ import { ErrorNote, Field, useLoad } from '../components.js'
 import { count, time } from '../format.js'
 import { StateBadge } from '../key-state.js'
 import { href, navigate } from '../router.js'
+import { useMayChange } from '../session.js'
 import { TopKeys } from './top-keys.js'
 
 const PAGE_SIZE = 20
 
 /** The keys list, newest first (the API's order): name search, plan and state filters (kept in the address), paged by the API's cursor. */
 export function KeyList({ query }: { query: URLSearchParams }) {
+  const mayChange = useMayChange()
   const filters = { name: query.get('name') ?? '', plan: query.get('plan') ?? '', state: query.get('state') ?? '' }
   const after = query.get('after') ?? undefined
   // The cursors of the pages before this one, for Previous (the API pages forward only).
@@ -34,9 +36,11 @@ export function KeyList({ query }: { query: URLSearchParams }) {
     <main>
       <header class="page-head">
         <h1>Keys</h1>
-        <a class="button primary" href={href.newKey()}>
-          Create key
-        </a>
+        {mayChange && (
+          <a class="button primary" href={href.newKey()}>
+            Create key
+          </a>
+        )}
       </header>
       <form
         class="filters"

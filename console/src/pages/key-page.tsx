@@ -5,6 +5,7 @@ import { count, time } from '../format.js'
 import { StateBadge } from '../key-state.js'
 import { href } from '../router.js'
 import { takeSecret } from '../secret-handover.js'
+import { useMayChange } from '../session.js'
 import { AuditTable } from './audit-log.js'
 import { KeyActions } from './key-actions.js'
 import { UsageChart } from './usage-chart.js'
@@ -14,6 +15,7 @@ const MAX_CHAIN = 25
 
 /** One key: its settings and state, current usage, usage over time, rotation chain, audit entries and actions. */
 export function KeyPage({ id }: { id: string }) {
+  const mayChange = useMayChange()
   const key = useLoad(() => api.getKey(id), [id])
   const usage = useLoad(() => api.keyUsage(id), [id])
   // A rotation's new secret, on the new key's page only: taken when this page shows that key.
@@ -48,7 +50,11 @@ export function KeyPage({ id }: { id: string }) {
             </section>
           </div>
           <UsageChart keyId={id} rotated={key.value.rotatedFrom !== null || key.value.rotatedTo !== null} />
-          <KeyActions apiKey={key.value} onChanged={reload} />
+          {mayChange ? (
+            <KeyActions apiKey={key.value} onChanged={reload} />
+          ) : (
+            <p class="hint read-only">Signed in with a read token: this key can be viewed, not changed.</p>
+          )}
           <Chain apiKey={key.value} />
           <KeyAudit key={id} id={id} version={key.value.updatedAt} />
         </>

@@ -3,6 +3,7 @@ import { type AdminOrder, api, ORDER_STATUSES } from '../api.js'
 import { Confirm, ErrorNote, Field, useLoad } from '../components.js'
 import { time } from '../format.js'
 import { href, navigate } from '../router.js'
+import { useMayChange } from '../session.js'
 
 const PAGE_SIZE = 20
 
@@ -78,6 +79,7 @@ export function OrderList({ query }: { query: URLSearchParams }) {
 }
 
 function OrderTable({ orders, onChanged }: { orders: AdminOrder[]; onChanged: () => void }) {
+  const mayChange = useMayChange()
   if (orders.length === 0) return null
   return (
     <table class="orders">
@@ -109,7 +111,7 @@ function OrderTable({ orders, onChanged }: { orders: AdminOrder[]; onChanged: ()
             {/* The status says why it ended (cancelled, completed, expired). */}
             <td>{order.endedAt === null ? `holds until ${time(order.expiresAt)}` : `${order.status} ${time(order.endedAt)}`}</td>
             <td>
-              {order.status === 'placed' && (
+              {order.status === 'placed' && mayChange && (
                 <Confirm
                   label="Cancel…"
                   danger

@@ -14,6 +14,12 @@ export const AuditEntrySchema = Type.Object(
         id: Type.String({
           description: 'The admin token id (adm_…), the OS user of the CLI, or `bootstrap` (system: the first key, created at start-up).',
         }),
+        name: Type.Optional(
+          Type.String({
+            description:
+              "An admin token's name (as given to `admin-tokens create --name`), beside its id; absent for the CLI and the system.",
+          }),
+        ),
       },
       { additionalProperties: false, description: 'Who made the change.' },
     ),

@@ -9,14 +9,10 @@ export class PostgresAdminTokenRepository implements AdminTokenRepository {
   /** The key change log carries new admin tokens too: every instance adds the token to its filter of known secrets. */
   async insert(t: AdminTokenRecord): Promise<void> {
     await this.db.transaction(async (client) => {
-      await client.query('INSERT INTO admin_tokens (id, name, hash, prefix, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-        t.id,
-        t.name,
-        t.hash,
-        t.prefix,
-        t.createdAt,
-        t.revokedAt,
-      ])
+      await client.query(
+        'INSERT INTO admin_tokens (id, name, hash, prefix, role, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+        [t.id, t.name, t.hash, t.prefix, t.role, t.createdAt, t.revokedAt],
+      )
       await logKeyChanges(client, [t.hash], t.createdAt)
     })
   }

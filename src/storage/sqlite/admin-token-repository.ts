@@ -12,7 +12,9 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
   private readonly insertLogged
 
   constructor(db: Database.Database) {
-    this.insertRow = db.prepare('INSERT INTO admin_tokens (id, name, hash, prefix, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)')
+    this.insertRow = db.prepare(
+      'INSERT INTO admin_tokens (id, name, hash, prefix, role, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    )
     this.byHash = db.prepare<[string], AdminTokenRow>('SELECT * FROM admin_tokens WHERE hash = ?')
     this.all = db.prepare<[], AdminTokenRow>('SELECT * FROM admin_tokens ORDER BY created_at, id')
     this.revokeRow = db.prepare<[number, string], { hash: string }>(
@@ -22,7 +24,7 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
     // The key change log carries admin tokens too: every instance learns of a new token (its filter
     // of known secrets) and drops a revoked one from its cache.
     this.insertLogged = db.transaction((t: AdminTokenRecord) => {
-      this.insertRow.run(t.id, t.name, t.hash, t.prefix, t.createdAt, t.revokedAt)
+      this.insertRow.run(t.id, t.name, t.hash, t.prefix, t.role, t.createdAt, t.revokedAt)
       this.logChange.run(t.hash, t.createdAt)
     })
     this.revokeLogged = db.transaction((id: string, at: number): boolean => {

@@ -34,6 +34,11 @@ describe('admin API: audit log filters and order', () => {
     return { entries: res.json().data as Entry[], link: res.headers.link as string | undefined, nextAfter: res.json().nextAfter }
   }
 
+  test("an admin token's entries name it: actor.name beside its id", async () => {
+    const { entries } = await list(`keyId=${keyId}&limit=1`)
+    assert.deepEqual(entries[0]?.actor, { type: 'admin_token', id: t.tokenId, name: 'test token' })
+  })
+
   test('kind=change hides the reads; order=desc puts the latest change first', async () => {
     assert.deepEqual(
       (await list(`keyId=${keyId}`)).entries.map((e) => e.action),
@@ -58,7 +63,7 @@ describe('admin API: audit log filters and order', () => {
     )
     const mine = (await list(`actorType=admin_token&actor=${t.tokenId}&limit=100`)).entries
     assert.ok(mine.length >= 5)
-    for (const e of mine) assert.deepEqual(e.actor, { type: 'admin_token', id: t.tokenId })
+    for (const e of mine) assert.deepEqual(e.actor, { type: 'admin_token', id: t.tokenId, name: 'test token' })
     assert.deepEqual((await list('actorType=cli')).entries, [])
     assert.deepEqual((await list('actor=adm_nobody')).entries, [])
   })

@@ -19,29 +19,37 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
   assert.match(out.token, /^as_admin_[0-9A-Za-z]{38}$/)
   assert.match(out.id, /^adm_[0-9A-Za-z]{16}$/)
   assert.equal(out.name, 'ops')
+  assert.equal(out.role, 'admin', 'a token made without --role is admin')
   assert.ok(out.token.startsWith(out.prefix))
 
   const human = await runCli(['admin-tokens', 'create', '--name', 'human'], { db })
   assert.equal(human.code, 0, human.stderr)
   assert.match(
     human.stdout,
-    /^Created admin token adm_\w+ \(human\)\.\nThis is the only time the token is shown; store it now:\n\n {2}as_admin_\w{38}\n/,
+    /^Created admin token adm_\w+ \(human, role admin\)\.\nThis is the only time the token is shown; store it now:\n\n {2}as_admin_\w{38}\n/,
   )
+
+  const reader = await runCli(['admin-tokens', 'create', '--name', 'auditor', '--role', 'read', '--json'], { db })
+  assert.equal(reader.code, 0, reader.stderr)
+  assert.equal(JSON.parse(reader.stdout).adminToken.role, 'read')
 
   const list = await runCli(['admin-tokens', 'list', '--json'], { db })
   assert.equal(list.code, 0, list.stderr)
   const rows = JSON.parse(list.stdout).data
   assert.deepEqual(
-    rows.map((r: { name: string; revokedAt: null }) => [r.name, r.revokedAt]),
+    rows.map((r: { name: string; role: string; revokedAt: null }) => [r.name, r.role, r.revokedAt]),
     [
-      ['ops', null],
-      ['human', null],
+      ['ops', 'admin', null],
+      ['human', 'admin', null],
+      ['auditor', 'read', null],
     ],
   )
   assert.equal(list.stdout.includes(out.token), false)
   assert.equal(list.stdout.includes(out.token.slice(13)), false)
   const plain = await runCli(['admin-tokens', 'list'], { db })
-  assert.match(plain.stdout, new RegExp(`^${out.id} {2}${out.prefix}… {2}active {2}ops$`, 'm'))
+  assert.match(plain.stdout, /^ID +PREFIX +ROLE +STATE +NAME$/m)
+  assert.match(plain.stdout, /^adm_\w+ +as_admin_\w+… +read +active {2}auditor$/m)
+  assert.match(plain.stdout, new RegExp(`^${out.id} {2}${out.prefix}… {2}admin {2}active {2}ops$`, 'm'))
 
   const revoked = await runCli(['admin-tokens', 'revoke', out.id, '--json'], { db })
   assert.equal(revoked.code, 0, revoked.stderr)
@@ -64,6 +72,7 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
       [
         ['admin_token.create', 'cli', null, out.id, undefined],
         ['admin_token.create', 'cli', null, stored.find((s) => s.name === 'human')!.id, undefined],
+        ['admin_token.create', 'cli', null, stored.find((s) => s.name === 'auditor')!.id, undefined],
         ['admin_token.revoke', 'cli', null, out.id, undefined],
         ['admin_token.revoke', 'cli', null, out.id, true],
       ],
@@ -81,6 +90,7 @@ test('admin-tokens: bad input exits 2 with a message', { timeout: 60_000 }, asyn
   for (const [args, message] of [
     [['admin-tokens', 'create'], /admin-tokens create needs --name/],
     [['admin-tokens', 'create', '--name', ' '], /--name must be 1 to 100 characters/],
+    [['admin-tokens', 'create', '--name', 'x', '--role', 'owner'], /--role must be one of read, admin/],
     [['admin-tokens', 'revoke'], /admin-tokens revoke takes exactly one TOKEN_ID/],
     [['admin-tokens', 'revoke', 'adm_nope'], /^animal-store: no admin token with id adm_nope/],
     [['admin-tokens', 'rotate'], /unknown admin-tokens command "rotate"/],

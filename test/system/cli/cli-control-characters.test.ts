@@ -73,6 +73,7 @@ test('names and metadata stored with control characters are printed escaped by k
       name: FORGED_ROW,
       hash: '1'.repeat(64),
       prefix: 'as_admin_AAAA',
+      role: 'admin' as const,
       createdAt: 0,
       revokedAt: null,
     })
@@ -99,7 +100,7 @@ test('names and metadata stored with control characters are printed escaped by k
   const tokens = await runCli(['admin-tokens', 'list'], { db })
   assert.equal(tokens.code, 0, tokens.stderr)
   assert.doesNotMatch(tokens.stdout, CONTROL)
-  assert.equal(tokens.stdout.split('\n')[1], `adm_0000000000000001  as_admin_AAAA…  active  ${escapedName}`)
+  assert.equal(tokens.stdout.split('\n')[1], `adm_0000000000000001  as_admin_AAAA…  admin  active  ${escapedName}`)
   assert.equal(tokens.stdout.split('\n').length, 3, 'a header, one row, none forged')
 
   // JSON output escapes them too, and still means the same.
