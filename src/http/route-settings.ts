@@ -33,6 +33,8 @@ declare module 'fastify' {
      * every POST (http/json-body.ts).
      */
     noBody?: boolean
+    /** An admin route that changes nothing although its method is not GET (a lookup with the secret in its body): counted as a read. */
+    adminRead?: boolean
   }
   interface FastifyRequest {
     /** The settings of the route this request is for (see settingsOf). */
@@ -50,6 +52,7 @@ export interface RouteSettings {
   auth?: 'admin'
   conditional?: boolean
   noBody?: boolean
+  adminRead?: boolean
 }
 
 /**
