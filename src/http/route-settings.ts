@@ -35,8 +35,12 @@ declare module 'fastify' {
     noBody?: boolean
     /** An admin route that changes nothing although its method is not GET (a lookup with the secret in its body): counted as a read. */
     adminRead?: boolean
+    /** The body's bytes are kept as `request.rawBody` besides the parsed JSON: a signature is over the bytes sent. */
+    rawBody?: boolean
   }
   interface FastifyRequest {
+    /** The body as received, on routes whose config asks for it (`rawBody`). */
+    rawBody?: Buffer
     /** The settings of the route this request is for (see settingsOf). */
     routeSettings: RouteSettings | null
   }
@@ -53,6 +57,7 @@ export interface RouteSettings {
   conditional?: boolean
   noBody?: boolean
   adminRead?: boolean
+  rawBody?: boolean
 }
 
 /**
