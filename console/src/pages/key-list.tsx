@@ -3,6 +3,7 @@ import { type AdminKey, api, PLANS, STATES } from '../api.js'
 import { ErrorNote, Field, useLoad } from '../components.js'
 import { count, time } from '../format.js'
 import { href, navigate } from '../router.js'
+import { FindKey } from './find-key.js'
 import { TopKeys } from './top-keys.js'
 
 const PAGE_SIZE = 20
@@ -37,6 +38,7 @@ export function KeyList({ query }: { query: URLSearchParams }) {
           Create key
         </a>
       </header>
+      <FindKey />
       <form
         class="filters"
         onSubmit={(e) => {
