@@ -103,6 +103,12 @@ test('a lookup is audited as a read (key.lookup) naming the key found, never the
   assert.equal((await lookup(app, { key })).statusCode, 200)
   assert.equal((await lookup(app, { key: key.slice(0, -2) })).statusCode, 404)
   assert.equal((await lookup(app, { key, prefix: 'as_live_AbCd' })).statusCode, 400)
+  // Not JSON (the key pasted unquoted, cut short): the parser's message quotes none of it.
+  for (const body of [`{"key": ${key}}`, `{"key": "${key}`, `{"key": "${key}" x}`]) {
+    const res = await lookup(app, body)
+    assert.equal(res.statusCode, 400, res.body)
+    assert.ok(!res.body.includes(key.slice(12, 22)), res.body)
+  }
 
   const audit = (await app.call('GET', '/admin/v1/audit-log?action=key.lookup&kind=read')).json()
   assert.equal(audit.data.length, 1)
