@@ -96,7 +96,7 @@ module.exports = {
         'http/ is what any Fastify service has (body parsing, validation, errors, routing fallbacks, docs console); ' +
         'it knows no feature, so a feature can use it without a cycle.',
       from: { path: '^src/http/' },
-      to: { path: '^src/(auth|keys|limits|usage|admin-tokens|pets|orders|admin|storage|cli|lifecycle)/' },
+      to: { path: '^src/(auth|keys|limits|usage|admin-tokens|pets|orders|admin|secret-scanning|storage|cli|lifecycle)/' },
     },
     {
       name: 'features-below-apis',
@@ -105,7 +105,7 @@ module.exports = {
         'The features (auth, keys, limits, usage, admin-tokens) serve the APIs (pets, orders, admin) and the CLI; they never ' +
         'import them: storage and the CLI use admin tokens without the admin API.',
       from: { path: '^src/(auth|keys|limits|usage|admin-tokens)/' },
-      to: { path: '^src/(pets|orders|admin)/' },
+      to: { path: '^src/(pets|orders|admin|secret-scanning)/' },
     },
     {
       name: 'admin-resources-apart',

@@ -33,6 +33,8 @@ import { OrderExpiry } from './orders/expiry.js'
 import { registerStoreApi } from './orders/index.js'
 import { IdempotencySweep } from './pets/idempotency.js'
 import { registerPetsApi } from './pets/index.js'
+import { readGithubPublicKeys } from './secret-scanning/github-keys.js'
+import { registerSecretScanning } from './secret-scanning/index.js'
 import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
 import { type Clock, systemClock } from './shared/clock.js'
 import type { Drain } from './shared/drain.js'
@@ -267,6 +269,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   if (main) {
     await registerPetsApi(app, { config, pets: storage.pets, clock, linkBase })
     await registerStoreApi(app, { orders: storage.orders, clock, holdMs: config.orderHoldMs, linkBase })
+    if (config.secretScanningPublicKeys !== undefined) {
+      const keys = readGithubPublicKeys(config.secretScanningPublicKeys)
+      registerSecretScanning(app, { keys, admin: keyService, action: config.secretScanningAction })
+    }
   }
   await app.register(opsRoutes, {
     readiness,

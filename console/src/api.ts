@@ -172,6 +172,9 @@ export const api = {
   listKeys: (query: { plan?: string; state?: string; name?: string; after?: string; limit?: number }) =>
     call<KeyPage>('GET', '/keys', { query }),
   getKey: (id: string) => call<AdminKey>('GET', key(id)),
+  /** The secret in the body, never in a URL. */
+  lookupKey: (body: { key: string }) => call<AdminKey>('POST', '/keys/lookup', { body }),
+  lookupPrefix: (body: { prefix: string }) => call<KeyPage>('POST', '/keys/lookup', { body: { ...body, limit: 100 } }),
   createKey: (body: Record<string, unknown>) => call<CreatedKey>('POST', '/keys', { body }),
   updateKey: (id: string, body: Record<string, unknown>) => call<AdminKey>('PATCH', key(id), { body }),
   rotateKey: (id: string, gracePeriodSeconds: number) => call<RotatedKey>('POST', `${key(id)}/rotate`, { body: { gracePeriodSeconds } }),

@@ -30,6 +30,8 @@ export interface CommandSpec<F extends Flags = Flags> {
   flags: F
   /** The names of its positional arguments (KEY_ID): exactly these, in this order. */
   operands?: readonly string[]
+  /** The operands may also be left out altogether (the command takes its input from a flag instead). */
+  operandsOptional?: boolean
   /** A help of its own instead of the generated one (the program's lists the commands). */
   help?: () => string
 }
@@ -97,7 +99,7 @@ export function parseCommand<F extends Flags>(spec: CommandSpec<F>, args: string
     seen.add(token.name)
   }
   const operands = spec.operands ?? []
-  if (parsed.positionals.length !== operands.length) {
+  if (parsed.positionals.length !== operands.length && !(spec.operandsOptional === true && parsed.positionals.length === 0)) {
     if (operands.length === 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`)
     throw new UsageError(`${spec.path} takes exactly ${operands.length === 1 ? 'one' : operands.length} ${operands.join(' ')}`)
   }

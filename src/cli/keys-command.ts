@@ -1,8 +1,9 @@
 import { userInfo } from 'node:os'
 import { createdKeyJson, keyJson, keyPageJson, revokedKeyJson, rotatedKeyJson, usageJson } from '../admin/keys/views.js'
 import type { Config } from '../config/config.js'
-import { type ChangeContext, KEY_STATES, type KeyState, type KeyView, type Revocation } from '../keys/administration.js'
+import { type ChangeContext, KEY_STATES, KeyNotFoundError, type KeyState, type KeyView, type Revocation } from '../keys/administration.js'
 import { KeyService } from '../keys/key-service.js'
+import { displayPrefix } from '../shared/key-redaction.js'
 import { LimiterUnavailableError } from '../shared/outages.js'
 import type { PlanName } from '../shared/plans.js'
 import { redactUrl } from '../shared/startup-error.js'
@@ -143,6 +144,67 @@ const show = defineCommand(
         print(values.json, keyJson(view), keyDetails(view))
       }),
 )
+
+const lookup = defineCommand(
+  {
+    path: 'keys lookup',
+    synopsis: 'KEY|- [--json]\n--prefix PREFIX [--limit N [--after KEY_ID]] [--json]',
+    description:
+      'Which key is this secret (found by its hash, in any state), or which keys have this display prefix? ' +
+      '`-` reads the key from standard input, so that it stays out of the shell history. Revoke what it finds with keys revoke KEY_ID.',
+    flags: {
+      prefix: {
+        type: 'string',
+        value: 'PREFIX',
+        help: 'a display prefix (as_live_AbCd), or more of a key: the keys with that display prefix',
+      },
+      limit: { type: 'string', value: 'N', help: 'with --prefix: one page of at most N keys (1 to 100, default 100)' },
+      after: { type: 'string', value: 'KEY_ID', help: 'with --prefix: the page after this key (the nextAfter of the previous page)' },
+      json: json('the admin API\'s answer to POST /admin/v1/keys/lookup (a key, or {"data":[…],"nextAfter"} for --prefix)'),
+    },
+    operands: ['KEY'],
+    operandsOptional: true,
+  },
+  ({ values, operands: [key] }) => {
+    if ((key === undefined) === (values.prefix === undefined))
+      throw new UsageError('keys lookup takes a KEY (or - to read it from standard input) or --prefix, one of them')
+    if (key !== undefined && (values.limit !== undefined || values.after !== undefined))
+      throw new UsageError('--limit and --after page a --prefix lookup')
+    const limit = positiveInt('--limit', values.limit) ?? 100
+    return (config) =>
+      withService(config, async (service) => {
+        if (values.prefix !== undefined) {
+          if (!PREFIX.test(values.prefix))
+            throw new UsageError('--prefix must be as_live_ or as_test_ and at least 4 more key characters (as_live_AbCd)')
+          const page = await service.listKeys({ prefix: displayPrefix(values.prefix), limit, after: values.after })
+          const more =
+            page.nextAfter === null
+              ? ''
+              : `More: ${programName()} keys lookup --prefix ${values.prefix} --limit ${limit} --after ${page.nextAfter}\n`
+          print(
+            values.json,
+            keyPageJson(page),
+            page.keys.length === 0 ? `No key has the prefix ${displayPrefix(values.prefix)}.\n` : keyTable(page.keys) + more,
+          )
+          return
+        }
+        const secret = key === '-' ? (await readStdin()).trim() : key!
+        const view = await service.lookupKey(secret).catch((error: unknown) => {
+          if (error instanceof KeyNotFoundError) throw new CommandError('no key has this secret')
+          throw error
+        })
+        print(values.json, keyJson(view), keyDetails(view) + `Revoke it: ${programName()} keys revoke ${view.id}\n`)
+      })
+  },
+)
+
+const PREFIX = /^as_(live|test)_[0-9A-Za-z]{4,38}$/
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
 
 const update = defineCommand(
   {
@@ -299,5 +361,5 @@ const usage = defineCommand(
 export const KEYS: CommandGroup = {
   name: 'keys',
   description: 'API keys: the same service as the admin API (/admin/v1/keys), the same rules and audit log (actor cli).',
-  commands: { create, list, show, update, rotate, revoke, usage },
+  commands: { create, list, show, lookup, update, rotate, revoke, usage },
 }

@@ -565,78 +565,54 @@ validate34.errors = vErrors;
 return errors === 0;
 }
 
-export const BOOTSTRAP_KEY = validate35;
-const schema36 = {"type":"boolean"};
+export const SECRET_SCANNING_PUBLIC_KEYS = validate35;
+const schema36 = {"type":"string"};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data !== "boolean"){
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"}}];
+if(typeof data !== "string"){
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 validate35.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_THRESHOLD = validate36;
-const schema37 = {"type":"integer","minimum":0,"maximum":1000000};
+export const SECRET_SCANNING_ACTION = validate36;
+const schema37 = {"type":"string","enum":["revoke","flag"]};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "string"){
+validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate36.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(!((data === "revoke") || (data === "flag"))){
+validate36.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema37.enum}}];
 return false;
-}
-else {
-if(data < 0 || isNaN(data)){
-validate36.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 validate36.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_BASE_SECONDS = validate37;
-const schema38 = {"type":"integer","minimum":1,"maximum":86400};
+export const BOOTSTRAP_KEY = validate37;
+const schema38 = {"type":"boolean"};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "boolean"){
+validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 86400 || isNaN(data)){
-validate37.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400}}];
-return false;
-}
-else {
-if(data < 1 || isNaN(data)){
-validate37.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
 }
 validate37.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_MAX_SECONDS = validate38;
-const schema39 = {"type":"integer","minimum":1,"maximum":604800};
+export const BAN_THRESHOLD = validate38;
+const schema39 = {"type":"integer","minimum":0,"maximum":1000000};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -647,13 +623,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 604800 || isNaN(data)){
-validate38.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800}}];
+if(data > 1000000 || isNaN(data)){
+validate38.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate38.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 0 || isNaN(data)){
+validate38.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -663,22 +639,36 @@ validate38.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_STATE_FILE = validate39;
-const schema40 = {"type":"string"};
+export const BAN_BASE_SECONDS = validate39;
+const schema40 = {"type":"integer","minimum":1,"maximum":86400};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data !== "string"){
-validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 86400 || isNaN(data)){
+validate39.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate39.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
 }
 validate39.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_SNAPSHOT_MS = validate40;
-const schema41 = {"type":"integer","minimum":100,"maximum":600000};
+export const BAN_MAX_SECONDS = validate40;
+const schema41 = {"type":"integer","minimum":1,"maximum":604800};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -689,13 +679,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate40.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+if(data > 604800 || isNaN(data)){
+validate40.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800}}];
 return false;
 }
 else {
-if(data < 100 || isNaN(data)){
-validate40.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+if(data < 1 || isNaN(data)){
+validate40.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -705,35 +695,21 @@ validate40.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_MAX_ADDRESSES = validate41;
-const schema42 = {"type":"integer","minimum":0,"maximum":10000000};
+export const LIMITER_STATE_FILE = validate41;
+const schema42 = {"type":"string"};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "string"){
+validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 10000000 || isNaN(data)){
-validate41.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}}];
-return false;
-}
-else {
-if(data < 0 || isNaN(data)){
-validate41.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 validate41.errors = vErrors;
 return errors === 0;
 }
 
-export const REQUEST_TIMEOUT_MS = validate42;
+export const LIMITER_SNAPSHOT_MS = validate42;
 const schema43 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -761,8 +737,8 @@ validate42.errors = vErrors;
 return errors === 0;
 }
 
-export const HEADERS_TIMEOUT_MS = validate43;
-const schema44 = {"type":"integer","minimum":100,"maximum":600000};
+export const LIMITER_MAX_ADDRESSES = validate43;
+const schema44 = {"type":"integer","minimum":0,"maximum":10000000};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -773,13 +749,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate43.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+if(data > 10000000 || isNaN(data)){
+validate43.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}}];
 return false;
 }
 else {
-if(data < 100 || isNaN(data)){
-validate43.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+if(data < 0 || isNaN(data)){
+validate43.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -789,7 +765,7 @@ validate43.errors = vErrors;
 return errors === 0;
 }
 
-export const KEEP_ALIVE_TIMEOUT_MS = validate44;
+export const REQUEST_TIMEOUT_MS = validate44;
 const schema45 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -817,8 +793,8 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_HEADER_BYTES = validate45;
-const schema46 = {"type":"integer","minimum":1024,"maximum":65536};
+export const HEADERS_TIMEOUT_MS = validate45;
+const schema46 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -829,13 +805,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 65536 || isNaN(data)){
-validate45.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
+if(data > 600000 || isNaN(data)){
+validate45.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 1024 || isNaN(data)){
-validate45.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
+if(data < 100 || isNaN(data)){
+validate45.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -845,8 +821,8 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS = validate46;
-const schema47 = {"type":"integer","minimum":1,"maximum":1000000};
+export const KEEP_ALIVE_TIMEOUT_MS = validate46;
+const schema47 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -857,13 +833,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate46.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 600000 || isNaN(data)){
+validate46.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate46.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 100 || isNaN(data)){
+validate46.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -873,8 +849,8 @@ validate46.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS_PER_ADDRESS = validate47;
-const schema48 = {"type":"integer","minimum":1,"maximum":1000000};
+export const MAX_HEADER_BYTES = validate47;
+const schema48 = {"type":"integer","minimum":1024,"maximum":65536};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -885,13 +861,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate47.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 65536 || isNaN(data)){
+validate47.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate47.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 1024 || isNaN(data)){
+validate47.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
@@ -901,7 +877,7 @@ validate47.errors = vErrors;
 return errors === 0;
 }
 
-export const ADMIN_MAX_CONNECTIONS = validate48;
+export const MAX_CONNECTIONS = validate48;
 const schema49 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -929,8 +905,8 @@ validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const SHUTDOWN_DRAIN_MS = validate49;
-const schema50 = {"type":"integer","minimum":0,"maximum":300000};
+export const MAX_CONNECTIONS_PER_ADDRESS = validate49;
+const schema50 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -941,13 +917,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 300000 || isNaN(data)){
-validate49.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+if(data > 1000000 || isNaN(data)){
+validate49.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
 return false;
 }
 else {
-if(data < 0 || isNaN(data)){
-validate49.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data < 1 || isNaN(data)){
+validate49.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -957,6 +933,62 @@ validate49.errors = vErrors;
 return errors === 0;
 }
 
+export const ADMIN_MAX_CONNECTIONS = validate50;
+const schema51 = {"type":"integer","minimum":1,"maximum":1000000};
+
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate50.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 1000000 || isNaN(data)){
+validate50.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate50.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+validate50.errors = vErrors;
+return errors === 0;
+}
+
+export const SHUTDOWN_DRAIN_MS = validate51;
+const schema52 = {"type":"integer","minimum":0,"maximum":300000};
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 300000 || isNaN(data)){
+validate51.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+return false;
+}
+else {
+if(data < 0 || isNaN(data)){
+validate51.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+validate51.errors = vErrors;
+return errors === 0;
+}
+
 
 /** Each variable's validator, by the variable's name. */
-export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, SHUTDOWN_DRAIN_MS };
+export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, SHUTDOWN_DRAIN_MS };

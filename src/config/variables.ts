@@ -215,6 +215,20 @@ export const VARIABLES = {
     description:
       'how often each server expires the orders whose hold ran out (changes that need it expire an order at once; reads see it within this interval)',
   }),
+  SECRET_SCANNING_PUBLIC_KEYS: optional(
+    text({
+      field: 'secretScanningPublicKeys',
+      defaultText: 'unset (no secret scanning endpoint: 404)',
+      accepts: 'a file path',
+      description:
+        'a JSON file of GitHub’s secret scanning public keys, in the form of https://api.github.com/meta/public_keys/secret_scanning; when set, `POST /v1/secret-scanning/github` takes GitHub’s reports of leaked keys, signed by one of them (docs/operations.md)',
+    }),
+  ),
+  SECRET_SCANNING_ACTION: oneOf(['revoke', 'flag'], 'revoke', {
+    field: 'secretScanningAction',
+    description:
+      'what a verified report of a leaked key does: `revoke` it (and the rest of its rotation chain’s grace), or `flag` it (a `key.leak_reported` audit entry only); both are audited by `secret_scanner`/`github`',
+  }),
   BOOTSTRAP_KEY: flag(true, { field: 'bootstrapKey', description: 'create and print one Free key on a first start with no key' }),
   BAN_THRESHOLD: integer(0, 1_000_000, 0, {
     field: 'banThreshold',

@@ -79,6 +79,7 @@ export function registerJsonBody(app: FastifyInstance): void {
       done(null, undefined)
       return
     }
+    if (settingsOf(request).rawBody === true) request.rawBody = body as Buffer
     try {
       done(null, parseJsonBody(body as Buffer))
     } catch (error) {

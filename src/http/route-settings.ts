@@ -38,8 +38,12 @@ declare module 'fastify' {
      * every POST (http/json-body.ts).
      */
     noBody?: boolean
+    /** The body's bytes are kept as `request.rawBody` besides the parsed JSON: a signature is over the bytes sent. */
+    rawBody?: boolean
   }
   interface FastifyRequest {
+    /** The body as received, on routes whose config asks for it (`rawBody`). */
+    rawBody?: Buffer
     /** The settings of the route this request is for (see settingsOf). */
     routeSettings: RouteSettings | null
   }
@@ -56,6 +60,7 @@ export interface RouteSettings {
   adminRead?: boolean
   conditional?: boolean
   noBody?: boolean
+  rawBody?: boolean
 }
 
 /**

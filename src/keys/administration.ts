@@ -67,6 +67,8 @@ export interface ListKeysQuery {
   state?: KeyState
   /** Case-insensitive substring of the name. */
   name?: string
+  /** Only keys with this display prefix (`as_live_AbCd`). */
+  prefix?: string
   /** 1 to 100. */
   limit: number
   /** Key id cursor: keys are listed newest first (created_at, then id, descending), those after this key. */
@@ -188,6 +190,15 @@ export interface Revocation {
   alsoRevoked: KeyView[]
 }
 
+/** What a secret scanner says of a secret it found, and what to do about it (SECRET_SCANNING_ACTION). */
+export interface LeakReport {
+  action: 'revoke' | 'flag'
+  /** Where the secret was found (a commit, an issue, a gist). */
+  url: string
+  /** What the scanner found it in (`content`, `commit`, `issue_comment`, …). */
+  source: string | null
+}
+
 export interface KeyAdministration {
   createKey(input: CreateKeyRequest, ctx: ChangeContext): Promise<{ key: string; view: KeyView }>
   listKeys(query: ListKeysQuery, ctx?: ChangeContext): Promise<KeyPage>
@@ -205,6 +216,18 @@ export interface KeyAdministration {
    * ends the grace of its chain's keys, if any works).
    */
   revokeKey(id: string, ctx: ChangeContext): Promise<Revocation>
+  /**
+   * The key whose secret this is, in any state (a rotated or revoked key too), found by its hash:
+   * the secret is neither stored nor written anywhere. Throws KeyNotFoundError (its id is the key's
+   * display prefix) when no key has it. Audited as `key.lookup` (a read) without the secret.
+   */
+  lookupKey(secret: string, ctx?: ChangeContext): Promise<KeyView>
+  /**
+   * A secret scanner found this secret in public (`url`): when it is one of our keys, revoke it
+   * (`revoke`) or only record the report (`flag`), audited as `key.revoke` or `key.leak_reported`
+   * by the scanner, with the URL. Undefined when no key has this secret.
+   */
+  reportLeak(secret: string, report: LeakReport, ctx: ChangeContext): Promise<KeyView | undefined>
   keyUsage(id: string, ctx?: ChangeContext): Promise<KeyUsage>
   listAudit(query: AuditQuery, ctx?: ChangeContext): Promise<AuditPage>
 }
@@ -235,8 +258,11 @@ export class KeyConflictError extends Error {
 }
 
 export class KeyNotFoundError extends Error {
-  constructor(readonly id: string) {
-    super(`No key with id ${id}`)
+  constructor(
+    readonly id: string,
+    message = `No key with id ${id}`,
+  ) {
+    super(message)
     this.name = 'KeyNotFoundError'
   }
 }

@@ -18,6 +18,7 @@ const READ_ACTIONS = [
   'usage.top',
   'order.list',
   'order.read',
+  'key.lookup',
 ] as const
 
 /** Every action the audit log records (see administration.ts for when each is written), in the order the API lists them. */
@@ -27,6 +28,7 @@ export const AUDIT_ACTIONS = [
   'key.rotate',
   'key.revoke',
   'order.cancel',
+  'key.leak_reported',
   ...READ_ACTIONS,
   'admin_token.create',
   'admin_token.revoke',
@@ -35,5 +37,8 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
 export const AUDIT_READ_ACTIONS: readonly AuditAction[] = READ_ACTIONS
 
-/** Who acted: an admin token (the admin API), the CLI, or the service itself (the bootstrap key). */
-export const ACTOR_TYPES = ['admin_token', 'cli', 'system'] as const
+/**
+ * Who acted: an admin token (the admin API), the CLI, the service itself (the bootstrap key), or a
+ * secret scanner reporting a leaked key (its id names it: `github`).
+ */
+export const ACTOR_TYPES = ['admin_token', 'cli', 'system', 'secret_scanner'] as const

@@ -21,11 +21,13 @@ import {
   type KeyState,
   type KeyUsage,
   type KeyView,
+  type LeakReport,
   type ListKeysQuery,
   type Revocation,
   type UpdateKeyRequest,
 } from './administration.js'
 import { type ApiKeyRecord, generateKey, generateKeyId, hashKey, limiterIdentity } from './api-key.js'
+import { changedFields, describe, refuseRetired } from './key-records.js'
 import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan } from './key-validation.js'
 import type { AuditDraft, KeyRepository } from './repository.js'
 import { alongChain, alsoRevoked } from './rotation-chain.js'
@@ -139,7 +141,7 @@ export class KeyService implements KeyAdministration {
     const now = this.clock.now()
     const rows = await this.keys.pageKeys({ ...query, limit: limit + 1, now })
     const page = rows.slice(0, limit)
-    const filter = { plan: query.plan, state: query.state, name: query.name, limit, after: query.after }
+    const filter = { plan: query.plan, state: query.state, name: query.name, prefix: query.prefix, limit, after: query.after }
     await this.recordRead(ctx, 'key.list', null, now, filter)
     return { keys: page.map((r) => this.view(r, now)), nextAfter: rows.length > limit ? page[page.length - 1]!.id : null }
   }
@@ -149,6 +151,26 @@ export class KeyService implements KeyAdministration {
     const now = this.clock.now()
     await this.recordRead(ctx, 'key.read', id, now, {})
     return this.view(record, now)
+  }
+
+  async lookupKey(secret: string, ctx?: ChangeContext): Promise<KeyView> {
+    const record = await this.keys.findKeyByHash(hashKey(secret))
+    // Never the secret in the message (it is answered and may be logged): only that none matched.
+    if (record === undefined) throw new KeyNotFoundError('', 'No key has this secret')
+    const now = this.clock.now()
+    await this.recordRead(ctx, 'key.lookup', record.id, now, {})
+    return this.view(record, now)
+  }
+
+  async reportLeak(secret: string, report: LeakReport, ctx: ChangeContext): Promise<KeyView | undefined> {
+    const record = await this.keys.findKeyByHash(hashKey(secret))
+    if (record === undefined) return undefined
+    const now = this.clock.now()
+    const leak = { url: report.url, source: report.source, action: report.action }
+    // The report is on record whatever follows; a revocation then writes its own key.revoke entries.
+    await this.auditLog.append(this.entry(ctx, 'key.leak_reported', record.id, now, { ...leak, state: keyState(record, now) }))
+    if (report.action === 'flag') return this.view(record, now)
+    return (await this.revokeKey(record.id, ctx, { leakUrl: report.url })).view
   }
 
   async updateKey(id: string, patch: UpdateKeyRequest, ctx: ChangeContext): Promise<KeyView> {
@@ -243,11 +265,11 @@ export class KeyService implements KeyAdministration {
    * secrets' grace too (the chain's current key stays unless it is the one named). One `key.revoke`
    * entry per key revoked; the others' say which revocation took them (`revokedWith`).
    */
-  async revokeKey(id: string, ctx: ChangeContext): Promise<Revocation> {
+  async revokeKey(id: string, ctx: ChangeContext, reason: Record<string, unknown> = {}): Promise<Revocation> {
     const named = await this.find(id)
     const now = this.clock.now()
     const { revoked, graces } = await this.keys.revokeKey(id, now, (r) => [
-      ...(r.revoked ? [this.entry(ctx, 'key.revoke', id, now, alsoRevoked(r.graces, named))] : []),
+      ...(r.revoked ? [this.entry(ctx, 'key.revoke', id, now, { ...alsoRevoked(r.graces, named), ...reason })] : []),
       ...alongChain(r.graces, named).map((g) => this.entry(ctx, 'key.revoke', g.id, now, { revokedWith: id })),
     ])
     const record = await this.find(id)
@@ -255,7 +277,7 @@ export class KeyService implements KeyAdministration {
     for (const key of [record, ...graces]) this.options.cache?.forget(key.hash)
     // A repeat changes nothing but succeeds all the same: on record, written after it (as a read is).
     if (!revoked)
-      await this.auditLog.append(this.entry(ctx, 'key.revoke', id, now, { alreadyRevoked: true, ...alsoRevoked(graces, named) }))
+      await this.auditLog.append(this.entry(ctx, 'key.revoke', id, now, { alreadyRevoked: true, ...alsoRevoked(graces, named), ...reason }))
     return { view: this.view(record, now), alreadyRevoked: !revoked, alsoRevoked: alongChain(graces, named).map((g) => this.view(g, now)) }
   }
 
@@ -347,24 +369,6 @@ export class KeyService implements KeyAdministration {
       lastUsedAt: this.lastUsed(r),
     }
   }
-}
-
-/** A revoked key, or one already rotated away from, takes no more changes. */
-function refuseRetired(record: ApiKeyRecord, what: 'updated' | 'rotated'): void {
-  if (record.revokedAt !== null) throw new KeyConflictError(record.id, `key ${record.id} is revoked; a revoked key cannot be ${what}`)
-  if (record.rotatedTo !== null)
-    throw new KeyConflictError(record.id, `key ${record.id} was rotated to ${record.rotatedTo}; change that key instead`)
-}
-
-const FIELDS = ['name', 'plan', 'perMinute', 'perDay', 'expiresAt', 'metadata'] as const
-
-function changedFields(a: Pick<ApiKeyRecord, (typeof FIELDS)[number]>, b: Pick<ApiKeyRecord, (typeof FIELDS)[number]>): string[] {
-  return FIELDS.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]))
-}
-
-/** What the audit log keeps of a key: never its secret, its hash, nor its metadata (which may be personal). */
-function describe(r: Pick<ApiKeyRecord, 'name' | 'plan' | 'perMinute' | 'perDay' | 'expiresAt'>): Record<string, unknown> {
-  return { name: r.name, plan: r.plan, perMinute: r.perMinute, perDay: r.perDay, expiresAt: r.expiresAt }
 }
 
 /**

@@ -19,6 +19,8 @@ export interface KeyPageFilter {
   plan?: PlanName
   state?: KeyState
   name?: string
+  /** The display prefix, exactly. */
+  prefix?: string
   /** Rows to return (the caller asks for one more than a page to know whether another follows). */
   limit: number
   /** The id of the last key of the previous page. */

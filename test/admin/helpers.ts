@@ -4,7 +4,7 @@ import { createAdminToken } from '../../src/admin-tokens/admin-tokens.js'
 import type { Config } from '../../src/config/config.js'
 import type { ManualClock } from '../../src/shared/clock.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { buildTestApp, openTestApp, type TestApp } from '../helpers/app.js'
+import { buildTestApp, openTestApp, type TestApp, type TestAppOptions } from '../helpers/app.js'
 
 export interface AdminTestApp {
   /** The admin listener's app (admin API, /metrics). */
@@ -22,7 +22,7 @@ export interface AdminTestApp {
   close(): Promise<void>
 }
 
-type AdminTestAppOptions = { env?: Record<string, string>; storage?: Storage }
+type AdminTestAppOptions = { env?: Record<string, string>; storage?: Storage; logger?: TestAppOptions['logger'] }
 
 /**
  * The admin listener's app and the main one beside it, as the server builds them, on in-memory

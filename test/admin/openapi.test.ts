@@ -66,6 +66,7 @@ describe('admin OpenAPI document', () => {
       'GET /usage/top listTopUsage',
       'PATCH /keys/{keyId} updateKey',
       'POST /keys createKey',
+      'POST /keys/lookup lookupKey',
       'POST /keys/{keyId}/revoke revokeKey',
       'POST /keys/{keyId}/rotate rotateKey',
       'POST /orders/{orderId}/cancel cancelAnyOrder',

@@ -62,14 +62,30 @@ test('integers are digits within their bounds, flags are words, lists are exact,
 test('every variable refuses some values and accepts its default, as a value and as the text the reference shows', () => {
   const samples = [
     ...['0', '1', '50', '99', '100', '8080', '65535', '65536', '1000001', '-1', '1e3', '08', ' 1', '1.5', 'abc', 'off', 'OFF'],
-    ...['true', 'YES', 'no', 'false', 'production', 'staging', 'dev', 'open', 'closed', 'info', 'loud', 'process', 'power'],
+    ...[
+      'true',
+      'YES',
+      'no',
+      'false',
+      'production',
+      'staging',
+      'dev',
+      'open',
+      'closed',
+      'info',
+      'loud',
+      'process',
+      'power',
+      'revoke',
+      'flag',
+    ],
     ...['http://x', 'https://api.example.com/', 'ftp://x', 'not a url', 'redis://h:1', 'redis+cluster://h:1,h:2', 'redis+sentinel://h:1'],
     ...['postgres://u@h/db', 'mysql://x', '/srv/x.db', 'sqlite::memory:', '10.0.0.0/8', '0.0.0.0/0', 'loopback', '2', '*'],
     ...['https://app.example.com', 'https://app.example.com/path', '127.0.0.1', 'not a host', 'db.internal'],
   ]
   for (const name of CONFIG_VARIABLES) {
     const verdicts = new Set(samples.map((raw) => problemOf(name, raw) === undefined))
-    const free = name === 'HOST' || name === 'LOG_FILE' || name === 'LIMITER_STATE_FILE'
+    const free = name === 'HOST' || name === 'LOG_FILE' || name === 'LIMITER_STATE_FILE' || name === 'SECRET_SCANNING_PUBLIC_KEYS'
     assert.deepEqual([...verdicts].sort(), free ? [true] : [false, true], `${name}: what it accepts and refuses among the samples`)
     const variable: Variable = VARIABLES[name]
     if (variable.default === undefined) continue

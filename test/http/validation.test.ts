@@ -75,6 +75,7 @@ describe('query strings on every operation', () => {
       getInventory: { url: '/v1/store/inventory' },
       createKey: { url: '/admin/v1/keys', body: { plan: 'free', name: 'new' } },
       listKeys: { url: '/admin/v1/keys' },
+      lookupKey: { url: '/admin/v1/keys/lookup', body: { prefix: 'as_live_AbCd' } },
       getKey: { url: `/admin/v1/keys/${keyId}` },
       updateKey: { url: `/admin/v1/keys/${keyId}`, body: { name: 'renamed' } },
       rotateKey: { url: `/admin/v1/keys/${keyId}/rotate`, body: { gracePeriodSeconds: 60 } },

@@ -287,6 +287,35 @@ for (const engine of ENGINES) {
       assert.deepEqual((await keys.changesSince(start)).hashes, [a.hash, b.hash])
     })
 
+    test('pageKeys with a prefix: the keys of that display prefix only, exactly, newest first, paged (the lookup by prefix)', async (t) => {
+      const h = await setup(t, engine)
+      if (!h) return
+      const keys = h.storage.keys
+      const [a, b, c, d] = [
+        keyRecord({ id: 'key_pfxA', prefix: 'as_live_Ab1x', createdAt: 1_790_000_000_900 }),
+        keyRecord({ id: 'key_pfxB', prefix: 'as_live_ab1x', revokedAt: 1_790_000_000_500 }),
+        keyRecord({ id: 'key_pfxC', prefix: 'as_live_Ab1x', createdAt: 1_790_000_000_100, revokedAt: 1_790_000_000_500 }),
+        keyRecord({ id: 'key_pfxD', prefix: 'as_live_Ab1xY' }),
+      ]
+      for (const k of [c, a, b, d]) await keys.insertKey(k!)
+      const page = (filter: { after?: string; limit?: number }) =>
+        keys.pageKeys({ prefix: 'as_live_Ab1x', limit: filter.limit ?? 10, after: filter.after, now: 1_790_000_001_000 })
+      assert.deepEqual(
+        (await page({})).map((k) => k.id),
+        [a!.id, c!.id],
+        'exact and case-sensitive, any state',
+      )
+      assert.deepEqual(
+        (await page({ limit: 1 })).map((k) => k.id),
+        [a!.id],
+      )
+      assert.deepEqual(
+        (await page({ after: a!.id })).map((k) => k.id),
+        [c!.id],
+      )
+      assert.deepEqual(await keys.pageKeys({ prefix: 'as_live_Ab1', limit: 10, now: 0 }), [], 'not a prefix search')
+    })
+
     test('revokeKey revokes the keys of its rotation chain still in their grace period, with their change log and audit, at once', async (t) => {
       const h = await setup(t, engine)
       if (!h) return

@@ -5,6 +5,7 @@ import { count, time } from '../format.js'
 import { StateBadge } from '../key-state.js'
 import { href, navigate } from '../router.js'
 import { useMayChange } from '../session.js'
+import { FindKey } from './find-key.js'
 import { TopKeys } from './top-keys.js'
 
 const PAGE_SIZE = 20
@@ -42,6 +43,7 @@ export function KeyList({ query }: { query: URLSearchParams }) {
           </a>
         )}
       </header>
+      <FindKey />
       <form
         class="filters"
         onSubmit={(e) => {

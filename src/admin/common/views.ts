@@ -29,7 +29,7 @@ export async function callService<T>(work: () => Promise<T>): Promise<T> {
       const message = error.message.startsWith(error.field) ? field + error.message.slice(error.field.length) : `${field}: ${error.message}`
       throw new ApiError('invalid_request', message)
     }
-    if (error instanceof KeyNotFoundError) throw new ApiError('not_found', `No key with id ${error.id}`)
+    if (error instanceof KeyNotFoundError) throw new ApiError('not_found', error.message)
     if (error instanceof KeyConflictError) throw new ApiError('conflict', error.message)
     throw error
   }

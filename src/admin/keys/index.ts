@@ -2,6 +2,7 @@ import type { AdminApp, AdminRoutesOptions } from '../common/routes.js'
 import { CreatedKeySchema, CreateKeyBody, createKey } from './create.js'
 import { getKey } from './get.js'
 import { KeyPageSchema, listKeys } from './list.js'
+import { LookupKeyBody, lookupKey } from './lookup.js'
 import { RevokedKeySchema, revokeKey } from './revoke.js'
 import { RotatedKeySchema, RotateKeyBody, rotateKey } from './rotate.js'
 import { AdminKeySchema } from './schemas.js'
@@ -19,9 +20,10 @@ export const KEY_SCHEMAS = [
   RevokedKeySchema,
   KeyPageSchema,
   KeyUsageSchema,
+  LookupKeyBody,
 ]
 
 /** Its operations, in the order of the document's paths. */
 export function keyRoutes(app: AdminApp, options: AdminRoutesOptions): void {
-  for (const route of [createKey, listKeys, getKey, updateKey, rotateKey, revokeKey, getKeyUsage]) route(app, options)
+  for (const route of [createKey, listKeys, lookupKey, getKey, updateKey, rotateKey, revokeKey, getKeyUsage]) route(app, options)
 }

@@ -77,7 +77,7 @@ export class PostgresKeyRepository implements KeyRepository {
     return (await this.db.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id')).map(toKeyRecord)
   }
 
-  async pageKeys({ plan, state, name, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
+  async pageKeys({ plan, state, name, prefix, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
     // Newest first, keyset-paged on (created_at, id): `after` is the last key of the previous page,
     // whose creation time the query reads itself (keys are never deleted, so the cursor stays valid).
     // COLLATE "C": the same byte order as SQLite's, whatever the database's collation.
@@ -100,6 +100,10 @@ export class PostgresKeyRepository implements KeyRepository {
       values.push(name)
       // strpos, not LIKE: no wildcard in the name can change the meaning.
       where.push(`strpos(lower(name), lower($${values.length})) > 0`)
+    }
+    if (prefix !== undefined) {
+      values.push(prefix)
+      where.push(`prefix COLLATE "C" = $${values.length}`)
     }
     values.push(limit)
     const rows = await this.db.query<KeyRow>(

@@ -123,17 +123,20 @@ export interface CliOptions {
   env?: EnvOverrides
   /** Killed with SIGKILL after this long (default HANG_MS); the result then has signal SIGKILL. */
   timeoutMs?: number
+  /** Written to its standard input (otherwise none). */
+  stdin?: string
 }
 
 /** Runs `animal-store ARGS` to completion and returns its status and output. */
-export function runCli(args: string[], { db, env = {}, timeoutMs = HANG_MS }: CliOptions): Promise<CliResult> {
+export function runCli(args: string[], { db, env = {}, timeoutMs = HANG_MS, stdin }: CliOptions): Promise<CliResult> {
   const started = performance.now()
   const child = spawn(process.execPath, [...entry('cli'), ...args], {
     cwd: ROOT,
     env: childEnv({ DATABASE_URL: db, LOG_LEVEL: 'warn', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   })
   track(child)
+  if (stdin !== undefined) child.stdin!.end(stdin)
   let stdout = ''
   let stderr = ''
   child.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s))

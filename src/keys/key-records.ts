@@ -1,0 +1,22 @@
+import { KeyConflictError } from './administration.js'
+import type { ApiKeyRecord } from './api-key.js'
+
+/* What the key service derives from a record: whether it takes changes, what changed, what the audit log keeps of it. */
+
+/** A revoked key, or one already rotated away from, takes no more changes. */
+export function refuseRetired(record: ApiKeyRecord, what: 'updated' | 'rotated'): void {
+  if (record.revokedAt !== null) throw new KeyConflictError(record.id, `key ${record.id} is revoked; a revoked key cannot be ${what}`)
+  if (record.rotatedTo !== null)
+    throw new KeyConflictError(record.id, `key ${record.id} was rotated to ${record.rotatedTo}; change that key instead`)
+}
+
+const FIELDS = ['name', 'plan', 'perMinute', 'perDay', 'expiresAt', 'metadata'] as const
+
+export function changedFields(a: Pick<ApiKeyRecord, (typeof FIELDS)[number]>, b: Pick<ApiKeyRecord, (typeof FIELDS)[number]>): string[] {
+  return FIELDS.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]))
+}
+
+/** What the audit log keeps of a key: never its secret, its hash, nor its metadata (which may be personal). */
+export function describe(r: Pick<ApiKeyRecord, 'name' | 'plan' | 'perMinute' | 'perDay' | 'expiresAt'>): Record<string, unknown> {
+  return { name: r.name, plan: r.plan, perMinute: r.perMinute, perDay: r.perDay, expiresAt: r.expiresAt }
+}
