@@ -69,6 +69,7 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
         { name: 'usage', description: 'Usage history per key (counted per UTC minute and hour), and the top keys' },
         { name: 'audit', description: 'The audit log' },
         { name: 'orders', description: "Every caller's orders: list, view, cancel" },
+        { name: 'customers', description: 'Customers: their keys share one quota and their orders, and take their plan' },
       ],
       components: {
         securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: `Admin token, ${ADMIN_TOKEN_PREFIX}…` } },

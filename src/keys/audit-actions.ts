@@ -18,6 +18,9 @@ const READ_ACTIONS = [
   'usage.top',
   'order.list',
   'order.read',
+  'customer.list',
+  'customer.read',
+  'customer.usage_history',
 ] as const
 
 /** Every action the audit log records (see administration.ts for when each is written), in the order the API lists them. */
@@ -27,6 +30,8 @@ export const AUDIT_ACTIONS = [
   'key.rotate',
   'key.revoke',
   'order.cancel',
+  'customer.create',
+  'customer.update',
   ...READ_ACTIONS,
   'admin_token.create',
   'admin_token.revoke',

@@ -17,6 +17,7 @@ export type AuditDraft = Omit<AuditEntry, 'seq'>
 
 export interface KeyPageFilter {
   plan?: PlanName
+  customerId?: string
   state?: KeyState
   name?: string
   /** Rows to return (the caller asks for one more than a page to know whether another follows). */

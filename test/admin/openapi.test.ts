@@ -55,6 +55,9 @@ describe('admin OpenAPI document', () => {
     )
     assert.deepEqual(operations.sort(), [
       'GET /audit-log listAuditLog',
+      'GET /customers listCustomers',
+      'GET /customers/{customerId} getCustomer',
+      'GET /customers/{customerId}/usage/history getCustomerUsageHistory',
       'GET /keys listKeys',
       'GET /keys/{keyId} getKey',
       'GET /keys/{keyId}/usage getKeyUsage',
@@ -62,7 +65,9 @@ describe('admin OpenAPI document', () => {
       'GET /orders listAnyOrders',
       'GET /orders/{orderId} getAnyOrder',
       'GET /usage/top listTopUsage',
+      'PATCH /customers/{customerId} updateCustomer',
       'PATCH /keys/{keyId} updateKey',
+      'POST /customers createCustomer',
       'POST /keys createKey',
       'POST /keys/{keyId}/revoke revokeKey',
       'POST /keys/{keyId}/rotate rotateKey',

@@ -77,13 +77,17 @@ export class PostgresKeyRepository implements KeyRepository {
     return (await this.db.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id')).map(toKeyRecord)
   }
 
-  async pageKeys({ plan, state, name, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
+  async pageKeys({ plan, customerId, state, name, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
     const values: unknown[] = [after ?? '']
     // COLLATE "C": the same byte order as SQLite's, whatever the database's collation.
     const where = ['id COLLATE "C" > $1']
     if (plan !== undefined) {
       values.push(plan)
       where.push(`plan = $${values.length}`)
+    }
+    if (customerId !== undefined) {
+      values.push(customerId)
+      where.push(`customer_id = $${values.length}`)
     }
     if (state === 'revoked') where.push('revoked_at IS NOT NULL')
     else if (state !== undefined) {

@@ -75,15 +75,16 @@ export class SqliteKeyRepository implements KeyRepository {
     return this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(toKeyRecord)
   }
 
-  async pageKeys({ plan, state, name, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
+  async pageKeys({ plan, customerId, state, name, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
     const where = ['id > @after']
     if (plan !== undefined) where.push('plan = @plan')
+    if (customerId !== undefined) where.push('customer_id = @customerId')
     if (state !== undefined) where.push(STATE_SQL[state])
     // instr, not LIKE: no wildcard in the name can change the meaning. lower() folds ASCII only.
     if (name !== undefined) where.push('instr(lower(name), lower(@name)) > 0')
     return this.db
       .prepare<[Record<string, unknown>], KeyRow>(`SELECT * FROM api_keys WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`)
-      .all({ after: after ?? '', plan: plan ?? null, name: name ?? null, now, limit })
+      .all({ after: after ?? '', plan: plan ?? null, customerId: customerId ?? null, name: name ?? null, now, limit })
       .map(toKeyRecord)
   }
 
