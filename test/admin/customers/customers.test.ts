@@ -192,11 +192,17 @@ describe('the shared quota of a customer (in-memory limiter)', () => {
     assert.equal(others.statusCode, 200)
     assert.equal(others.headers['x-ratelimit-remaining'], '59')
     assert.equal((await get(plain)).headers['x-ratelimit-remaining'], '59')
+    // One ban too: 2 refusals so far, 57 more from one key, and the 60th (from the other) bans both.
+    for (let i = 0; i < 57; i++) assert.equal((await get(k1)).json().code, 'rate_limited')
+    assert.equal((await get(k2)).json().code, 'key_banned')
+    assert.equal((await get(k1)).json().code, 'key_banned')
+    assert.equal((await get(k3)).statusCode, 200)
     // The customer's usage history is the sum of its keys' (this instance's pending counts).
     const history = await a.call('GET', `/admin/v1/customers/${free.id}/usage/history`)
     assert.equal(history.statusCode, 200, history.body)
-    const sum = history.json().data.reduce((n: number, b: { allowed: number; rateLimited: number }) => n + b.allowed + b.rateLimited, 0)
-    assert.equal(sum, 62)
+    type Bucket = { allowed: number; rateLimited: number; banned: number }
+    const sum = history.json().data.reduce((n: number, b: Bucket) => n + b.allowed + b.rateLimited + b.banned, 0)
+    assert.equal(sum, 121, '60 allowed, 59 rate limited, 2 banned')
     assert.equal((await a.call('GET', '/admin/v1/customers/cus_0000000000000000/usage/history')).statusCode, 404)
   })
 
