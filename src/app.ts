@@ -4,6 +4,7 @@ import { adminApi } from './admin/index.js'
 import { apiKeyCredential } from './auth/api-key-credential.js'
 import { createGuard } from './auth/guard.js'
 import type { Config } from './config/config.js'
+import { CustomerService } from './customers/customer-service.js'
 import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
 import { commonHeaders } from './http/common-headers.js'
@@ -172,6 +173,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     pendingLastUse: (id) => lastUsed.pendingFor(id),
     // A change made here stops the key here at once; other processes learn of it from the change log.
     cache: keys,
+    customers: storage.customers,
   })
   const usageHistory = new UsageHistory({
     usage: storage.usage,
@@ -179,6 +181,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     audit: storage.audit,
     clock,
     pending: deps.usagePending ?? usage,
+  })
+  const customerService = new CustomerService({
+    customers: storage.customers,
+    audit: storage.audit,
+    usage: storage.usage,
+    history: usageHistory,
+    clock,
+    cache: keys,
   })
   // The main app's resolver tells the admin listener's app of revoked admin tokens; an admin app
   // built alone (tests) starts its own.
@@ -192,6 +202,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         keyChanges,
         orders: storage.orders,
         audit: storage.audit,
+        customers: customerService,
         now: () => clock.now(),
       })
   const readiness =

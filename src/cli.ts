@@ -12,16 +12,17 @@ import {
   seeHelp,
   synopsisLines,
 } from './cli/command-line.js'
+import { CUSTOMERS } from './cli/customers-command.js'
 import { inputErrorMessage } from './cli/key-flags.js'
 import { KEYS } from './cli/keys-command.js'
 import { serveCommand } from './cli/serve-command.js'
 import { loadConfiguration, takeConfigFileOption } from './config/config-file.js'
-import { KeyConflictError, KeyInputError, KeyNotFoundError } from './keys/administration.js'
+import { CustomerNotFoundError, KeyConflictError, KeyInputError, KeyNotFoundError } from './keys/administration.js'
 import { CLI } from './shared/command-name.js'
 import { ConfigError, StartupError, startFailureLine } from './shared/startup-error.js'
 import { SERVICE_VERSION } from './shared/version.js'
 
-const GROUPS: Record<string, CommandGroup> = { keys: KEYS, 'admin-tokens': ADMIN_TOKENS }
+const GROUPS: Record<string, CommandGroup> = { keys: KEYS, customers: CUSTOMERS, 'admin-tokens': ADMIN_TOKENS }
 
 /** `serve`: the server of server.ts, or a cluster of them (imported only when it runs: the other commands start fast). */
 const SERVE = serveCommand(async (config, source, workers) => {
@@ -33,7 +34,7 @@ const SERVE = serveCommand(async (config, source, workers) => {
   const { startCluster } = await import('./lifecycle/cluster.js')
   await startCluster(config, workers, source, startServer)
 })
-const COMMAND_NAMES = 'serve, keys or admin-tokens'
+const COMMAND_NAMES = 'serve, keys, customers or admin-tokens'
 
 function help(): string {
   const program = programName()
@@ -110,6 +111,8 @@ function report(error: unknown, path: string): number {
   }
   if (error instanceof KeyNotFoundError)
     return fail(`animal-store: no key with id ${error.id} (${programName()} keys list shows the ids)\n`)
+  if (error instanceof CustomerNotFoundError)
+    return fail(`animal-store: no customer with id ${error.id} (${programName()} customers list shows the ids)\n`)
   if (path === 'serve' || error instanceof ConfigError) return fail(`${startFailureLine(error)}\n`)
   if (error instanceof CommandError || error instanceof StartupError) return fail(`animal-store: ${error.message}\n`)
   throw error

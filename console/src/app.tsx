@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { type AdminTokenInfo, api, whenUnauthorized } from './api.js'
 import { AuditLog } from './pages/audit-log.js'
 import { CreateKey } from './pages/create-key.js'
+import { CustomerList, CustomerPage } from './pages/customers.js'
 import { KeyList } from './pages/key-list.js'
 import { KeyPage } from './pages/key-page.js'
 import { OrderList } from './pages/orders.js'
@@ -61,6 +62,9 @@ export function App() {
         <a href={href.orders()} aria-current={route.page === 'orders' ? 'page' : undefined}>
           Orders
         </a>
+        <a href={href.customers()} aria-current={route.page === 'customers' || route.page === 'customer' ? 'page' : undefined}>
+          Customers
+        </a>
         {me !== null && (
           <span class="signed-in-as" title={`${me.id} (${me.prefix}…)`}>
             signed in as {me.name} ({me.role})
@@ -90,6 +94,8 @@ export function App() {
       {/* Keyed by its address: "Clear filters" or a link to another key's entries starts the form afresh. */}
       {route.page === 'audit' && <AuditLog key={route.query.toString()} query={route.query} />}
       {route.page === 'orders' && <OrderList query={route.query} />}
+      {route.page === 'customers' && <CustomerList query={route.query} />}
+      {route.page === 'customer' && <CustomerPage id={route.id} />}
     </SignedInAs.Provider>
   )
 }

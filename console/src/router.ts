@@ -12,6 +12,8 @@ export type Route =
   | { page: 'new' }
   | { page: 'audit'; query: URLSearchParams }
   | { page: 'orders'; query: URLSearchParams }
+  | { page: 'customers'; query: URLSearchParams }
+  | { page: 'customer'; id: string }
 
 export function parseRoute(hash: string): Route {
   const [path = '', search = ''] = hash.replace(/^#/, '').split('?')
@@ -21,6 +23,9 @@ export function parseRoute(hash: string): Route {
   if (path === '/new') return { page: 'new' }
   if (path === '/audit') return { page: 'audit', query }
   if (path === '/orders') return { page: 'orders', query }
+  const customer = /^\/customers\/([^/]+)$/.exec(path)
+  if (customer) return { page: 'customer', id: decodeURIComponent(customer[1]!) }
+  if (path === '/customers') return { page: 'customers', query }
   return { page: 'keys', query }
 }
 
@@ -30,6 +35,8 @@ export const href = {
   newKey: () => '#/new',
   audit: (query: Record<string, string | undefined> = {}) => withQuery('#/audit', query),
   orders: (query: Record<string, string | undefined> = {}) => withQuery('#/orders', query),
+  customers: (query: Record<string, string | undefined> = {}) => withQuery('#/customers', query),
+  customer: (id: string) => `#/customers/${encodeURIComponent(id)}`,
 }
 
 function withQuery(path: string, query: Record<string, string | undefined>): string {

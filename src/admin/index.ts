@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { adminTokenCredential } from '../admin-tokens/admin-token-credential.js'
 import type { AdminTokenRepository } from '../admin-tokens/admin-token-repository.js'
 import { AdminTokenResolver } from '../admin-tokens/admin-tokens.js'
+import type { CustomerService } from '../customers/customer-service.js'
 import type { AuditRepository, KeyAdministration } from '../keys/administration.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
 import type { OrderRepository } from '../orders/repository.js'
@@ -9,6 +10,7 @@ import type { UsageHistory } from '../usage/usage-history.js'
 import { AUDIT_SCHEMAS, auditRoutes } from './audit/index.js'
 import { ADMIN_PREFIX, type AdminApp } from './common/routes.js'
 import { registerConsole } from './console.js'
+import { type AdminCustomersOptions, CUSTOMER_SCHEMAS, customerRoutes } from './customers/index.js'
 import { KEY_SCHEMAS, keyRoutes } from './keys/index.js'
 import { registerAdminOpenApi } from './openapi.js'
 import { type AdminOrdersOptions, ORDER_SCHEMAS, orderRoutes } from './orders/index.js'
@@ -28,23 +30,27 @@ export interface AdminApiOptions {
   /** Every caller's orders (the orders resource), and the audit log its calls are written to. */
   orders: OrderRepository
   audit: AuditRepository
+  /** Customers (the customers resource). */
+  customers: CustomerService
   now: () => number
 }
 
 /**
- * The admin API, by resource (keys/, usage/, audit/, orders/, token/; what they share in common/), under
+ * The admin API, by resource (keys/, usage/, audit/, orders/, token/, customers/; what they share in common/), under
  * /admin/v1. Thin: each handler parses its input, calls the key service (keys/administration.ts)
  * or usage history and writes the answer; every rule lives in the service. Every route has
  * `auth: 'admin'`: an admin token, the admin quota. The schemas are added first, all of them,
  * in the order of the document's components; the operations follow in the order of its paths.
  */
-async function adminRoutes(app: AdminApp, options: AdminOrdersOptions): Promise<void> {
-  for (const schema of [...KEY_SCHEMAS, ...AUDIT_SCHEMAS, ...USAGE_SCHEMAS, ...ORDER_SCHEMAS, ...TOKEN_SCHEMAS]) app.addSchema(schema)
+async function adminRoutes(app: AdminApp, options: AdminOrdersOptions & AdminCustomersOptions): Promise<void> {
+  for (const schema of [...KEY_SCHEMAS, ...AUDIT_SCHEMAS, ...USAGE_SCHEMAS, ...ORDER_SCHEMAS, ...TOKEN_SCHEMAS, ...CUSTOMER_SCHEMAS])
+    app.addSchema(schema)
   keyRoutes(app, options)
   usageRoutes(app, options)
   auditRoutes(app, options)
   orderRoutes(app, options)
   tokenRoutes(app)
+  customerRoutes(app, options)
 }
 
 /**
@@ -52,7 +58,7 @@ async function adminRoutes(app: AdminApp, options: AdminOrdersOptions): Promise<
  * auth/guard.ts, routes with `auth: 'admin'`) and `register`, which mounts its document and routes
  * under /admin/v1, and the operator console at /admin/console.
  */
-export function adminApi({ admin, usage, adminTokens, keyChanges, orders, audit, now }: AdminApiOptions): {
+export function adminApi({ admin, usage, adminTokens, keyChanges, orders, audit, customers, now }: AdminApiOptions): {
   credential: ReturnType<typeof adminTokenCredential>
   register(app: FastifyInstance): Promise<void>
 } {
@@ -63,7 +69,7 @@ export function adminApi({ admin, usage, adminTokens, keyChanges, orders, audit,
     async register(app) {
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)
-      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin, usage, orders, audit, now })
+      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin, usage, orders, audit, customers, now })
       await registerConsole(app)
     },
   }

@@ -93,6 +93,7 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
         { name: 'audit', description: 'The audit log' },
         { name: 'orders', description: "Every caller's orders: list, view, cancel" },
         { name: 'token', description: 'The admin token of the call: who is calling, with which role' },
+        { name: 'customers', description: 'Customers: their keys share one quota and their orders, and take their plan' },
       ],
       components: {
         securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: `Admin token, ${ADMIN_TOKEN_PREFIX}…` } },

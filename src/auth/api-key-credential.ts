@@ -1,4 +1,4 @@
-import { type ApiKeyRecord, limiterIdentity } from '../keys/api-key.js'
+import { type ApiKeyRecord, limiterIdentity, partitionKey } from '../keys/api-key.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
 import type { LastUsedRecorder } from '../keys/last-used.js'
 import type { Clock } from '../shared/clock.js'
@@ -42,7 +42,7 @@ const UNAUTHORIZED: Record<Unauthenticated['problem'], string> = {
 
 /**
  * API keys, the credential of every route but the admin API's (auth/guard.ts). A valid key is
- * limited by its plan, under its quota (`k:<quotaId>`, shared along its rotation chain). An
+ * limited by its plan, under its quota (`limiterIdentity`: its customer's, or its rotation chain's). An
  * expired key is 401 key_expired, checked against the clock on every request, so expiry needs no
  * cache invalidation. `false`: a key the resolver knows not to be valid (unknown or revoked).
  */
@@ -64,7 +64,7 @@ export function apiKeyCredential({
       lastUsed.touch(found.id, now)
       return { credential: found }
     },
-    limitedAs: (key) => ({ identity: limiterIdentity(key), quota: key, who: { keyId: key.id } }),
+    limitedAs: (key) => ({ identity: limiterIdentity(key), quota: key, who: { keyId: key.id }, partitionKey: partitionKey(key) }),
     decided(request, key, decision) {
       request.usageKeyId = key.id
       request.limitOutcome = decision.allowed ? 'allowed' : (decision.reason ?? 'rate_limited')

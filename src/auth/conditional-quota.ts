@@ -20,7 +20,7 @@ export const conditionalBudget = (quota: Quota): Quota => ({
 })
 
 /** A valid credential's limiter identity, quota and name in logs (CredentialKind.limitedAs). */
-type LimitedAsQuota = { identity: string; quota: Quota; who: LimitedAs }
+type LimitedAsQuota = { identity: string; quota: Quota; who: LimitedAs; partitionKey?: string }
 
 /** The headers of a request the limiter has not counted: the windows as the next request finds them. */
 function uncounted(usage: UsageSnapshot): LimitDecision {
@@ -65,12 +65,12 @@ export class ConditionalQuota {
     return this.limiter.consume(identity, quota)
   }
 
-  private deferred(request: FastifyRequest, reply: FastifyReply, { identity, quota, who }: LimitedAsQuota): DeferredCount {
+  private deferred(request: FastifyRequest, reply: FastifyReply, { identity, quota, who, partitionKey }: LimitedAsQuota): DeferredCount {
     return {
       count: async () => {
         request.deferredCount = null
         const decision = await this.limiter.consume(identity, quota)
-        setRateLimitHeaders(reply, decision)
+        setRateLimitHeaders(reply, decision, partitionKey)
         request.limitOutcome = decision.allowed ? 'allowed' : (decision.reason ?? 'rate_limited')
         if (!decision.allowed) throw this.refuse(request, decision, who)
       },

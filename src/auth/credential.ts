@@ -31,7 +31,7 @@ export interface CredentialKind<Found, C, R = never> {
   /** What was found, judged for this request (expiry, revocation); notes on the request who presented it. */
   admit(request: FastifyRequest, found: Found): Admission<C, R>
   /** The limiter identity and quota of a valid credential, and how a refusal names it. */
-  limitedAs(credential: C): { identity: string; quota: Quota; who: LimitedAs }
+  limitedAs(credential: C): { identity: string; quota: Quota; who: LimitedAs; partitionKey?: string }
   /** The limiter's decision on a valid credential, allowed or not. */
   decided?(request: FastifyRequest, credential: C, decision: LimitDecision): void
   /**

@@ -85,8 +85,10 @@ function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: Rate
     admission: Admission<C, R>,
     decision: LimitDecision,
     who: LimitedAs | undefined,
+    /** The credential's partition key (the headers' `pk`), if its kind has one. */
+    partitionKey?: string,
   ): ApiError | undefined => {
-    setRateLimitHeaders(reply, decision)
+    setRateLimitHeaders(reply, decision, partitionKey)
     const { credential } = admission
     if (credential !== undefined) kind.decided?.(request, credential, decision)
     if (!decision.allowed) return refusal(request, decision, metrics, who)
@@ -117,14 +119,15 @@ function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: Rate
     let identity: string
     let quota: Quota
     let who: LimitedAs | undefined
+    let partitionKey: string | undefined
     if (credential !== undefined) {
       const limitedAs = kind.limitedAs(credential)
-      ;({ identity, quota, who } = limitedAs)
+      ;({ identity, quota, who, partitionKey } = limitedAs)
       // A valid credential's conditional read is counted only if its answer is not a 304 (auth/conditional-quota.ts).
       const deferred = conditional.judge(request, reply, limitedAs)
       if (deferred !== undefined) {
         deferred.then(
-          (decision) => done(conclude(request, reply, admission, decision, who)),
+          (decision) => done(conclude(request, reply, admission, decision, who, partitionKey)),
           (error: Error) => done(error),
         )
         return
@@ -134,11 +137,11 @@ function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: Rate
       quota = ANONYMOUS_QUOTA
     }
     if (limiter.consumeSync !== undefined) {
-      done(conclude(request, reply, admission, limiter.consumeSync(identity, quota), who))
+      done(conclude(request, reply, admission, limiter.consumeSync(identity, quota), who, partitionKey))
       return
     }
     limiter.consume(identity, quota).then(
-      (decision) => done(conclude(request, reply, admission, decision, who)),
+      (decision) => done(conclude(request, reply, admission, decision, who, partitionKey)),
       (error: Error) => done(error),
     )
   }

@@ -41,19 +41,25 @@ export function secondsUntilRetry(d: LimitDecision): number {
  * RateLimit-Policy does not list (appendix B.1), so RateLimit-Policy stays the same on every
  * response (section 3: it SHOULD remain consistent), and a client that reads only RateLimit
  * still sees that nothing passes until the ban ends.
+ *
+ * A valid API key's items carry the draft's partition key, `pk=:<base64>:` (a byte sequence,
+ * keys/api-key.ts partitionKey): the same for every key that shares the quota (a customer's keys,
+ * a rotation chain), so a client can tell which of its keys draw on one quota. Keyless requests
+ * and admin tokens have none.
  */
-export function setRateLimitHeaders(reply: FastifyReply, d: LimitDecision): void {
+export function setRateLimitHeaders(reply: FastifyReply, d: LimitDecision, partitionKey?: string): void {
   const nowSeconds = Math.floor(d.now / 1000)
   const w = tightestWindow(d)
+  const pk = partitionKey === undefined ? '' : `;pk=:${partitionKey}:`
   const windows =
-    `"minute";r=${d.minute.remaining};t=${Math.max(0, d.minute.resetAt - nowSeconds)}, ` +
-    `"day";r=${d.day.remaining};t=${Math.max(0, d.day.resetAt - nowSeconds)}`
+    `"minute";r=${d.minute.remaining};t=${Math.max(0, d.minute.resetAt - nowSeconds)}${pk}, ` +
+    `"day";r=${d.day.remaining};t=${Math.max(0, d.day.resetAt - nowSeconds)}${pk}`
   const banned = d.reason === 'key_banned'
   reply.headers({
     'x-ratelimit-limit': w.limit,
     'x-ratelimit-remaining': d.allowed ? w.remaining : 0,
     'x-ratelimit-reset': d.allowed ? w.resetAt : retryAt(d, nowSeconds),
-    'ratelimit-policy': `"minute";q=${d.minute.limit};w=60, "day";q=${d.day.limit};w=86400`,
+    'ratelimit-policy': `"minute";q=${d.minute.limit};w=60${pk}, "day";q=${d.day.limit};w=86400${pk}`,
     ratelimit: banned ? `${windows}, "ban";r=0;t=${d.retryAfter}` : windows,
   })
   if (!d.allowed) reply.header('retry-after', secondsUntilRetry(d))

@@ -9,6 +9,7 @@ import { readDateTime } from '../shared/date-time.js'
 /** The service's field names as the CLI's flags, for its error messages. */
 const FLAGS: Record<string, string> = {
   plan: '--plan',
+  customerId: '--customer',
   name: '--name',
   perMinute: '--per-minute',
   perDay: '--per-day',
@@ -22,9 +23,10 @@ const FLAGS: Record<string, string> = {
 /** A KeyInputError's message with the fields named as flags (`perMinute` -> `--per-minute`). */
 export function inputErrorMessage(error: KeyInputError): string {
   if (error.field === 'id') return error.message.replace(/^id /, 'key ')
-  let message = error.message.replace(/\b(perMinute|perDay|expiresAt|graceSeconds)\b/g, (field) => FLAGS[field]!)
+  let message = error.message.replace(/\b(perMinute|perDay|expiresAt|graceSeconds|customerId)\b/g, (field) => FLAGS[field]!)
   const flag = FLAGS[error.field]
-  if (flag !== undefined && message.startsWith(error.field + ' ')) message = flag + message.slice(error.field.length)
+  if (flag !== undefined && (message.startsWith(error.field + ' ') || message.startsWith(error.field + ':')))
+    message = flag + message.slice(error.field.length)
   return message
 }
 

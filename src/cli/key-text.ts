@@ -44,7 +44,14 @@ export function keyDetails(v: KeyView): string {
     ['Name', escapeControlCharacters(v.name)],
     ['Plan', `${v.plan}: ${v.perMinute}/min, ${v.perDay}/day`],
     ['State', stateText(v)],
-    ['Quota', v.quotaId === v.id ? v.quotaId : `${v.quotaId} (shared along its rotation chain)`],
+    [
+      'Quota',
+      v.customerId !== null
+        ? `customer ${v.customerId} (shared by its keys)`
+        : v.quotaId === v.id
+          ? v.quotaId
+          : `${v.quotaId} (shared along its rotation chain)`,
+    ],
     ['Created', iso(v.createdAt)],
     ['Updated', iso(v.updatedAt)],
     ['Expires', iso(v.expiresAt) ?? 'never'],

@@ -24,6 +24,7 @@ async function withService(config: Config, work: (service: KeyService, ctx: Chan
       audit: storage.audit,
       limiter: usage?.limiter ?? { peek: () => Promise.reject(new Error('no limiter')) },
       env: config.env,
+      customers: storage.customers,
     })
     // The CLI's changes are audited under the OS user who ran it.
     await work(service, { actor: { type: 'cli', id: userInfo().username }, requestId: null })
@@ -44,10 +45,16 @@ const flag = {
 const create = defineCommand(
   {
     path: 'keys create',
-    synopsis: '--plan free|pro|business|enterprise --name NAME [--per-minute N --per-day M]\n[--expires-at ISO] [--metadata JSON] [--json]',
+    synopsis:
+      '--plan free|pro|business|enterprise --name NAME [--per-minute N --per-day M]\n| --customer CUSTOMER_ID --name NAME\n[--expires-at ISO] [--metadata JSON] [--json]',
     description: 'Creates an API key and prints it, this once: only its SHA-256 is stored.',
     flags: {
       plan: flag.plan,
+      customer: {
+        type: 'string',
+        value: 'CUSTOMER_ID',
+        help: "the customer the key belongs to (cus_…): it takes the customer's plan (no --plan) and shares its quota",
+      },
       name: flag.name,
       'per-minute': flag.perMinute,
       'per-day': flag.perDay,
@@ -61,10 +68,11 @@ const create = defineCommand(
     },
   },
   ({ values }) => {
-    if (values.plan === undefined) throw new UsageError('keys create needs --plan')
+    if (values.plan === undefined && values.customer === undefined) throw new UsageError('keys create needs --plan (or --customer)')
     if (values.name === undefined) throw new UsageError('keys create needs --name')
     const input = {
       plan: values.plan,
+      customerId: values.customer,
       name: values.name,
       perMinute: positiveInt('--per-minute', values['per-minute']),
       perDay: positiveInt('--per-day', values['per-day']),
@@ -88,10 +96,11 @@ const create = defineCommand(
 const list = defineCommand(
   {
     path: 'keys list',
-    synopsis: '[--plan P] [--state active|expired|revoked] [--name TEXT] [--limit N [--after KEY_ID]] [--json]',
+    synopsis: '[--plan P] [--customer CUSTOMER_ID] [--state active|expired|revoked] [--name TEXT] [--limit N [--after KEY_ID]] [--json]',
     description: 'Lists keys newest first (by creation time), never the keys themselves: every key that matches, or one page with --limit.',
     flags: {
       plan: { type: 'string', value: 'P', help: 'keys on this plan only' },
+      customer: { type: 'string', value: 'CUSTOMER_ID', help: 'keys of this customer only' },
       state: { type: 'string', value: 'STATE', help: 'active, expired or revoked keys only' },
       name: { type: 'string', value: 'TEXT', help: 'keys whose name contains TEXT (case-insensitive)' },
       limit: { type: 'string', value: 'N', help: 'one page of at most N keys (1 to 100)' },
@@ -103,7 +112,12 @@ const list = defineCommand(
     if (values.state !== undefined && !(KEY_STATES as readonly string[]).includes(values.state))
       throw new UsageError(`--state must be one of ${KEY_STATES.join(', ')} (got ${JSON.stringify(values.state)})`)
     if (values.after !== undefined && values.limit === undefined) throw new UsageError('--after pages: it needs --limit')
-    const filter = { plan: values.plan as PlanName | undefined, state: values.state as KeyState | undefined, name: values.name }
+    const filter = {
+      plan: values.plan as PlanName | undefined,
+      customerId: values.customer,
+      state: values.state as KeyState | undefined,
+      name: values.name,
+    }
     const limit = positiveInt('--limit', values.limit)
     return (config) =>
       withService(config, async (service) => {

@@ -27,6 +27,11 @@ export interface KeyView {
   prefix: string
   /** The quota the key counts against: the id of the first key of its rotation chain. */
   quotaId: string
+  /**
+   * The customer the key belongs to (cus_…), or null. A customer's keys share its quota and its
+   * orders, and take its plan and limits (keys/api-key.ts, limiterIdentity).
+   */
+  customerId: string | null
   state: KeyState
   createdAt: number
   updatedAt: number
@@ -42,8 +47,11 @@ export interface KeyView {
 }
 
 export interface CreateKeyRequest {
-  plan: string
+  /** Required without a customer; refused with one (the key takes the customer's plan). */
+  plan?: string
   name: string
+  /** The customer the key belongs to: it takes the customer's plan and limits and shares its quota. */
+  customerId?: string
   /** Enterprise only, and required there. */
   perMinute?: number
   perDay?: number
@@ -64,6 +72,8 @@ export interface UpdateKeyRequest {
 
 export interface ListKeysQuery {
   plan?: PlanName
+  /** Only the keys of this customer. */
+  customerId?: string
   state?: KeyState
   /** Case-insensitive substring of the name. */
   name?: string
@@ -265,6 +275,27 @@ export class KeyNotFoundError extends Error {
     super(message)
     this.name = 'KeyNotFoundError'
   }
+}
+
+/** No customer with this id (a key's customerId included: the admin API answers 404 naming it). */
+export class CustomerNotFoundError extends Error {
+  constructor(readonly id: string) {
+    super(`No customer with id ${id}`)
+    this.name = 'CustomerNotFoundError'
+  }
+}
+
+/** What the key service needs of a customer: its plan and limits, which its keys take. */
+export interface CustomerPlan {
+  id: string
+  plan: PlanName
+  perMinute: number
+  perDay: number
+}
+
+/** Where the key service finds a customer (customers/, through its repository). */
+export interface CustomerPlans {
+  findCustomerById(id: string): Promise<CustomerPlan | undefined>
 }
 
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600

@@ -32,15 +32,39 @@ export interface ApiKeyRecord extends Omit<KeyView, 'state'> {
   hash: string
 }
 
-/** The limiter identity of a key: its quota, shared along its rotation chain. */
-export const limiterIdentity = (record: Pick<ApiKeyRecord, 'quotaId'>): string => 'k:' + record.quotaId
+/**
+ * The limiter identity of a key: its customer's quota (`c:<customer id>`, shared by every key of
+ * the customer) when it has one, else its own (`k:<quota id>`, shared along its rotation chain).
+ * No collision with a conditional budget (`c:<identity>`, auth/conditional-quota.ts): customer
+ * ids start with `cus_`, identities with `k:`, `c:` or `a:`.
+ */
+export const limiterIdentity = (record: Pick<ApiKeyRecord, 'quotaId' | 'customerId'>): string =>
+  record.customerId === null ? 'k:' + record.quotaId : 'c:' + record.customerId
 
 /**
- * Whose orders a key places and sees (stored with each order, opaque to everything else): today
- * the key's quota, shared along its rotation chain, so a rotated key keeps its orders. The day
- * keys belong to customers, this is the one place that says so (the customer, for every key of it).
+ * Whose orders a key places and sees (stored with each order, opaque to everything else): its
+ * customer's, for every key of it, or else the key's quota, shared along its rotation chain, so a
+ * rotated key keeps its orders.
  */
-export const orderOwner = (record: Pick<ApiKeyRecord, 'quotaId'>): string => 'k:' + record.quotaId
+export const orderOwner = (record: Pick<ApiKeyRecord, 'quotaId' | 'customerId'>): string =>
+  record.customerId === null ? 'k:' + record.quotaId : 'c:' + record.customerId
+
+const partitionKeys = new WeakMap<object, string>()
+
+/**
+ * The draft's partition key of a key's quota (RateLimit / RateLimit-Policy `pk`, a byte sequence):
+ * the first 12 bytes of the SHA-256 of its limiter identity, so that two keys of one quota show
+ * the same pk, without showing the customer's or the key's id. Computed once per record (records
+ * are cached and replaced, never changed, when a key changes), then read without allocating.
+ */
+export function partitionKey(record: Pick<ApiKeyRecord, 'quotaId' | 'customerId'>): string {
+  let pk = partitionKeys.get(record)
+  if (pk === undefined) {
+    pk = hash('sha256', limiterIdentity(record), 'buffer').subarray(0, 12).toString('base64')
+    partitionKeys.set(record, pk)
+  }
+  return pk
+}
 
 function base62(bytes: Buffer, length: number): string {
   let out = ''
@@ -104,6 +128,10 @@ export function hashKey(key: string): string {
 
 export function generateKeyId(): string {
   return 'key_' + base62(randomBytes(24), 16)
+}
+
+export function generateCustomerId(): string {
+  return 'cus_' + base62(randomBytes(24), 16)
 }
 
 export function generateAdminTokenId(): string {

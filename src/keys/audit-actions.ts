@@ -19,6 +19,9 @@ const READ_ACTIONS = [
   'order.list',
   'order.read',
   'key.lookup',
+  'customer.list',
+  'customer.read',
+  'customer.usage_history',
 ] as const
 
 /** Every action the audit log records (see administration.ts for when each is written), in the order the API lists them. */
@@ -29,6 +32,8 @@ export const AUDIT_ACTIONS = [
   'key.revoke',
   'order.cancel',
   'key.leak_reported',
+  'customer.create',
+  'customer.update',
   ...READ_ACTIONS,
   'admin_token.create',
   'admin_token.revoke',

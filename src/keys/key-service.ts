@@ -1,8 +1,7 @@
 import type { Environment } from '../config/config.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import { type Clock, systemClock } from '../shared/clock.js'
-import { displayPrefix } from '../shared/key-redaction.js'
-import { PLAN_QUOTAS, type PlanName } from '../shared/plans.js'
+import { PLAN_QUOTAS } from '../shared/plans.js'
 import {
   type Actor,
   type AuditAction,
@@ -12,6 +11,8 @@ import {
   BOOTSTRAP_ACTOR,
   type ChangeContext,
   type CreateKeyRequest,
+  type CustomerPlan,
+  type CustomerPlans,
   KEY_STATES,
   type KeyAdministration,
   KeyConflictError,
@@ -26,60 +27,16 @@ import {
   type Revocation,
   type UpdateKeyRequest,
 } from './administration.js'
-import { type ApiKeyRecord, generateKey, generateKeyId, hashKey, limiterIdentity } from './api-key.js'
+import { type ApiKeyRecord, hashKey, limiterIdentity } from './api-key.js'
 import { changedFields, describe, refuseRetired } from './key-records.js'
 import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan } from './key-validation.js'
+import { newKey, newRecord, refusePlanOfCustomer } from './new-key.js'
 import type { AuditDraft, KeyRepository } from './repository.js'
 import { alongChain, alsoRevoked } from './rotation-chain.js'
 
 export function keyState(record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: number): KeyState {
   if (record.revokedAt !== null) return 'revoked'
   return record.expiresAt !== null && record.expiresAt <= now ? 'expired' : 'active'
-}
-
-interface NewKeySpec {
-  plan: PlanName
-  name: string
-  perMinute: number
-  perDay: number
-  expiresAt: number | null
-  metadata: Record<string, unknown> | null
-}
-
-function newRecord(spec: NewKeySpec, env: Environment, now: number, chain?: { quotaId: string; rotatedFrom: string }) {
-  const key = generateKey(env)
-  const id = generateKeyId()
-  const record: ApiKeyRecord = {
-    id,
-    ...spec,
-    hash: hashKey(key),
-    prefix: displayPrefix(key),
-    quotaId: chain?.quotaId ?? id,
-    createdAt: now,
-    updatedAt: now,
-    revokedAt: null,
-    rotatedTo: null,
-    rotatedFrom: chain?.rotatedFrom ?? null,
-    lastUsedAt: null,
-  }
-  return { key, record }
-}
-
-/** A new key and its record, its input checked as createKey checks it; nothing is stored. The plain key is never kept. */
-export function newKey(input: CreateKeyRequest, env: Environment, now: number): { key: string; record: ApiKeyRecord } {
-  return newRecord(checkCreate(input, now), env, now)
-}
-
-function checkCreate(input: CreateKeyRequest, now: number): NewKeySpec {
-  const plan = checkPlan(input.plan)
-  const name = checkName(input.name)
-  return {
-    plan,
-    name,
-    ...checkLimits(plan, input.perMinute, input.perDay),
-    expiresAt: checkExpiry(input.expiresAt, now),
-    metadata: checkMetadata(input.metadata),
-  }
 }
 
 /** Optimistic updates retry this often when another writer changed the key in between. */
@@ -100,6 +57,8 @@ export interface KeyServiceOptions {
    * the change log, which is how the other processes learn of it.
    */
   cache?: KeyCache
+  /** The customers a key may belong to (absent: a key with a customerId is refused as unknown). */
+  customers?: CustomerPlans
 }
 
 /** A cache of key records by hash, which must not serve a key once it has changed. */
@@ -125,9 +84,16 @@ export class KeyService implements KeyAdministration {
   }
 
   async createKey(input: CreateKeyRequest, ctx: ChangeContext): Promise<{ key: string; view: KeyView }> {
+    const customer = input.customerId === undefined ? undefined : await this.findCustomer(input.customerId)
     const now = this.clock.now()
-    const { key, record } = newKey(input, this.options.env, now)
-    await this.keys.insertKey(record, this.entry(ctx, 'key.create', record.id, now, describe(record)))
+    const { key, record } = newKey(input, this.options.env, now, customer)
+    await this.keys.insertKey(
+      record,
+      this.entry(ctx, 'key.create', record.id, now, {
+        ...describe(record),
+        ...(record.customerId === null ? {} : { customerId: record.customerId }),
+      }),
+    )
     this.options.cache?.created(record.hash)
     return { key, view: this.view(record, now) }
   }
@@ -136,12 +102,21 @@ export class KeyService implements KeyAdministration {
     const limit = query.limit
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
     if (query.plan !== undefined) checkPlan(query.plan)
+    if (query.customerId !== undefined) await this.findCustomer(query.customerId)
     if (query.state !== undefined && !KEY_STATES.includes(query.state))
       throw new KeyInputError('state', `state must be one of ${KEY_STATES.join(', ')} (got ${JSON.stringify(query.state)})`)
     const now = this.clock.now()
     const rows = await this.keys.pageKeys({ ...query, limit: limit + 1, now })
     const page = rows.slice(0, limit)
-    const filter = { plan: query.plan, state: query.state, name: query.name, prefix: query.prefix, limit, after: query.after }
+    const filter = {
+      plan: query.plan,
+      customerId: query.customerId,
+      state: query.state,
+      name: query.name,
+      prefix: query.prefix,
+      limit,
+      after: query.after,
+    }
     await this.recordRead(ctx, 'key.list', null, now, filter)
     return { keys: page.map((r) => this.view(r, now)), nextAfter: rows.length > limit ? page[page.length - 1]!.id : null }
   }
@@ -178,6 +153,7 @@ export class KeyService implements KeyAdministration {
       const current = await this.find(id)
       const now = this.clock.now()
       refuseRetired(current, 'updated')
+      if (current.customerId !== null) refusePlanOfCustomer(patch)
       const plan = patch.plan === undefined ? current.plan : checkPlan(patch.plan)
       // Limits: given ones are checked against the plan; otherwise a key staying on enterprise
       // keeps its own, any other plan takes the plan's (so switching away from enterprise resets
@@ -231,7 +207,16 @@ export class KeyService implements KeyAdministration {
         throw new KeyConflictError(id, `key ${id} has expired and cannot be rotated; create a new key (or update its expiresAt first)`)
       const { key, record } = newRecord(
         // The successor keeps the old key's own expiry, if it had one: rotation changes the secret, not the contract.
-        { plan: old.plan, name: old.name, perMinute: old.perMinute, perDay: old.perDay, expiresAt: old.expiresAt, metadata: old.metadata },
+        // Its customer too: a rotated key of a customer still shares the customer's quota and orders.
+        {
+          plan: old.plan,
+          name: old.name,
+          perMinute: old.perMinute,
+          perDay: old.perDay,
+          expiresAt: old.expiresAt,
+          metadata: old.metadata,
+          customerId: old.customerId,
+        },
         this.options.env,
         now,
         { quotaId: old.quotaId, rotatedFrom: old.id },
@@ -332,6 +317,13 @@ export class KeyService implements KeyAdministration {
     await this.auditLog.append(this.entry(ctx, action, keyId, at, given))
   }
 
+  /** A customer named in the input (a new key's, a list filter's): unknown is bad input naming the field (400), not a missing resource. */
+  private async findCustomer(id: string): Promise<CustomerPlan> {
+    const customer = await this.options.customers?.findCustomerById(id)
+    if (customer === undefined) throw new KeyInputError('customerId', `customerId: no customer with id ${id}`)
+    return customer
+  }
+
   private async find(id: string): Promise<ApiKeyRecord> {
     const record = await this.keys.findKeyById(id)
     if (record === undefined) throw new KeyNotFoundError(id)
@@ -358,6 +350,7 @@ export class KeyService implements KeyAdministration {
       perDay: r.perDay,
       prefix: r.prefix,
       quotaId: r.quotaId,
+      customerId: r.customerId,
       state: keyState(r, now),
       createdAt: r.createdAt,
       updatedAt: r.updatedAt,
@@ -380,7 +373,11 @@ export async function createFirstKey(
   env: Environment,
   now = Date.now(),
 ): Promise<{ key: string; record: ApiKeyRecord } | undefined> {
-  const created = newRecord({ plan: 'free', name: 'first key', ...PLAN_QUOTAS.free, expiresAt: null, metadata: null }, env, now)
+  const created = newRecord(
+    { plan: 'free', name: 'first key', ...PLAN_QUOTAS.free, expiresAt: null, metadata: null, customerId: null },
+    env,
+    now,
+  )
   const audit: AuditDraft = {
     at: now,
     actor: BOOTSTRAP_ACTOR,
@@ -393,3 +390,4 @@ export async function createFirstKey(
 }
 
 export type CreateKeyInput = CreateKeyRequest
+export { newKey }

@@ -17,6 +17,7 @@ export type AuditDraft = Omit<AuditEntry, 'seq'>
 
 export interface KeyPageFilter {
   plan?: PlanName
+  customerId?: string
   state?: KeyState
   name?: string
   /** The display prefix, exactly. */

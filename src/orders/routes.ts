@@ -130,7 +130,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
         operationId: 'listOrders',
         summary: 'List your orders',
         description:
-          "Returns up to `limit` of the caller's orders (placed with this API key or the keys of its rotation chain) in ascending id order, optionally only those with `status`. " +
+          "Returns up to `limit` of the caller's orders (placed with this API key or the keys of its rotation chain, or, for a key of a customer, any key of the customer) in ascending id order, optionally only those with `status`. " +
           'When more exist, a `Link: <...>; rel="next"` header gives the next page; the body is a bare array, as listPets answers. ' +
           'A placed order whose hold ran out shows `expired` once the expiry sweep has run (ORDER_SWEEP_MS); a change of it is refused at once.',
         tags: ['store'],

@@ -21,6 +21,7 @@ export interface KeyRow {
   /** JSON text in SQLite, already parsed (jsonb) in PostgreSQL. */
   metadata: string | Record<string, unknown> | null
   last_used_at: number | null
+  customer_id: string | null
 }
 
 const parseJson = (value: string | Record<string, unknown> | null): Record<string, unknown> | null =>
@@ -43,11 +44,12 @@ export const toKeyRecord = (r: KeyRow): ApiKeyRecord => ({
   rotatedFrom: r.rotated_from,
   metadata: parseJson(r.metadata),
   lastUsedAt: r.last_used_at,
+  customerId: r.customer_id,
 })
 
 /** Column list and values of an INSERT of a whole record, in the same order for both stores. */
 export const KEY_COLUMNS =
-  'id, name, plan, per_minute, per_day, hash, prefix, quota_id, created_at, updated_at, expires_at, revoked_at, rotated_to, rotated_from, metadata, last_used_at'
+  'id, name, plan, per_minute, per_day, hash, prefix, quota_id, created_at, updated_at, expires_at, revoked_at, rotated_to, rotated_from, metadata, last_used_at, customer_id'
 
 export const keyValues = (k: ApiKeyRecord): unknown[] => [
   k.id,
@@ -66,6 +68,7 @@ export const keyValues = (k: ApiKeyRecord): unknown[] => [
   k.rotatedFrom,
   k.metadata === null ? null : JSON.stringify(k.metadata),
   k.lastUsedAt,
+  k.customerId,
 ]
 
 /** An audit_log row as both stores return it. */

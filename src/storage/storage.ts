@@ -1,4 +1,5 @@
 import type { AdminTokenRepository } from '../admin-tokens/admin-token-repository.js'
+import type { CustomerRepository } from '../customers/repository.js'
 import type { AuditRepository } from '../keys/administration.js'
 import type { KeyRepository } from '../keys/repository.js'
 import type { OrderRepository } from '../orders/repository.js'
@@ -18,6 +19,8 @@ export interface Storage {
   readonly audit: AuditRepository
   /** Per-key usage history: minute and hour rows (usage/). */
   readonly usage: UsageRepository
+  /** Customers: the owners of keys that share one quota (customers/). */
+  readonly customers: CustomerRepository
   /** Rejects when the engine cannot answer a trivial query (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>

@@ -51,6 +51,8 @@ export interface UsageRepository {
   history(keyIds: readonly string[], granularity: Granularity, from: number, to: number): Promise<UsageBucket[]>
   /** The ids of every key of a quota (a rotation chain), in any order. */
   quotaKeyIds(quotaId: string): Promise<string[]>
+  /** The ids of every key of a customer, revoked ones included (their history is the customer's), in any order. */
+  customerKeyIds(customerId: string): Promise<string[]>
   /**
    * Per-key totals over hour rows in [from, to), keys with at least one of the measure only, by the
    * measure descending then keyId ascending, at most `limit` (every key of `keyIds` when given).

@@ -49,13 +49,32 @@ export class UsageHistory {
 
   /** Every bucket of the range, oldest first, zeros included; KeyNotFoundError for an unknown key. */
   async history(keyId: string, query: HistoryQuery, ctx?: ChangeContext): Promise<UsageBucket[]> {
-    const { usage, keys, clock, pending } = this.options
+    const { usage, keys } = this.options
     const key = await keys.findKeyById(keyId)
     if (key === undefined) throw new KeyNotFoundError(keyId)
+    const ids = query.scope === 'chain' ? await usage.quotaKeyIds(key.quotaId) : [key.id]
+    const { range, buckets } = await this.keysHistory(ids, query)
+    await this.record(ctx, 'key.usage_history', key.id, {
+      granularity: query.granularity,
+      scope: query.scope,
+      from: range.from,
+      to: range.to,
+    })
+    return buckets
+  }
+
+  /**
+   * Every bucket of the range summed over `ids` (stored and pending), oldest first, zeros included;
+   * not on the audit log (the caller's read is): a key's, a chain's, a customer's keys'.
+   */
+  async keysHistory(
+    ids: readonly string[],
+    query: Omit<HistoryQuery, 'scope'>,
+  ): Promise<{ range: { from: number; to: number }; buckets: UsageBucket[] }> {
+    const { usage, clock, pending } = this.options
     const range = bucketRange(query.granularity, query.from, query.to, clock.now())
     const size = BUCKET_MS[query.granularity]
-    const ids = query.scope === 'chain' ? await usage.quotaKeyIds(key.quotaId) : [key.id]
-    const stored = await usage.history(ids, query.granularity, range.from, range.to)
+    const stored = ids.length === 0 ? [] : await usage.history(ids, query.granularity, range.from, range.to)
     const unstored = pending?.pendingBuckets(ids, size, range.from, range.to)
     const byStart = new Map(stored.map((b) => [b.start, b.counts]))
     const buckets: UsageBucket[] = []
@@ -67,13 +86,7 @@ export class UsageHistory {
       if (p !== undefined) addCounts(counts, p)
       buckets.push({ start, counts })
     }
-    await this.record(ctx, 'key.usage_history', key.id, {
-      granularity: query.granularity,
-      scope: query.scope,
-      from: range.from,
-      to: range.to,
-    })
-    return buckets
+    return { range, buckets }
   }
 
   /**

@@ -23,17 +23,19 @@ describe('admin token roles', () => {
   let reader: string
   let operations: Operation[]
   let keyId: string
+  let customerId: string
   before(async () => {
     reader = (await createAdminToken(t.storage.adminTokens, { name: 'auditor', role: 'read' })).token
     keyId = (await t.call('POST', '/admin/v1/keys', { plan: 'free', name: 'seen' })).json().apiKey.id
+    customerId = (await t.call('POST', '/admin/v1/customers', { plan: 'free', name: 'seen' })).json().id
     const doc = (await t.call('GET', '/admin/v1/openapi.json')).json()
     operations = Object.entries(doc.paths as Record<string, Record<string, Omit<Operation, 'method' | 'path'>>>).flatMap(
       ([path, methods]) => Object.entries(methods).map(([method, op]) => ({ ...op, method: method.toUpperCase(), path })),
     )
   })
 
-  /** A path of the document with its parameters filled in: an existing key, an order id. */
-  const url = (path: string) => `/admin/v1${path.replace('{keyId}', keyId).replace('{orderId}', '1')}`
+  /** A path of the document with its parameters filled in: an existing key and customer, an order id. */
+  const url = (path: string) => `/admin/v1${path.replace('{keyId}', keyId).replace('{orderId}', '1').replace('{customerId}', customerId)}`
   const asReader = (method: string, path: string, payload?: string) =>
     t.app.inject({
       method: method as 'GET',

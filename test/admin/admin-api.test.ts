@@ -85,6 +85,7 @@ for (const engine of ENGINES) {
           perDay: 10_000,
           prefix: undefined,
           quotaId: undefined,
+          customerId: null,
           state: 'active',
           createdAt: new Date(TEST_NOW).toISOString(),
           updatedAt: new Date(TEST_NOW).toISOString(),

@@ -56,6 +56,9 @@ describe('admin OpenAPI document', () => {
     )
     assert.deepEqual(operations.sort(), [
       'GET /audit-log listAuditLog',
+      'GET /customers listCustomers',
+      'GET /customers/{customerId} getCustomer',
+      'GET /customers/{customerId}/usage/history getCustomerUsageHistory',
       'GET /keys listKeys',
       'GET /keys/{keyId} getKey',
       'GET /keys/{keyId}/usage getKeyUsage',
@@ -64,7 +67,9 @@ describe('admin OpenAPI document', () => {
       'GET /orders/{orderId} getAnyOrder',
       'GET /token getAdminToken',
       'GET /usage/top listTopUsage',
+      'PATCH /customers/{customerId} updateCustomer',
       'PATCH /keys/{keyId} updateKey',
+      'POST /customers createCustomer',
       'POST /keys createKey',
       'POST /keys/lookup lookupKey',
       'POST /keys/{keyId}/revoke revokeKey',

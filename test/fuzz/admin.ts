@@ -86,7 +86,7 @@ export class AdminFixture {
     await this.app.close()
   }
 
-  /** A few keys in every state, made through the API (so they are known ids): active, enterprise, expiring, rotated, revoked. */
+  /** A few keys in every state, made through the API (so they are known ids): active, enterprise, expiring, rotated, revoked; a customer and its key. */
   private async seed(): Promise<void> {
     const soon = new Date(this.t.clock.now() + 120_000).toISOString()
     const call = async (method: string, path: string, body: unknown) => {
@@ -120,6 +120,9 @@ export class AdminFixture {
     await call('POST', `/keys/${free.apiKey.id}/rotate`, { gracePeriodSeconds: 3600 })
     const revoked = await call('POST', '/keys', { plan: 'business', name: 'seed revoked' })
     await call('POST', `/keys/${revoked.apiKey.id}/revoke`, {})
+    // A customer (its id known too), and a key of it.
+    const customer = (await call('POST', '/customers', { plan: 'free', name: 'seed customer' })) as unknown as { id: string }
+    await call('POST', '/keys', { name: 'seed customer key', customerId: customer.id })
   }
 
   private async snapshot(): Promise<Snapshot> {

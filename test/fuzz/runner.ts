@@ -137,15 +137,20 @@ export async function runAbuseCase(server: FuzzServer, endpoint: Endpoint, c: Ab
 }
 
 /**
- * `<known N>` -> the Nth id the endpoint handed out (modulo how many), or 1 before any. Animals
- * and orders have integer ids: after `/pets/` or `/orders/` only such ids stand (the admin
- * endpoint hands out key ids, which would make an order's path a 400 for its parameter instead of
- * the case the fuzzer meant, e.g. a NUL in the query).
+ * `<known N>` -> the Nth id the endpoint handed out of the kind the path names (modulo how many),
+ * or 1 before any. Animals and orders have integer ids, keys `key_…` ids, customers `cus_…` ids:
+ * after `/pets/` or `/orders/`, `/keys/`, `/customers/` only such ids stand (another kind would
+ * make the path a 400 for its parameter instead of the case the fuzzer meant, e.g. a NUL in the query).
  */
+const ID_KINDS: Array<[RegExp, RegExp]> = [
+  [/\/(pets|orders)\/$/, /^\d+$/],
+  [/\/keys\/$/, /^key_/],
+  [/\/customers\/$/, /^cus_/],
+]
 const resolveKnown = (endpoint: Endpoint, text: string) =>
   text.replace(KNOWN_ID, (_, n: string, offset: number) => {
-    const integer = /\/(pets|orders)\/$/.test(text.slice(0, offset))
-    const ids = integer ? endpoint.knownIds.filter((id) => /^\d+$/.test(id)) : endpoint.knownIds
+    const kind = ID_KINDS.find(([path]) => path.test(text.slice(0, offset)))?.[1]
+    const ids = kind === undefined ? endpoint.knownIds : endpoint.knownIds.filter((id) => kind.test(id))
     return pctSegment(ids[Number(n) % Math.max(ids.length, 1)] ?? '1')
   })
 const pctSegment = (id: string) => encodeURIComponent(id)

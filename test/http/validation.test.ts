@@ -39,6 +39,7 @@ describe('query strings on every operation', () => {
   let adminDoc: Document
   let apiKey: string
   let keyId: string
+  let customerId: string
   /** A valid request for each operation, but for its query string. */
   let requests: Record<string, { url: string; body?: unknown }>
 
@@ -47,6 +48,7 @@ describe('query strings on every operation', () => {
     apiKey = (await createApiKey(t.storage.keys, { plan: 'pro', name: 'caller' }, t.config.env)).key
     const created = await t.call('POST', '/admin/v1/keys', { plan: 'free', name: 'target' })
     keyId = created.json().apiKey.id
+    customerId = (await t.call('POST', '/admin/v1/customers', { plan: 'free', name: 'customer' })).json().id
     const pet = await t.api.inject({
       method: 'POST',
       url: '/v1/pets',
@@ -88,6 +90,11 @@ describe('query strings on every operation', () => {
       getAnyOrder: { url: `/admin/v1/orders/${order.json().id}` },
       cancelAnyOrder: { url: `/admin/v1/orders/${order.json().id}/cancel` },
       getAdminToken: { url: '/admin/v1/token' },
+      createCustomer: { url: '/admin/v1/customers', body: { plan: 'pro', name: 'new' } },
+      listCustomers: { url: '/admin/v1/customers' },
+      getCustomer: { url: `/admin/v1/customers/${customerId}` },
+      updateCustomer: { url: `/admin/v1/customers/${customerId}`, body: { name: 'renamed' } },
+      getCustomerUsageHistory: { url: `/admin/v1/customers/${customerId}/usage/history` },
     }
   })
 

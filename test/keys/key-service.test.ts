@@ -99,6 +99,7 @@ for (const engine of STORE_ENGINES) {
         perDay: 10_000,
         prefix: key.slice(0, 12),
         quotaId: view.id,
+        customerId: null,
         state: 'active',
         createdAt: TEST_NOW,
         updatedAt: TEST_NOW,

@@ -42,6 +42,7 @@ async function checkMigrated(storage: Storage): Promise<void> {
     rotatedFrom: null,
     metadata: null,
     lastUsedAt: null,
+    customerId: null,
   })
   assert.equal((await storage.keys.findKeyById('key_gone'))?.revokedAt, 1_700_000_100_000)
   // The old revocation entry is in the change log, and new changes follow it.

@@ -38,6 +38,7 @@ const KEYS: ApiKeyRecord[] = Array.from({ length: 37 }, (_, i) => {
     rotatedFrom: null,
     metadata: null,
     lastUsedAt: null,
+    customerId: null,
   }
 })
 

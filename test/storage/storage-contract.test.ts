@@ -112,6 +112,7 @@ function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     hash: randomBytes(32).toString('hex'),
     prefix: 'as_test_abcd',
     quotaId: id,
+    customerId: null,
     createdAt: 1_790_000_000_000 + keyCounter,
     updatedAt: 1_790_000_000_000 + keyCounter,
     expiresAt: null,

@@ -34,14 +34,25 @@ const SERIES = [
  * with uPlot. The totals of the range are on the chart's element (data-allowed, data-rate-limited,
  * data-banned) and written under it.
  */
-export function UsageChart({ keyId, rotated }: { keyId: string; rotated: boolean }) {
+export function UsageChart({
+  keyId,
+  rotated,
+  history: load,
+}: {
+  /** The key's id, or the id of whatever `history` reads (a customer's). */
+  keyId: string
+  rotated: boolean
+  /** Another history than the key's (a customer's: the sum of its keys'). */
+  history?: (query: { granularity: 'minute' | 'hour'; from: string; to: string }) => Promise<{ data: UsageBucket[] }>
+}) {
   const [range, setRange] = useState<RangeName>('hour')
   const [scope, setScope] = useState<'key' | 'chain'>('key')
   // The range travels with its buckets: while the next range loads, the chart still shows the last
   // one, and its step and data-range must be that one's, not the button just pressed.
   const history = useLoad(async () => {
     const { granularity } = RANGES[range]
-    return { range, buckets: (await api.usageHistory(keyId, { granularity, scope, ...rangeBounds(range, Date.now()) })).data }
+    const query = { granularity, ...rangeBounds(range, Date.now()) }
+    return { range, buckets: (await (load ? load(query) : api.usageHistory(keyId, { ...query, scope }))).data }
   }, [keyId, range, scope])
   const totals = history.value ? sum(history.value.buckets) : undefined
   // The 30 days are drawn by day: 720 hourly bars would each be a pixel wide.

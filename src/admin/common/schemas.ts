@@ -38,3 +38,6 @@ export const pageLimit = Type.Integer({
 })
 
 export const KeyIdParams = Type.Object({ keyId: keyId('The key id (key_…).') })
+
+export const CUSTOMER_ID_PATTERN = '^cus_[0-9A-Za-z]{16}$'
+export const customerId = (description: string) => Type.String({ pattern: CUSTOMER_ID_PATTERN, description })

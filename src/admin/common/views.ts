@@ -1,4 +1,4 @@
-import { KeyConflictError, KeyInputError, KeyNotFoundError } from '../../keys/administration.js'
+import { CustomerNotFoundError, KeyConflictError, KeyInputError, KeyNotFoundError } from '../../keys/administration.js'
 import { readDateTime } from '../../shared/date-time.js'
 import { ApiError } from '../../shared/errors.js'
 
@@ -30,6 +30,7 @@ export async function callService<T>(work: () => Promise<T>): Promise<T> {
       throw new ApiError('invalid_request', message)
     }
     if (error instanceof KeyNotFoundError) throw new ApiError('not_found', error.message)
+    if (error instanceof CustomerNotFoundError) throw new ApiError('not_found', error.message)
     if (error instanceof KeyConflictError) throw new ApiError('conflict', error.message)
     throw error
   }

@@ -1,15 +1,20 @@
 import { type Static, Type } from 'typebox'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
-import { plan, ref } from '../common/schemas.js'
+import { customerId, plan, ref } from '../common/schemas.js'
 import { callService, parseTime } from '../common/views.js'
 import { AdminKeySchema, expiresAt, keyName, limit, metadata, secret, tags } from './schemas.js'
 import { assertStorableJson, createdKeyJson } from './views.js'
 
 export const CreateKeyBody = Type.Object(
   {
-    plan,
+    plan: Type.Optional(plan),
     name: keyName,
+    customerId: Type.Optional(
+      customerId(
+        "The customer the key belongs to: it takes the customer's plan and limits (plan, perMinute and perDay are then refused) and shares its quota and orders.",
+      ),
+    ),
     perMinute: Type.Optional(limit('minute')),
     perDay: Type.Optional(limit('day')),
     expiresAt: Type.Optional(expiresAt),
@@ -34,7 +39,8 @@ export function createKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
         operationId: 'createKey',
         summary: 'Create an API key',
         description:
-          'Creates a key on a plan. Enterprise keys need perMinute and perDay; other plans refuse them. ' +
+          'Creates a key on a plan (required without a customer). Enterprise keys need perMinute and perDay; other plans refuse them. ' +
+          "With `customerId`, the key belongs to the customer: it takes the customer's plan and limits (a plan or limit sent too is 400) and shares one quota with the customer's other keys (an unknown customer is 400 naming customerId). " +
           'The key itself is in the answer this once (only its SHA-256 is stored). Written to the audit log.',
         tags,
         body: ref(CreateKeyBody),

@@ -11,7 +11,7 @@ import {
   link,
   linkHeaderDoc,
 } from '../common/routes.js'
-import { ADMIN_LIST_LIMIT, keyId, pageLimit, plan, ref } from '../common/schemas.js'
+import { ADMIN_LIST_LIMIT, customerId, keyId, pageLimit, plan, ref } from '../common/schemas.js'
 import { callService } from '../common/views.js'
 import { AdminKeySchema, tags } from './schemas.js'
 import { keyPageJson } from './views.js'
@@ -35,6 +35,7 @@ export const ListKeysQuery = Type.Object(
       ),
     ),
     plan: Type.Optional(plan),
+    customerId: Type.Optional(customerId('Only the keys of this customer (an unknown customer is 400).')),
     state: Type.Optional(
       Type.Unsafe<(typeof KEY_STATES)[number]>({ type: 'string', enum: [...KEY_STATES], description: 'Only keys in this state.' }),
     ),
@@ -66,10 +67,10 @@ export function listKeys(app: AdminApp, { admin }: AdminRoutesOptions): void {
       },
     },
     async (request, reply) => {
-      const { limit = ADMIN_LIST_LIMIT.default, after, plan, state, name } = request.query
-      const page = await callService(() => admin.listKeys({ limit, after, plan, state, name }, changeContext(request)))
+      const { limit = ADMIN_LIST_LIMIT.default, after, plan, customerId, state, name } = request.query
+      const page = await callService(() => admin.listKeys({ limit, after, plan, customerId, state, name }, changeContext(request)))
       if (page.nextAfter !== null) {
-        reply.header('link', link(`${ADMIN_PREFIX}/keys`, { limit, plan, state, name, after: page.nextAfter }))
+        reply.header('link', link(`${ADMIN_PREFIX}/keys`, { limit, plan, customerId, state, name, after: page.nextAfter }))
       }
       return keyPageJson(page)
     },

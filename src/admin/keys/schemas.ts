@@ -44,7 +44,12 @@ export const AdminKeySchema = Type.Object(
     perMinute: Type.Integer({ description: 'Requests per clock minute.' }),
     perDay: Type.Integer({ description: 'Requests per UTC day.' }),
     prefix: Type.String({ description: 'Display prefix (as_live_AbCd): enough to recognise the key, safe to show and log.' }),
-    quotaId: Type.String({ description: 'The quota the key counts against: the id of the first key of its rotation chain.' }),
+    quotaId: Type.String({
+      description: 'The id of the first key of its rotation chain: the quota the key counts against when it has no customer.',
+    }),
+    customerId: Type.Union([Type.String(), Type.Null()], {
+      description: 'The customer the key belongs to (cus_…): its keys share one quota and its orders, and take its plan. null: none.',
+    }),
     state: Type.Unsafe<(typeof KEY_STATES)[number]>({
       type: 'string',
       enum: [...KEY_STATES],

@@ -37,7 +37,8 @@ export function updateKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
         description:
           'Changes name, plan, limits, metadata or expiry: only the fields sent; null clears expiresAt or metadata. ' +
           'All or nothing: a refused field changes nothing. Every instance applies it within 2 s. Written to the audit log. ' +
-          'A revoked key, or one that was rotated (its successor takes the changes), is 409 `conflict`.',
+          'A revoked key, or one that was rotated (its successor takes the changes), is 409 `conflict`. ' +
+          "A key of a customer takes the customer's plan: its plan and limits are 400 here (change the customer).",
         tags,
         params: KeyIdParams,
         body: ref(UpdateKeyBody),

@@ -12,6 +12,7 @@ export function keyJson(view: KeyView): AdminKey {
     perDay: view.perDay,
     prefix: view.prefix,
     quotaId: view.quotaId,
+    customerId: view.customerId,
     state: view.state,
     createdAt: iso(view.createdAt),
     updatedAt: iso(view.updatedAt),

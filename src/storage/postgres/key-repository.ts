@@ -77,7 +77,7 @@ export class PostgresKeyRepository implements KeyRepository {
     return (await this.db.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id')).map(toKeyRecord)
   }
 
-  async pageKeys({ plan, state, name, prefix, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
+  async pageKeys({ plan, customerId, state, name, prefix, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
     // Newest first, keyset-paged on (created_at, id): `after` is the last key of the previous page,
     // whose creation time the query reads itself (keys are never deleted, so the cursor stays valid).
     // COLLATE "C": the same byte order as SQLite's, whatever the database's collation.
@@ -90,6 +90,10 @@ export class PostgresKeyRepository implements KeyRepository {
     if (plan !== undefined) {
       values.push(plan)
       where.push(`plan = $${values.length}`)
+    }
+    if (customerId !== undefined) {
+      values.push(customerId)
+      where.push(`customer_id = $${values.length}`)
     }
     if (state === 'revoked') where.push('revoked_at IS NOT NULL')
     else if (state !== undefined) {

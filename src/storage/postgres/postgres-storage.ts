@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
+import type { CustomerRepository } from '../../customers/repository.js'
 import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
@@ -11,6 +12,7 @@ import { StorageFaults } from '../storage-faults.js'
 import { PostgresAdminTokenRepository } from './admin-token-repository.js'
 import { PostgresAuditRepository } from './audit-repository.js'
 import { assertSchemaName, clientConfig, Db, TIMEOUTS, toStorageError } from './connection.js'
+import { PostgresCustomerRepository } from './customer-repository.js'
 import { KeyChangeWatcher } from './key-change-watcher.js'
 import { PostgresKeyRepository } from './key-repository.js'
 import { PostgresOrderRepository } from './order-repository.js'
@@ -94,6 +96,7 @@ export class PostgresStorage implements Storage {
   readonly adminTokens: PostgresAdminTokenRepository
   readonly audit: AuditRepository
   readonly usage: UsageRepository
+  readonly customers: CustomerRepository
   private readonly db: Db
   private readonly watcher: KeyChangeWatcher | undefined
   /** Every repository's failures go through it: a full disk or a corrupt page shows in ping(). */
@@ -112,6 +115,7 @@ export class PostgresStorage implements Storage {
     this.adminTokens = this.faults.watch(new PostgresAdminTokenRepository(this.db))
     this.audit = this.faults.watch(new PostgresAuditRepository(this.db))
     this.usage = this.faults.watch(new PostgresUsageRepository(this.db))
+    this.customers = this.faults.watch(new PostgresCustomerRepository(this.db))
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */

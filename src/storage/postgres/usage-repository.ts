@@ -68,6 +68,10 @@ export class PostgresUsageRepository implements UsageRepository {
     return (await this.db.query<{ id: string }>('SELECT id FROM api_keys WHERE quota_id = $1', [quotaId])).map((r) => r.id)
   }
 
+  async customerKeyIds(customerId: string): Promise<string[]> {
+    return (await this.db.query<{ id: string }>('SELECT id FROM api_keys WHERE customer_id = $1', [customerId])).map((r) => r.id)
+  }
+
   async top({ from, to, by, limit, keyIds }: TopQuery): Promise<KeyTotals[]> {
     if (keyIds !== undefined) {
       if (keyIds.length === 0) return []

@@ -75,11 +75,12 @@ export class SqliteKeyRepository implements KeyRepository {
     return this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id').all().map(toKeyRecord)
   }
 
-  async pageKeys({ plan, state, name, prefix, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
+  async pageKeys({ plan, customerId, state, name, prefix, limit, after, now }: KeyPageFilter): Promise<ApiKeyRecord[]> {
     // Newest first, keyset-paged on (created_at, id): `after` is the last key of the previous page,
     // whose creation time the query reads itself (keys are never deleted, so the cursor stays valid).
     const where = after === undefined ? [] : ['(created_at, id) < (SELECT created_at, id FROM api_keys WHERE id = @after)']
     if (plan !== undefined) where.push('plan = @plan')
+    if (customerId !== undefined) where.push('customer_id = @customerId')
     if (state !== undefined) where.push(STATE_SQL[state])
     // instr, not LIKE: no wildcard in the name can change the meaning. lower() folds ASCII only.
     if (name !== undefined) where.push('instr(lower(name), lower(@name)) > 0')
@@ -88,7 +89,15 @@ export class SqliteKeyRepository implements KeyRepository {
       .prepare<[Record<string, unknown>], KeyRow>(
         `SELECT * FROM api_keys ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY created_at DESC, id DESC LIMIT @limit`,
       )
-      .all({ after: after ?? null, plan: plan ?? null, name: name ?? null, prefix: prefix ?? null, now, limit })
+      .all({
+        after: after ?? null,
+        plan: plan ?? null,
+        customerId: customerId ?? null,
+        name: name ?? null,
+        prefix: prefix ?? null,
+        now,
+        limit,
+      })
       .map(toKeyRecord)
   }
 

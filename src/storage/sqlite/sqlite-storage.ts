@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { type Durability, sqliteFilename } from '../../config/config.js'
+import type { CustomerRepository } from '../../customers/repository.js'
 import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
@@ -10,6 +11,7 @@ import { StorageFaults } from '../storage-faults.js'
 import { SqliteAdminTokenRepository } from './admin-token-repository.js'
 import { SqliteAuditRepository } from './audit-repository.js'
 import { CatalogueClock } from './catalogue-clock.js'
+import { SqliteCustomerRepository } from './customer-repository.js'
 import { SqliteKeyRepository } from './key-repository.js'
 import { openMigrated } from './open-database.js'
 import { SqliteOrderRepository } from './order-repository.js'
@@ -31,6 +33,7 @@ export class SqliteStorage implements Storage {
   readonly adminTokens: SqliteAdminTokenRepository
   readonly audit: AuditRepository
   readonly usage: UsageRepository
+  readonly customers: CustomerRepository
   private readonly db: Database.Database
   /** Every repository's failures go through it: a full disk or a corrupt page is a 503 and shows in ping(). */
   private readonly faults = new StorageFaults(toSqliteStorageError)
@@ -48,6 +51,7 @@ export class SqliteStorage implements Storage {
     this.adminTokens = this.faults.watch(new SqliteAdminTokenRepository(this.db))
     this.audit = this.faults.watch(new SqliteAuditRepository(this.db))
     this.usage = this.faults.watch(new SqliteUsageRepository(this.db))
+    this.customers = this.faults.watch(new SqliteCustomerRepository(this.db))
   }
 
   /** A read; after a storage fault, a write (see StorageFaults) until one succeeds. */

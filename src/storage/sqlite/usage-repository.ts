@@ -64,6 +64,13 @@ export class SqliteUsageRepository implements UsageRepository {
       .map((r) => r.id)
   }
 
+  async customerKeyIds(customerId: string): Promise<string[]> {
+    return this.db
+      .prepare<[string], { id: string }>('SELECT id FROM api_keys WHERE customer_id = ?')
+      .all(customerId)
+      .map((r) => r.id)
+  }
+
   async top({ from, to, by, limit, keyIds }: TopQuery): Promise<KeyTotals[]> {
     if (keyIds !== undefined) {
       if (keyIds.length === 0) return []

@@ -65,6 +65,7 @@ test('names and metadata stored with control characters are printed escaped by k
       rotatedTo: null,
       rotatedFrom: null,
       metadata,
+      customerId: null,
       lastUsedAt: null,
       hash: '0'.repeat(64),
     })
