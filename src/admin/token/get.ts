@@ -47,7 +47,7 @@ export function getAdminToken(app: AdminApp): void {
         tags: ['token'],
         response: {
           200: { description: 'The token.', ...ref(AdminTokenSchema), headers: rateLimitHeaderDocs },
-          ...errorResponses(401, 429, 500, 503),
+          ...errorResponses(400, 401, 429, 500, 503),
         },
       },
     },
