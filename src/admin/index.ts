@@ -6,6 +6,7 @@ import type { AuditRepository, KeyAdministration } from '../keys/administration.
 import type { KeyResolver } from '../keys/key-resolver.js'
 import type { OrderRepository } from '../orders/repository.js'
 import type { UsageHistory } from '../usage/usage-history.js'
+import { ADMIN_TOKEN_SCHEMAS, type AdminTokenRoutesOptions, adminTokenRoutes } from './admin-tokens/index.js'
 import { AUDIT_SCHEMAS, auditRoutes } from './audit/index.js'
 import { ADMIN_PREFIX, type AdminApp } from './common/routes.js'
 import { registerConsole } from './console.js'
@@ -32,19 +33,21 @@ export interface AdminApiOptions {
 }
 
 /**
- * The admin API, by resource (keys/, usage/, audit/, orders/, token/; what they share in common/), under
+ * The admin API, by resource (keys/, usage/, audit/, orders/, token/, admin-tokens/; what they share in common/), under
  * /admin/v1. Thin: each handler parses its input, calls the key service (keys/administration.ts)
  * or usage history and writes the answer; every rule lives in the service. Every route has
  * `auth: 'admin'`: an admin token, the admin quota. The schemas are added first, all of them,
  * in the order of the document's components; the operations follow in the order of its paths.
  */
-async function adminRoutes(app: AdminApp, options: AdminOrdersOptions): Promise<void> {
-  for (const schema of [...KEY_SCHEMAS, ...AUDIT_SCHEMAS, ...USAGE_SCHEMAS, ...ORDER_SCHEMAS, ...TOKEN_SCHEMAS]) app.addSchema(schema)
+async function adminRoutes(app: AdminApp, options: AdminOrdersOptions & AdminTokenRoutesOptions): Promise<void> {
+  for (const schema of [...KEY_SCHEMAS, ...AUDIT_SCHEMAS, ...USAGE_SCHEMAS, ...ORDER_SCHEMAS, ...TOKEN_SCHEMAS, ...ADMIN_TOKEN_SCHEMAS])
+    app.addSchema(schema)
   keyRoutes(app, options)
   usageRoutes(app, options)
   auditRoutes(app, options)
   orderRoutes(app, options)
   tokenRoutes(app)
+  adminTokenRoutes(app, options)
 }
 
 /**
@@ -63,7 +66,7 @@ export function adminApi({ admin, usage, adminTokens, keyChanges, orders, audit,
     async register(app) {
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)
-      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin, usage, orders, audit, now })
+      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin, usage, orders, audit, now, adminTokens, tokenCache: tokens })
       await registerConsole(app)
     },
   }
