@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { type AdminTokenInfo, api, whenUnauthorized } from './api.js'
+import { AdminTokens } from './pages/admin-tokens.js'
 import { AuditLog } from './pages/audit-log.js'
 import { CreateKey } from './pages/create-key.js'
 import { KeyList } from './pages/key-list.js'
@@ -61,6 +62,9 @@ export function App() {
         <a href={href.orders()} aria-current={route.page === 'orders' ? 'page' : undefined}>
           Orders
         </a>
+        <a href={href.adminTokens()} aria-current={route.page === 'adminTokens' ? 'page' : undefined}>
+          Admin tokens
+        </a>
         {me !== null && (
           <span class="signed-in-as" title={`${me.id} (${me.prefix}…)`}>
             signed in as {me.name} ({me.role})
@@ -90,6 +94,7 @@ export function App() {
       {/* Keyed by its address: "Clear filters" or a link to another key's entries starts the form afresh. */}
       {route.page === 'audit' && <AuditLog key={route.query.toString()} query={route.query} />}
       {route.page === 'orders' && <OrderList query={route.query} />}
+      {route.page === 'adminTokens' && <AdminTokens query={route.query} />}
     </SignedInAs.Provider>
   )
 }

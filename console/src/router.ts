@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 
 /**
- * The console's pages are fragment routes (`#/keys`, `#/keys/key_…`, `#/audit`, `#/orders`, `#/new`): one HTML
+ * The console's pages are fragment routes (`#/keys`, `#/keys/key_…`, `#/audit`, `#/orders`, `#/admin-tokens`, `#/new`): one HTML
  * page at /admin/console serves them all, a deep link to a key page is just its address, and the
  * fragment never reaches the server or a log. Filters live in the route's query (`#/keys?plan=pro`),
  * so the back button and a shared link keep them.
@@ -12,6 +12,7 @@ export type Route =
   | { page: 'new' }
   | { page: 'audit'; query: URLSearchParams }
   | { page: 'orders'; query: URLSearchParams }
+  | { page: 'adminTokens'; query: URLSearchParams }
 
 export function parseRoute(hash: string): Route {
   const [path = '', search = ''] = hash.replace(/^#/, '').split('?')
@@ -21,6 +22,7 @@ export function parseRoute(hash: string): Route {
   if (path === '/new') return { page: 'new' }
   if (path === '/audit') return { page: 'audit', query }
   if (path === '/orders') return { page: 'orders', query }
+  if (path === '/admin-tokens') return { page: 'adminTokens', query }
   return { page: 'keys', query }
 }
 
@@ -30,6 +32,7 @@ export const href = {
   newKey: () => '#/new',
   audit: (query: Record<string, string | undefined> = {}) => withQuery('#/audit', query),
   orders: (query: Record<string, string | undefined> = {}) => withQuery('#/orders', query),
+  adminTokens: (query: Record<string, string | undefined> = {}) => withQuery('#/admin-tokens', query),
 }
 
 function withQuery(path: string, query: Record<string, string | undefined>): string {
