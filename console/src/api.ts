@@ -77,6 +77,11 @@ export interface AdminTokenInfo {
   role: 'read' | 'admin'
   createdAt: string
 }
+/** An admin token as the list shows it (GET /admin-tokens): never the token itself. */
+export interface AdminTokenSummary extends AdminTokenInfo {
+  revokedAt: string | null
+}
+export const ADMIN_TOKEN_ROLES: Array<AdminTokenInfo['role']> = ['read', 'admin']
 export interface AuditPage {
   data: AuditEntry[]
   nextAfter: number | null
@@ -187,6 +192,12 @@ export const api = {
   auditLog: (query: AuditQuery) => call<AuditPage>('GET', '/audit-log', { query }),
   listOrders: (query: { status?: string; keyId?: string; after?: string; limit?: number }) => call<OrderPage>('GET', '/orders', { query }),
   cancelOrder: (id: number) => call<AdminOrder>('POST', `/orders/${id}/cancel`),
+  listAdminTokens: (query: { after?: string; limit?: number }) =>
+    call<{ data: AdminTokenSummary[]; nextAfter: string | null }>('GET', '/admin-tokens', { query }),
+  createAdminToken: (body: { name: string; role: AdminTokenInfo['role'] }) =>
+    call<{ token: string; adminToken: AdminTokenSummary }>('POST', '/admin-tokens', { body }),
+  revokeAdminToken: (id: string) =>
+    call<{ adminToken: AdminTokenSummary; alreadyRevoked: boolean }>('POST', `/admin-tokens/${encodeURIComponent(id)}/revoke`),
   /** Who the console is signed in as: the token's name and role. */
   whoAmI: () => call<AdminTokenInfo>('GET', '/token'),
   /** Checks a token before keeping it: a 401 here is the sign-in screen's message, not a sign-out. */

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { type AdminTokenInfo, api, whenUnauthorized } from './api.js'
+import { AdminTokens } from './pages/admin-tokens.js'
 import { AuditLog } from './pages/audit-log.js'
 import { CreateKey } from './pages/create-key.js'
 import { CustomerList, CustomerPage } from './pages/customers.js'
@@ -65,6 +66,9 @@ export function App() {
         <a href={href.customers()} aria-current={route.page === 'customers' || route.page === 'customer' ? 'page' : undefined}>
           Customers
         </a>
+        <a href={href.adminTokens()} aria-current={route.page === 'adminTokens' ? 'page' : undefined}>
+          Admin tokens
+        </a>
         {me !== null && (
           <span class="signed-in-as" title={`${me.id} (${me.prefix}…)`}>
             signed in as {me.name} ({me.role})
@@ -96,6 +100,7 @@ export function App() {
       {route.page === 'orders' && <OrderList query={route.query} />}
       {route.page === 'customers' && <CustomerList query={route.query} />}
       {route.page === 'customer' && <CustomerPage id={route.id} />}
+      {route.page === 'adminTokens' && <AdminTokens query={route.query} />}
     </SignedInAs.Provider>
   )
 }

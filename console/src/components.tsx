@@ -91,8 +91,8 @@ export function Confirm({
   )
 }
 
-/** A new key, shown this once: the API never returns it again (only its hash is kept). */
-export function SecretOnce({ secret, onDone }: { secret: string; onDone: () => void }) {
+/** A new key (or admin token: `what`), shown this once: the API never returns it again (only its hash is kept). */
+export function SecretOnce({ secret, onDone, what = 'key' }: { secret: string; onDone: () => void; what?: string }) {
   const [copied, setCopied] = useState(false)
   const copy = () =>
     navigator.clipboard?.writeText(secret).then(
@@ -102,7 +102,7 @@ export function SecretOnce({ secret, onDone }: { secret: string; onDone: () => v
   return (
     <div class="secret" role="alert">
       <p>
-        <strong>The new key, shown this once.</strong> Copy it now: it cannot be shown again.
+        <strong>The new {what}, shown this once.</strong> Copy it now: it cannot be shown again.
       </p>
       <code class="secret-value">{secret}</code>
       <div>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 
 /**
- * The console's pages are fragment routes (`#/keys`, `#/keys/key_…`, `#/audit`, `#/orders`, `#/new`): one HTML
+ * The console's pages are fragment routes (`#/keys`, `#/keys/key_…`, `#/audit`, `#/orders`, `#/admin-tokens`, `#/new`): one HTML
  * page at /admin/console serves them all, a deep link to a key page is just its address, and the
  * fragment never reaches the server or a log. Filters live in the route's query (`#/keys?plan=pro`),
  * so the back button and a shared link keep them.
@@ -14,6 +14,7 @@ export type Route =
   | { page: 'orders'; query: URLSearchParams }
   | { page: 'customers'; query: URLSearchParams }
   | { page: 'customer'; id: string }
+  | { page: 'adminTokens'; query: URLSearchParams }
 
 export function parseRoute(hash: string): Route {
   const [path = '', search = ''] = hash.replace(/^#/, '').split('?')
@@ -26,6 +27,7 @@ export function parseRoute(hash: string): Route {
   const customer = /^\/customers\/([^/]+)$/.exec(path)
   if (customer) return { page: 'customer', id: decodeURIComponent(customer[1]!) }
   if (path === '/customers') return { page: 'customers', query }
+  if (path === '/admin-tokens') return { page: 'adminTokens', query }
   return { page: 'keys', query }
 }
 
@@ -37,6 +39,7 @@ export const href = {
   orders: (query: Record<string, string | undefined> = {}) => withQuery('#/orders', query),
   customers: (query: Record<string, string | undefined> = {}) => withQuery('#/customers', query),
   customer: (id: string) => `#/customers/${encodeURIComponent(id)}`,
+  adminTokens: (query: Record<string, string | undefined> = {}) => withQuery('#/admin-tokens', query),
 }
 
 function withQuery(path: string, query: Record<string, string | undefined>): string {

@@ -23,7 +23,8 @@ import {
 
 /**
  * Admin tokens: created, listed and revoked by the CLI (it needs database access, which is what
- * makes its user an operator), presented by callers of the admin API. Only the SHA-256 and a
+ * makes its user an operator) and by the admin API with an `admin` token (admin/admin-tokens/,
+ * the same functions below), presented by callers of the admin API. Only the SHA-256 and a
  * display prefix are stored; the token is returned once, by `createAdminToken`.
  */
 
@@ -38,6 +39,8 @@ export class AdminTokenInputError extends Error {
 export interface AdminTokenAudit {
   audit: AuditRepository
   actor: Actor
+  /** The X-Request-Id of the admin call (the admin API's); none from the CLI. */
+  requestId?: string
 }
 
 const MAX_NAME_LENGTH = 100
@@ -75,7 +78,7 @@ export async function createAdminToken(
     action: 'admin_token.create',
     keyId: null,
     details: { tokenId: record.id, name, prefix: record.prefix, role },
-    requestId: null,
+    requestId: audit.requestId ?? null,
   })
   return { token, record }
 }
@@ -100,7 +103,7 @@ export async function revokeAdminToken(
     action: 'admin_token.revoke',
     keyId: null,
     details: { tokenId: id, name: record.name, prefix: record.prefix, ...(revoked ? {} : { alreadyRevoked: true }) },
-    requestId: null,
+    requestId: audit.requestId ?? null,
   })
   return { record, alreadyRevoked: !revoked }
 }
@@ -161,9 +164,14 @@ export class AdminTokenResolver {
     return { token: record }
   }
 
-  /** Drops one token's hash (its revocation, read from the change log). */
+  /** Drops one token's hash (its revocation, read from the change log, or made by this process). */
   forget(hash: string): void {
     this.lookups.forget(hash)
+  }
+
+  /** A token this process created (the admin API): known at once; other processes learn of it from the change log. */
+  created(hash: string): void {
+    this.known.add(hash)
   }
 }
 
@@ -175,7 +183,7 @@ export const ADMIN_UNAUTHORIZED: Record<AdminAuthProblem, string> = {
   invalid: 'Invalid or revoked admin token',
 }
 
-/** An admin token as JSON (never the token itself, nor its hash): the CLI's `--json`; the admin API has none. */
+/** An admin token as JSON (never the token itself, nor its hash): the CLI's `--json` and the admin API's /admin-tokens answers. */
 export const adminTokenJson = (record: Pick<AdminTokenRecord, 'id' | 'name' | 'prefix' | 'role' | 'createdAt' | 'revokedAt'>) => ({
   id: record.id,
   name: record.name,

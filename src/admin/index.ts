@@ -7,6 +7,7 @@ import type { AuditRepository, KeyAdministration } from '../keys/administration.
 import type { KeyResolver } from '../keys/key-resolver.js'
 import type { OrderRepository } from '../orders/repository.js'
 import type { UsageHistory } from '../usage/usage-history.js'
+import { ADMIN_TOKEN_SCHEMAS, type AdminTokenRoutesOptions, adminTokenRoutes } from './admin-tokens/index.js'
 import { AUDIT_SCHEMAS, auditRoutes } from './audit/index.js'
 import { ADMIN_PREFIX, type AdminApp } from './common/routes.js'
 import { registerConsole } from './console.js'
@@ -36,14 +37,22 @@ export interface AdminApiOptions {
 }
 
 /**
- * The admin API, by resource (keys/, usage/, audit/, orders/, token/, customers/; what they share in common/), under
+ * The admin API, by resource (keys/, usage/, audit/, orders/, token/, customers/, admin-tokens/; what they share in common/), under
  * /admin/v1. Thin: each handler parses its input, calls the key service (keys/administration.ts)
  * or usage history and writes the answer; every rule lives in the service. Every route has
  * `auth: 'admin'`: an admin token, the admin quota. The schemas are added first, all of them,
  * in the order of the document's components; the operations follow in the order of its paths.
  */
-async function adminRoutes(app: AdminApp, options: AdminOrdersOptions & AdminCustomersOptions): Promise<void> {
-  for (const schema of [...KEY_SCHEMAS, ...AUDIT_SCHEMAS, ...USAGE_SCHEMAS, ...ORDER_SCHEMAS, ...TOKEN_SCHEMAS, ...CUSTOMER_SCHEMAS])
+async function adminRoutes(app: AdminApp, options: AdminOrdersOptions & AdminCustomersOptions & AdminTokenRoutesOptions): Promise<void> {
+  for (const schema of [
+    ...KEY_SCHEMAS,
+    ...AUDIT_SCHEMAS,
+    ...USAGE_SCHEMAS,
+    ...ORDER_SCHEMAS,
+    ...TOKEN_SCHEMAS,
+    ...CUSTOMER_SCHEMAS,
+    ...ADMIN_TOKEN_SCHEMAS,
+  ])
     app.addSchema(schema)
   keyRoutes(app, options)
   usageRoutes(app, options)
@@ -51,6 +60,7 @@ async function adminRoutes(app: AdminApp, options: AdminOrdersOptions & AdminCus
   orderRoutes(app, options)
   tokenRoutes(app)
   customerRoutes(app, options)
+  adminTokenRoutes(app, options)
 }
 
 /**
@@ -69,7 +79,7 @@ export function adminApi({ admin, usage, adminTokens, keyChanges, orders, audit,
     async register(app) {
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)
-      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin, usage, orders, audit, customers, now })
+      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin, usage, orders, audit, customers, now, adminTokens, tokenCache: tokens })
       await registerConsole(app)
     },
   }

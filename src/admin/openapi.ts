@@ -73,7 +73,7 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
           '',
           `**Where.** On the admin listener only (ADMIN_PORT, default ${DEFAULT_ADMIN_PORT}, on ADMIN_HOST, default 127.0.0.1: reachable from this machine only), with /metrics; never on the main listener, which answers 404 for these paths in any spelling. ADMIN_PORT=off turns both off.`,
           '',
-          "**Roles.** An admin token has a role, given by `animal-store admin-tokens create --name NAME --role read|admin` (default `admin`; tokens made before roles are `admin`): `read` may call every read (GET: keys, usage, the audit log, orders) and is refused every change with 403 `forbidden_role`, before its body is read; `admin` may call everything. Each change operation says so. `GET /token` tells a caller its own token's name and role.",
+          "**Roles.** An admin token has a role, given by `animal-store admin-tokens create --name NAME --role read|admin` or `POST /admin-tokens` (CLI default `admin`; tokens made before roles are `admin`): `read` may call every read (GET: keys, usage, the audit log, orders, admin tokens) and is refused every change with 403 `forbidden_role`, before its body is read; `admin` may call everything. Each change operation says so. `GET /token` tells a caller its own token's name and role.",
           '',
           `**Rate limits.** ${ADMIN_QUOTA.perMinute} requests per minute and ${ADMIN_QUOTA.perDay.toLocaleString('en')} per UTC day per admin token, with the same headers and 429s as the public API; requests without a valid token are limited per client address.`,
           '',
@@ -94,6 +94,7 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
         { name: 'orders', description: "Every caller's orders: list, view, cancel" },
         { name: 'token', description: 'The admin token of the call: who is calling, with which role' },
         { name: 'customers', description: 'Customers: their keys share one quota and their orders, and take their plan' },
+        { name: 'admin tokens', description: 'Admin tokens: list, create (with a role), revoke' },
       ],
       components: {
         securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: `Admin token, ${ADMIN_TOKEN_PREFIX}…` } },

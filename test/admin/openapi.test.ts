@@ -55,6 +55,7 @@ describe('admin OpenAPI document', () => {
       Object.entries(methods as Record<string, { operationId: string }>).map(([m, op]) => `${m.toUpperCase()} ${path} ${op.operationId}`),
     )
     assert.deepEqual(operations.sort(), [
+      'GET /admin-tokens listAdminTokens',
       'GET /audit-log listAuditLog',
       'GET /customers listCustomers',
       'GET /customers/{customerId} getCustomer',
@@ -69,6 +70,8 @@ describe('admin OpenAPI document', () => {
       'GET /usage/top listTopUsage',
       'PATCH /customers/{customerId} updateCustomer',
       'PATCH /keys/{keyId} updateKey',
+      'POST /admin-tokens createAdminToken',
+      'POST /admin-tokens/{tokenId}/revoke revokeAdminToken',
       'POST /customers createCustomer',
       'POST /keys createKey',
       'POST /keys/lookup lookupKey',
@@ -106,7 +109,9 @@ describe('admin OpenAPI document', () => {
   test('answers match the document: status, body schema, headers', async () => {
     const created = await t.call('POST', '/admin/v1/keys', { plan: 'pro', name: 'doc', metadata: { a: [1, 'b'] } })
     const id = created.json().apiKey.id as string
-    const reader = (await createAdminToken(t.storage.adminTokens, { name: 'doc reader', role: 'read' })).token
+    const { token: reader } = await createAdminToken(t.storage.adminTokens, { name: 'doc reader', role: 'read' })
+    // A second read token, revoked by the case below (the first is used by the 403 cases after it).
+    const readerId = (await createAdminToken(t.storage.adminTokens, { name: 'doc reader 2', role: 'read' })).record.id
     for (let i = 0; i < 3; i++) await t.call('POST', '/admin/v1/keys', { plan: 'free', name: `doc ${i}` })
     const cases: Array<[string, string, number, () => Promise<LightMyRequestResponse>]> = [
       ['createKey', 'POST', 201, async () => created],
@@ -136,6 +141,19 @@ describe('admin OpenAPI document', () => {
       ['revokeKey', 'POST', 404, () => t.call('POST', '/admin/v1/keys/key_0000000000000000/revoke')],
       ['listAuditLog', 'GET', 200, () => t.call('GET', '/admin/v1/audit-log?limit=2')],
       ['getAdminToken', 'GET', 200, () => t.call('GET', '/admin/v1/token')],
+      ['listAdminTokens', 'GET', 200, () => t.call('GET', '/admin/v1/admin-tokens?limit=1')],
+      ['listAdminTokens', 'GET', 400, () => t.call('GET', '/admin/v1/admin-tokens?limit=0')],
+      ['createAdminToken', 'POST', 201, () => t.call('POST', '/admin/v1/admin-tokens', { name: 'doc colleague', role: 'read' })],
+      ['createAdminToken', 'POST', 400, () => t.call('POST', '/admin/v1/admin-tokens', { name: 'x', role: 'owner' })],
+      [
+        'createAdminToken',
+        'POST',
+        403,
+        () => t.app.inject({ method: 'POST', url: '/admin/v1/admin-tokens', headers: { authorization: `Bearer ${reader}` } }),
+      ],
+      ['revokeAdminToken', 'POST', 200, () => t.call('POST', `/admin/v1/admin-tokens/${readerId}/revoke`)],
+      ['revokeAdminToken', 'POST', 404, () => t.call('POST', '/admin/v1/admin-tokens/adm_0000000000000000/revoke')],
+      ['revokeAdminToken', 'POST', 409, () => t.call('POST', `/admin/v1/admin-tokens/${t.tokenId}/revoke`)],
       [
         'createKey',
         'POST',

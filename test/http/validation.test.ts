@@ -4,9 +4,11 @@
  * nothing is created or changed; a parameter given twice is 400 with one sentence, whatever its
  * type. The operations are read from the documents, so a new one cannot be left out.
  */
+
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
+import { createAdminToken } from '../../src/admin-tokens/admin-tokens.js'
 import { buildAdminSuiteApp } from '../admin/helpers.js'
 import { bearer } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'
@@ -49,6 +51,7 @@ describe('query strings on every operation', () => {
     const created = await t.call('POST', '/admin/v1/keys', { plan: 'free', name: 'target' })
     keyId = created.json().apiKey.id
     customerId = (await t.call('POST', '/admin/v1/customers', { plan: 'free', name: 'customer' })).json().id
+    const revocableTokenId = (await createAdminToken(t.storage.adminTokens, { name: 'revocable', role: 'read' })).record.id
     const pet = await t.api.inject({
       method: 'POST',
       url: '/v1/pets',
@@ -95,6 +98,9 @@ describe('query strings on every operation', () => {
       getCustomer: { url: `/admin/v1/customers/${customerId}` },
       updateCustomer: { url: `/admin/v1/customers/${customerId}`, body: { name: 'renamed' } },
       getCustomerUsageHistory: { url: `/admin/v1/customers/${customerId}/usage/history` },
+      listAdminTokens: { url: '/admin/v1/admin-tokens' },
+      createAdminToken: { url: '/admin/v1/admin-tokens', body: { name: 'colleague', role: 'read' } },
+      revokeAdminToken: { url: `/admin/v1/admin-tokens/${revocableTokenId}/revoke` },
     }
   })
 
