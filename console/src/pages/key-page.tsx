@@ -34,7 +34,7 @@ export function KeyPage({ id }: { id: string }) {
       {secret?.keyId === id && <SecretOnce secret={secret.secret} onDone={() => setSecret(undefined)} />}
       {key.value && (
         <>
-          <header class="page-head">
+          <header class="page-head" data-key-id={key.value.id}>
             <h1>{key.value.name}</h1>
             <StateBadge apiKey={key.value} />
             <button type="button" onClick={reload}>

@@ -65,14 +65,16 @@ test('the console keys list, key page and audit log of issue 32, in a browser in
   const newId = decodeURIComponent(new URL(page.url()).hash.replace('#/keys/', ''))
   await page.locator('.secret-value').waitFor()
   assert.match(await page.locator('.secret-value').innerText(), /^as_(live|test)_/)
+  // The page's head names its key: a hash change keeps the previous key's page on screen until the
+  // next one has loaded, and a busy CI run read the new key's badge ('active') here.
   await page.goto(`${admin}/admin/console#/keys/${old.id}`)
-  await page.waitForSelector('.page-head .state')
+  await page.waitForSelector(`.page-head[data-key-id="${old.id}"] .state`)
   assert.equal(await page.locator('.secret-value').count(), 0, "not on the old key's page")
-  const oldBadge = page.locator('.page-head .state')
+  const oldBadge = page.locator(`.page-head[data-key-id="${old.id}"] .state`)
   assert.equal(await oldBadge.getAttribute('data-state'), 'rotated')
   assert.match(await oldBadge.innerText(), /^rotated \(works until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)$/)
   await page.goto(`${admin}/admin/console#/keys/${newId}`)
-  await page.waitForSelector('.page-head .state')
+  await page.waitForSelector(`.page-head[data-key-id="${newId}"] .state`)
   assert.equal(await page.locator('.secret-value').count(), 0, 'shown once: gone when its page is left')
 
   // The list: newest first, its columns, the badges.

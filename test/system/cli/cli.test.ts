@@ -218,7 +218,12 @@ test("input errors: one line naming the problem and a hint at the command's --he
       why: 'non-numeric limit',
     },
     { args: [...create, '--plan', 'gold', '--name', 'a'], stderr: /--plan.*gold/, help: 'keys create', why: 'bad plan' },
-    { args: [...create, '--name', 'a'], stderr: /^keys create needs --plan$/, help: 'keys create', why: 'missing --plan' },
+    {
+      args: [...create, '--name', 'a'],
+      stderr: /^keys create needs --plan \(or --customer\)$/,
+      help: 'keys create',
+      why: 'missing --plan',
+    },
     { args: [...create, '--plan', 'free'], stderr: /--name/, help: 'keys create', why: 'missing --name' },
     { args: [...create, '--plan', 'free', '--name', '   '], stderr: /--name/, help: 'keys create', why: 'blank --name' },
     {
@@ -247,7 +252,7 @@ test("input errors: one line naming the problem and a hint at the command's --he
       why: "another command's flag",
     },
     { args: ['keys', 'frobnicate'], stderr: /^unknown keys command "frobnicate"/, help: 'keys', why: 'unknown keys command' },
-    { args: ['keys'], stderr: /create, list, show, update, rotate, revoke or usage$/, help: 'keys', why: 'keys without a command' },
+    { args: ['keys'], stderr: /create, list, show, lookup, update, rotate, revoke or usage$/, help: 'keys', why: 'keys without a command' },
     { args: ['keys', 'revoke'], stderr: /^keys revoke takes exactly one KEY_ID$/, help: 'keys revoke', why: 'revoke without an id' },
     {
       args: ['admin-tokens', 'create'],
@@ -258,7 +263,7 @@ test("input errors: one line naming the problem and a hint at the command's --he
     { args: ['serve', '--workers', 'two'], stderr: /^--workers must be a positive integer/, help: 'serve', why: 'bad --workers' },
     { args: ['frobnicate'], stderr: /^unknown command "frobnicate"/, help: '', why: 'unknown command' },
     { args: ['--json'], stderr: /^unknown option --json$/, help: '', why: 'unknown program flag' },
-    { args: [], stderr: /^missing command: serve, keys or admin-tokens$/, help: '', why: 'no command' },
+    { args: [], stderr: /^missing command: serve, keys, customers or admin-tokens$/, help: '', why: 'no command' },
   ]
   const results = await runEach(
     cases.map((c) => c.args),
@@ -356,7 +361,10 @@ test('run as the installed animal-store, its hints name animal-store', { timeout
     () => assert.fail('exit 0'),
     (e: CliFailure) => e,
   )
-  assert.deepEqual([refused.code, refused.stderr], [2, 'animal-store: keys create needs --plan\nsee: animal-store keys create --help\n'])
+  assert.deepEqual(
+    [refused.code, refused.stderr],
+    [2, 'animal-store: keys create needs --plan (or --customer)\nsee: animal-store keys create --help\n'],
+  )
   const help = await run(process.execPath, [bin, 'keys', 'create', '--help'], { cwd: dir, env })
   assert.match(help.stdout, /^Usage: animal-store keys create --plan/)
 })
