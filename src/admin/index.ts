@@ -79,7 +79,17 @@ export function adminApi({ admin, usage, adminTokens, keyChanges, orders, audit,
     async register(app) {
       app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)
-      await app.register(adminRoutes, { prefix: ADMIN_PREFIX, admin, usage, orders, audit, customers, now, adminTokens, tokenCache: tokens })
+      await app.register(adminRoutes, {
+        prefix: ADMIN_PREFIX,
+        admin,
+        usage,
+        orders,
+        audit,
+        customers,
+        now,
+        adminTokens,
+        tokenCache: tokens,
+      })
       await registerConsole(app)
     },
   }
