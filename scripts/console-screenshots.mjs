@@ -1,4 +1,4 @@
-// Writes docs/images/console-keys.png and docs/images/console-key.png (npm run docs:screenshots):
+// Writes docs/images/console-keys.png, console-key.png and console-customer.png (npm run docs:screenshots):
 // starts a server on a temporary SQLite file with an admin listener, creates sample keys and real
 // traffic (over three minutes, so it takes about two: allowed requests, 429 rate_limited and, with
 // BAN_THRESHOLD=3, 429 key_banned), and photographs the operator console in Debian's Chromium
@@ -83,6 +83,12 @@ try {
   for (const sample of samples) keys.push(await call('POST', '/keys', sample))
   await call('POST', `/keys/${keys[4].apiKey.id}/revoke`)
   const rotated = await call('POST', `/keys/${keys[1].apiKey.id}/rotate`, { gracePeriodSeconds: 86_400 })
+  // A customer with two keys that share its quota (issue 31): its page shows both and one chart.
+  const initech = await call('POST', '/customers', { name: 'Initech', plan: 'pro', metadata: { account: 'A-1042' } })
+  const initechKeys = [
+    await call('POST', '/keys', { name: 'Initech web', customerId: initech.id }),
+    await call('POST', '/keys', { name: 'Initech batch', customerId: initech.id }),
+  ]
   const send = async (key, n) => {
     const seen = { allowed: 0, rateLimited: 0, banned: 0 }
     for (let i = 0; i < n; i++) {
@@ -103,6 +109,8 @@ try {
   await send(keys[0].key, 9)
   await send(rotated.key, 4)
   await send(keys[2].key, 1)
+  await send(initechKeys[0].key, 7)
+  await send(initechKeys[1].key, 5)
   await nextMinute()
   sent.push(await send(zoo.key, 28))
   await nextMinute()
@@ -127,7 +135,11 @@ try {
   const box = await over.boundingBox()
   await over.hover({ position: { x: (box.width * 58) / 60, y: box.height / 2 } })
   await page.screenshot({ path: join(OUT, 'console-key.png'), fullPage: true })
-  process.stdout.write(`wrote ${join('docs', 'images', 'console-keys.png')} and ${join('docs', 'images', 'console-key.png')}\n`)
+  await page.goto(`${admin}/admin/console#/customers/${initech.id}`)
+  await page.waitForSelector('table.customer-keys tbody tr')
+  await page.waitForSelector('.usage-chart .uplot canvas')
+  await page.screenshot({ path: join(OUT, 'console-customer.png'), fullPage: true })
+  process.stdout.write(`wrote ${['console-keys.png', 'console-key.png', 'console-customer.png'].map((f) => join('docs', 'images', f)).join(', ')}\n`)
 } finally {
   await browser?.close()
   server.kill('SIGTERM')
