@@ -139,7 +139,9 @@ try {
   await page.waitForSelector('table.customer-keys tbody tr')
   await page.waitForSelector('.usage-chart .uplot canvas')
   await page.screenshot({ path: join(OUT, 'console-customer.png'), fullPage: true })
-  process.stdout.write(`wrote ${['console-keys.png', 'console-key.png', 'console-customer.png'].map((f) => join('docs', 'images', f)).join(', ')}\n`)
+  process.stdout.write(
+    `wrote ${['console-keys.png', 'console-key.png', 'console-customer.png'].map((f) => join('docs', 'images', f)).join(', ')}\n`,
+  )
 } finally {
   await browser?.close()
   server.kill('SIGTERM')
