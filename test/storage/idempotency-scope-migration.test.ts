@@ -5,27 +5,10 @@
  * the quota's own one is kept, else the oldest. Same assertions on SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import Database from 'better-sqlite3'
-import pg from 'pg'
 import type { IdempotencyClaim } from '../../src/pets/repository.js'
-import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
-import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { PG_URL, requireService } from '../helpers/services.js'
-
-type Engine = 'sqlite' | 'postgres'
-const dir = (engine: Engine) => new URL(`../../src/storage/${engine}/migrations/`, import.meta.url)
-/** Every migration before 007: the schema the previous version left. */
-const before = (engine: Engine) =>
-  readdirSync(dir(engine))
-    .filter((f) => f.endsWith('.sql') && f < '007')
-    .sort()
-const sql = (engine: Engine, file: string) => readFileSync(new URL(file, dir(engine)), 'utf8')
+import { type Engine, upgradedStore } from '../helpers/old-database.js'
 
 const T = 1_790_000_000_000
 /** A chain A -> B -> C (quota A), and Z, a key of its own. */
@@ -74,41 +57,17 @@ async function checkMigrated(storage: Storage): Promise<void> {
   assert.equal(await storage.pets.deleteIdempotencyRecords(T + 50), RECORDS.length)
 }
 
-test('migration 007 on SQLite: the records of a rotated key move to its quota and keep replaying', async (t) => {
-  const tmp = mkdtempSync(join(tmpdir(), 'animal-store-mig-'))
-  t.after(() => rmSync(tmp, { recursive: true, force: true }))
-  const file = join(tmp, 'old.db')
-  const db = new Database(file)
-  db.exec('CREATE TABLE schema_migrations (version TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)')
-  for (const m of before('sqlite')) {
-    db.exec(sql('sqlite', m))
-    db.prepare('INSERT INTO schema_migrations VALUES (?, ?)').run(m, 1)
-  }
-  for (const row of rows()) db.prepare(row.sql.replace(/\$\d+/g, '?')).run(...row.values)
-  db.close()
-  const storage = new SqliteStorage({ databaseUrl: file, durability: 'process' })
-  t.after(() => storage.close())
-  await checkMigrated(storage)
-})
-
-test('migration 007 on PostgreSQL: the records of a rotated key move to its quota and keep replaying', async (t) => {
-  if (!(await requireService(t, 'PostgreSQL'))) return
-  const schema = `test_${randomBytes(6).toString('hex')}`
-  const client = new pg.Client({ connectionString: PG_URL })
-  await client.connect()
-  t.after(async () => {
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-    await client.end()
+for (const engine of ['sqlite', 'postgres'] as const satisfies Engine[]) {
+  test(`migration 007 on ${engine}: the records of a rotated key move to its quota and keep replaying`, async (t) => {
+    const old = await upgradedStore(
+      t,
+      engine,
+      '007',
+      async (run) => {
+        for (const row of rows()) await run(row.sql, row.values)
+      },
+      { listen: false },
+    )
+    if (old) await checkMigrated(old.storage)
   })
-  await client.query(`CREATE SCHEMA ${schema}`)
-  await client.query(`SET search_path = ${schema}`)
-  await client.query('CREATE TABLE schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)')
-  for (const m of before('postgres')) {
-    await client.query(sql('postgres', m))
-    await client.query('INSERT INTO schema_migrations VALUES ($1, 1)', [m])
-  }
-  for (const row of rows()) await client.query(row.sql, row.values)
-  const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema, listenUrl: 'off' })
-  t.after(() => storage.close())
-  await checkMigrated(storage)
-})
+}
