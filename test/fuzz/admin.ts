@@ -19,9 +19,10 @@ import { sendHttp, type WireResponse } from './transport.js'
 
 /**
  * The admin reads that are not on record (docs/keys.md, the audit log): GET /token tells the caller
- * only of the token it holds, as the admin document tells it only what it may call.
+ * only of the token it holds, as the admin document tells it only what it may call; the list of
+ * admin tokens holds no secret and is not audited (docs/keys.md, admin token roles).
  */
-const NOT_ON_RECORD = new Set(['getAdminToken'])
+const NOT_ON_RECORD = new Set(['getAdminToken', 'listAdminTokens'])
 
 interface Snapshot {
   /** Every key as stored, but for its last use (written in batches by the main app, at any time). */
@@ -92,7 +93,7 @@ export class AdminFixture {
     await this.app.close()
   }
 
-  /** A few keys in every state, made through the API (so they are known ids): active, enterprise, expiring, rotated, revoked; a customer and its key. */
+  /** A few keys in every state, made through the API (so they are known ids): active, enterprise, expiring, rotated, revoked; a customer and its key; an admin token. */
   private async seed(): Promise<void> {
     const soon = new Date(this.t.clock.now() + 120_000).toISOString()
     const call = async (method: string, path: string, body: unknown) => {
@@ -129,6 +130,11 @@ export class AdminFixture {
     // A customer (its id known too), and a key of it.
     const customer = (await call('POST', '/customers', { plan: 'free', name: 'seed customer' })) as unknown as { id: string }
     await call('POST', '/keys', { name: 'seed customer key', customerId: customer.id })
+    // An admin token made through the API (no Location: there is no GET of one), its id known too.
+    const colleague = (await call('POST', '/admin-tokens', { name: 'seed colleague', role: 'read' })) as unknown as {
+      adminToken: { id: string }
+    }
+    this.endpoint.knownIds.push(colleague.adminToken.id)
   }
 
   private async snapshot(): Promise<Snapshot> {
