@@ -69,7 +69,8 @@ export const rateLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['rate-limit'],
         response: {
           200: { description: 'Success.', ...ref(RateLimitStatusSchema), headers: { ...rateLimitHeaderDocs } },
-          ...errorResponses(400, 401, 429, 500, 503),
+          // No 500/503: it reads no store, and a failing limiter answers before any route, without the rate-limit headers these carry.
+          ...errorResponses(400, 401, 429),
         },
       },
     },
