@@ -2,7 +2,7 @@
  * The layering of src/, checked by `npm run lint` (depcruise src). Every file is in a layer; from the top:
  *   wiring: the entry points and the composition root (app.ts, service.ts, server.ts, cli.ts, the only
  *           files directly in src/), the command line (cli/) and the process lifecycle (lifecycle/)
- *   -> APIs (pets/, orders/, admin/) -> features (auth/, keys/, limits/, usage/, admin-tokens/)
+ *   -> APIs (pets/, orders/, rate-limit/, admin/) -> features (auth/, keys/, limits/, usage/, admin-tokens/)
  *   -> http/ (Fastify plumbing) -> ops/ (metrics, health, the logger) -> config/ (the configuration)
  *   -> shared/ (the ground floor)
  * and the stores (storage/) implement the features' interfaces; only the wiring picks a store.
@@ -96,7 +96,7 @@ module.exports = {
         'http/ is what any Fastify service has (body parsing, validation, errors, routing fallbacks, docs console); ' +
         'it knows no feature, so a feature can use it without a cycle.',
       from: { path: '^src/http/' },
-      to: { path: '^src/(auth|keys|limits|usage|admin-tokens|pets|orders|admin|secret-scanning|storage|cli|lifecycle)/' },
+      to: { path: '^src/(auth|keys|limits|usage|admin-tokens|pets|orders|rate-limit|admin|secret-scanning|storage|cli|lifecycle)/' },
     },
     {
       name: 'features-below-apis',
@@ -105,7 +105,7 @@ module.exports = {
         'The features (auth, keys, limits, usage, admin-tokens) serve the APIs (pets, orders, admin) and the CLI; they never ' +
         'import them: storage and the CLI use admin tokens without the admin API.',
       from: { path: '^src/(auth|keys|limits|usage|admin-tokens)/' },
-      to: { path: '^src/(pets|orders|admin|secret-scanning)/' },
+      to: { path: '^src/(pets|orders|rate-limit|admin|secret-scanning)/' },
     },
     {
       name: 'admin-resources-apart',

@@ -34,6 +34,7 @@ import { OrderExpiry } from './orders/expiry.js'
 import { registerStoreApi } from './orders/index.js'
 import { IdempotencySweep } from './pets/idempotency.js'
 import { registerPetsApi } from './pets/index.js'
+import { registerRateLimitApi } from './rate-limit/index.js'
 import { readGithubPublicKeys } from './secret-scanning/github-keys.js'
 import { registerSecretScanning } from './secret-scanning/index.js'
 import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
@@ -259,6 +260,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.decorateRequest('usageKeyId', null)
   app.decorateRequest('limitOutcome', null)
   app.decorateRequest('deferredCount', null)
+  app.decorateRequest('quotaRead', null)
   app.decorate('admission', [
     commonHeaders,
     refuseWhileClosing(app),
@@ -280,6 +282,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   if (main) {
     await registerPetsApi(app, { config, pets: storage.pets, clock, linkBase })
     await registerStoreApi(app, { orders: storage.orders, clock, holdMs: config.orderHoldMs, linkBase })
+    await registerRateLimitApi(app)
     if (config.secretScanningPublicKeys !== undefined) {
       const keys = readGithubPublicKeys(config.secretScanningPublicKeys)
       registerSecretScanning(app, { keys, admin: keyService, action: config.secretScanningAction })

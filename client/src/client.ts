@@ -23,6 +23,8 @@ export type Int64 = Pet['id']
 export type ListPetsQuery = NonNullable<operations['listPets']['parameters']['query']>
 
 export type Inventory = components['schemas']['Inventory']
+/** The caller's key, its windows, its ban and the budget of `rateLimit` itself (GET /rate_limit). */
+export type RateLimitStatus = components['schemas']['RateLimitStatus']
 
 type ListPetsAnswer = operations['listPets']['responses'][200]['content']['application/json']
 type CreatePetAnswer = operations['createPet']['responses'][201]['content']['application/json']
@@ -128,6 +130,17 @@ export class AnimalStoreClient {
    */
   async inventory(options: CallOptions = {}): Promise<Inventory> {
     return (await this.#send<Inventory>(options, 'object', (init) => this.#api.GET('/store/inventory', { ...init }))).items
+  }
+
+  /**
+   * GET /rate_limit: this client's key (id, prefix, plan, customer, scopes, expiry), every window
+   * it is limited by (limit, used, remaining, reset), its ban if any, and the budget of this call.
+   * Not counted against the quota (within its own budget), and answered even while the key is
+   * limited or banned: ask it before waiting out a 429.
+   * @operationId getRateLimit
+   */
+  async rateLimit(options: CallOptions = {}): Promise<RateLimitStatus> {
+    return (await this.#send<RateLimitStatus>(options, 'object', (init) => this.#api.GET('/rate_limit', { ...init }))).items
   }
 
   /** `inventory`, unless the counts are still as the ETag in `options.etag` says: then `notModified` (free of quota). */

@@ -8,6 +8,7 @@ export {
   type NewPet,
   type Pet,
   type PetStatus,
+  type RateLimitStatus,
 } from './client.js'
 export { AnimalStoreError, ApiError, ERROR_CODES, type ErrorCode, isErrorCode, NetworkError, UnexpectedResponseError } from './errors.js'
 export { type ListOrdersQuery, type Order, type OrderStatus, OrdersClient, type PlaceOrderOptions } from './orders.js'

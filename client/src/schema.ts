@@ -149,6 +149,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rate_limit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show the caller’s key and rate limits
+         * @description The key that sends the request (id, prefix, plan, customer, scopes, expiry), every window it is limited by (`limit`, `used`, `remaining`, `reset`), and its ban if any, as the rate-limit headers of its next counted request would show them (the headers of this answer show the same). Like GitHub’s GET /rate_limit it **does not count** against the minute or day quota, and it is answered even while the quota is exhausted or the key is banned. It has a budget of its own instead (`budget`): as many calls per minute and per day as the plan allows requests, shared by the keys of one quota; past it a call is counted like any other request (and refused with 429 while the quota is exhausted). It is not recorded in the key’s usage history unless it was counted.
+         */
+        get: operations["getRateLimit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -277,6 +297,114 @@ export interface components {
              */
             sold: number;
         };
+        /**
+         * RateLimitStatus
+         * @description The caller’s key and its quota as the rate-limit headers of its next counted request would show them.
+         */
+        RateLimitStatus: {
+            /** @description The key that made the request. */
+            key: {
+                /**
+                 * @description Key id (key_…): how the operator names the key; never the key itself.
+                 * @example key_AbCdEfGhIjKlMnOp
+                 */
+                id: string;
+                /**
+                 * @description Display prefix (as_live_AbCd): enough to recognise the key, safe to show and log.
+                 * @example as_live_AbCd
+                 */
+                prefix: string;
+                /**
+                 * @description The plan whose limits the windows apply.
+                 * @example free
+                 * @enum {string}
+                 */
+                plan: "free" | "pro" | "business" | "enterprise";
+                /** @description The customer the key belongs to (cus_…): all its keys share one quota (the same windows). null: none. */
+                customerId: string | null;
+                /**
+                 * @description What the key may do: `pets:read`, `pets:write`, `orders:read`, `orders:write`.
+                 * @example [
+                 *       "pets:read",
+                 *       "pets:write",
+                 *       "orders:read",
+                 *       "orders:write"
+                 *     ]
+                 */
+                scopes: string[];
+                /** @description When the key stops working (RFC 3339); null: never. */
+                expiresAt: string | null;
+            };
+            /**
+             * @description The `pk` of the `RateLimit` and `RateLimit-Policy` items (base64): the same for every key that shares this quota (a customer’s keys, a rotation chain).
+             * @example q1xWmJ2Zb3nH4kQ8
+             */
+            partitionKey: string;
+            /** @description Every window the key is limited by, minute then day, as the next counted request finds them. */
+            windows: {
+                /**
+                 * @description `minute`: the clock minute; `day`: the UTC calendar day. As named in `RateLimit-Policy`.
+                 * @enum {string}
+                 */
+                name: "minute" | "day";
+                /**
+                 * @description Requests the key may make in the window (its plan’s limit).
+                 * @example 60
+                 */
+                limit: number;
+                /**
+                 * @description Requests counted in the window so far (GET /v1/rate_limit is not counted).
+                 * @example 10
+                 */
+                used: number;
+                /**
+                 * @description Requests left in the window: the `r` of this window in `RateLimit` (its real count, also during a ban).
+                 * @example 50
+                 */
+                remaining: number;
+                /**
+                 * @description Unix seconds when the window resets, as `X-RateLimit-Reset` gives it for this window.
+                 * @example 1795000020
+                 */
+                reset: number;
+                /**
+                 * @description Seconds until the window resets: the `t` of this window in `RateLimit`.
+                 * @example 20
+                 */
+                resetAfter: number;
+            }[];
+            /** @description The key’s temporary ban for sending while rate limited, or null when it is not banned. */
+            ban: {
+                /**
+                 * @description Unix seconds when the ban ends.
+                 * @example 1795000020
+                 */
+                until: number;
+                /**
+                 * @description Seconds until the ban ends: the `t` of the `"ban"` item of `RateLimit`.
+                 * @example 20
+                 */
+                retryAfter: number;
+            } | null;
+            /** @description This operation’s own budget (a minute and a day window at the plan’s limits), so a client can pace its calls. */
+            budget: {
+                /**
+                 * @description Calls of this operation the key’s quota may make in the budget’s tightest window: the plan’s minute and day limits, as `X-RateLimit-Limit` picks between them.
+                 * @example 60
+                 */
+                limit: number;
+                /**
+                 * @description Calls left before this operation is counted against the quota like any other request.
+                 * @example 59
+                 */
+                remaining: number;
+                /**
+                 * @description Unix seconds when `remaining` is renewed.
+                 * @example 1795000020
+                 */
+                reset: number;
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -292,6 +420,7 @@ export type SchemaOrderStatus = components['schemas']['OrderStatus'];
 export type SchemaNewOrder = components['schemas']['NewOrder'];
 export type SchemaOrder = components['schemas']['Order'];
 export type SchemaInventory = components['schemas']['Inventory'];
+export type SchemaRateLimitStatus = components['schemas']['RateLimitStatus'];
 export type $defs = Record<string, never>;
 export interface operations {
     listPets: {
@@ -2200,6 +2329,105 @@ export interface operations {
             };
         };
     };
+    getRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitStatus"];
+                };
+            };
+            /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
 }
 type FlattenedDeepRequired<T> = {
     [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
@@ -2214,3 +2442,5 @@ export const pathsStoreOrdersPostResponses201HeadersIdempotentReplayedValues: Re
 export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "forbidden_role", "not_found", "method_not_allowed", "request_timeout", "conflict", "idempotency_conflict", "pet_not_available", "order_not_placed", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "unknown_pet", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
 export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
 export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["placed", "cancelled", "completed", "expired"];
+export const rateLimitStatusKeyPlanValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["key"]["plan"]> = ["free", "pro", "business", "enterprise"];
+export const rateLimitStatusWindowsNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["windows"]["name"]> = ["minute", "day"];

@@ -9,9 +9,9 @@ import { ANONYMOUS_QUOTA, type Quota } from '../shared/plans.js'
 import { addressIdentity } from './address-identity.js'
 import { decideIfAddressRefused } from './address-precheck.js'
 import { parseBearer } from './bearer.js'
-import { ConditionalQuota } from './conditional-quota.js'
 import type { Admission, CredentialKind, LimitedAs } from './credential.js'
 import { secondsUntilRetry, setRateLimitHeaders } from './rate-limit-headers.js'
+import { UncountedReads } from './uncounted-reads.js'
 
 export interface GuardOptions {
   limiter: RateLimiter
@@ -77,7 +77,7 @@ export function createGuard({ limiter, metrics, credentials }: GuardOptions): St
 
 /** The guard's steps for the routes of one credential kind. */
 function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: RateLimiter, metrics: Metrics): Step {
-  const conditional = new ConditionalQuota(limiter, (request, decision, who) => refusal(request, decision, metrics, who))
+  const uncountedReads = new UncountedReads(limiter, (request, decision, who) => refusal(request, decision, metrics, who))
   /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
   const conclude = (
     request: FastifyRequest,
@@ -123,11 +123,16 @@ function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: Rate
     if (credential !== undefined) {
       const limitedAs = kind.limitedAs(credential)
       ;({ identity, quota, who, partitionKey } = limitedAs)
-      // A valid credential's conditional read is counted only if its answer is not a 304 (auth/conditional-quota.ts).
-      const deferred = conditional.judge(request, reply, limitedAs)
-      if (deferred !== undefined) {
-        deferred.then(
-          (decision) => done(conclude(request, reply, admission, decision, who, partitionKey)),
+      // A conditional read is counted only if its answer is not a 304; a quota read not at all, within its budget (auth/uncounted-reads.ts).
+      const judged = uncountedReads.judge(request, reply, limitedAs)
+      if (judged !== undefined) {
+        judged.then(
+          ({ decision, unrecorded }) => {
+            const error = conclude(request, reply, admission, decision, who, partitionKey)
+            // Nothing was counted: usage history's `allowed` stays the requests the quota counted.
+            if (unrecorded) request.usageKeyId = null
+            done(error)
+          },
           (error: Error) => done(error),
         )
         return

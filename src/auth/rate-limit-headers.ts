@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { LimitDecision, WindowState } from '../limits/limiter.js'
+import type { LimitDecision, UsageSnapshot, WindowState } from '../limits/limiter.js'
 
 /**
  * The window the X-RateLimit-* headers describe: the one with the fewest requests left; on a tie
@@ -63,4 +63,31 @@ export function setRateLimitHeaders(reply: FastifyReply, d: LimitDecision, parti
     ratelimit: banned ? `${windows}, "ban";r=0;t=${d.retryAfter}` : windows,
   })
   if (!d.allowed) reply.header('retry-after', secondsUntilRetry(d))
+}
+
+/**
+ * The decision the next counted request would get from `usage`, counting nothing: refused while
+ * banned (`key_banned`) or while a window is exhausted (`rate_limited`), else allowed.
+ */
+export function nextRequestDecision(usage: UsageSnapshot): LimitDecision {
+  const window = ({ limit, remaining, resetAt }: UsageSnapshot['minute']) => ({ limit, remaining, resetAt })
+  const decision: LimitDecision = { allowed: true, now: usage.now, minute: window(usage.minute), day: window(usage.day), retryAfter: 0 }
+  const nowSeconds = Math.floor(usage.now / 1000)
+  if (usage.ban.active && usage.ban.until !== null)
+    return { ...decision, allowed: false, reason: 'key_banned', retryAfter: Math.max(0, usage.ban.until - nowSeconds) }
+  if (usage.minute.remaining === 0 || usage.day.remaining === 0) {
+    const resets = [usage.minute, usage.day].filter((w) => w.remaining === 0).map((w) => w.resetAt)
+    return { ...decision, allowed: false, reason: 'rate_limited', retryAfter: Math.max(0, Math.max(...resets) - nowSeconds) }
+  }
+  return decision
+}
+
+/**
+ * The headers of an answer about the quota itself (GET /v1/rate_limit): the rate-limit fields of
+ * the decision the next counted request would get, so they agree with the body, but no
+ * Retry-After: this answer is no refusal.
+ */
+export function setQuotaReadHeaders(reply: FastifyReply, usage: UsageSnapshot, partitionKey?: string): void {
+  setRateLimitHeaders(reply, nextRequestDecision(usage), partitionKey)
+  reply.removeHeader('retry-after')
 }

@@ -8,7 +8,7 @@ import { settingsOf } from './route-settings.js'
  * Conditional reads (RFC 9110 section 13), as GitHub's REST API answers them: a route with
  * `config.conditional` sends a strong `ETag` with every 200, and a request whose `If-None-Match`
  * names it gets 304 Not Modified without a body. A 304 answered for a valid key does not count
- * against the key's minute and day quota (the guard defers the count: auth/conditional-quota.ts);
+ * against the key's minute and day quota (the guard defers the count: auth/uncounted-reads.ts);
  * any other answer is counted, once, either by the route before it sends its 200
  * (`sendConditional`) or, for an answer the route never reached (400, 404, 500...), by
  * `countDeferred` when it is sent.
@@ -21,7 +21,7 @@ declare module 'fastify' {
   }
 }
 
-/** The count of a conditional read, put off until its answer is known (set by auth/conditional-quota.ts). */
+/** The count of a conditional read, put off until its answer is known (set by auth/uncounted-reads.ts). */
 export interface DeferredCount {
   /** Counts the request against its key's quota and sets the headers of that count; rejects with the 429 when refused. */
   count(): Promise<void>

@@ -33,6 +33,11 @@ declare module 'fastify' {
     /** A read with a strong ETag whose 304 (If-None-Match) does not count against the key's quota (http/conditional-reads.ts). */
     conditional?: boolean
     /**
+     * A read of the caller's own quota (GET /v1/rate_limit): for a valid key it does not count against
+     * the key's quota, within a budget of its own, and is answered even while the key is limited (auth/uncounted-reads.ts).
+     */
+    quotaRead?: boolean
+    /**
      * Takes no body: none, or `{}` (the route refuses anything else). An empty body is then none
      * whatever its Content-Type says, since many clients send `Content-Type: application/json` on
      * every POST (http/json-body.ts).
@@ -59,6 +64,7 @@ export interface RouteSettings {
   auth?: 'admin'
   adminRead?: boolean
   conditional?: boolean
+  quotaRead?: boolean
   noBody?: boolean
   rawBody?: boolean
 }

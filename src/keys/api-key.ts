@@ -35,8 +35,9 @@ export interface ApiKeyRecord extends Omit<KeyView, 'state'> {
 /**
  * The limiter identity of a key: its customer's quota (`c:<customer id>`, shared by every key of
  * the customer) when it has one, else its own (`k:<quota id>`, shared along its rotation chain).
- * No collision with a conditional budget (`c:<identity>`, auth/conditional-quota.ts): customer
- * ids start with `cus_`, identities with `k:`, `c:` or `a:`.
+ * No collision with a secondary budget (`c:<identity>` of conditional reads, `r:<identity>` of
+ * quota reads, auth/uncounted-reads.ts): customer ids start with `cus_`, identities with `k:`,
+ * `c:`, `a:`, `o:` or `adm:`, and none with `r:`.
  */
 export const limiterIdentity = (record: Pick<ApiKeyRecord, 'quotaId' | 'customerId'>): string =>
   record.customerId === null ? 'k:' + record.quotaId : 'c:' + record.customerId

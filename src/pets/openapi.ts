@@ -51,6 +51,7 @@ export function petsApiDescription(config: Config): ApiDescription {
     tags: [
       { name: 'pets', description: 'The animal catalogue' },
       { name: 'store', description: 'Orders that hold and sell animals, and the inventory' },
+      { name: 'rate-limit', description: 'The caller’s own key and rate limits, not counted against them' },
     ],
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key, as_live_… or as_test_…' } },
   }

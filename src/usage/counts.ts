@@ -4,7 +4,7 @@
  * request adds 1 to one decision and to at most one class (1xx/3xx answers have none), so
  * allowed + rateLimited + banned == status2xx + status4xx + status5xx when the service answers
  * neither 1xx nor 3xx (to a keyed request, its only 3xx is the 304 of a conditional read, which is
- * left out unless it was counted against the quota: auth/conditional-quota.ts).
+ * left out unless it was counted against the quota: auth/uncounted-reads.ts).
  */
 export const COUNTERS = ['allowed', 'rateLimited', 'banned', 'status2xx', 'status4xx', 'status5xx'] as const
 export type Counter = (typeof COUNTERS)[number]

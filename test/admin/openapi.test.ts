@@ -101,6 +101,7 @@ describe('admin OpenAPI document', () => {
       'OrderStatus',
       'Pet',
       'PetStatus',
+      'RateLimitStatus',
     ])
     assert.equal(JSON.stringify(pub).includes('as_admin_'), false)
     assert.equal((await new Validator().validate(pub)).valid, true)

@@ -99,6 +99,25 @@ describe('client against the app', () => {
     assert.equal(limited.attempts, 1)
     assert.ok(performance.now() - started < 1_000)
   })
+
+  test('rateLimit: the key and its windows, typed, not counted, and answered while the key is limited', async () => {
+    const apiKey = await t.key({ plan: 'enterprise', perMinute: 3, perDay: 1000 })
+    const limited = new AnimalStoreClient({ baseUrl, apiKey, retry: { deadlineMs: 1_000 } })
+    for (let i = 0; i < 3; i++) await limited.listPets({ limit: 1 })
+    const status = await limited.rateLimit()
+    assert.equal(status.key.plan, 'enterprise')
+    assert.match(status.key.prefix, /^as_test_|^as_live_/)
+    assert.deepEqual(
+      status.windows.map((w) => [w.name, w.limit, w.used, w.remaining]),
+      [
+        ['minute', 3, 3, 0],
+        ['day', 1000, 3, 997],
+      ],
+    )
+    assert.equal(status.ban, null)
+    assert.equal(status.budget.remaining, 2)
+    assert.equal((await limited.rateLimit()).windows[1]!.used, 3, 'not counted')
+  })
 })
 
 describe('client paging links', () => {

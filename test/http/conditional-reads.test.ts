@@ -1,5 +1,5 @@
 /**
- * Conditional reads (http/conditional-reads.ts, auth/conditional-quota.ts): a strong ETag on the
+ * Conditional reads (http/conditional-reads.ts, auth/uncounted-reads.ts): a strong ETag on the
  * 200 of the five reads, 304 without a body for a matching If-None-Match, not counted against the
  * quota up to the secondary budget; a change changes the tag; no key is still 401.
  */

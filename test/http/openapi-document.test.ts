@@ -111,6 +111,7 @@ describe('OpenAPI document', () => {
     assert.deepEqual(Object.keys(doc.paths).sort(), [
       '/pets',
       '/pets/{petId}',
+      '/rate_limit',
       '/store/inventory',
       '/store/orders',
       '/store/orders/{orderId}',
@@ -312,6 +313,21 @@ describe('OpenAPI document', () => {
         }
         return cases
       }
+      /** getRateLimit: not counted, so its 429 is a key whose quota and own budget are both spent. It reads no store. */
+      const rateLimitCases = async (): Promise<Case[]> => {
+        const read =
+          (app: TestApp, headers: Record<string, string> = key, url = '/v1/rate_limit') =>
+          () =>
+            app.app.inject({ url, headers })
+        const spentBoth = await spent(t, { method: 'GET', url: '/v1/pets' })
+        await read(t, spentBoth)()
+        return [
+          ['getRateLimit', 'the key and its windows', 200, read(t)],
+          ['getRateLimit', 'an unknown query parameter', 400, read(t, key, '/v1/rate_limit?x=1')],
+          ['getRateLimit', 'no key', 401, read(t, {})],
+          ['getRateLimit', 'a spent key past its budget', 429, read(t, spentBoth)],
+        ]
+      }
       const cases: Case[] = [
         ['listPets', 'a page', 200, list(t, '/v1/pets?limit=1')],
         ['listPets', 'an unchanged page', 304, unchanged('/v1/pets?limit=1')],
@@ -354,6 +370,7 @@ describe('OpenAPI document', () => {
         ['getPet', 'a failing store', 500, getPet(failing, '/v1/pets/1', await keyFor(failing))],
         ['getPet', 'an unavailable store', 503, getPet(unavailable, '/v1/pets/1', await keyFor(unavailable))],
         ...(await storeCases()),
+        ...(await rateLimitCases()),
       ]
       // Every operation of the document, with its method and documented statuses: an operation
       // added to the API is expected here without editing a list (it fails until it has its cases).

@@ -78,6 +78,7 @@ describe('query strings on every operation', () => {
       cancelOrder: { url: `/v1/store/orders/${order.json().id}/cancel` },
       completeOrder: { url: `/v1/store/orders/${order.json().id}/complete` },
       getInventory: { url: '/v1/store/inventory' },
+      getRateLimit: { url: '/v1/rate_limit' },
       createKey: { url: '/admin/v1/keys', body: { plan: 'free', name: 'new' } },
       listKeys: { url: '/admin/v1/keys' },
       lookupKey: { url: '/admin/v1/keys/lookup', body: { prefix: 'as_live_AbCd' } },
