@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
+import type { Scope } from '../shared/scopes.js'
 
 /**
  * A route's deprecation, set in its route config (`config.deprecation`). Every answer of such a
@@ -40,6 +41,11 @@ declare module 'fastify' {
     noBody?: boolean
     /** The body's bytes are kept as `request.rawBody` besides the parsed JSON: a signature is over the bytes sent. */
     rawBody?: boolean
+    /**
+     * The scope an API key needs to call this route (shared/scopes.ts; 403 insufficient_scope
+     * without it: auth/api-key-credential.ts). A keyed route without one is open to any valid key.
+     */
+    scope?: Scope
   }
   interface FastifyRequest {
     /** The body as received, on routes whose config asks for it (`rawBody`). */
@@ -61,6 +67,7 @@ export interface RouteSettings {
   conditional?: boolean
   noBody?: boolean
   rawBody?: boolean
+  scope?: Scope
 }
 
 /**

@@ -10,13 +10,15 @@ export function refuseRetired(record: ApiKeyRecord, what: 'updated' | 'rotated')
     throw new KeyConflictError(record.id, `key ${record.id} was rotated to ${record.rotatedTo}; change that key instead`)
 }
 
-const FIELDS = ['name', 'plan', 'perMinute', 'perDay', 'expiresAt', 'metadata'] as const
+const FIELDS = ['name', 'plan', 'perMinute', 'perDay', 'expiresAt', 'metadata', 'scopes'] as const
 
 export function changedFields(a: Pick<ApiKeyRecord, (typeof FIELDS)[number]>, b: Pick<ApiKeyRecord, (typeof FIELDS)[number]>): string[] {
   return FIELDS.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]))
 }
 
 /** What the audit log keeps of a key: never its secret, its hash, nor its metadata (which may be personal). */
-export function describe(r: Pick<ApiKeyRecord, 'name' | 'plan' | 'perMinute' | 'perDay' | 'expiresAt'>): Record<string, unknown> {
-  return { name: r.name, plan: r.plan, perMinute: r.perMinute, perDay: r.perDay, expiresAt: r.expiresAt }
+export function describe(
+  r: Pick<ApiKeyRecord, 'name' | 'plan' | 'perMinute' | 'perDay' | 'expiresAt' | 'scopes'>,
+): Record<string, unknown> {
+  return { name: r.name, plan: r.plan, perMinute: r.perMinute, perDay: r.perDay, expiresAt: r.expiresAt, scopes: r.scopes }
 }
