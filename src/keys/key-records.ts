@@ -1,3 +1,4 @@
+import { SCOPES } from '../shared/scopes.js'
 import { KeyConflictError } from './administration.js'
 import type { ApiKeyRecord } from './api-key.js'
 
@@ -19,6 +20,10 @@ export function changedFields(a: Pick<ApiKeyRecord, (typeof FIELDS)[number]>, b:
 /** What the audit log keeps of a key: never its secret, its hash, nor its metadata (which may be personal). */
 export function describe(
   r: Pick<ApiKeyRecord, 'name' | 'plan' | 'perMinute' | 'perDay' | 'expiresAt' | 'scopes'>,
+  changed: readonly string[] = [],
 ): Record<string, unknown> {
-  return { name: r.name, plan: r.plan, perMinute: r.perMinute, perDay: r.perDay, expiresAt: r.expiresAt, scopes: r.scopes }
+  // Scopes only when they say something: a key limited to some, or a change of them (as a
+  // creation names its customer only when it has one); all four is every key's default.
+  const scopes = changed.includes('scopes') || r.scopes.length < SCOPES.length ? { scopes: r.scopes } : {}
+  return { name: r.name, plan: r.plan, perMinute: r.perMinute, perDay: r.perDay, expiresAt: r.expiresAt, ...scopes }
 }

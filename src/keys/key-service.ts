@@ -185,7 +185,7 @@ export class KeyService implements KeyAdministration {
         id,
         current.updatedAt,
         next,
-        this.entry(ctx, 'key.update', id, now, { changed: changes, ...describe(next) }),
+        this.entry(ctx, 'key.update', id, now, { changed: changes, ...describe(next, changes) }),
       )
       if (updated !== undefined) {
         this.options.cache?.forget(current.hash)
