@@ -10,12 +10,16 @@ export interface paths {
         /**
          * List animals
          * @description Returns up to `limit` animals in ascending id order, optionally only those with `status`. When more exist, a `Link: <...>; rel="next"` header gives the next page (addition to the spec; the body stays a bare array).
+         *
+         *     Needs an API key with the scope `pets:read`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
         get: operations["listPets"];
         put?: never;
         /**
          * Add an animal
          * @description Creates an animal and answers 201 with it, including the assigned id, once it is durable. The body is validated strictly: no type coercion, no unknown fields, no client-sent id; categoryId is int64 and exact. With an `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header), the animal is created once per customer and key (a customer: an API key and the keys it was rotated to, which share its quota; so a retry sent with the new key of a rotation is still a retry): a retry with the same key and body answers 201 with the same animal and `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`; while the first request is still processed, 409 `idempotency_conflict`. Keys are kept 24 hours.
+         *
+         *     Needs an API key with the scope `pets:write`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
         post: operations["createPet"];
         delete?: never;
@@ -35,6 +39,8 @@ export interface paths {
          * Get an animal (deprecated)
          * @deprecated
          * @description Deprecated since 2026-01-01; removal on 2030-12-05, after which it answers 410 Gone. Use /v1/pets instead. Every answer carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers. Use GET /pets with the status filter instead. An animal changes only by its status (an order); the answer always shows its status as of the last acknowledged change, on every instance. On SQLite an instance keeps the answer for an animal it has served (up to 10,000) until an animal changes; on PostgreSQL every request reads the database.
+         *
+         *     Needs an API key with the scope `pets:read`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
         get: operations["getPet"];
         put?: never;
@@ -55,12 +61,16 @@ export interface paths {
         /**
          * List your orders
          * @description Returns up to `limit` of the caller's orders (placed with this API key or the keys of its rotation chain, or, for a key of a customer, any key of the customer) in ascending id order, optionally only those with `status`. When more exist, a `Link: <...>; rel="next"` header gives the next page; the body is a bare array, as listPets answers. A placed order whose hold ran out shows `expired` once the expiry sweep has run (ORDER_SWEEP_MS); a change of it is refused at once.
+         *
+         *     Needs an API key with the scope `orders:read`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
         get: operations["listOrders"];
         put?: never;
         /**
          * Order an animal
          * @description Places an order for an available animal and answers 201 with it: in the same transaction the animal turns `pending`, held for this order until `expiresAt` (30 minutes on this server: ORDER_HOLD_MINUTES). Then complete it (the animal is `sold`) or cancel it (`available` again); an order neither completed nor cancelled by then expires (`available` again). Of concurrent orders for one animal exactly one succeeds, on any number of instances. An animal that is pending, sold or has no status (not for sale) is 409 `pet_not_available` naming its status; a `petId` that names no animal is 422 `unknown_pet` (the path exists; the body refers to something that does not, as GitHub answers a reference to an unknown object in a body). `Idempotency-Key` works as on createPet (same scope and retention; one key names one request, so a key used on createPet is 422 here): a retry answers 201 with the order as it was placed and `Idempotent-Replayed: true`.
+         *
+         *     Needs an API key with the scope `orders:write`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
         post: operations["placeOrder"];
         delete?: never;
@@ -79,6 +89,8 @@ export interface paths {
         /**
          * Get one of your orders
          * @description One of the caller's orders; another caller's order is 404, as an order that does not exist.
+         *
+         *     Needs an API key with the scope `orders:read`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
         get: operations["getOrder"];
         put?: never;
@@ -101,6 +113,8 @@ export interface paths {
         /**
          * Cancel one of your orders
          * @description Cancels a placed order: the order is `cancelled` and its animal `available` again, in one transaction. Only a placed order changes: a cancelled, completed or expired one is 409 `order_not_placed` naming its status, also when its hold ran out a moment ago and the sweep has not run yet. Another caller's order is 404. No body (none, or `{}`).
+         *
+         *     Needs an API key with the scope `orders:write`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
         post: operations["cancelOrder"];
         delete?: never;
@@ -121,6 +135,8 @@ export interface paths {
         /**
          * Complete one of your orders
          * @description Completes a placed order: the order is `completed` and its animal `sold`, in one transaction. Only a placed order changes: a cancelled, completed or expired one is 409 `order_not_placed` naming its status, also when its hold ran out a moment ago and the sweep has not run yet. Another caller's order is 404. No body (none, or `{}`).
+         *
+         *     Needs an API key with the scope `orders:write`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
         post: operations["completeOrder"];
         delete?: never;
@@ -139,6 +155,8 @@ export interface paths {
         /**
          * Count the animals by status
          * @description How many animals are `available`, `pending` (held by a placed order) and `sold`: counts of animals, exact after every acknowledged change, on every instance. An animal created without a status is not for sale and is counted in none of them.
+         *
+         *     Needs an API key with the scope `orders:read`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
         get: operations["getInventory"];
         put?: never;
@@ -179,7 +197,7 @@ export interface components {
              * @description Machine-readable error code from a closed list.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "key_expired" | "forbidden_role" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "idempotency_conflict" | "pet_not_available" | "order_not_placed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "unknown_pet" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "unauthorized" | "key_expired" | "forbidden_role" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "idempotency_conflict" | "pet_not_available" | "order_not_placed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "unknown_pet" | "headers_too_large" | "rate_limited" | "key_banned" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /** @description The HTTP status code, repeated. */
@@ -531,6 +549,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
             429: {
                 headers: {
@@ -676,6 +717,29 @@ export interface operations {
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
                     /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -963,6 +1027,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The requested animal or order could not be found. Codes: `not_found` (The route, or the requested animal or order, does not exist (an order of another customer does not exist for you).) */
             404: {
                 headers: {
@@ -1210,6 +1297,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
             429: {
                 headers: {
@@ -1355,6 +1465,29 @@ export interface operations {
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
                     /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1618,6 +1751,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The requested animal or order could not be found. Codes: `not_found` (The route, or the requested animal or order, does not exist (an order of another customer does not exist for you).) */
             404: {
                 headers: {
@@ -1776,6 +1932,29 @@ export interface operations {
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
                     /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2004,6 +2183,29 @@ export interface operations {
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
                     /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2262,6 +2464,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
             429: {
                 headers: {
@@ -2439,7 +2664,7 @@ type ReadonlyArray<T> = [
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsPetsPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/pets"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
 export const pathsStoreOrdersPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/store/orders"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
-export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "forbidden_role", "not_found", "method_not_allowed", "request_timeout", "conflict", "idempotency_conflict", "pet_not_available", "order_not_placed", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "unknown_pet", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "forbidden_role", "insufficient_scope", "not_found", "method_not_allowed", "request_timeout", "conflict", "idempotency_conflict", "pet_not_available", "order_not_placed", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "unknown_pet", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
 export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
 export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["placed", "cancelled", "completed", "expired"];
 export const rateLimitStatusKeyPlanValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["key"]["plan"]> = ["free", "pro", "business", "enterprise"];

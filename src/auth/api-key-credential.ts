@@ -1,8 +1,11 @@
+import type { FastifyRequest } from 'fastify'
+import { settingsOf } from '../http/route-settings.js'
 import { type ApiKeyRecord, limiterIdentity, partitionKey } from '../keys/api-key.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
 import type { LastUsedRecorder } from '../keys/last-used.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
+import type { Scope } from '../shared/scopes.js'
 import type { LimitOutcome } from '../usage/counts.js'
 import { bearerChallenge } from './bearer.js'
 import type { CredentialKind, Unauthenticated } from './credential.js'
@@ -69,6 +72,14 @@ export function apiKeyCredential({
       request.usageKeyId = key.id
       request.limitOutcome = decision.allowed ? 'allowed' : (decision.reason ?? 'rate_limited')
     },
+    // What a key may do (shared/scopes.ts): the route's `scope`. After the limiter, as GitHub does,
+    // so a refused request counts like any other (a key cannot probe what it may do for free), and
+    // before the body is read: nothing is parsed, nothing is done.
+    authorize(request, key) {
+      const scope = settingsOf(request).scope
+      if (scope === undefined || key.scopes.includes(scope)) return undefined
+      return insufficientScope(request, key, scope)
+    },
     accept(request, key) {
       request.apiKey = key
     },
@@ -82,4 +93,14 @@ export function apiKeyCredential({
       })
     },
   }
+}
+
+/** The 403 of a request outside the key's scopes, with RFC 6750's challenge (section 3.1) naming the scope needed. */
+function insufficientScope(request: FastifyRequest, key: ApiKeyRecord, scope: Scope): ApiError {
+  const route = `${request.method} ${(settingsOf(request).url ?? request.url).replace(/:(\w+)/g, '{$1}')}`
+  return new ApiError(
+    'insufficient_scope',
+    `This API key lacks the scope ${scope} that ${route} needs; its scopes: ${key.scopes.join(' ')}`,
+    { 'www-authenticate': `Bearer realm="animal-store", error="insufficient_scope", scope="${scope}"` },
+  )
 }

@@ -18,6 +18,7 @@ const FLAGS: Record<string, string> = {
   graceSeconds: '--grace',
   limit: '--limit',
   state: '--state',
+  scopes: '--scopes',
 }
 
 /** A KeyInputError's message with the fields named as flags (`perMinute` -> `--per-minute`). */
@@ -52,4 +53,9 @@ export function metadata(raw: string | undefined, clearable: boolean): Record<st
   } catch {
     throw new KeyInputError('metadata', 'metadata must be a JSON object, e.g. \'{"customer":"c_42"}\'')
   }
+}
+
+/** `--scopes pets:read,orders:read`: the scopes as the service checks them (an empty item is kept, and refused there). */
+export function scopesFlag(raw: string | undefined): string[] | undefined {
+  return raw === undefined ? undefined : raw.split(',').map((s) => s.trim())
 }

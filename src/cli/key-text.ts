@@ -44,6 +44,7 @@ export function keyDetails(v: KeyView): string {
     ['Name', escapeControlCharacters(v.name)],
     ['Plan', `${v.plan}: ${v.perMinute}/min, ${v.perDay}/day`],
     ['State', stateText(v)],
+    ['Scopes', v.scopes.join(' ')],
     [
       'Quota',
       v.customerId !== null

@@ -6,11 +6,12 @@ import { KeyService } from '../keys/key-service.js'
 import { displayPrefix } from '../shared/key-redaction.js'
 import { LimiterUnavailableError } from '../shared/outages.js'
 import type { PlanName } from '../shared/plans.js'
+import { SCOPES } from '../shared/scopes.js'
 import { redactUrl } from '../shared/startup-error.js'
 import { openStorage } from '../storage/index.js'
 import { CommandError, UsageError } from './command-errors.js'
 import { type CommandGroup, defineCommand, type Flag, positiveInt, programName } from './command-line.js'
-import { expiry, metadata } from './key-flags.js'
+import { expiry, metadata, scopesFlag } from './key-flags.js'
 import { iso, keyDetails, keyTable, usageText } from './key-text.js'
 import { openUsageSource, type UsageSource } from './key-usage-source.js'
 import { print } from './output.js'
@@ -40,13 +41,18 @@ const flag = {
   name: { type: 'string', value: 'NAME', help: 'who or what the key is for: 1 to 100 characters' },
   perMinute: { type: 'string', value: 'N', help: 'enterprise only, with --per-day: requests a minute (1 to 1,000,000,000)' },
   perDay: { type: 'string', value: 'M', help: 'enterprise only, with --per-minute: requests a UTC day (1 to 1,000,000,000)' },
+  scopes: {
+    type: 'string',
+    value: 'SCOPES',
+    help: `what the key may do, comma-separated: ${SCOPES.join(',')} (all four by default)`,
+  },
 } as const satisfies Record<string, Flag>
 
 const create = defineCommand(
   {
     path: 'keys create',
     synopsis:
-      '--plan free|pro|business|enterprise --name NAME [--per-minute N --per-day M]\n| --customer CUSTOMER_ID --name NAME\n[--expires-at ISO] [--metadata JSON] [--json]',
+      '--plan free|pro|business|enterprise --name NAME [--per-minute N --per-day M]\n| --customer CUSTOMER_ID --name NAME\n[--scopes SCOPES] [--expires-at ISO] [--metadata JSON] [--json]',
     description: 'Creates an API key and prints it, this once: only its SHA-256 is stored.',
     flags: {
       plan: flag.plan,
@@ -58,6 +64,7 @@ const create = defineCommand(
       name: flag.name,
       'per-minute': flag.perMinute,
       'per-day': flag.perDay,
+      scopes: flag.scopes,
       'expires-at': {
         type: 'string',
         value: 'ISO',
@@ -76,6 +83,7 @@ const create = defineCommand(
       name: values.name,
       perMinute: positiveInt('--per-minute', values['per-minute']),
       perDay: positiveInt('--per-day', values['per-day']),
+      scopes: scopesFlag(values.scopes),
       expiresAt: expiry(values['expires-at'], false),
       metadata: metadata(values.metadata, false),
     }
@@ -223,13 +231,15 @@ async function readStdin(): Promise<string> {
 const update = defineCommand(
   {
     path: 'keys update',
-    synopsis: 'KEY_ID [--name NAME] [--plan P] [--per-minute N --per-day M]\n[--expires-at ISO|none] [--metadata JSON|none] [--json]',
+    synopsis:
+      'KEY_ID [--name NAME] [--plan P] [--per-minute N --per-day M] [--scopes SCOPES]\n[--expires-at ISO|none] [--metadata JSON|none] [--json]',
     description: 'Changes the fields given, all or nothing; running servers use the change within KEY_REFRESH_MS.',
     flags: {
       name: flag.name,
       plan: flag.plan,
       'per-minute': flag.perMinute,
       'per-day': flag.perDay,
+      scopes: flag.scopes,
       'expires-at': { type: 'string', value: 'ISO|none', help: 'a new expiry (ISO 8601 with an offset), or none to clear it' },
       metadata: { type: 'string', value: 'JSON|none', help: 'a new JSON object (at most 4096 bytes), or none to clear it' },
       json: json("the admin API's answer to PATCH /admin/v1/keys/KEY_ID"),
@@ -242,11 +252,12 @@ const update = defineCommand(
       ...(values.plan === undefined ? {} : { plan: values.plan }),
       ...(values['per-minute'] === undefined ? {} : { perMinute: positiveInt('--per-minute', values['per-minute']) }),
       ...(values['per-day'] === undefined ? {} : { perDay: positiveInt('--per-day', values['per-day']) }),
+      ...(values.scopes === undefined ? {} : { scopes: scopesFlag(values.scopes) }),
       ...(values['expires-at'] === undefined ? {} : { expiresAt: expiry(values['expires-at'], true) }),
       ...(values.metadata === undefined ? {} : { metadata: metadata(values.metadata, true) }),
     }
     if (Object.keys(patch).length === 0)
-      throw new UsageError('keys update needs at least one of --name, --plan, --per-minute, --per-day, --expires-at, --metadata')
+      throw new UsageError('keys update needs at least one of --name, --plan, --per-minute, --per-day, --scopes, --expires-at, --metadata')
     return (config) =>
       withService(config, async (service, ctx) => {
         const view = await service.updateKey(id!, patch, ctx)

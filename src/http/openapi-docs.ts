@@ -44,6 +44,7 @@ const STATUS_TEXT: Record<number, string> = {
 const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_request: 'petId must be an int64 integer (-2^63 to 2^63-1) written in plain decimal',
   forbidden_role: 'This admin token has the role read: it may read but not change (POST /admin/v1/keys)',
+  insufficient_scope: 'This API key lacks the scope pets:write that POST /v1/pets needs; its scopes: pets:read orders:read',
   not_found: 'No order with id 42',
   pet_not_available: 'Animal 1 is not available: it is pending',
   order_not_placed: 'Order 1 cannot be completed: it is expired',
@@ -91,6 +92,12 @@ export function errorResponses(...answers: Array<number | ErrorCode>): Record<nu
         description: `Seconds to wait before retrying (1)${codes.length > 1 ? ': present on idempotency_conflict only' : ''}.`,
       }
     if (status === 401) headers['WWW-Authenticate'] = { type: 'string', description: 'Bearer challenge (RFC 6750).' }
+    if (codes.includes('insufficient_scope'))
+      headers['WWW-Authenticate'] = {
+        type: 'string',
+        description:
+          'Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`.',
+      }
     out[status] = {
       description: `${STATUS_TEXT[status] ?? ''} Codes: ${codes.map((c) => `\`${c}\` (${ERROR_DESCRIPTIONS[c]})`).join('; ')}`,
       // The media type written out (rather than a bare $ref) to carry the examples; Fastify serializes by it as well.

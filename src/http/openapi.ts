@@ -4,6 +4,8 @@ import type { Config } from '../config/config.js'
 import { DOCS_PATH, OPENAPI_PATH } from './doc-paths.js'
 import { registerDocsConsole } from './docs-console.js'
 import { keepReferencedSchemas } from './openapi-components.js'
+import { errorResponses } from './openapi-docs.js'
+import type { RouteSettings } from './route-settings.js'
 
 /** What an API says of itself in its document: everything else is generated from its routes. */
 export interface ApiDescription {
@@ -35,6 +37,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, api:
     const url = `${base}/v1`
     if (base !== undefined && !servers.some((known) => known.url === url)) servers.push({ url, description })
   }
+  const schemes = Object.keys(api.securitySchemes)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -47,8 +50,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, api:
     // Components are named by their $id (Pet, NewPet, PetStatus, Error), not def-0, def-1, ...
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     // The admin API (/admin/v1) has its own document (admin/openapi.ts), never this one.
-    transform: ({ schema, url }) => ({
-      schema: (url.startsWith('/admin/') ? { ...schema, hide: true } : schema) as never,
+    transform: ({ schema, url, route }) => ({
+      schema: (url.startsWith('/admin/') ? { ...schema, hide: true } : withScope(schema, route.config, schemes)) as never,
       url: url.replace(/^\/v1(?=\/)/, ''),
     }),
     transformObject: (document) => keepReferencedSchemas((document as { openapiObject: object }).openapiObject),
@@ -56,4 +59,25 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, api:
   app.get(OPENAPI_PATH, { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
   const apiOrigins = servers.flatMap((s) => (s.url.startsWith('/') ? [] : [new URL(s.url).origin]))
   await app.register(registerDocsConsole, { documentPath: OPENAPI_PATH, docsPath: DOCS_PATH, apiOrigins })
+}
+
+type OperationSchema = { description?: string; response?: Record<string, unknown> }
+
+/**
+ * An operation's scope (route config `scope`, shared/scopes.ts), said where a client reads it:
+ * its security requirement lists the scope (OpenAPI 3.1 allows role names for a non-OAuth scheme),
+ * its description says so, and its answers include the 403 of a key without it. Derived from the
+ * route config the credential checks, so a new route is documented as it is enforced.
+ */
+function withScope(schema: unknown, config: unknown, schemes: readonly string[]): unknown {
+  const scope = (config as RouteSettings | undefined)?.scope
+  if (scope === undefined) return schema
+  const operation = schema as OperationSchema
+  const note = `Needs an API key with the scope \`${scope}\`: a key without it is refused 403 \`insufficient_scope\` before the body is read, and the request counts against its quota.`
+  return {
+    ...operation,
+    security: schemes.map((name) => ({ [name]: [scope] })),
+    description: operation.description === undefined ? note : `${operation.description}\n\n${note}`,
+    response: { ...operation.response, ...errorResponses('insufficient_scope') },
+  }
 }

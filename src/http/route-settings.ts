@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
+import type { Scope } from '../shared/scopes.js'
 
 /**
  * A route's deprecation, set in its route config (`config.deprecation`). Every answer of such a
@@ -45,6 +46,11 @@ declare module 'fastify' {
     noBody?: boolean
     /** The body's bytes are kept as `request.rawBody` besides the parsed JSON: a signature is over the bytes sent. */
     rawBody?: boolean
+    /**
+     * The scope an API key needs to call this route (shared/scopes.ts; 403 insufficient_scope
+     * without it: auth/api-key-credential.ts). A keyed route without one is open to any valid key.
+     */
+    scope?: Scope
   }
   interface FastifyRequest {
     /** The body as received, on routes whose config asks for it (`rawBody`). */
@@ -67,6 +73,7 @@ export interface RouteSettings {
   quotaRead?: boolean
   noBody?: boolean
   rawBody?: boolean
+  scope?: Scope
 }
 
 /**

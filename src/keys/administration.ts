@@ -1,4 +1,5 @@
 import type { PlanName } from '../shared/plans.js'
+import type { Scope } from '../shared/scopes.js'
 import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS, type AuditAction } from './audit-actions.js'
 
 export { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS, type AuditAction }
@@ -32,6 +33,8 @@ export interface KeyView {
    * orders, and take its plan and limits (keys/api-key.ts, limiterIdentity).
    */
   customerId: string | null
+  /** What the key may do (shared/scopes.ts), in the list's order; every scope unless it was given fewer. */
+  scopes: Scope[]
   state: KeyState
   createdAt: number
   updatedAt: number
@@ -55,6 +58,8 @@ export interface CreateKeyRequest {
   /** Enterprise only, and required there. */
   perMinute?: number
   perDay?: number
+  /** At least one scope, each once; every scope when absent. */
+  scopes?: readonly string[]
   /** Must be in the future. */
   expiresAt?: number | null
   metadata?: Record<string, unknown> | null
@@ -66,6 +71,7 @@ export interface UpdateKeyRequest {
   plan?: string
   perMinute?: number
   perDay?: number
+  scopes?: readonly string[]
   expiresAt?: number | null
   metadata?: Record<string, unknown> | null
 }

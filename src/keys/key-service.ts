@@ -2,6 +2,7 @@ import type { Environment } from '../config/config.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import { type Clock, systemClock } from '../shared/clock.js'
 import { PLAN_QUOTAS } from '../shared/plans.js'
+import { ALL_SCOPES } from '../shared/scopes.js'
 import {
   type Actor,
   type AuditAction,
@@ -29,7 +30,7 @@ import {
 } from './administration.js'
 import { type ApiKeyRecord, hashKey, limiterIdentity } from './api-key.js'
 import { changedFields, describe, refuseRetired } from './key-records.js'
-import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan } from './key-validation.js'
+import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan, checkScopes } from './key-validation.js'
 import { newKey, newRecord, refusePlanOfCustomer } from './new-key.js'
 import type { AuditDraft, KeyRepository } from './repository.js'
 import { alongChain, alsoRevoked } from './rotation-chain.js'
@@ -170,6 +171,7 @@ export class KeyService implements KeyAdministration {
         ...limits,
         expiresAt: patch.expiresAt === undefined ? current.expiresAt : checkExpiry(patch.expiresAt, now),
         metadata: patch.metadata === undefined ? current.metadata : checkMetadata(patch.metadata),
+        scopes: patch.scopes === undefined ? current.scopes : checkScopes(patch.scopes),
         // Strictly increasing: the optimistic check of a concurrent writer must fail.
         updatedAt: Math.max(now, current.updatedAt + 1),
       }
@@ -183,7 +185,7 @@ export class KeyService implements KeyAdministration {
         id,
         current.updatedAt,
         next,
-        this.entry(ctx, 'key.update', id, now, { changed: changes, ...describe(next) }),
+        this.entry(ctx, 'key.update', id, now, { changed: changes, ...describe(next, changes) }),
       )
       if (updated !== undefined) {
         this.options.cache?.forget(current.hash)
@@ -216,6 +218,8 @@ export class KeyService implements KeyAdministration {
           expiresAt: old.expiresAt,
           metadata: old.metadata,
           customerId: old.customerId,
+          // What the key may do is part of the contract too.
+          scopes: old.scopes,
         },
         this.options.env,
         now,
@@ -351,6 +355,7 @@ export class KeyService implements KeyAdministration {
       prefix: r.prefix,
       quotaId: r.quotaId,
       customerId: r.customerId,
+      scopes: r.scopes,
       state: keyState(r, now),
       createdAt: r.createdAt,
       updatedAt: r.updatedAt,
@@ -374,7 +379,7 @@ export async function createFirstKey(
   now = Date.now(),
 ): Promise<{ key: string; record: ApiKeyRecord } | undefined> {
   const created = newRecord(
-    { plan: 'free', name: 'first key', ...PLAN_QUOTAS.free, expiresAt: null, metadata: null, customerId: null },
+    { plan: 'free', name: 'first key', ...PLAN_QUOTAS.free, expiresAt: null, metadata: null, customerId: null, scopes: [...ALL_SCOPES] },
     env,
     now,
   )

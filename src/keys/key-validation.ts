@@ -7,6 +7,7 @@ import {
   NUL_REFUSED,
 } from '../shared/control-characters.js'
 import { isPlanName, MAX_CUSTOM_LIMIT, PLAN_NAMES, PLAN_QUOTAS, type PlanName, type Quota } from '../shared/plans.js'
+import { ALL_SCOPES, isScope, normalizeScopes, SCOPES, type Scope } from '../shared/scopes.js'
 import { KeyInputError, MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from './administration.js'
 
 /**
@@ -87,4 +88,20 @@ export function checkGrace(raw: unknown): number {
   if (typeof raw !== 'number' || !Number.isSafeInteger(raw) || raw < 0 || raw > MAX_GRACE_SECONDS)
     throw new KeyInputError('graceSeconds', `graceSeconds must be an integer from 0 to ${MAX_GRACE_SECONDS} (7 days)`)
   return raw
+}
+
+/**
+ * A key's scopes: at least one (a key that may do nothing is a mistake, not a choice: revoke it),
+ * each from the closed list and named once; every scope when none are given. Stored and shown in
+ * the list's order whatever the order sent.
+ */
+export function checkScopes(raw: unknown): Scope[] {
+  if (raw === undefined) return [...ALL_SCOPES]
+  if (!Array.isArray(raw)) throw new KeyInputError('scopes', 'scopes must be an array of scopes')
+  if (raw.length === 0) throw new KeyInputError('scopes', `scopes must name at least one of ${SCOPES.join(', ')}`)
+  const unknown = raw.find((s) => !isScope(s))
+  if (unknown !== undefined)
+    throw new KeyInputError('scopes', `scopes: ${JSON.stringify(unknown)} is not a scope; the scopes are ${SCOPES.join(', ')}`)
+  if (new Set(raw).size !== raw.length) throw new KeyInputError('scopes', 'scopes: each scope may be named once')
+  return normalizeScopes(raw as Scope[])
 }

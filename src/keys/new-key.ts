@@ -1,9 +1,10 @@
 import type { Environment } from '../config/config.js'
 import { displayPrefix } from '../shared/key-redaction.js'
 import type { PlanName } from '../shared/plans.js'
+import type { Scope } from '../shared/scopes.js'
 import { type CreateKeyRequest, type CustomerPlan, KeyInputError } from './administration.js'
 import { type ApiKeyRecord, generateKey, generateKeyId, hashKey } from './api-key.js'
-import { checkExpiry, checkLimits, checkMetadata, checkName, checkPlan } from './key-validation.js'
+import { checkExpiry, checkLimits, checkMetadata, checkName, checkPlan, checkScopes } from './key-validation.js'
 
 /** What a new key's record is made of, checked: a creation's, a rotation's successor's, the first key's. */
 export interface NewKeySpec {
@@ -14,6 +15,7 @@ export interface NewKeySpec {
   expiresAt: number | null
   metadata: Record<string, unknown> | null
   customerId: string | null
+  scopes: Scope[]
 }
 
 export function newRecord(spec: NewKeySpec, env: Environment, now: number, chain?: { quotaId: string; rotatedFrom: string }) {
@@ -55,7 +57,13 @@ export function refusePlanOfCustomer(input: Pick<CreateKeyRequest, 'plan' | 'per
 
 function checkCreate(input: CreateKeyRequest, now: number, customer?: CustomerPlan): NewKeySpec {
   const name = checkName(input.name)
-  const common = { name, expiresAt: checkExpiry(input.expiresAt, now), metadata: checkMetadata(input.metadata) }
+  // A key of a customer has scopes of its own: the quota is the customer's, what each key may do is not.
+  const common = {
+    name,
+    expiresAt: checkExpiry(input.expiresAt, now),
+    metadata: checkMetadata(input.metadata),
+    scopes: checkScopes(input.scopes),
+  }
   if (customer !== undefined) {
     refusePlanOfCustomer(input)
     return { ...common, plan: customer.plan, perMinute: customer.perMinute, perDay: customer.perDay, customerId: customer.id }

@@ -1,4 +1,5 @@
 import type { PlanName } from '../shared/plans.js'
+import type { Scope } from '../shared/scopes.js'
 import type { AuditEntry, KeyState } from './administration.js'
 import type { ApiKeyRecord } from './api-key.js'
 
@@ -38,6 +39,7 @@ export interface KeyUpdate {
   perDay: number
   expiresAt: number | null
   metadata: Record<string, unknown> | null
+  scopes: Scope[]
   updatedAt: number
 }
 

@@ -63,6 +63,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
   app.post(
     '/store/orders',
     {
+      config: { scope: 'orders:write' },
       schema: {
         operationId: 'placeOrder',
         summary: 'Order an animal',
@@ -125,7 +126,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
   app.get(
     '/store/orders',
     {
-      config: { conditional: true },
+      config: { conditional: true, scope: 'orders:read' },
       schema: {
         operationId: 'listOrders',
         summary: 'List your orders',
@@ -169,7 +170,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
   app.get(
     '/store/orders/:orderId',
     {
-      config: { conditional: true },
+      config: { conditional: true, scope: 'orders:read' },
       schema: {
         operationId: 'getOrder',
         summary: 'Get one of your orders',
@@ -198,7 +199,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
     app.post(
       `/store/orders/:orderId/${change}`,
       {
-        config: { noBody: true },
+        config: { noBody: true, scope: 'orders:write' },
         schema: {
           operationId: cancel ? 'cancelOrder' : 'completeOrder',
           summary: cancel ? 'Cancel one of your orders' : 'Complete one of your orders',
@@ -234,7 +235,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
   app.get(
     '/store/inventory',
     {
-      config: { conditional: true },
+      config: { conditional: true, scope: 'orders:read' },
       schema: {
         operationId: 'getInventory',
         summary: 'Count the animals by status',

@@ -4,6 +4,7 @@ import { banPolicy } from '../limits/index.js'
 import { banRuleText } from '../limits/policy.js'
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../shared/errors.js'
 import { PLAN_QUOTAS } from '../shared/plans.js'
+import { SCOPES } from '../shared/scopes.js'
 
 const plans = () =>
   Object.entries(PLAN_QUOTAS)
@@ -53,6 +54,12 @@ export function petsApiDescription(config: Config): ApiDescription {
       { name: 'store', description: 'Orders that hold and sell animals, and the inventory' },
       { name: 'rate-limit', description: 'The caller’s own key and rate limits, not counted against them' },
     ],
-    securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key, as_live_… or as_test_…' } },
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description: `API key, as_live_… or as_test_…. A key has scopes (${SCOPES.join(', ')}; all four unless its operator chose fewer); each operation lists the one it needs in its security requirement, and a key without it is refused 403 \`insufficient_scope\` with \`WWW-Authenticate: Bearer error="insufficient_scope", scope="…"\`.`,
+      },
+    },
   }
 }

@@ -58,7 +58,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
   app.get(
     '/pets',
     {
-      config: { conditional: true },
+      config: { conditional: true, scope: 'pets:read' },
       schema: {
         operationId: 'listPets',
         summary: 'List animals',
@@ -107,6 +107,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
   app.post(
     '/pets',
     {
+      config: { scope: 'pets:write' },
       schema: {
         operationId: 'createPet',
         summary: 'Add an animal',
@@ -162,7 +163,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
   app.get(
     '/pets/:petId',
     {
-      config: { deprecation: GET_PET_DEPRECATION, conditional: true },
+      config: { deprecation: GET_PET_DEPRECATION, conditional: true, scope: 'pets:read' },
       schema: {
         operationId: 'getPet',
         summary: 'Get an animal (deprecated)',

@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   key_expired: 401,
   forbidden_role: 403,
+  insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
@@ -40,6 +41,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     'The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.',
   forbidden_role:
     'Admin API only: the admin token has the role `read`, which may read (keys, usage, the audit log, orders) but not change; the message names the role and the operation.',
+  insufficient_scope:
+    'The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.',
   not_found: 'The route, or the requested animal or order, does not exist (an order of another customer does not exist for you).',
   method_not_allowed: 'The path exists but not for this method; see the Allow header.',
   request_timeout: 'The client took too long to send its request.',

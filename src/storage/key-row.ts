@@ -1,6 +1,7 @@
 import type { AuditAction, AuditEntry } from '../keys/administration.js'
 import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { PlanName } from '../shared/plans.js'
+import { scopesFromText, scopesToText } from '../shared/scopes.js'
 
 /** An api_keys row as both SQL stores return it (same column names in both migrations). */
 export interface KeyRow {
@@ -22,6 +23,8 @@ export interface KeyRow {
   metadata: string | Record<string, unknown> | null
   last_used_at: number | null
   customer_id: string | null
+  /** Space-separated (shared/scopes.ts). */
+  scopes: string
 }
 
 const parseJson = (value: string | Record<string, unknown> | null): Record<string, unknown> | null =>
@@ -45,11 +48,12 @@ export const toKeyRecord = (r: KeyRow): ApiKeyRecord => ({
   metadata: parseJson(r.metadata),
   lastUsedAt: r.last_used_at,
   customerId: r.customer_id,
+  scopes: scopesFromText(r.scopes),
 })
 
 /** Column list and values of an INSERT of a whole record, in the same order for both stores. */
 export const KEY_COLUMNS =
-  'id, name, plan, per_minute, per_day, hash, prefix, quota_id, created_at, updated_at, expires_at, revoked_at, rotated_to, rotated_from, metadata, last_used_at, customer_id'
+  'id, name, plan, per_minute, per_day, hash, prefix, quota_id, created_at, updated_at, expires_at, revoked_at, rotated_to, rotated_from, metadata, last_used_at, customer_id, scopes'
 
 export const keyValues = (k: ApiKeyRecord): unknown[] => [
   k.id,
@@ -69,6 +73,7 @@ export const keyValues = (k: ApiKeyRecord): unknown[] => [
   k.metadata === null ? null : JSON.stringify(k.metadata),
   k.lastUsedAt,
   k.customerId,
+  scopesToText(k.scopes),
 ]
 
 /** An audit_log row as both stores return it. */

@@ -86,6 +86,7 @@ for (const engine of ENGINES) {
           prefix: undefined,
           quotaId: undefined,
           customerId: null,
+          scopes: ['pets:read', 'pets:write', 'orders:read', 'orders:write'],
           state: 'active',
           createdAt: new Date(TEST_NOW).toISOString(),
           updatedAt: new Date(TEST_NOW).toISOString(),

@@ -196,6 +196,9 @@ describe('OpenAPI document', () => {
         return t.app.inject({ url, headers: { ...key, 'if-none-match': etag } })
       }
       const keyFor = async (app: TestApp) => bearer(await app.key({ plan: 'pro' }))
+      /** Keys without the scopes of the pets' and the store's operations: 403 insufficient_scope. */
+      const ordersOnly = bearer(await t.key({ plan: 'pro', scopes: ['orders:read', 'orders:write'] }))
+      const petsOnly = bearer(await t.key({ plan: 'pro', scopes: ['pets:read', 'pets:write'] }))
       /** The same Idempotency-Key once more with another body: 422. */
       const reused = async () => {
         const headers = { ...key, ...json, 'idempotency-key': 'openapi-reused' }
@@ -243,6 +246,7 @@ describe('OpenAPI document', () => {
           ['placeOrder', 'an available animal', 201, ask(t, 'POST', '/v1/store/orders', withJson, `{"petId":${toPlace}}`)],
           ['placeOrder', 'no petId', 400, ask(t, 'POST', '/v1/store/orders', withJson, '{}')],
           ['placeOrder', 'no key', 401, ask(t, 'POST', '/v1/store/orders', json, `{"petId":${toPlace}}`)],
+          ['placeOrder', 'a key without orders:write', 403, ask(t, 'POST', '/v1/store/orders', { ...petsOnly, ...json }, '{"petId":1}')],
           ['placeOrder', 'an animal already held', 409, ask(t, 'POST', '/v1/store/orders', withJson, `{"petId":${taken}}`)],
           ['placeOrder', 'a body over 16 KiB', 413, ask(t, 'POST', '/v1/store/orders', withJson, big)],
           ['placeOrder', 'text/plain', 415, ask(t, 'POST', '/v1/store/orders', text, 'petId=1')],
@@ -264,6 +268,7 @@ describe('OpenAPI document', () => {
           ['listOrders', 'an unchanged page', 304, unchanged('/v1/store/orders?limit=2')],
           ['listOrders', 'a bad limit', 400, ask(t, 'GET', '/v1/store/orders?limit=0')],
           ['listOrders', 'no key', 401, ask(t, 'GET', '/v1/store/orders', {})],
+          ['listOrders', 'a key without orders:read', 403, ask(t, 'GET', '/v1/store/orders', petsOnly)],
           ['listOrders', 'a spent key', 429, ask(t, 'GET', '/v1/store/orders', await spent(t, { method: 'GET', url: '/v1/store/orders' }))],
           ['listOrders', 'a failing store', 500, ask(failing, 'GET', '/v1/store/orders', await keyFor(failing))],
           ['listOrders', 'an unavailable store', 503, ask(unavailable, 'GET', '/v1/store/orders', await keyFor(unavailable))],
@@ -271,6 +276,7 @@ describe('OpenAPI document', () => {
           ['getOrder', 'an unchanged order', 304, unchanged(`/v1/store/orders/${toRead}`)],
           ['getOrder', 'an orderId that is no integer', 400, ask(t, 'GET', '/v1/store/orders/abc')],
           ['getOrder', 'no key', 401, ask(t, 'GET', `/v1/store/orders/${toRead}`, {})],
+          ['getOrder', 'a key without orders:read', 403, ask(t, 'GET', `/v1/store/orders/${toRead}`, petsOnly)],
           ['getOrder', 'no such order', 404, ask(t, 'GET', '/v1/store/orders/999999')],
           [
             'getOrder',
@@ -284,6 +290,7 @@ describe('OpenAPI document', () => {
           ['getInventory', 'unchanged counts', 304, unchanged('/v1/store/inventory')],
           ['getInventory', 'an unknown query parameter', 400, ask(t, 'GET', '/v1/store/inventory?x=1')],
           ['getInventory', 'no key', 401, ask(t, 'GET', '/v1/store/inventory', {})],
+          ['getInventory', 'a key without orders:read', 403, ask(t, 'GET', '/v1/store/inventory', petsOnly)],
           [
             'getInventory',
             'a spent key',
@@ -302,6 +309,7 @@ describe('OpenAPI document', () => {
             [operation, 'a placed order', 200, ask(t, 'POST', url)],
             [operation, 'a body that is not {}', 400, ask(t, 'POST', url, withJson, '{"a":1}')],
             [operation, 'no key', 401, ask(t, 'POST', url, {})],
+            [operation, 'a key without orders:write', 403, ask(t, 'POST', url, petsOnly)],
             [operation, 'no such order', 404, ask(t, 'POST', `/v1/store/orders/999999/${change}`)],
             [operation, 'an order no longer placed', 409, ask(t, 'POST', url)],
             [operation, 'a body over 16 KiB', 413, ask(t, 'POST', url, withJson, big)],
@@ -333,12 +341,14 @@ describe('OpenAPI document', () => {
         ['listPets', 'an unchanged page', 304, unchanged('/v1/pets?limit=1')],
         ['listPets', 'a bad limit', 400, list(t, '/v1/pets?limit=0')],
         ['listPets', 'no key', 401, list(t, '/v1/pets', {})],
+        ['listPets', 'a key without pets:read', 403, list(t, '/v1/pets', ordersOnly)],
         ['listPets', 'a spent key', 429, list(t, '/v1/pets', await spent(t, { method: 'GET', url: '/v1/pets' }))],
         ['listPets', 'a failing store', 500, list(failing, '/v1/pets', await keyFor(failing))],
         ['listPets', 'an unavailable store', 503, list(unavailable, '/v1/pets', await keyFor(unavailable))],
         ['createPet', 'a new animal', 201, create(t, '{"name":"Tom","categoryId":2,"status":"sold"}')],
         ['createPet', 'a missing name', 400, create(t, '{"categoryId":2}')],
         ['createPet', 'no key', 401, create(t, '{"name":"Tom","categoryId":2}', json)],
+        ['createPet', 'a key without pets:write', 403, create(t, '{"name":"Tom","categoryId":2}', { ...ordersOnly, ...json })],
         ['createPet', 'an Idempotency-Key still in flight', 409, concurrent()],
         ['createPet', 'an Idempotency-Key reused with another body', 422, await reused()],
         ['createPet', 'a body over 16 KiB', 413, create(t, JSON.stringify({ name: 'x'.repeat(17 * 1024), categoryId: 1 }))],
@@ -364,6 +374,7 @@ describe('OpenAPI document', () => {
         ['getPet', 'an unchanged animal', 304, unchanged(`/v1/pets/${pet.id}`)],
         ['getPet', 'a petId that is no integer', 400, getPet(t, '/v1/pets/abc')],
         ['getPet', 'no key', 401, getPet(t, `/v1/pets/${pet.id}`, {})],
+        ['getPet', 'a key without pets:read', 403, getPet(t, `/v1/pets/${pet.id}`, ordersOnly)],
         ['getPet', 'no such animal', 404, getPet(t, '/v1/pets/999999')],
         ['getPet', 'after the sunset', 410, getPet(sunset, '/v1/pets/1', await keyFor(sunset))],
         ['getPet', 'a spent key', 429, getPet(t, `/v1/pets/${pet.id}`, await spent(t, { method: 'GET', url: `/v1/pets/${pet.id}` }))],

@@ -100,6 +100,7 @@ for (const engine of STORE_ENGINES) {
         prefix: key.slice(0, 12),
         quotaId: view.id,
         customerId: null,
+        scopes: ['pets:read', 'pets:write', 'orders:read', 'orders:write'],
         state: 'active',
         createdAt: TEST_NOW,
         updatedAt: TEST_NOW,

@@ -106,10 +106,13 @@ describe('the store in the OpenAPI document', () => {
       return t.app.inject({ url, headers: { ...key, 'if-none-match': etag } })
     }
     const big = JSON.stringify({ petId: 1, pad: 'x'.repeat(17 * 1024) })
+    /** A key without the store's scopes: 403 insufficient_scope. */
+    const petsOnly = { ...bearer(await t.key({ plan: 'pro', scopes: ['pets:read', 'pets:write'] })), 'content-type': 'application/json' }
     const cases: Array<[OperationId, string, number, () => Promise<LightMyRequestResponse>]> = [
       ['placeOrder', 'an available animal', 201, ask(t, 'POST', '/v1/store/orders', key, `{"petId":${await pet()}}`)],
       ['placeOrder', 'no petId', 400, ask(t, 'POST', '/v1/store/orders', key, '{}')],
       ['placeOrder', 'no key', 401, ask(t, 'POST', '/v1/store/orders', {}, '{"petId":1}')],
+      ['placeOrder', 'a key without orders:write', 403, ask(t, 'POST', '/v1/store/orders', petsOnly, '{"petId":1}')],
       ['placeOrder', 'an animal held', 409, ask(t, 'POST', '/v1/store/orders', key, `{"petId":${held}}`)],
       ['placeOrder', 'an Idempotency-Key in flight', 409, await inFlight()],
       ['placeOrder', 'a body over 16 KiB', 413, ask(t, 'POST', '/v1/store/orders', key, big)],
@@ -123,6 +126,7 @@ describe('the store in the OpenAPI document', () => {
       ['listOrders', 'an unchanged page', 304, unchanged('/v1/store/orders?limit=1')],
       ['listOrders', 'a bad status', 400, ask(t, 'GET', '/v1/store/orders?status=sold', key)],
       ['listOrders', 'no key', 401, ask(t, 'GET', '/v1/store/orders', {})],
+      ['listOrders', 'a key without orders:read', 403, ask(t, 'GET', '/v1/store/orders', petsOnly)],
       ['listOrders', 'a spent key', 429, ask(t, 'GET', '/v1/store/orders', await spent(t))],
       ['listOrders', 'a failing store', 500, ask(failing, 'GET', '/v1/store/orders', await keyFor(failing))],
       ['listOrders', 'an unavailable store', 503, ask(unavailable, 'GET', '/v1/store/orders', await keyFor(unavailable))],
@@ -130,6 +134,7 @@ describe('the store in the OpenAPI document', () => {
       ['getOrder', 'an unchanged order', 304, unchanged(`/v1/store/orders/${order}`)],
       ['getOrder', 'no integer', 400, ask(t, 'GET', '/v1/store/orders/x', key)],
       ['getOrder', 'no key', 401, ask(t, 'GET', `/v1/store/orders/${order}`, {})],
+      ['getOrder', 'a key without orders:read', 403, ask(t, 'GET', `/v1/store/orders/${order}`, petsOnly)],
       ['getOrder', "another key's", 404, ask(t, 'GET', `/v1/store/orders/${order}`, await keyFor(t))],
       ['getOrder', 'a spent key', 429, ask(t, 'GET', `/v1/store/orders/${order}`, await spent(t))],
       ['getOrder', 'a failing store', 500, ask(failing, 'GET', '/v1/store/orders/1', await keyFor(failing))],
@@ -138,6 +143,7 @@ describe('the store in the OpenAPI document', () => {
       ['getInventory', 'unchanged counts', 304, unchanged('/v1/store/inventory')],
       ['getInventory', 'an unknown parameter', 400, ask(t, 'GET', '/v1/store/inventory?status=sold', key)],
       ['getInventory', 'no key', 401, ask(t, 'GET', '/v1/store/inventory', {})],
+      ['getInventory', 'a key without orders:read', 403, ask(t, 'GET', '/v1/store/inventory', petsOnly)],
       ['getInventory', 'a spent key', 429, ask(t, 'GET', '/v1/store/inventory', await spent(t))],
       ['getInventory', 'a failing store', 500, ask(failing, 'GET', '/v1/store/inventory', await keyFor(failing))],
       ['getInventory', 'an unavailable store', 503, ask(unavailable, 'GET', '/v1/store/inventory', await keyFor(unavailable))],
@@ -151,6 +157,7 @@ describe('the store in the OpenAPI document', () => {
         [operation, 'a placed order', 200, ask(t, 'POST', url(await placed()), key)],
         [operation, 'a body', 400, ask(t, 'POST', url(order), key, '{"now":true}')],
         [operation, 'no key', 401, ask(t, 'POST', url(order), {})],
+        [operation, 'a key without orders:write', 403, ask(t, 'POST', url(order), petsOnly)],
         [operation, "another key's", 404, ask(t, 'POST', url(order), await keyFor(t))],
         [operation, 'a completed order', 409, ask(t, 'POST', url(done), key)],
         [operation, 'a body over 16 KiB', 413, ask(t, 'POST', url(order), key, big)],

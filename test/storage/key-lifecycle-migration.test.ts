@@ -33,6 +33,7 @@ async function checkMigrated(storage: Storage): Promise<void> {
     metadata: null,
     lastUsedAt: null,
     customerId: null,
+    scopes: ['pets:read', 'pets:write', 'orders:read', 'orders:write'],
   })
   assert.equal((await storage.keys.findKeyById('key_gone'))?.revokedAt, 1_700_000_100_000)
   // The old revocation entry is in the change log, and new changes follow it.

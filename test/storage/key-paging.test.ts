@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { describe, type TestContext, test } from 'node:test'
 import type { ApiKeyRecord } from '../../src/keys/api-key.js'
 import type { KeyPageFilter, KeyRepository } from '../../src/keys/repository.js'
+import { ALL_SCOPES } from '../../src/shared/scopes.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { PG_URL, requireService } from '../helpers/services.js'
@@ -39,6 +40,7 @@ const KEYS: ApiKeyRecord[] = Array.from({ length: 37 }, (_, i) => {
     metadata: null,
     lastUsedAt: null,
     customerId: null,
+    scopes: [...ALL_SCOPES],
   }
 })
 

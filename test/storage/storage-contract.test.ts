@@ -13,6 +13,7 @@ import type { AuditDraft, KeyRevocation } from '../../src/keys/repository.js'
 import type { Pet } from '../../src/pets/schemas.js'
 import { INT64_MAX, INT64_MIN } from '../../src/shared/int64.js'
 import { StorageUnavailableError } from '../../src/shared/outages.js'
+import { ALL_SCOPES } from '../../src/shared/scopes.js'
 import { isUnavailable, TIMEOUTS } from '../../src/storage/postgres/connection.js'
 import { KEY_CHANGE_CHANNEL } from '../../src/storage/postgres/key-change-watcher.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
@@ -114,6 +115,7 @@ function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     prefix: 'as_test_abcd',
     quotaId: id,
     customerId: null,
+    scopes: [...ALL_SCOPES],
     createdAt: 1_790_000_000_000 + keyCounter,
     updatedAt: 1_790_000_000_000 + keyCounter,
     expiresAt: null,

@@ -42,7 +42,9 @@ const ADMIN_STATUS_TEXT: Record<number, string> = {
   409: 'The key cannot take this change: it is revoked, or it was rotated (change its successor), or (a rotation) it has expired. Code: `conflict`.',
 }
 export function errorResponses(...statuses: number[]): Record<number, object> {
-  const out = sharedErrorResponses(...statuses.map((status) => (status === 409 ? 'conflict' : status)))
+  // The admin API's 409 is `conflict` and its 403 `forbidden_role` (API keys' `insufficient_scope` is not its).
+  const own = (status: number) => (status === 409 ? 'conflict' : status === 403 ? 'forbidden_role' : status)
+  const out = sharedErrorResponses(...statuses.map(own))
   for (const [status, description] of Object.entries(ADMIN_STATUS_TEXT)) {
     if (out[Number(status)] !== undefined) out[Number(status)] = { ...out[Number(status)], description }
   }

@@ -3,7 +3,7 @@ import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { customerId, plan, ref } from '../common/schemas.js'
 import { callService, parseTime } from '../common/views.js'
-import { AdminKeySchema, expiresAt, keyName, limit, metadata, secret, tags } from './schemas.js'
+import { AdminKeySchema, expiresAt, keyName, limit, metadata, scopes, secret, tags } from './schemas.js'
 import { assertStorableJson, createdKeyJson } from './views.js'
 
 export const CreateKeyBody = Type.Object(
@@ -17,6 +17,7 @@ export const CreateKeyBody = Type.Object(
     ),
     perMinute: Type.Optional(limit('minute')),
     perDay: Type.Optional(limit('day')),
+    scopes: Type.Optional(scopes),
     expiresAt: Type.Optional(expiresAt),
     metadata: Type.Optional(metadata),
   },

@@ -4,7 +4,7 @@ import { ApiError } from '../../shared/errors.js'
 import { ADMIN_AUTH, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { KeyIdParams, plan, ref } from '../common/schemas.js'
 import { callService, parseTime } from '../common/views.js'
-import { AdminKeySchema, expiresAt, keyName, limit, metadata, tags } from './schemas.js'
+import { AdminKeySchema, expiresAt, keyName, limit, metadata, scopes, tags } from './schemas.js'
 import { assertStorableJson, keyJson } from './views.js'
 
 export const UpdateKeyBody = Type.Object(
@@ -13,6 +13,7 @@ export const UpdateKeyBody = Type.Object(
     plan: Type.Optional(plan),
     perMinute: Type.Optional(limit('minute')),
     perDay: Type.Optional(limit('day')),
+    scopes: Type.Optional(scopes),
     expiresAt: Type.Optional(expiresAt),
     metadata: Type.Optional(metadata),
   },
@@ -35,7 +36,7 @@ export function updateKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
         operationId: 'updateKey',
         summary: 'Update an API key',
         description:
-          'Changes name, plan, limits, metadata or expiry: only the fields sent; null clears expiresAt or metadata. ' +
+          'Changes name, plan, limits, scopes, metadata or expiry (scopes apply to the next request, on every instance within 2 s): only the fields sent; null clears expiresAt or metadata. ' +
           'All or nothing: a refused field changes nothing. Every instance applies it within 2 s. Written to the audit log. ' +
           'A revoked key, or one that was rotated (its successor takes the changes), is 409 `conflict`. ' +
           "A key of a customer takes the customer's plan: its plan and limits are 400 here (change the customer).",
@@ -53,7 +54,7 @@ export function updateKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
       if (Object.keys(request.body).length === 0) {
         throw new ApiError(
           'invalid_request',
-          'body must name at least one field to change: name, plan, perMinute, perDay, metadata, expiresAt',
+          'body must name at least one field to change: name, plan, perMinute, perDay, scopes, metadata, expiresAt',
         )
       }
       if (metadata !== undefined) assertStorableJson(metadata, 'metadata')

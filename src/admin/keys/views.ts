@@ -13,6 +13,7 @@ export function keyJson(view: KeyView): AdminKey {
     prefix: view.prefix,
     quotaId: view.quotaId,
     customerId: view.customerId,
+    scopes: view.scopes,
     state: view.state,
     createdAt: iso(view.createdAt),
     updatedAt: iso(view.updatedAt),

@@ -9,6 +9,7 @@ import type {
   KeyRotation,
   KeyUpdate,
 } from '../../keys/repository.js'
+import { scopesToText } from '../../shared/scopes.js'
 import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
 import type { Db } from './connection.js'
 import { logKeyChanges } from './key-change-log.js'
@@ -121,9 +122,20 @@ export class PostgresKeyRepository implements KeyRepository {
   async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, audit: AuditDraft): Promise<ApiKeyRecord | undefined> {
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<KeyRow>(
-        `UPDATE api_keys SET name = $1, plan = $2, per_minute = $3, per_day = $4, expires_at = $5, metadata = $6, updated_at = $7
-          WHERE id = $8 AND updated_at = $9 AND revoked_at IS NULL AND rotated_to IS NULL RETURNING *`,
-        [u.name, u.plan, u.perMinute, u.perDay, u.expiresAt, metadataParam(u.metadata), u.updatedAt, id, expectedUpdatedAt],
+        `UPDATE api_keys SET name = $1, plan = $2, per_minute = $3, per_day = $4, expires_at = $5, metadata = $6, scopes = $7, updated_at = $8
+          WHERE id = $9 AND updated_at = $10 AND revoked_at IS NULL AND rotated_to IS NULL RETURNING *`,
+        [
+          u.name,
+          u.plan,
+          u.perMinute,
+          u.perDay,
+          u.expiresAt,
+          metadataParam(u.metadata),
+          scopesToText(u.scopes),
+          u.updatedAt,
+          id,
+          expectedUpdatedAt,
+        ],
       )
       const row = rows[0]
       if (row === undefined) return undefined

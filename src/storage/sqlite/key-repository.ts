@@ -9,6 +9,7 @@ import type {
   KeyRotation,
   KeyUpdate,
 } from '../../keys/repository.js'
+import { scopesToText } from '../../shared/scopes.js'
 import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
 
 /** WHERE clause of each key state at `now` (bound as the named parameter @now). */
@@ -106,7 +107,7 @@ export class SqliteKeyRepository implements KeyRepository {
       .transaction(() => {
         const row = this.db
           .prepare<unknown[], KeyRow>(
-            `UPDATE api_keys SET name = ?, plan = ?, per_minute = ?, per_day = ?, expires_at = ?, metadata = ?, updated_at = ?
+            `UPDATE api_keys SET name = ?, plan = ?, per_minute = ?, per_day = ?, expires_at = ?, metadata = ?, scopes = ?, updated_at = ?
               WHERE id = ? AND updated_at = ? AND revoked_at IS NULL AND rotated_to IS NULL RETURNING *`,
           )
           .get(
@@ -116,6 +117,7 @@ export class SqliteKeyRepository implements KeyRepository {
             u.perDay,
             u.expiresAt,
             u.metadata === null ? null : JSON.stringify(u.metadata),
+            scopesToText(u.scopes),
             u.updatedAt,
             id,
             expectedUpdatedAt,

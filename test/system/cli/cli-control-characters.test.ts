@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { ALL_SCOPES } from '../../../src/shared/scopes.js'
 import { SqliteStorage } from '../../../src/storage/sqlite/sqlite-storage.js'
 import { createKeyViaCli, runCli, useTempDir } from '../helpers/process.js'
 
@@ -66,6 +67,7 @@ test('names and metadata stored with control characters are printed escaped by k
       rotatedFrom: null,
       metadata,
       customerId: null,
+      scopes: [...ALL_SCOPES],
       lastUsedAt: null,
       hash: '0'.repeat(64),
     })

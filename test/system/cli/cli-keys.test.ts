@@ -68,6 +68,11 @@ test('keys show, update, rotate, list filters: --json, and bad input exits 2 nam
     [['keys', 'update', id, '--metadata', '{"x":'], /--metadata must be a JSON object/],
     [['keys', 'update', id, '--metadata', JSON.stringify({ x: 'y'.repeat(5000) })], /--metadata must be at most 4096 bytes/],
     [['keys', 'update', id], /keys update needs at least one of/],
+    [
+      ['keys', 'update', id, '--scopes', 'pets:read,pets:admin'],
+      /^animal-store: --scopes: "pets:admin" is not a scope; the scopes are pets:read/,
+    ],
+    [['keys', 'create', '--plan', 'free', '--name', 'x', '--scopes', ''], /--scopes: "" is not a scope/],
     [['keys', 'rotate', id], /keys rotate needs --grace/],
     [['keys', 'rotate', id, '--grace', '604801'], /--grace must be an integer from 0 to 604800/],
     [['keys', 'rotate', id, '--grace', '1h'], /--grace must be an integer from 0 to 604800/],
@@ -242,4 +247,30 @@ test('keys revoke stops a rotation chain: it names every key revoked, and a runn
     `Not revoked by this: ${z!.id}, its successor in the rotation chain; revoke it too to stop the whole chain.`,
   ])
   assert.equal((await cliJson(['keys', 'show', z!.id], db)).state, 'active')
+})
+
+test('keys create --scopes and keys update --scopes: shown by keys show, in the JSON, and enforced by a running server', {
+  timeout: 120_000,
+}, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const { key, apiKey } = await cliJson(
+    ['keys', 'create', '--plan', 'free', '--name', 'dashboard', '--scopes', 'orders:read, pets:read'],
+    db,
+  )
+  assert.deepEqual(apiKey.scopes, ['pets:read', 'orders:read'])
+  assert.match((await runCli(['keys', 'show', apiKey.id], { db })).stdout, /^Scopes: +pets:read orders:read$/m)
+  const server = await startServer(t, { dir, db })
+  const post = () =>
+    request(`${server.url}/v1/pets`, {
+      method: 'POST',
+      headers: { ...bearer(key), 'content-type': 'application/json' },
+      body: '{"name":"Rex","categoryId":1}',
+    })
+  const refused = await post()
+  assert.equal(refused.status, 403, refused.text)
+  assert.equal((refused.body as Json).code, 'insufficient_scope')
+  const updated = await cliJson(['keys', 'update', apiKey.id, '--scopes', 'pets:read,pets:write'], db)
+  assert.deepEqual(updated.scopes, ['pets:read', 'pets:write'])
+  assert.ok(await waitFor(async () => (await post()).status === 201, REVOCATION_DEADLINE_MS), 'the server uses the new scopes')
 })
