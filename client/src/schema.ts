@@ -341,15 +341,13 @@ export interface components {
                 /** @description The customer the key belongs to (cus_…): all its keys share one quota (the same windows). null: none. */
                 customerId: string | null;
                 /**
-                 * @description What the key may do: `pets:read`, `pets:write`, `orders:read`, `orders:write`.
+                 * @description What the key may do, in this order: `pets:read`, `pets:write`, `orders:read`, `orders:write` (an operation outside them is 403 `insufficient_scope`). This operation needs none.
                  * @example [
                  *       "pets:read",
-                 *       "pets:write",
-                 *       "orders:read",
-                 *       "orders:write"
+                 *       "orders:read"
                  *     ]
                  */
-                scopes: string[];
+                scopes: ("pets:read" | "pets:write" | "orders:read" | "orders:write")[];
                 /** @description When the key stops working (RFC 3339); null: never. */
                 expiresAt: string | null;
             };
@@ -2668,4 +2666,5 @@ export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["s
 export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
 export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["placed", "cancelled", "completed", "expired"];
 export const rateLimitStatusKeyPlanValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["key"]["plan"]> = ["free", "pro", "business", "enterprise"];
+export const rateLimitStatusKeyScopesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["key"]["scopes"]> = ["pets:read", "pets:write", "orders:read", "orders:write"];
 export const rateLimitStatusWindowsNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["windows"]["name"]> = ["minute", "day"];

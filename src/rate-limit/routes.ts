@@ -6,7 +6,7 @@ import type { QuotaRead } from '../auth/uncounted-reads.js'
 import { errorResponses, rateLimitHeaderDocs } from '../http/openapi-docs.js'
 import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { WindowUsage } from '../limits/limiter.js'
-import { ALL_SCOPES_UNTIL_KEYS_CARRY_SCOPES, type RateLimitStatus, RateLimitStatusSchema } from './schemas.js'
+import { type RateLimitStatus, RateLimitStatusSchema } from './schemas.js'
 
 /** A reference to a shared schema (a component in the OpenAPI document), typed as the schema. */
 const ref = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T>>({ $ref: `${String((schema as { $id?: string }).$id)}#` })
@@ -30,7 +30,7 @@ export function rateLimitStatus(key: ApiKeyRecord, { usage, budget, partitionKey
       prefix: key.prefix,
       plan: key.plan,
       customerId: key.customerId,
-      scopes: [...ALL_SCOPES_UNTIL_KEYS_CARRY_SCOPES],
+      scopes: key.scopes,
       expiresAt: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
     },
     partitionKey: partitionKey ?? '',

@@ -1,15 +1,11 @@
 import { type Static, Type } from 'typebox'
 import { PLAN_NAMES, type PlanName } from '../shared/plans.js'
+import { SCOPES, type Scope } from '../shared/scopes.js'
 
 /**
  * What GET /v1/rate_limit answers, one TypeBox schema (validation of the answer, serialization,
  * the OpenAPI document, these types), with the examples the docs console shows.
  */
-
-/**
- * The scopes every key has until keys carry their own. // until keys carry scopes (branch i31-scopes)
- */
-export const ALL_SCOPES_UNTIL_KEYS_CARRY_SCOPES = ['pets:read', 'pets:write', 'orders:read', 'orders:write'] as const
 
 const unixSeconds = (description: string) => Type.Integer({ minimum: 0, description, example: 1_795_000_020 })
 const seconds = (description: string) => Type.Integer({ minimum: 0, description, example: 20 })
@@ -59,9 +55,10 @@ export const RateLimitStatusSchema = Type.Object(
         customerId: Type.Union([Type.String(), Type.Null()], {
           description: 'The customer the key belongs to (cus_…): all its keys share one quota (the same windows). null: none.',
         }),
-        scopes: Type.Array(Type.String(), {
-          description: 'What the key may do: `pets:read`, `pets:write`, `orders:read`, `orders:write`.',
-          example: [...ALL_SCOPES_UNTIL_KEYS_CARRY_SCOPES],
+        scopes: Type.Array(Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES] }), {
+          description:
+            'What the key may do, in this order: `pets:read`, `pets:write`, `orders:read`, `orders:write` (an operation outside them is 403 `insufficient_scope`). This operation needs none.',
+          example: ['pets:read', 'orders:read'],
         }),
         expiresAt: Type.Unsafe<string | null>({
           anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],

@@ -56,6 +56,16 @@ for (const limiter of LIMITERS) {
     }
     const get = (app: App, url: string, headers: Headers) => app.api.inject({ url, headers })
 
+    test('a key of any scopes reads its quota, and sees its scopes', async (t) => {
+      const app = await open(t)
+      if (!app) return
+      const { key } = await newKey(app, { plan: 'free', scopes: ['orders:read'] })
+      const res = await get(app, '/v1/rate_limit', bearer(key))
+      assert.equal(res.statusCode, 200, res.body)
+      assert.deepEqual(res.json().key.scopes, ['orders:read'])
+      assert.equal((await get(app, '/v1/pets', bearer(key))).statusCode, 403, 'while a pets read is refused')
+    })
+
     test("issue 31's figure: 10 requests, any number of reads, then 49 of 60 left", async (t) => {
       const app = await open(t)
       if (app === undefined) return
