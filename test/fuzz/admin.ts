@@ -78,8 +78,14 @@ export class AdminFixture {
       port: address.port,
       oracle,
       // An API key is never an admin token: `free` and `staging` are refused here.
-      credentials: { valid: token, revoked: revoked.token, free: options.apiKeys.valid, staging: options.apiKeys.staging },
-      unauthenticated: new Set<AuthChoice>([...UNAUTHENTICATED_CHOICES, 'free']),
+      credentials: {
+        valid: token,
+        revoked: revoked.token,
+        free: options.apiKeys.valid,
+        staging: options.apiKeys.staging,
+        readOnly: options.apiKeys.readOnly,
+      },
+      unauthenticated: new Set<AuthChoice>([...UNAUTHENTICATED_CHOICES, 'free', 'read-only']),
       knownIds: [],
     }
     const fixture = new AdminFixture(app, t, record.id, endpoint, options.main)

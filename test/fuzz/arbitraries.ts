@@ -426,6 +426,7 @@ export type AuthChoice =
   | 'valid-leading-space'
   | 'valid-comma-suffix'
   | 'free'
+  | 'read-only'
   | 'revoked'
   | 'staging'
   | 'wrong-checksum'
@@ -475,6 +476,7 @@ export const authChoice: fc.Arbitrary<AuthChoice> = fc.oneof(
       'valid-leading-space',
       'valid-comma-suffix',
       'free',
+      'read-only',
       'revoked',
       'staging',
       'wrong-checksum',

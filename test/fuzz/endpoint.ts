@@ -82,7 +82,12 @@ export interface Credentials {
   free: string
   revoked: string
   staging: string
+  /** A valid key with READ_ONLY_SCOPES (on the admin listener: an API key, so no credential there). */
+  readOnly: string
 }
+
+/** The scopes of the `read-only` credential: every write of the public API is 403 insufficient_scope for it. */
+export const READ_ONLY_SCOPES = ['pets:read', 'orders:read'] as const
 
 /** One request as sent, for observers. */
 export interface SentRequest {
@@ -112,7 +117,10 @@ export interface Endpoint {
 }
 
 /** The Authorization header lines an auth choice stands for, with these credentials. */
-export function authHeaders(choice: AuthChoice, { valid, free, revoked, staging }: Credentials): Array<[string, string | Buffer]> {
+export function authHeaders(
+  choice: AuthChoice,
+  { valid, free, revoked, staging, readOnly }: Credentials,
+): Array<[string, string | Buffer]> {
   const last = valid.at(-1)!
   switch (choice) {
     case 'none':
@@ -137,6 +145,8 @@ export function authHeaders(choice: AuthChoice, { valid, free, revoked, staging 
       return [['authorization', `Bearer ${valid}, Basic x`]]
     case 'free':
       return [['authorization', `Bearer ${free}`]]
+    case 'read-only':
+      return [['authorization', `Bearer ${readOnly}`]]
     case 'revoked':
       return [['authorization', `Bearer ${revoked}`]]
     case 'staging':

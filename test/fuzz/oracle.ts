@@ -42,6 +42,8 @@ export interface Expectation {
   method: string
   /** True when the request is known to lack a valid key: a 2xx would be an authentication bypass. */
   knownUnauthenticated: boolean
+  /** True when a valid key lacks the operation's scope: a 2xx would be a scope bypass, anything but 403 insufficient_scope (or 429) a wrong order. */
+  lacksScope?: boolean
   /**
    * The X-Request-Id value the server sees, when the client sent exactly one (undefined: none or
    * several); a safe one must be echoed, anything else replaced by a UUID.
@@ -176,6 +178,11 @@ export class Oracle {
     else if (isErrorBody) this.checkErrorBody(body, status, problems)
 
     if (exp.knownUnauthenticated && status >= 200 && status < 300) problems.push(`authentication bypass: ${status} without a valid key`)
+    if (exp.lacksScope && status >= 200 && status < 300) problems.push(`scope bypass: ${status} for a key without the operation's scope`)
+    // The scope is checked right after the limiter, before the body is read (docs/keys.md): 403, or 429 when limited.
+    if (exp.lacksScope && exp.wellFormed && viaApp && !(status === 403 && code === 'insufficient_scope') && status !== 429)
+      problems.push(`a key without the operation's scope answered ${status}${code ? ` ${code}` : ''}, not 403 insufficient_scope`)
+    if (!exp.lacksScope && code === 'insufficient_scope') problems.push('insufficient_scope for a key that has the scope')
     const op = exp.operation === undefined ? undefined : this.surface.operation(exp.operation)
     // Authentication comes before everything the route does (README): a secured operation without a
     // valid credential is 401, or 429 when the client address is over its limit.

@@ -16,7 +16,15 @@ import {
   validNewPet,
   WELL_FORMED_DEFECTS,
 } from './arbitraries.js'
-import { authHeaders, clientAddress, type Endpoint, type FuzzStats, REQUEST_TIMEOUT_MS, type SentRequest } from './endpoint.js'
+import {
+  authHeaders,
+  clientAddress,
+  type Endpoint,
+  type FuzzStats,
+  READ_ONLY_SCOPES,
+  REQUEST_TIMEOUT_MS,
+  type SentRequest,
+} from './endpoint.js'
 import { hostileCaseFor, hostileProblems } from './hostile-cases.js'
 import { IDEMPOTENCY_PROPERTY } from './idempotency.js'
 import type { Expectation } from './oracle.js'
@@ -209,6 +217,13 @@ async function sendAbuseCase(endpoint: Endpoint, c: AbuseCase, stats: FuzzStats)
     operation: operation?.id,
     method: c.method,
     knownUnauthenticated: endpoint.unauthenticated.has(c.auth),
+    // The read-only key on an operation whose scope it lacks (only where it is a valid credential).
+    lacksScope:
+      c.auth === 'read-only' &&
+      !endpoint.unauthenticated.has(c.auth) &&
+      operation !== undefined &&
+      operation.scopes.length > 0 &&
+      !operation.scopes.some((s) => (READ_ONLY_SCOPES as readonly string[]).includes(s)),
     requestId: requestIdSeen,
     wellFormed,
     methodNotAllowed: surface.isKnownPath(path) && operation === undefined && decodes(path),

@@ -13,7 +13,7 @@ import { openTestApp, type TestApp } from '../helpers/app.js'
 import { createApiKey } from '../helpers/keys.js'
 import { AdminFixture } from './admin.js'
 import { UNAUTHENTICATED_CHOICES } from './arbitraries.js'
-import { type Credentials, type Endpoint, probeLoopbackBlock, REQUEST_TIMEOUT_MS } from './endpoint.js'
+import { type Credentials, type Endpoint, probeLoopbackBlock, READ_ONLY_SCOPES, REQUEST_TIMEOUT_MS } from './endpoint.js'
 import { SECRET_SHAPED } from './hostile-text.js'
 import { IDEMPOTENCY_HEADER, IdempotencyModel, idempotencyObserver } from './idempotency.js'
 import { Oracle } from './oracle.js'
@@ -70,16 +70,18 @@ export class FuzzServer {
     const valid = await t.key(enterprise)
     const second = await t.key({ ...enterprise, name: 'second' })
     const free = await t.key({ plan: 'free' })
+    const readOnly = await t.key({ ...enterprise, name: 'read-only', scopes: [...READ_ONLY_SCOPES] })
     const revokedCreated = await createApiKey(t.storage.keys, { plan: 'pro', name: 'revoked' }, t.config.env)
     await t.storage.keys.revokeKey(revokedCreated.record.id, Date.now())
     await t.app.keyResolver.refresh()
     const other = t.config.env === 'production' ? 'staging' : 'production'
     // A key of the other environment, stored: refused by its prefix alone.
     const staging = (await createApiKey(t.storage.keys, { plan: 'pro', name: 'other env' }, other)).key
-    const keys: Keys = { valid, free, revoked: revokedCreated.key, staging, second }
+    const keys: Keys = { valid, free, revoked: revokedCreated.key, staging, second, readOnly }
     // Used once now, so the server has them cached: a key it has not cached is not looked up for a
     // refused address (SECURITY.md), and the properties soon spend 127.0.0.1's keyless window.
-    for (const key of [valid, second, free]) await t.app.inject({ url: '/v1/pets?limit=1', headers: { authorization: `Bearer ${key}` } })
+    for (const key of [valid, second, free, readOnly])
+      await t.app.inject({ url: '/v1/pets?limit=1', headers: { authorization: `Bearer ${key}` } })
     const doc = await fetchDoc(address.port)
     const oracle = await Oracle.create(options.docOverride ? options.docOverride(structuredClone(doc)) : doc, 'public')
     const creates = oracle.surface.operationsWithHeader(IDEMPOTENCY_HEADER)[0]

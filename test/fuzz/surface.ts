@@ -29,6 +29,8 @@ export interface FuzzOperation {
   deprecated: boolean
   /** The operation needs a credential (its own or the document's security requirement). */
   secured: boolean
+  /** The scopes its security requirement lists (a scoped API key's operations: issue 31), empty when none. */
+  scopes: string[]
   /** The names a 400 may give: its parameters and body fields, and any field of the document's schemas (such as an id sent that must not be). */
   fieldNames: string[]
 }
@@ -75,6 +77,9 @@ export class ApiSurface {
           body: bodySchema,
           deprecated: op.deprecated === true,
           secured: (op.security ?? doc.security ?? []).length > 0,
+          scopes: ((op.security ?? doc.security ?? []) as Array<Record<string, string[]>>).flatMap((requirement) =>
+            Object.values(requirement).flat(),
+          ),
           fieldNames: [...new Set([...params.map((p) => p.name), ...Object.keys(bodySchema?.properties ?? {}), ...schemaFields])],
         })
       }
