@@ -1,3 +1,4 @@
+import type { Scope } from './key-scopes.js'
 import { session } from './session.js'
 
 /** The admin API's shapes the console reads (the schemas of src/admin/keys/, usage/ and audit/ are the contract). */
@@ -14,6 +15,8 @@ export interface AdminKey {
   perDay: number
   prefix: string
   quotaId: string
+  /** In the list's order; all four for a key created without a choice. */
+  scopes: Scope[]
   state: KeyState
   createdAt: string
   updatedAt: string

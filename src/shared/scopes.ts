@@ -9,6 +9,14 @@
 export const SCOPES = ['pets:read', 'pets:write', 'orders:read', 'orders:write'] as const
 export type Scope = (typeof SCOPES)[number]
 
+/** What each scope lets a key do, in words: the admin document's descriptions and the console's form say the same. */
+export const SCOPE_MEANINGS: Readonly<Record<Scope, string>> = {
+  'pets:read': 'list and read animals',
+  'pets:write': 'add animals',
+  'orders:read': 'list and read orders, the inventory',
+  'orders:write': 'place, cancel and complete orders',
+}
+
 /** Every scope, in the list's order: the default of a new key and of every key made before scopes. */
 export const ALL_SCOPES: readonly Scope[] = SCOPES
 

@@ -2,11 +2,14 @@ import { useState } from 'preact/hooks'
 import { type AdminKey, api, PLANS, type Plan } from '../api.js'
 import { ErrorNote, Field, SecretOnce } from '../components.js'
 import { EXPIRY_LABEL, fromUtcInput, problem } from '../format.js'
+import { hasAllScopes, SCOPES, type Scope, scopesText, scopesToSend } from '../key-scopes.js'
 import { href } from '../router.js'
+import { ScopeChoice } from '../scope-choice.js'
 
-/** Create a key: name, plan (limits for Enterprise), optional expiry; after a confirmation, the key is shown once. */
+/** Create a key: name, plan (limits for Enterprise), scopes, optional expiry; after a confirmation, the key is shown once. */
 export function CreateKey() {
   const [form, setForm] = useState({ name: '', plan: 'free' as Plan, perMinute: '', perDay: '', expiresAt: '' })
+  const [scopes, setScopes] = useState<Scope[]>([...SCOPES])
   const [confirming, setConfirming] = useState(false)
   const [error, setError] = useState<string>()
   const [created, setCreated] = useState<{ key: string; apiKey: AdminKey }>()
@@ -21,6 +24,8 @@ export function CreateKey() {
     }
     const expiresAt = fromUtcInput(form.expiresAt)
     if (expiresAt !== null) out.expiresAt = expiresAt
+    const chosen = scopesToSend(scopes)
+    if (chosen !== undefined) out.scopes = chosen
     return out
   }
   const create = async () => {
@@ -52,7 +57,8 @@ export function CreateKey() {
         class="edit"
         onSubmit={(e) => {
           e.preventDefault()
-          setConfirming(true)
+          // The fieldset says why; a key without a scope is refused by the API too.
+          if (scopes.length > 0) setConfirming(true)
         }}
       >
         <Field label="Name">
@@ -78,15 +84,23 @@ export function CreateKey() {
         <Field label={EXPIRY_LABEL}>
           <input name="expiresAt" placeholder="2027-06-30 18:00" autocomplete="off" value={form.expiresAt} onInput={set('expiresAt')} />
         </Field>
+        <ScopeChoice
+          scopes={scopes}
+          onChange={(chosen) => {
+            setScopes(chosen)
+            setConfirming(false)
+          }}
+        />
         {!confirming && (
-          <button type="submit" class="primary">
+          <button type="submit" class="primary" disabled={scopes.length === 0}>
             Create…
           </button>
         )}
         {confirming && (
           <div class="confirm" role="dialog" aria-label="Create key">
             <p>
-              Create a {form.plan} key named “{form.name}”? Its secret is shown once, on the next screen.
+              Create a {form.plan} key named “{form.name}”{hasAllScopes(scopes) ? '' : ` with the scopes ${scopesText(scopes)} only`}? Its
+              secret is shown once, on the next screen.
             </p>
             <button type="button" class="primary" onClick={create}>
               Create

@@ -2,13 +2,15 @@ import { useState } from 'preact/hooks'
 import { type AdminKey, api, PLANS, type Plan } from '../api.js'
 import { Confirm, ErrorNote, Field } from '../components.js'
 import { EXPIRY_LABEL, fromUtcInput, problem, time, toUtcInput } from '../format.js'
+import { type Scope, scopesText } from '../key-scopes.js'
 import { href, navigate } from '../router.js'
+import { ScopeChoice } from '../scope-choice.js'
 import { handOverSecret } from '../secret-handover.js'
 
 const DEFAULT_GRACE_S = 86_400
 const MAX_GRACE_S = 604_800
 
-/** Update (plan, limits, expiry, name, metadata), rotate with a grace period, revoke: each after a confirmation. */
+/** Update (plan, limits, expiry, name, metadata, scopes), rotate with a grace period, revoke: each after a confirmation. */
 export function KeyActions({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => void }) {
   const [grace, setGrace] = useState(String(DEFAULT_GRACE_S))
   const changeable = apiKey.state !== 'revoked' && apiKey.rotatedTo === null
@@ -77,6 +79,7 @@ const metadataText = (m: AdminKey['metadata']) => (m === null ? '' : JSON.string
 const shown = (field: string, value: unknown): string => {
   if (value === null || value === undefined) return field === 'expiresAt' ? 'never' : 'none'
   if (field === 'expiresAt') return time(value as string)
+  if (field === 'scopes') return scopesText(value as Scope[])
   return typeof value === 'string' ? value : JSON.stringify(value)
 }
 
@@ -91,6 +94,7 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
     metadata: metadataText(apiKey.metadata),
   })
   const [form, setForm] = useState(initial)
+  const [scopes, setScopes] = useState<Scope[]>(apiKey.scopes)
   const [confirming, setConfirming] = useState(false)
   const [error, setError] = useState<string>()
   const [saved, setSaved] = useState(false)
@@ -108,10 +112,14 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
     if (toUtcInput(expiresAt) !== toUtcInput(apiKey.expiresAt)) body.expiresAt = expiresAt
     const metadata = parseMetadata(form.metadata)
     if (JSON.stringify(metadata) !== JSON.stringify(apiKey.metadata)) body.metadata = metadata
+    // Both in the list's order (the API answers them so, toggleScope keeps them so). None chosen:
+    // the fieldset says so, and the form sends nothing.
+    if (scopes.length > 0 && scopes.join(' ') !== apiKey.scopes.join(' ')) body.scopes = scopes
     return body
   }
   let pending: Record<string, unknown> = {}
   let invalid: string | undefined
+  const noScope = scopes.length === 0
   try {
     pending = changes()
   } catch (e) {
@@ -140,7 +148,7 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
       class="edit"
       onSubmit={(e) => {
         e.preventDefault()
-        if (invalid === undefined && Object.keys(pending).length > 0) setConfirming(true)
+        if (invalid === undefined && !noScope && Object.keys(pending).length > 0) setConfirming(true)
       }}
     >
       <Field label="Name">
@@ -172,9 +180,17 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
       <Field label='Metadata (a JSON object, e.g. {"customer": "c_42"}; empty: none)'>
         <textarea name="metadata" rows={3} spellcheck={false} value={form.metadata} onInput={set('metadata')} />
       </Field>
+      <ScopeChoice
+        scopes={scopes}
+        onChange={(chosen) => {
+          setSaved(false)
+          setConfirming(false)
+          setScopes(chosen)
+        }}
+      />
       <ErrorNote message={invalid} />
       {!confirming && (
-        <button type="submit" disabled={invalid !== undefined || Object.keys(pending).length === 0}>
+        <button type="submit" disabled={invalid !== undefined || noScope || Object.keys(pending).length === 0}>
           Save changes…
         </button>
       )}

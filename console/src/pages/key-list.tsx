@@ -4,6 +4,7 @@ import { ErrorNote, Field, useLoad } from '../components.js'
 import { count, time } from '../format.js'
 import { StateBadge } from '../key-state.js'
 import { href, navigate } from '../router.js'
+import { ScopeBadge } from '../scope-choice.js'
 import { useMayChange } from '../session.js'
 import { FindKey } from './find-key.js'
 import { TopKeys } from './top-keys.js'
@@ -126,7 +127,7 @@ function KeyTable({ keys }: { keys: AdminKey[] }) {
         {keys.map((key) => (
           <tr data-key-id={key.id}>
             <td>
-              <a href={href.key(key.id)}>{key.name}</a> <code class="prefix">{key.prefix}…</code>
+              <a href={href.key(key.id)}>{key.name}</a> <code class="prefix">{key.prefix}…</code> <ScopeBadge scopes={key.scopes} />
             </td>
             <td>{key.plan}</td>
             <td class="num">{count(key.perMinute)}</td>

@@ -4,6 +4,7 @@ import { ErrorNote, SecretOnce, useLoad } from '../components.js'
 import { count, time } from '../format.js'
 import { StateBadge } from '../key-state.js'
 import { href } from '../router.js'
+import { ScopeTags } from '../scope-choice.js'
 import { takeSecret } from '../secret-handover.js'
 import { useMayChange } from '../session.js'
 import { AuditTable } from './audit-log.js'
@@ -81,6 +82,10 @@ function KeyDetails({ apiKey: k }: { apiKey: AdminKey }) {
         <dt>Limits</dt>
         <dd data-field="limits">
           {count(k.perMinute)} / minute, {count(k.perDay)} / day
+        </dd>
+        <dt>Scopes</dt>
+        <dd data-field="scopes">
+          <ScopeTags scopes={k.scopes} />
         </dd>
         <dt>Created</dt>
         <dd>{time(k.createdAt)}</dd>

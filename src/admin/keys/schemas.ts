@@ -3,7 +3,7 @@ import { NOT_BLANK } from '../../http/validation.js'
 import { KEY_STATES, MAX_METADATA_BYTES } from '../../keys/administration.js'
 import { HIDDEN_CHARACTERS_TEXT, NO_CONTROL_CHARACTERS } from '../../shared/control-characters.js'
 import { MAX_CUSTOM_LIMIT } from '../../shared/plans.js'
-import { SCOPES, type Scope } from '../../shared/scopes.js'
+import { SCOPE_MEANINGS, SCOPES, type Scope } from '../../shared/scopes.js'
 import { nullableObject, nullableTime, plan, time } from '../common/schemas.js'
 
 /** The key as every key operation answers it, and the fields the operations that write one read. */
@@ -37,14 +37,13 @@ export const expiresAt = Type.Unsafe<string | null>({
   example: '2027-06-30T00:00:00Z',
 })
 
-const SCOPE_MEANINGS =
-  'pets:read (list and read animals), pets:write (add animals), orders:read (list and read orders, the inventory), orders:write (place, cancel and complete orders)'
+const SCOPES_IN_WORDS = SCOPES.map((s) => `${s} (${SCOPE_MEANINGS[s]})`).join(', ')
 const scope = Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES] })
 /** What a key may do, as the create and update bodies send it. */
 export const scopes = Type.Array(scope, {
   minItems: 1,
   uniqueItems: true,
-  description: `What the key may do: one or more of ${SCOPE_MEANINGS}; each once. A request outside them is 403 insufficient_scope (and counts against the quota). Default on creation: all four.`,
+  description: `What the key may do: one or more of ${SCOPES_IN_WORDS}; each once. A request outside them is 403 insufficient_scope (and counts against the quota). Default on creation: all four.`,
   example: ['pets:read', 'orders:read'],
 })
 
@@ -63,7 +62,7 @@ export const AdminKeySchema = Type.Object(
       description: 'The customer the key belongs to (cus_…): its keys share one quota and its orders, and take its plan. null: none.',
     }),
     scopes: Type.Array(scope, {
-      description: `What the key may do, in this order: ${SCOPE_MEANINGS}. Keys created without scopes, and every key made before scopes existed, have all four.`,
+      description: `What the key may do, in this order: ${SCOPES_IN_WORDS}. Keys created without scopes, and every key made before scopes existed, have all four.`,
     }),
     state: Type.Unsafe<(typeof KEY_STATES)[number]>({
       type: 'string',

@@ -64,6 +64,8 @@ test('the console shows the signed-in token and offers a read token no change', 
   await read.getByText('Signed in with a read token').waitFor()
   for (const name of ['Rotate…', 'Revoke…', 'Save changes…'])
     assert.equal(await read.getByRole('button', { name }).count(), 0, `no ${name} for a read token`)
+  assert.deepEqual(await read.locator('dd[data-field=scopes] .scope-tag').allInnerTexts(), ['all'], 'its scopes shown')
+  assert.equal(await read.locator('input[name=scope]').count(), 0, 'not offered to change')
   await read.goto(`${admin}/admin/console#/orders`)
   await read.waitForSelector(`tr[data-order-id="${orderId}"]`)
   assert.equal(await read.getByRole('button', { name: 'Cancel…' }).count(), 0, 'no Cancel for a read token')
