@@ -2,7 +2,8 @@
  * Customers over three server processes on one PostgreSQL database and one Redis (issue 31): all
  * keys of a customer share one quota, exactly, whichever instance and key a request reaches (40 +
  * 20 answered, the 61st refused from either key; 150 simultaneous requests of two keys: exactly
- * 60 pass), another customer is not affected, and a customer's plan change reaches every instance.
+ * 60 pass), GET /v1/rate_limit shows the shared windows from either key on any instance without
+ * counting, another customer is not affected, and a customer's plan change reaches every instance.
  * Customers and keys are made with the CLI against PostgreSQL.
  */
 import assert from 'node:assert/strict'
@@ -55,10 +56,28 @@ test('the keys of a customer share one quota across three instances on PostgreSQ
       assert.equal(refused.status, 429)
       assert.equal(refused.code, 'rate_limited')
     }
-    // Another customer's key: its own quota, untouched.
+    // The customer's spent quota, read through either key on any instance: answered, uncounted.
+    for (const [k, base] of [
+      [k2, bases[0]],
+      [k1, bases[1]],
+    ] as const) {
+      const read = await request(`${base}/v1/rate_limit`, { headers: bearer(k) })
+      assert.equal(read.status, 200, read.text)
+      assert.deepEqual(
+        (read.body as { windows: Array<{ used: number; remaining: number }> }).windows.map(({ used, remaining }) => [used, remaining]),
+        [
+          [60, 0],
+          [60, 940],
+        ],
+      )
+    }
+    // Another customer's key: its own quota, untouched; its rate_limit reads on three instances count nothing.
     const others = await request(`${bases[2]}/v1/pets`, { headers: bearer(k3) })
     assert.equal(others.status, 200)
     assert.equal(others.headers.get('x-ratelimit-remaining'), '59')
+    for (const base of bases) assert.equal((await request(`${base}/v1/rate_limit`, { headers: bearer(k3) })).status, 200)
+    const next = await request(`${bases[0]}/v1/pets`, { headers: bearer(k3) })
+    assert.equal(next.headers.get('x-ratelimit-remaining'), '58')
   })
 
   await t.test('150 simultaneous requests of two keys of a Free customer over three instances: exactly 60 pass', async () => {
