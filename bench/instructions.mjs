@@ -117,6 +117,10 @@ async function countOne(dist) {
       USAGE_FLUSH_MS: '60000',
       ORDER_SWEEP_MS: '600000',
       LIMITER_SNAPSHOT_MS: '600000',
+      // And the connection timeouts: a request under valgrind on a loaded machine may take seconds.
+      REQUEST_TIMEOUT_MS: '600000',
+      HEADERS_TIMEOUT_MS: '600000',
+      KEEP_ALIVE_TIMEOUT_MS: '600000',
     }
     const tool = [
       '--tool=callgrind',
