@@ -258,6 +258,12 @@ function describeValidationError(error: ValidationProblem, part: string): string
       return error.params.limit === 1 ? `${field} must not be empty` : `${field} must be at least ${error.params.limit} characters long`
     case 'maxLength':
       return `${field} must be at most ${error.params.limit} characters long`
+    case 'minItems':
+      return error.params.limit === 1 ? `${field} must not be empty` : `${field} must have at least ${error.params.limit} items`
+    case 'maxItems':
+      return `${field} must have at most ${error.params.limit} items`
+    case 'uniqueItems':
+      return `${field} must not name the same value twice (items ${Math.min(Number(error.params.i), Number(error.params.j))} and ${Math.max(Number(error.params.i), Number(error.params.j))})`
     case 'pattern':
       if (error.params.pattern === NOT_BLANK) return `${field} must not be only white space`
       if (error.params.pattern === NO_CONTROL_CHARACTERS) return `${field} ${CONTROL_CHARACTERS_REFUSED}`

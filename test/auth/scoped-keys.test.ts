@@ -100,10 +100,16 @@ for (const engine of STORE_ENGINES) {
       const a = await buildAdminTestApp(t, { storage })
       const plain = (await a.call('POST', '/admin/v1/keys', { plan: 'free', name: 'all' })).json()
       assert.deepEqual(plain.apiKey.scopes, [...SCOPES])
-      for (const scopes of [[], ['pets:admin'], ['pets:read', 'pets:read'], 'pets:read', [1]]) {
+      for (const [scopes, message] of [
+        [[], 'scopes must not be empty'],
+        [['pets:admin'], 'scopes.0 must be one of pets:read, pets:write, orders:read, orders:write'],
+        [['pets:read', 'pets:read'], 'scopes must not name the same value twice (items 0 and 1)'],
+        ['pets:read', 'scopes must be an array'],
+        [[1], 'scopes.0 must be a string'],
+      ] as const) {
         const res = await a.call('POST', '/admin/v1/keys', { plan: 'free', name: 'bad', scopes })
         assert.equal(res.statusCode, 400, `${JSON.stringify(scopes)}: ${res.body}`)
-        assert.match(res.json().message, /scopes/, JSON.stringify(scopes))
+        assert.equal(res.json().message, message, JSON.stringify(scopes))
         const patched = await a.call('PATCH', `/admin/v1/keys/${plain.apiKey.id}`, { scopes })
         assert.equal(patched.statusCode, 400, `PATCH ${JSON.stringify(scopes)}: ${patched.body}`)
       }

@@ -206,9 +206,17 @@ export class AdminFixture {
     }
   }
 
-  /** The main listener's answer to a key, for its first operation without parameters (a list), judged by its own oracle. */
-  private async askMain(key: string, problems: string[]): Promise<WireResponse> {
-    const op = this.main.oracle.surface.operations.find((o) => o.method === 'GET' && !o.template.includes('{'))!
+  /**
+   * The main listener's answer to a key, judged by its own oracle: for an operation without
+   * parameters that the key's scopes allow (a list, or GET /v1/rate_limit, which any key may call,
+   * for a key that may read nothing), or the first such operation when its scopes are not known.
+   */
+  private async askMain(key: string, problems: string[], scopes?: readonly string[]): Promise<WireResponse> {
+    const plain = this.main.oracle.surface.operations.filter((o) => o.method === 'GET' && !o.template.includes('{'))
+    const op =
+      (scopes === undefined
+        ? plain[0]
+        : (plain.find((o) => o.scopes.some((s) => scopes.includes(s))) ?? plain.find((o) => o.scopes.length === 0))) ?? plain[0]!
     const res = await sendHttp({
       port: this.main.port,
       localAddress: spareAddress(),
@@ -235,7 +243,7 @@ export class AdminFixture {
     const created = body.apiKey as { id?: unknown } | undefined
     if (res.status === 201 && typeof body.key === 'string' && typeof created?.id === 'string') {
       this.secrets.set(created.id, body.key)
-      const answer = await this.askMain(body.key, problems)
+      const answer = await this.askMain(body.key, problems, (created as { scopes?: string[] }).scopes ?? [])
       // 429: a rotated key shares its predecessor's quota, which may be spent.
       if (answer.status !== 200 && answer.status !== 429)
         problems.push(`a key the admin API created answers ${answer.status} on the main listener`)

@@ -121,8 +121,15 @@ export function validValueText(schema: Schema): fc.Arbitrary<string> {
       return fc.constant('null')
     case 'string':
       return validString(schema).map((s) => JSON.stringify(s))
-    case 'array':
-      return fc.array(validValueText(schema.items ?? {}), { maxLength: 3 }).map((a) => `[${a.join(',')}]`)
+    case 'array': {
+      // Within the schema's bounds (minItems, maxItems, uniqueItems: a key's scopes), at most 3 items.
+      const minLength = schema.minItems ?? 0
+      const maxLength = Math.max(minLength, Math.min(schema.maxItems ?? 3, 3))
+      const items = validValueText(schema.items ?? {})
+      const array =
+        schema.uniqueItems === true ? fc.uniqueArray(items, { minLength, maxLength }) : fc.array(items, { minLength, maxLength })
+      return array.map((a) => `[${a.join(',')}]`)
+    }
     case 'object':
       return schema.properties !== undefined ? validObjectEntries(schema).map((e) => renderObject(e)) : freeObjectText
     default:
