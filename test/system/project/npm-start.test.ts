@@ -211,5 +211,9 @@ test('npm start: SIGKILL to its process group while the server is still starting
   process.kill(-launched.npm.pid!, 'SIGKILL')
   const ended = await waitFor(() => !isRunning(server), LAUNCHER_GONE_MS, 100)
   assert.ok(ended, `the server (pid ${server}) still runs ${LAUNCHER_GONE_MS / 1000} s after its launcher was killed`)
+  // Its last words are in the pipe it inherited from npm, read by this process's event loop: a
+  // gone server may not have been read yet (lanes1 run, a busy machine: the output ended before
+  // them). npm's 'close' comes once every writer of its pipes, the server included, closed them.
+  await launched.exited
   assert.match(launched.output(), new RegExp(`^animal-store: start-up abandoned: its launcher \\(pid ${launcher}\\) is gone$`, 'm'))
 })
