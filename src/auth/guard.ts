@@ -141,8 +141,9 @@ function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: Rate
       identity = addressIdentity(clientAddress(request))
       quota = ANONYMOUS_QUOTA
     }
-    if (limiter.consumeSync !== undefined) {
-      done(conclude(request, reply, admission, limiter.consumeSync(identity, quota), who, partitionKey))
+    const decided = limiter.consumeSync?.(identity, quota)
+    if (decided !== undefined) {
+      done(conclude(request, reply, admission, decided, who, partitionKey))
       return
     }
     limiter.consume(identity, quota).then(

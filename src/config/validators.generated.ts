@@ -765,8 +765,8 @@ validate43.errors = vErrors;
 return errors === 0;
 }
 
-export const REQUEST_TIMEOUT_MS = validate44;
-const schema45 = {"type":"integer","minimum":100,"maximum":600000};
+export const LIMITER_LEASE_MAX = validate44;
+const schema45 = {"type":"integer","minimum":1,"maximum":100000};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -777,13 +777,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate44.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+if(data > 100000 || isNaN(data)){
+validate44.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000}}];
 return false;
 }
 else {
-if(data < 100 || isNaN(data)){
-validate44.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+if(data < 1 || isNaN(data)){
+validate44.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -793,7 +793,7 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 
-export const HEADERS_TIMEOUT_MS = validate45;
+export const REQUEST_TIMEOUT_MS = validate45;
 const schema46 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -821,7 +821,7 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-export const KEEP_ALIVE_TIMEOUT_MS = validate46;
+export const HEADERS_TIMEOUT_MS = validate46;
 const schema47 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -849,8 +849,8 @@ validate46.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_HEADER_BYTES = validate47;
-const schema48 = {"type":"integer","minimum":1024,"maximum":65536};
+export const KEEP_ALIVE_TIMEOUT_MS = validate47;
+const schema48 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -861,13 +861,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 65536 || isNaN(data)){
-validate47.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
+if(data > 600000 || isNaN(data)){
+validate47.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 1024 || isNaN(data)){
-validate47.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
+if(data < 100 || isNaN(data)){
+validate47.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -877,8 +877,8 @@ validate47.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS = validate48;
-const schema49 = {"type":"integer","minimum":1,"maximum":1000000};
+export const MAX_HEADER_BYTES = validate48;
+const schema49 = {"type":"integer","minimum":1024,"maximum":65536};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -889,13 +889,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate48.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 65536 || isNaN(data)){
+validate48.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate48.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 1024 || isNaN(data)){
+validate48.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
@@ -905,7 +905,7 @@ validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS_PER_ADDRESS = validate49;
+export const MAX_CONNECTIONS = validate49;
 const schema50 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -933,7 +933,7 @@ validate49.errors = vErrors;
 return errors === 0;
 }
 
-export const ADMIN_MAX_CONNECTIONS = validate50;
+export const MAX_CONNECTIONS_PER_ADDRESS = validate50;
 const schema51 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -961,8 +961,8 @@ validate50.errors = vErrors;
 return errors === 0;
 }
 
-export const SHUTDOWN_DRAIN_MS = validate51;
-const schema52 = {"type":"integer","minimum":0,"maximum":300000};
+export const ADMIN_MAX_CONNECTIONS = validate51;
+const schema52 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -973,13 +973,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 300000 || isNaN(data)){
-validate51.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+if(data > 1000000 || isNaN(data)){
+validate51.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
 return false;
 }
 else {
-if(data < 0 || isNaN(data)){
-validate51.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data < 1 || isNaN(data)){
+validate51.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -989,6 +989,34 @@ validate51.errors = vErrors;
 return errors === 0;
 }
 
+export const SHUTDOWN_DRAIN_MS = validate52;
+const schema53 = {"type":"integer","minimum":0,"maximum":300000};
+
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 300000 || isNaN(data)){
+validate52.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+return false;
+}
+else {
+if(data < 0 || isNaN(data)){
+validate52.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+
 
 /** Each variable's validator, by the variable's name. */
-export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, SHUTDOWN_DRAIN_MS };
+export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, LIMITER_LEASE_MAX, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, SHUTDOWN_DRAIN_MS };

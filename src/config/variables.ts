@@ -265,6 +265,11 @@ export const VARIABLES = {
     description:
       'keyless client addresses (IPv6: /64s) the limiter counts one by one (per UTC day with `REDIS_URL`); further ones share 1,024 overflow counters, so are refused sooner, never later; bounds the limiter’s memory, state file and Redis keys (limits.md)',
   }),
+  LIMITER_LEASE_MAX: integer(1, 100_000, 256, {
+    field: 'limiterLeaseMax',
+    description:
+      'with `REDIS_URL`: the most admissions of a key’s windows one call to Redis reserves for this instance, so a busy key costs one call per run instead of one per request; runs shrink to one near the limit and never admit more than it; `1` makes one call per request (limits.md)',
+  }),
   REQUEST_TIMEOUT_MS: integer(100, 600_000, 10_000, {
     field: 'requestTimeoutMs',
     description: 'the longest a request may take to arrive in full',

@@ -33,6 +33,7 @@ export async function createLimiter(config: Config, clock: Clock, metrics: Metri
     failurePolicy: config.redisFailurePolicy,
     fallback: new MemoryLimiter(clock, policy, { maxAddresses: config.limiterMaxAddresses }),
     maxAddresses: config.limiterMaxAddresses,
+    leaseMax: config.limiterLeaseMax,
     keyPrefix: config.redisKeyPrefix,
     metrics,
     log,

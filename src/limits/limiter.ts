@@ -57,8 +57,11 @@ export interface UsageSnapshot {
 export interface RateLimiter {
   readonly kind: string
   consume(identity: string, quota: Quota): Promise<LimitDecision>
-  /** The same decision without a promise, for limiters that need no I/O (the in-memory one). */
-  consumeSync?(identity: string, quota: Quota): LimitDecision
+  /**
+   * The same decision without a promise when the limiter can take it without I/O (always for the
+   * in-memory one; from a lease for the Redis one); undefined: ask consume().
+   */
+  consumeSync?(identity: string, quota: Quota): LimitDecision | undefined
   /** The identity's counters under `quota` right now, counting nothing: the numbers the headers of its last request showed. */
   peek(identity: string, quota: Quota): Promise<UsageSnapshot>
   /** Rejects when the limiter's backing store is unreachable (used by /readyz). */

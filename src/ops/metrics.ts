@@ -30,6 +30,11 @@ export class Metrics {
     labelNames: ['policy'] as const,
     registers: [this.registry],
   })
+  readonly limiterCalls = new Counter({
+    name: 'animal_store_limiter_redis_calls_total',
+    help: 'Script calls the rate limiter made to Redis: one per run of admissions a key leases (LIMITER_LEASE_MAX), one per request of a keyless address or refused request.',
+    registers: [this.registry],
+  })
   readonly usageDropped = new Counter({
     name: 'animal_store_usage_dropped_total',
     help: 'Requests left out of usage history: the counts not yet written reached their bound (storage refusing writes for long).',

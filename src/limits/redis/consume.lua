@@ -6,10 +6,17 @@
 --          as:rl:{addresses:7}:a:203.0.113.7, its table's count as:rl:{addresses:7}:count and
 --          its overflow counter as:rl:{addresses:7}:overflow:519.
 -- ARGV     perMinute, perDay, ban threshold (already resolved), ban baseSeconds, ban maxSeconds,
+--          want (admissions to reserve: 1 for one request, more for a lease, leases.ts),
 --          and for an address the table's bound (addresses admitted a day into this table)
 -- Returns  { allowed (0|1), reason (0 none, 1 rate_limited, 2 key_banned), now (ms),
---            minuteRemaining, dayRemaining, minuteResetAt (s), dayResetAt (s),
---            retryAfter (s), banStarted (0|1) }
+--            minuteRemaining, dayRemaining (of the first admission reserved), minuteResetAt (s),
+--            dayResetAt (s), retryAfter (s), banStarted (0|1), granted (admissions reserved),
+--            banUntil (ms; 0 when not banned: until then every request is refused and changes
+--            nothing, so an instance may refuse them without asking, leases.ts) }
+--
+-- A call that asks for `want` admissions reserves up to that many consecutive ones in both
+-- windows at once (never past either limit), or refuses exactly as a call for one would: with
+-- want = 1 this is consumeOne() of policy.ts.
 --
 -- Time comes from Redis (TIME), not from the caller, so instances with skewed clocks agree on
 -- window boundaries and ban ends. Redis < 5 needs effects replication to write after TIME.
@@ -30,6 +37,7 @@ local perDay = tonumber(ARGV[2])
 local threshold = tonumber(ARGV[3])
 local baseSeconds = tonumber(ARGV[4])
 local maxSeconds = tonumber(ARGV[5])
+local want = tonumber(ARGV[6])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -44,7 +52,7 @@ end
 s = f
 
 -- A keyless address has a hash of its own once admitted to today's table ('td', the day it was),
--- while the table has room (at most ARGV[6] admissions a day); after that it is counted in its
+-- while the table has room (at most ARGV[7] admissions a day); after that it is counted in its
 -- overflow counter. A new address starts from a copy of that counter, and an address kept from an
 -- earlier day (by a ban) that finds the table full is folded into it (foldState() in policy.ts):
 -- neither move hands a client requests back. The in-memory limiter's bound is the same idea,
@@ -53,7 +61,7 @@ local today = now - (now % DAY_MS)
 if #KEYS == 3 and tonumber(f[9]) ~= today then
   local tableDay, admitted = unpack(redis.call('HMGET', KEYS[2], 'day', 'n'))
   admitted = tonumber(tableDay) == today and tonumber(admitted) or 0
-  if admitted < tonumber(ARGV[6]) then
+  if admitted < tonumber(ARGV[7]) then
     redis.call('HSET', KEYS[2], 'day', today, 'n', admitted + 1)
     redis.call('PEXPIRE', KEYS[2], today + DAY_MS - now)
     redis.call('HSET', key, 'td', today)
@@ -121,13 +129,14 @@ if banLevel > 0 and now >= banLevelExpiresAt then banLevel = 0 end
 local minuteReset = (minuteStart + MINUTE_MS) / 1000
 local dayReset = (dayStart + DAY_MS) / 1000
 
-local allowed, reason, retryAfter, banStarted = 0, 0, 0, 0
+local allowed, reason, retryAfter, banStarted, granted = 0, 0, 0, 0, 0
 if now < banUntil then
   reason = 2
   retryAfter = math.ceil((banUntil - now) / 1000)
 elseif minuteCount < perMinute and dayCount < perDay then
-  minuteCount = minuteCount + 1
-  dayCount = dayCount + 1
+  granted = math.min(want, perMinute - minuteCount, perDay - dayCount)
+  minuteCount = minuteCount + granted
+  dayCount = dayCount + granted
   allowed = 1
 else
   minuteRejected = minuteRejected + 1
@@ -164,8 +173,10 @@ local keepUntil = math.max(dayStart + DAY_MS, banUntil)
 if banLevel > 0 and banLevelExpiresAt > keepUntil then keepUntil = banLevelExpiresAt end
 if keepUntil ~= storedKeepUntil then redis.call('PEXPIRE', key, math.max(1, keepUntil - now)) end
 
+-- Remaining as the first admission reserved leaves it (the others' follow, one less each).
+local unusedAfterFirst = math.max(0, granted - 1)
 return {
   allowed, reason, now,
-  math.max(0, perMinute - minuteCount), math.max(0, perDay - dayCount),
-  minuteReset, dayReset, retryAfter, banStarted,
+  math.max(0, perMinute - minuteCount + unusedAfterFirst), math.max(0, perDay - dayCount + unusedAfterFirst),
+  minuteReset, dayReset, retryAfter, banStarted, granted, reason == 2 and banUntil or 0,
 }

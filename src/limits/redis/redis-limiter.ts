@@ -7,10 +7,12 @@ import type { Metrics } from '../../ops/metrics.js'
 import { LimiterUnavailableError } from '../../shared/outages.js'
 import type { Quota } from '../../shared/plans.js'
 import { redactUrl } from '../../shared/startup-error.js'
+import { isAddressIdentity } from '../address-identities.js'
 import type { BanPolicy, LimitDecision, RateLimiter, UsageSnapshot } from '../limiter.js'
 import type { MemoryLimiter } from '../memory/memory-limiter.js'
 import { banThreshold, type IdentityState, peekState } from '../policy.js'
 import { connectRedis } from './connection.js'
+import { DEFAULT_LEASE_MAX, QuotaLeases, type Reservation } from './leases.js'
 import { ADDRESS_TABLES, limiterKeys } from './limiter-keys.js'
 
 // Read once at load; scripts/copy-assets.mjs puts the file next to the compiled module.
@@ -26,7 +28,7 @@ export interface RedisLimiterOptions {
   /** 'open': decide with `fallback` while Redis is unreachable; 'closed': throw (503). */
   failurePolicy?: RedisFailurePolicy
   fallback: MemoryLimiter
-  metrics: Pick<Metrics, 'limiterFallback' | 'dependencyUp'>
+  metrics: Pick<Metrics, 'limiterFallback' | 'dependencyUp' | 'limiterCalls'>
   log: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>
   /** Prefix of the per-identity hash keys (tests use their own to stay apart). */
   keyPrefix?: string
@@ -36,13 +38,18 @@ export interface RedisLimiterOptions {
   reconnectMaxMs?: number
   commandTimeoutMs?: number
   /**
+   * LIMITER_LEASE_MAX: the most admissions of one key's windows one call reserves for this instance
+   * (leases.ts); 1 makes one call per request.
+   */
+  leaseMax?: number
+  /**
    * How long requests wait for the very first connection before deciding with the fallback
    * (default 1.5 s: a server that accepts the socket but never answers the handshake).
    */
   firstAttemptMs?: number
 }
 
-type ConsumeReply = [number, number, number, number, number, number, number, number, number]
+type ConsumeReply = [number, number, number, number, number, number, number, number, number, number, number]
 type PeekReply = [number, number, number, number, number, number, number, number, number]
 /** One server or a Sentinel-watched master (Redis), or a Redis Cluster. */
 type ScriptedRedis = (Redis | Cluster) & {
@@ -52,8 +59,10 @@ type ScriptedRedis = (Redis | Cluster) & {
 }
 
 /**
- * Limiter state in Redis, shared by every instance: one Lua script per request checks and counts
- * both windows atomically on Redis' clock, so the limits are exact across instances.
+ * Limiter state in Redis, shared by every instance: a Lua script checks and counts both windows
+ * atomically on Redis' clock, so the limits are exact across instances. A key's requests are
+ * admitted from runs of admission numbers that one script call reserves (leases.ts), so a busy key
+ * costs one call per run, not one per request; a keyless address makes one call per request.
  */
 export class RedisLimiter implements RateLimiter {
   readonly kind = 'redis'
@@ -71,11 +80,24 @@ export class RedisLimiter implements RateLimiter {
   private probing = false
   /** Settles when the first connection attempt does, either way. */
   private readonly firstAttempt: Promise<void>
+  /** undefined when LIMITER_LEASE_MAX is 1. */
+  private readonly leases: QuotaLeases | undefined
 
   constructor(private readonly options: RedisLimiterOptions) {
     this.failurePolicy = options.failurePolicy ?? 'open'
     this.keyPrefix = options.keyPrefix ?? 'as:rl:'
     this.addressesPerTable = Math.ceil((options.maxAddresses ?? DEFAULT_MAX_ADDRESSES) / ADDRESS_TABLES)
+    const leaseMax = options.leaseMax ?? DEFAULT_LEASE_MAX
+    this.leases =
+      leaseMax > 1
+        ? new QuotaLeases(
+            {
+              reserve: (identity, quota, want) => this.reserveInRedis(identity, quota, want),
+              withoutRedis: (identity, quota) => this.decideWithoutRedis(identity, quota),
+            },
+            leaseMax,
+          )
+        : undefined
     const reconnectMaxMs = options.reconnectMaxMs ?? 1000
     this.redis = connectRedis(options.url, { commandTimeoutMs: options.commandTimeoutMs ?? 500, reconnectMaxMs }) as ScriptedRedis
     // Without numberOfKeys: each call says how many keys it passes (one, or three for an address).
@@ -98,10 +120,26 @@ export class RedisLimiter implements RateLimiter {
     })
   }
 
+  /** An admission from this instance's lease of the key's windows, or undefined: ask consume(). */
+  consumeSync(identity: string, quota: Quota): LimitDecision | undefined {
+    return this.leases?.take(identity, quota)
+  }
+
   async consume(identity: string, quota: Quota): Promise<LimitDecision> {
+    const leased = this.leases?.take(identity, quota)
+    if (leased !== undefined) return leased
     if (this.up === undefined && !this.closing) await this.firstAttempt
-    const decided = await this.decideInRedis(identity, quota)
-    if (decided !== undefined) return decided
+    // An address (a keyless client, limiterKeys() gives it three keys) is decided call by call.
+    if (this.leases !== undefined && !isAddressIdentity(identity)) return this.leases.consume(identity, quota)
+    const sentAt = this.leases?.now()
+    const reserved = await this.reserveInRedis(identity, quota, 1)
+    if (reserved === undefined) return this.decideWithoutRedis(identity, quota)
+    if (sentAt !== undefined) this.leases?.noteBan(identity, quota, reserved, sentAt)
+    return reserved.decision
+  }
+
+  /** While Redis cannot answer: the fallback limiter (open), or LimiterUnavailableError (closed). */
+  private async decideWithoutRedis(identity: string, quota: Quota): Promise<LimitDecision> {
     this.outageDecisions++
     this.options.metrics.limiterFallback.inc({ policy: this.failurePolicy })
     if (this.failurePolicy === 'closed') throw new LimiterUnavailableError()
@@ -131,7 +169,17 @@ export class RedisLimiter implements RateLimiter {
           number,
         ]
         const state: IdentityState = { minuteStart, minuteCount, minuteRejected, dayStart, dayCount, banUntil, banLevel, banLevelExpiresAt }
-        return peekState(state, now, quota)
+        const snapshot = peekState(state, now, quota)
+        // Numbers this instance reserved and has not used yet are still to be admitted here: the
+        // snapshot then agrees with the Remaining of this instance's last answer (leases.ts).
+        const unused = this.leases?.unused(identity, snapshot) ?? 0
+        if (unused > 0) {
+          for (const window of [snapshot.minute, snapshot.day]) {
+            window.used = Math.max(0, window.used - unused)
+            window.remaining = Math.min(window.limit, window.remaining + unused)
+          }
+        }
+        return snapshot
       } catch (error) {
         this.markDown(error)
       }
@@ -140,8 +188,8 @@ export class RedisLimiter implements RateLimiter {
     return this.options.fallback.peek(identity, quota)
   }
 
-  /** The decision from Redis, or undefined when Redis cannot give one now. */
-  private async decideInRedis(identity: string, quota: Quota): Promise<LimitDecision | undefined> {
+  /** Up to `want` admissions reserved in Redis (or its refusal), or undefined when Redis cannot answer now. */
+  private async reserveInRedis(identity: string, quota: Quota, want: number): Promise<Reservation | undefined> {
     // Not connected: ioredis would reject at once anyway (no offline queue); skip the round trip.
     if (this.redis.status !== 'ready') {
       this.markDown(new Error(`redis connection ${this.redis.status}`))
@@ -156,6 +204,7 @@ export class RedisLimiter implements RateLimiter {
     }
     try {
       const keys = limiterKeys(this.keyPrefix, identity)
+      this.options.metrics.limiterCalls.inc()
       const reply = await this.redis.asRateLimitConsume(
         keys.length,
         ...keys,
@@ -164,10 +213,11 @@ export class RedisLimiter implements RateLimiter {
         banThreshold(this.options.policy, quota),
         this.options.policy.baseSeconds,
         this.options.policy.maxSeconds,
+        want,
         this.addressesPerTable,
       )
       this.markUp()
-      return toDecision(reply, quota)
+      return { decision: toDecision(reply, quota), granted: reply[9], banUntil: reply[10] }
     } catch (error) {
       this.markDown(error)
       return undefined
@@ -192,6 +242,7 @@ export class RedisLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     this.closing = true
+    this.leases?.clear()
     try {
       if (this.redis.status === 'ready') await this.redis.quit()
       else this.redis.disconnect()

@@ -464,8 +464,11 @@ test('Redis outage under load: fail-open keeps serving on local limits, fail-clo
     assert.ok(countedAfter > countedBefore, `Redis counts the open server's requests (${countedBefore} -> ${countedAfter})`)
     const end = performance.now()
     await load.stop()
-    // ...and every request is counted there, one for one.
-    const quiet = Number(await client.hget(openHash, 'dc'))
+    // ...and every request is counted there, one for one. Redis counts a run of admission numbers
+    // when it hands the run to an instance (leases, docs/limits.md), so each admission's day number
+    // (perDay − r − 1 of its RateLimit header) is one that Redis has counted, ten requests take ten
+    // consecutive numbers, and those are Redis' numbers (the fallback's would start near 0).
+    const dayNumbers: number[] = []
     for (let i = 0; i < 10; i++) {
       const res = await fetch(`${open.url}/v1/pets?limit=1`, {
         headers: bearer(openKey.key),
@@ -473,8 +476,18 @@ test('Redis outage under load: fail-open keeps serving on local limits, fail-clo
       })
       await res.arrayBuffer()
       assert.equal(res.status, 200)
+      const dayLeft = /"day";r=(\d+)/.exec(res.headers.get('ratelimit') ?? '')?.[1]
+      assert.ok(dayLeft !== undefined, `a day item in RateLimit: ${res.headers.get('ratelimit')}`)
+      dayNumbers.push(100_000_000 - Number(dayLeft) - 1)
     }
-    assert.equal(Number(await client.hget(openHash, 'dc')), quiet + 10, '10 requests -> 10 counts in Redis')
+    const counted = Number(await client.hget(openHash, 'dc'))
+    assert.deepEqual(
+      dayNumbers,
+      dayNumbers.map((_, i) => dayNumbers[0]! + i),
+      '10 requests -> 10 consecutive admission numbers',
+    )
+    assert.ok(dayNumbers[9]! < counted, `each counted in Redis (numbers ${dayNumbers[0]}..${dayNumbers[9]}, Redis ${counted})`)
+    assert.ok(dayNumbers[0]! >= countedAfter - 256, `Redis' numbers, not the fallback's (${dayNumbers[0]}, Redis had ${countedAfter})`)
 
     // Fail-open: not one request failed, before, during or after the outage.
     const openAll = load.samples.filter((s) => s.server === 'open')
