@@ -8,6 +8,7 @@
  * again), and the window of fallback decisions is printed.
  */
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { REDIS_KEY_PREFIX } from '../../../tools/service-env.mjs'
@@ -105,7 +106,25 @@ test('the limiter behind Sentinel follows a new master by itself after the old o
           async (base) => `${base}: ${await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), String)}`,
         ),
       )
-      assert.fail(`every instance reached the new master within 30 s; readiness now:\n${states.join('\n')}`)
+      // What the promoted replica says it is, and what each instance logged of its Redis connection
+      // (a CI run once saw all three down for 30 s after a promotion that took 2 s; not reproduced).
+      let role: string
+      try {
+        role = redisCli(sentinel.replica.port, 'role').replace(/\s+/g, ' ').trim()
+      } catch (error) {
+        role = String(error)
+      }
+      const logs = instances.map((_, i) => {
+        const lines = readFileSync(join(dir, `server-${i}.log`), 'utf8').split('\n')
+        return lines
+          .filter((line) => /rate limiter|redis/i.test(line))
+          .slice(-6)
+          .join('\n')
+      })
+      assert.fail(
+        `every instance reached the new master within 30 s; readiness now:\n${states.join('\n')}\n` +
+          `the promoted replica's ROLE: ${role}\ninstances' Redis log lines:\n${logs.join('\n---\n')}`,
+      )
     }
     await sleep(3_000) // steady on the new master
   } finally {
