@@ -462,7 +462,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -487,7 +487,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -508,7 +508,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -529,7 +529,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -552,7 +552,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -575,7 +575,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -598,7 +598,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -619,7 +619,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -658,7 +658,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -683,7 +683,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -704,7 +704,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -727,7 +727,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -750,7 +750,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -773,7 +773,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -794,7 +794,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -815,7 +815,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -836,7 +836,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -859,7 +859,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -880,7 +880,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -918,7 +918,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -947,7 +947,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -974,7 +974,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1001,7 +1001,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1030,7 +1030,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1053,7 +1053,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1080,7 +1080,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1107,7 +1107,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1136,7 +1136,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1163,7 +1163,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1210,7 +1210,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1235,7 +1235,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1256,7 +1256,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1277,7 +1277,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1300,7 +1300,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1323,7 +1323,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1346,7 +1346,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1367,7 +1367,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1406,7 +1406,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1431,7 +1431,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1452,7 +1452,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1475,7 +1475,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1498,7 +1498,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1521,7 +1521,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1542,7 +1542,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1563,7 +1563,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1584,7 +1584,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1607,7 +1607,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1628,7 +1628,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1666,7 +1666,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1689,7 +1689,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1710,7 +1710,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1731,7 +1731,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1754,7 +1754,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1777,7 +1777,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1798,7 +1798,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1821,7 +1821,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1842,7 +1842,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1877,7 +1877,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1898,7 +1898,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1919,7 +1919,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1942,7 +1942,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1965,7 +1965,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -1986,7 +1986,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2007,7 +2007,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2028,7 +2028,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2049,7 +2049,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2072,7 +2072,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2093,7 +2093,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2128,7 +2128,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2149,7 +2149,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2170,7 +2170,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2193,7 +2193,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2216,7 +2216,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2237,7 +2237,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2258,7 +2258,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2279,7 +2279,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2300,7 +2300,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2323,7 +2323,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2344,7 +2344,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2379,7 +2379,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2402,7 +2402,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2423,7 +2423,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2444,7 +2444,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2467,7 +2467,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2490,7 +2490,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2513,7 +2513,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2534,7 +2534,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2566,7 +2566,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2587,7 +2587,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2608,7 +2608,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;
@@ -2631,7 +2631,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window; 0 on a 429 (also during a ban). */
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
                     "X-RateLimit-Reset"?: number;

@@ -7,7 +7,11 @@ export const rateLimitHeaderDocs = {
     type: 'integer',
     description: 'Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left).',
   },
-  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in that window; 0 on a 429 (also during a ban).' },
+  'X-RateLimit-Remaining': {
+    type: 'integer',
+    description:
+      "Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban).",
+  },
   'X-RateLimit-Reset': {
     type: 'integer',
     description:
