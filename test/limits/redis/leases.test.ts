@@ -222,3 +222,25 @@ test('near the limit runs fall to one number: the last requests of a window are 
   // Each of the 20 refused requests was its own call, counted by the server (toward a ban).
   assert.equal(calls.filter((c) => c.left === 0).length, 20)
 })
+
+test("a key's new plan is never answered from a run reserved under the old one", async () => {
+  const old = { perMinute: 1_000, perDay: 10_000 }
+  const upgraded = { perMinute: 5_000, perDay: 50_000 }
+  const servers = new Map<number, ModelServer>([
+    [old.perMinute, new ModelServer(old, 0)],
+    [upgraded.perMinute, new ModelServer(upgraded, 0)],
+  ])
+  const backend: LeaseBackend = {
+    reserve: async (_identity, quota, want) => servers.get(quota.perMinute)!.reserve(5_000, want),
+    withoutRedis: () => Promise.reject(new Error('not expected')),
+  }
+  const leases = new QuotaLeases(backend, 256, () => 5_000)
+  // A run of several numbers under the old plan, most of it unused.
+  for (let i = 0; i < 8; i++) leases.take('k:1', old) ?? (await leases.consume('k:1', old))
+  assert.ok(leases.take('k:1', old) !== undefined, 'the old plan still has numbers in its run')
+  assert.equal(leases.take('k:1', upgraded), undefined, 'the new plan is not answered from the old run')
+  const fresh = await leases.consume('k:1', upgraded)
+  assert.equal(fresh.minute.limit, upgraded.perMinute)
+  assert.equal(fresh.minute.remaining, upgraded.perMinute - 1)
+  assert.equal(leases.take('k:1', old), undefined, 'the old run was dropped')
+})
