@@ -78,6 +78,8 @@ export class RedisLimiter implements RateLimiter {
   private outageDecisions = 0
   private closing = false
   private probing = false
+  /** The restart of a client that ioredis ended by itself (see the constructor). */
+  private restart: NodeJS.Timeout | undefined
   /** Settles when the first connection attempt does, either way. */
   private readonly firstAttempt: Promise<void>
   /** undefined when LIMITER_LEASE_MAX is 1. */
@@ -117,6 +119,19 @@ export class RedisLimiter implements RateLimiter {
     this.redis.on('error', (error: Error) => this.markDown(error))
     this.redis.on('close', () => {
       if (!this.closing) this.markDown(new Error('connection closed'))
+    })
+    // ioredis stops reconnecting for good (status "end") when a connection attempt itself fails,
+    // and its Sentinel failover detector can abort one: a +switch-master that arrives while the
+    // client asks a Sentinel for the master ends the client (test/limits/redis/sentinel-reconnect.test.ts).
+    // The limiter must heal without a restart, so a client that ended without close() starts over.
+    this.redis.on('end', () => {
+      if (this.closing || this.restart !== undefined) return
+      this.options.log.warn({ redis: redactUrl(options.url) }, 'rate limiter: the Redis client stopped reconnecting; starting it again')
+      this.restart = setTimeout(() => {
+        this.restart = undefined
+        if (!this.closing && this.redis.status === 'end') this.redis.connect().catch(() => {})
+      }, reconnectMaxMs)
+      this.restart.unref()
     })
   }
 
@@ -242,6 +257,7 @@ export class RedisLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     this.closing = true
+    clearTimeout(this.restart)
     this.leases?.clear()
     try {
       if (this.redis.status === 'ready') await this.redis.quit()
