@@ -59,7 +59,7 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
     assert.equal(res.status, 201, res.text)
     return res.body as { key: string; apiKey: Key }
   }
-  await createKey({ plan: 'free', name: 'Beta Free' })
+  const beta = await createKey({ plan: 'free', name: 'Beta Free' })
   const gamma = await createKey({ plan: 'pro', name: 'Gamma Pro' })
   // 5 a minute and 5 a day: 5 of 12 requests are allowed whichever minute they fall in; of the 7
   // refused, the first two of a minute are rate_limited, the third starts a ban, the rest are
@@ -123,6 +123,9 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   await page.selectOption('select[name=plan]', '')
   await page.fill('input[name=name]', 'beta')
   await page.press('input[name=name]', 'Enter')
+  // Waited for by its row, not by the count: the list keeps showing the last page while the next
+  // loads, and the enterprise filter's page also had one row (a CI run read "Traffic Co" here).
+  await page.waitForSelector(`table.keys tr[data-key-id="${beta.apiKey.id}"]`)
   await rowsAre(1)
   assert.equal(await page.locator('table.keys tbody tr td a').innerText(), 'Beta Free')
   await page.fill('input[name=name]', '')
