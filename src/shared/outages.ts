@@ -3,12 +3,26 @@
  * HTTP error handler, reported by the CLI. Here, so that neither end imports the other.
  */
 
-/** Thrown by a store when its engine is unreachable; the HTTP layer answers 503. */
+/**
+ * Thrown by a store when its engine is unreachable; the HTTP layer answers 503 with its own text.
+ * The message names the cause (`storage unavailable: timeout expired`) for logs, the CLI and a
+ * failing test's output, which print the message but not the cause (a CI run showed only
+ * "storage unavailable").
+ */
 export class StorageUnavailableError extends Error {
   constructor(cause: unknown) {
-    super('storage unavailable', { cause })
+    super(`storage unavailable: ${describeCause(cause)}`, { cause })
     this.name = 'StorageUnavailableError'
   }
+}
+
+/** An error's message, else its code, else its first inner error's (Node's AggregateError of a failed connect has no message). */
+function describeCause(cause: unknown, depth = 0): string {
+  const e = cause as { message?: unknown; code?: unknown; errors?: unknown } | null
+  if (typeof e?.message === 'string' && e.message !== '') return e.message
+  if (typeof e?.code === 'string') return e.code
+  if (Array.isArray(e?.errors) && e.errors.length > 0 && depth < 3) return describeCause(e.errors[0], depth + 1)
+  return String(cause)
 }
 
 /** Thrown when the limiter cannot decide and the configured policy is to fail closed (503). */
