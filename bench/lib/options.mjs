@@ -18,6 +18,16 @@ function serviceEnvOption(raw) {
   return env
 }
 
+/** `--a=1,--b` -> ['--a=1', '--b']: V8/Node flags of the service process only (never the peers'). */
+function serviceNodeFlagsOption(raw) {
+  if (raw === undefined || raw === '') return []
+  const flags = raw.split(',')
+  for (const flag of flags)
+    if (!/^--[a-z0-9][a-z0-9-]*(=[A-Za-z0-9._-]+)?$/.test(flag))
+      throw new Error(`--service-node-flags: ${JSON.stringify(flag)} is not a flag such as --max-semi-space-size=4`)
+  return flags
+}
+
 const OPTIONS = {
   quick: {
     type: 'boolean',
@@ -73,6 +83,10 @@ const OPTIONS = {
   'service-env': {
     type: 'string',
     help: 'comma list NAME=VALUE of service settings for every service started (e.g. LIMITER_STATE_FILE=off, to measure what a feature costs)',
+  },
+  'service-node-flags': {
+    type: 'string',
+    help: 'comma list of node flags for every service started, not the peers (e.g. --max-semi-space-size=4, to measure what a V8 setting costs)',
   },
   help: { type: 'boolean', short: 'h' },
 }
@@ -164,5 +178,6 @@ export function parseOptions() {
     maxMinutes: num('max-minutes', 90, 10, { integer: false, min: 1 }),
     keepTmp: flag('keep-tmp'),
     serviceEnv: serviceEnvOption(get('service-env')),
+    serviceNodeFlags: serviceNodeFlagsOption(get('service-node-flags')),
   }
 }

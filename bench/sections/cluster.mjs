@@ -35,6 +35,7 @@ export async function clusterSection(bench, results) {
     try {
       service = await startService({
         env: opts.serviceEnv,
+        nodeFlags: opts.serviceNodeFlags,
         databaseUrl: dbFile,
         redisUrl: opts.redisUrl,
         logFile: join(tmp, `service-cluster-${workers}.log`),

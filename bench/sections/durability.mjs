@@ -20,6 +20,7 @@ export async function durabilitySection(bench, results) {
   await seedSqlite(dbFile, 1000)
   const service = await startService({
     env: opts.serviceEnv,
+    nodeFlags: opts.serviceNodeFlags,
     databaseUrl: dbFile,
     durability: 'power',
     logFile: join(tmp, 'service-power.log'),

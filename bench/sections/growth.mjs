@@ -33,6 +33,7 @@ export async function growthSection(bench, results) {
     const queries = await growthQueries(dbFile, { quick: opts.quick, distinct: opts.distinctPages })
     const service = await startService({
       env: opts.serviceEnv,
+      nodeFlags: opts.serviceNodeFlags,
       databaseUrl: dbFile,
       logFile: join(tmp, `service-growth-${size}.log`),
       cpu: SERVER_CPU,

@@ -32,6 +32,7 @@ export async function ordersSection(bench, results) {
   const { dbFile, key } = await freshCatalogue(bench, 'orders', opts.quick ? opts.catalogue : Math.max(opts.catalogue, 100_000))
   const service = await startService({
     env: opts.serviceEnv,
+    nodeFlags: opts.serviceNodeFlags,
     databaseUrl: dbFile,
     logFile: join(tmp, 'service-orders.log'),
     cpu: SERVER_CPU,

@@ -35,6 +35,7 @@ export async function pgSection(bench, results) {
     key = await createBenchKey(databaseUrl)
     service = await startService({
       env: opts.serviceEnv,
+      nodeFlags: opts.serviceNodeFlags,
       databaseUrl,
       redisUrl: opts.redisUrl,
       logFile: join(tmp, 'service-pg.log'),

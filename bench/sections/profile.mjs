@@ -24,7 +24,7 @@ export async function profileSection(bench, results, { dbFile, key }) {
     databaseUrl: dbFile,
     logFile: join(tmp, 'service-profile.log'),
     cpu: SERVER_CPU,
-    nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--trace-gc'],
+    nodeFlags: [...opts.serviceNodeFlags, '--cpu-prof', `--cpu-prof-dir=${dir}`, '--trace-gc'],
   })
   let run
   let fromUs

@@ -21,6 +21,7 @@ export async function sqliteSection(bench, results) {
   log(`SQLite: catalogue of ${seed.rows} pets seeded directly in ${seed.seconds}s; key via ${key.via}`)
   const service = await startService({
     env: opts.serviceEnv,
+    nodeFlags: opts.serviceNodeFlags,
     databaseUrl: dbFile,
     logFile: join(tmp, 'service-sqlite.log'),
     cpu: SERVER_CPU,
