@@ -53,14 +53,18 @@ export function markdownReport(r) {
     L.push(`**Partial results: the run was stopped (${r.aborted}).**`)
     L.push('')
   }
+  // What the services were started with beyond the defaults (--service-env, --service-node-flags).
+  const started = [
+    ...Object.entries(r.options.serviceEnv ?? {}).map(([name, value]) => `${name}=${value}`),
+    ...(r.options.serviceNodeFlags?.length ? [`node ${r.options.serviceNodeFlags.join(' ')}`] : []),
+  ]
   L.push(
     `Machine: ${m.cpuModel}, ${m.cpus} CPUs, ${m.memoryGb} GiB, ${m.kernel}; Node ${m.node}; ${m.wrk}. ` +
       `Commit ${m.gitCommit ?? '?'}${m.gitDirty ? ' (src/ had uncommitted changes)' : ''}. ` +
       `Server, ceiling and peers pinned to CPU ${r.pinning.serverCpu}, load generator to CPU ${r.pinning.loadCpu}. ` +
       `${r.options.rounds} round(s) of ${r.options.duration}s per server, ${r.options.connections} keep-alive connections (wrk -t1), ` +
       `warm-up ${r.options.warmup}s. Service settings: LOG_LEVEL=info to a file, DURABILITY=process unless stated` +
-      `${Object.keys(r.options.serviceEnv ?? {}).length ? `; ${Object.entries(r.options.serviceEnv).map(([k, v]) => `${k}=${v}`).join(', ')}` : ''}` +
-      `${r.options.serviceNodeFlags?.length ? `; service started with node ${r.options.serviceNodeFlags.join(' ')}` : ''}.`,
+      `${started.length ? `; every service started with ${started.join(', ')}` : ''}.`,
   )
   L.push('')
   L.push('## Throughput and latency (wrk, closed loop, saturated)')
