@@ -170,7 +170,7 @@ test('leases never admit outside the window that counted them, nor past its limi
         }
       },
     ),
-    { numRuns: 300 },
+    { numRuns: 300, includeErrorInReport: true },
   )
 })
 
