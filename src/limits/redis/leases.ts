@@ -231,8 +231,14 @@ export class QuotaLeases {
           return
         }
         this.startRun(lease, quota, decision, granted, sentAt)
-        // The waiters in arrival order; those beyond the run (or all, if the answer came after its
-        // window had ended) go round again.
+        // The run's first number was admitted by Redis itself, inside its window on its own clock:
+        // it is the first waiter's, whatever the local clock says now. Near a window's end the rest
+        // of the run may be unusable at once; before, the first number was dropped too and the call
+        // made again, so a request in a minute's last 50 ms spent a number per round trip until the
+        // minute was used up, and was then refused (test/limits/redis/leases.test.ts).
+        lease.waiters.shift()?.resolve(this.takeFirst(lease, decision))
+        // The other waiters in arrival order; those beyond the run (or all, if the answer came after
+        // its window had ended) go round again.
         while (lease.waiters.length > 0) {
           const admitted = this.takeFrom(lease)
           if (admitted === undefined) break
@@ -293,6 +299,14 @@ export class QuotaLeases {
     lease.dayResetAt = first.day.resetAt
     lease.reservedAt = this.clock()
     lease.size = Math.max(lease.size, 1)
+  }
+
+  /** The run's first number, as Redis answered it. */
+  private takeFirst(lease: Lease, first: LimitDecision): LimitDecision {
+    lease.left--
+    lease.minuteRemaining--
+    lease.dayRemaining--
+    return first
   }
 
   private takeFrom(lease: Lease): LimitDecision | undefined {

@@ -98,18 +98,23 @@ test('leases never admit outside the window that counted them, nor past its limi
         const server = new ModelServer(quota, skewMs)
         const serverNow = () => local + skewMs
         const calls: Call[] = []
+        // The decisions the server made itself (a call's first number): admitted when the script
+        // ran, as a call per request is, however late its answer arrives.
+        const byServer = new WeakSet<LimitDecision>()
         const backend: LeaseBackend = {
           reserve: (_identity, _quota, want) => new Promise((settle) => calls.push({ want, settle })),
           withoutRedis: async () => ({ ...server.reserve(serverNow(), 0).decision, allowed: false, reason: 'rate_limited' }),
         }
         const instances = [0, 1, 2].map(() => new QuotaLeases(backend, leaseMax, () => local))
-        // Each admission: the server time at which it was handed to the caller, and its decision.
+        // Each admission: the server time at which it happened, and its decision. A number of a run
+        // is admitted when the instance hands it to the caller; a call's first number, when the
+        // server counted it.
         const admitted: Array<{ at: number; decision: LimitDecision }> = []
         let answered = 0
         let asked = 0
         const record = (decision: LimitDecision) => {
           answered++
-          if (decision.allowed) admitted.push({ at: serverNow(), decision })
+          if (decision.allowed) admitted.push({ at: byServer.has(decision) ? decision.now : serverNow(), decision })
         }
         const ask = (instance: QuotaLeases) => {
           asked++
@@ -124,7 +129,10 @@ test('leases never admit outside the window that counted them, nor past its limi
           else if (a.kind === 'execute') {
             const waiting = pending(false)
             const call = waiting[a.pick % Math.max(1, waiting.length)]
-            if (call !== undefined) call.executed = server.reserve(serverNow(), call.want)
+            if (call !== undefined) {
+              call.executed = server.reserve(serverNow(), call.want)
+              byServer.add(call.executed.decision)
+            }
           } else {
             const list = a.kind === 'respond' ? pending(true) : calls
             const call = list[a.pick % Math.max(1, list.length)]
@@ -221,6 +229,67 @@ test('near the limit runs fall to one number: the last requests of a window are 
   }
   // Each of the 20 refused requests was its own call, counted by the server (toward a ban).
   assert.equal(calls.filter((c) => c.left === 0).length, 20)
+})
+
+test("a request in a window's last milliseconds gets the number its call reserved, and only one is counted", async () => {
+  // Regression: the answer came within the clock margin of the minute's end, where the run is not
+  // used; the caller's own number was dropped with it and the call made again, each time counted,
+  // until the minute was spent and the request refused (a property test on the real Redis saw
+  // "rate_limited, minute remaining 0" for a key's first request, 2 ms before the minute's end).
+  const quota = { perMinute: 5, perDay: 20 }
+  const server = new ModelServer(quota, 0)
+  const wants: number[] = []
+  const justBeforeTheEnd = MINUTE_MS - 2
+  const backend: LeaseBackend = {
+    reserve: async (_identity, _quota, want) => {
+      wants.push(want)
+      return server.reserve(justBeforeTheEnd, want)
+    },
+    withoutRedis: () => Promise.reject(new Error('not expected')),
+  }
+  const leases = new QuotaLeases(backend, 256, () => justBeforeTheEnd)
+  const decision = leases.take('k:1', quota) ?? (await leases.consume('k:1', quota))
+  assert.equal(decision.allowed, true)
+  assert.equal(decision.minute.remaining, 4)
+  assert.equal(decision.day.remaining, 19)
+  assert.deepEqual(wants, [1], 'one call')
+  assert.equal(server.minuteCount, 1, 'one number counted')
+  // The next request is still decided by Redis (the run is past its margin), and is admitted.
+  const next = leases.take('k:1', quota) ?? (await leases.consume('k:1', quota))
+  assert.equal(next.allowed, true)
+  assert.equal(next.minute.remaining, 3)
+  assert.equal(server.minuteCount, 2)
+})
+
+test("a run's other numbers are not used once its window may have ended on Redis' clock, however late the answer came", async () => {
+  // Redis' clock is estimated from the call's sending, never from its answer: an answer that comes
+  // late must not stretch the run past the window (the first number is the caller's regardless).
+  const quota = { perMinute: 1_000, perDay: 100_000 }
+  const server = new ModelServer(quota, 0)
+  const windowEnd = 20 * DAY_MS + MINUTE_MS
+  let local = windowEnd - 10_000
+  const pending: Array<{ want: number; settle(r: Reservation): void }> = []
+  const backend: LeaseBackend = {
+    reserve: (_identity, _quota, want) => new Promise((settle) => pending.push({ want, settle })),
+    withoutRedis: () => Promise.reject(new Error('not expected')),
+  }
+  const leases = new QuotaLeases(backend, 256, () => local)
+  const [a, b, c] = [leases.consume('k:1', quota), leases.consume('k:1', quota), leases.consume('k:1', quota)]
+  const call1 = pending.shift()!
+  call1.settle(server.reserve(local, call1.want))
+  assert.equal((await a).allowed, true)
+  await settled()
+  const call2 = pending.shift()!
+  assert.equal(call2.want, 2, 'a run of two for the two waiting')
+  const executed = server.reserve(local, call2.want) // runs at once, 10 s before the window's end
+  local = windowEnd + 1_000 // its answer arrives after the window has ended
+  call2.settle(executed)
+  assert.equal((await b).minute.resetAt * 1000, windowEnd, "the run's first number: Redis' own admission")
+  await settled()
+  const call3 = pending.shift()
+  assert.ok(call3 !== undefined, 'the last waiter needs a call of its own: the run is past its window')
+  call3.settle(server.reserve(local, call3.want))
+  assert.equal((await c).minute.resetAt * 1000, windowEnd + MINUTE_MS, 'admitted in the next window')
 })
 
 test("a key's new plan is never answered from a run reserved under the old one", async () => {
