@@ -59,6 +59,6 @@ export class StorageFaultError extends StorageUnavailableError {
   ) {
     super(cause)
     this.name = 'StorageFaultError'
-    this.message = `${FAULT_TEXT[fault]}: ${cause instanceof Error ? cause.message : String(cause)}`
+    this.message = `${FAULT_TEXT[fault]}: ${describeCause(cause)}`
   }
 }

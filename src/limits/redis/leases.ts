@@ -303,9 +303,7 @@ export class QuotaLeases {
 
   /** The run's first number, as Redis answered it. */
   private takeFirst(lease: Lease, first: LimitDecision): LimitDecision {
-    lease.left--
-    lease.minuteRemaining--
-    lease.dayRemaining--
+    spendOne(lease)
     return first
   }
 
@@ -313,7 +311,6 @@ export class QuotaLeases {
     if (lease.left === 0) return undefined
     const now = this.clock()
     if (now >= lease.usableUntil) return undefined
-    lease.left--
     const decision: LimitDecision = {
       allowed: true,
       now: Math.floor(now + lease.offset),
@@ -321,8 +318,7 @@ export class QuotaLeases {
       day: { limit: lease.perDay, remaining: lease.dayRemaining, resetAt: lease.dayResetAt },
       retryAfter: 0,
     }
-    lease.minuteRemaining--
-    lease.dayRemaining--
+    spendOne(lease)
     return decision
   }
 
@@ -337,6 +333,13 @@ export class QuotaLeases {
       if (this.leases.size < MAX_LEASES / 2) return
     }
   }
+}
+
+/** One number of the run handed out: the windows' next answers show one fewer left. */
+function spendOne(lease: Lease): void {
+  lease.left--
+  lease.minuteRemaining--
+  lease.dayRemaining--
 }
 
 function emptyLease(quota: Quota): Lease {
