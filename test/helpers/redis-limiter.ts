@@ -2,6 +2,7 @@
  * A RedisLimiter with a recording log, its own metrics and a memory fallback, for the limiter
  * contract (test/limits/) and the Redis outage tests (test/system/limits/redis-limiter-outage.test.ts).
  */
+import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { BanPolicy } from '../../src/limits/limiter.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
@@ -36,12 +37,18 @@ export interface RedisHarness {
 }
 
 /**
- * A RedisLimiter on REDIS_URL (or `options.url`) under RUN_PREFIX. Its command timeout is 10 s
- * unless given: on a loaded machine (test files run concurrently) a command can take longer than
- * the service's 500 ms, and the limiter would then decide with its fallback, which is not what a
- * test of Redis' decisions compares. The timeout and outage tests set their own. So is the wait for
- * the first connection: CI once saw three new limiters not connected within the service's 1.5 s,
- * each deciding alone with its fallback (180 of 200 allowed where Redis allows 60).
+ * A RedisLimiter on REDIS_URL (or `options.url`) under RUN_PREFIX, with bounds for a loaded machine
+ * (test files run concurrently), unless given: the limiter decides with its fallback when a bound
+ * expires, which is not what a test of Redis' decisions compares. The timeout and outage tests set
+ * their own.
+ * - The command timeout is 10 s (the service's is 500 ms).
+ * - So is the wait for the first connection: CI once saw three new limiters not connected within
+ *   the service's 1.5 s, each deciding alone with its fallback (180 of 200 allowed where Redis
+ *   allows 60).
+ * - So are the connect timeout (1 s in the service) and the socket timeout (20 s; 2 s in the
+ *   service). Both are timers that a stalled event loop runs before it reads the answer that has
+ *   arrived meanwhile: a 2 s stall dropped a connection in CI, and the fallback's admissions came on
+ *   top of Redis' (the address table's property saw an address pass more than its plan).
  */
 export function redisLimiter(options: Partial<RedisLimiterOptions> & { policy?: BanPolicy } = {}): RedisHarness {
   const policy = options.policy ?? DEFAULT_POLICY
@@ -56,6 +63,8 @@ export function redisLimiter(options: Partial<RedisLimiterOptions> & { policy?: 
     log,
     commandTimeoutMs: 10_000,
     firstAttemptMs: 10_000,
+    connectTimeoutMs: 10_000,
+    socketTimeoutMs: 20_000,
     ...options,
     policy,
   })
@@ -66,6 +75,16 @@ export function redisLimiter(options: Partial<RedisLimiterOptions> & { policy?: 
 export async function fallbackCount(metrics: Metrics, policy: 'open' | 'closed'): Promise<number> {
   const { values } = await metrics.limiterFallback.get()
   return values.find((v) => v.labels.policy === policy)?.value ?? 0
+}
+
+/**
+ * Fails, naming the cause, if the limiter has logged an outage (or anything else): its decisions
+ * since then may be its fallback's, and a test that compares Redis' decisions must say so rather
+ * than report a wrong count.
+ */
+export function assertDecidedByRedis(h: Pick<RedisHarness, 'log'>, context = ''): void {
+  const logged = [...h.log.errors, ...h.log.warns].map((args) => String(args.at(-1)))
+  assert.deepEqual(logged, [], `the limiter logged an outage${context ? ` (${context})` : ''}: its decisions are not all Redis'`)
 }
 
 /** animal_store_dependency_up{dependency="redis"}. */

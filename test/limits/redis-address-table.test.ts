@@ -16,7 +16,7 @@ import { consumeOne, DAY_MS, freshState, type IdentityState, MINUTE_MS } from '.
 import { ADDRESS_TABLES, limiterKeys } from '../../src/limits/redis/limiter-keys.js'
 import { ManualClock } from '../../src/shared/clock.js'
 import type { Quota } from '../../src/shared/plans.js'
-import { RUN_PREFIX, redisLimiter } from '../helpers/redis-limiter.js'
+import { assertDecidedByRedis, RUN_PREFIX, redisLimiter } from '../helpers/redis-limiter.js'
 import { REDIS_URL, redisReachable, requireService } from '../helpers/services.js'
 import { awayFromBoundary } from '../helpers/windows.js'
 
@@ -81,7 +81,8 @@ describe('RedisLimiter: the keyless address table', () => {
     const bound = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 48 }), fc.constant(10_000))
     await fc.assert(
       fc.asyncProperty(bound, fc.array(step, { minLength: 20, maxLength: 150, size: 'max' }), async (maxAddresses, steps) => {
-        const { limiter } = redisLimiter({ policy: POLICY, keyPrefix: freshPrefix(), maxAddresses })
+        const harness = redisLimiter({ policy: POLICY, keyPrefix: freshPrefix(), maxAddresses })
+        const { limiter } = harness
         // With every address in the table, or none, the in-memory limiter is an exact model.
         const clock = new ManualClock(0)
         const model = maxAddresses === 0 || maxAddresses === 10_000 ? new MemoryLimiter(clock, POLICY, { maxAddresses }) : undefined
@@ -92,11 +93,14 @@ describe('RedisLimiter: the keyless address table', () => {
           for (const [i, s] of steps.entries()) {
             if (s.key) {
               const got = await limiter.consume(`k:${s.who}`, KEY_QUOTA)
+              assertDecidedByRedis(harness, `key request ${i}`)
               const state = keys.get(s.who) ?? keys.set(s.who, freshState()).get(s.who)!
               assert.deepEqual(got, consumeOne(state, got.now, KEY_QUOTA, POLICY), `key request ${i}`)
               continue
             }
             const got = await limiter.consume(address(s.who), QUOTA)
+            // A decision of the fallback comes on top of Redis' counts: first say that it happened.
+            assertDecidedByRedis(harness, `request ${i}`)
             if (model) {
               clock.set(got.now)
               assert.deepEqual(got, model.consumeSync(address(s.who), QUOTA), `request ${i} (bound ${maxAddresses})`)

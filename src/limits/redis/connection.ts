@@ -4,9 +4,20 @@ import type { RedisTarget } from '../../config/redis-url.js'
 
 export interface RedisConnectionOptions {
   commandTimeoutMs: number
+  /** How long a connection may take to open. */
+  connectTimeoutMs: number
+  /** How long a connection with commands in flight may stay silent before it is dropped and redialled. */
+  socketTimeoutMs: number
   /** Longest wait between reconnection attempts. */
   reconnectMaxMs: number
 }
+
+/**
+ * The service's bounds on Redis (a request must never wait long on the limiter): a command's
+ * answer, opening a connection, and the silence of a connection with commands in flight (a hung
+ * server), after which ioredis drops it and redials.
+ */
+export const REDIS_TIMEOUTS = { commandMs: 500, connectMs: 1000, socketMs: 2000 } as const
 
 /** Reconnects forever with capped, jittered backoff, so the limiter heals without a restart. */
 const retryStrategy = (reconnectMaxMs: number) => (times: number) =>
@@ -21,10 +32,10 @@ export function connectRedis(url: string, options: RedisConnectionOptions): Redi
   const target: RedisTarget = redisTarget(url)
   const common: RedisOptions = {
     // A request must never wait long on the limiter: fail fast, then fall back or refuse.
-    connectTimeout: 1000,
+    connectTimeout: options.connectTimeoutMs,
     commandTimeout: options.commandTimeoutMs,
     // A hung server (socket open, no replies) gets its connection dropped and redialled.
-    socketTimeout: 2000,
+    socketTimeout: options.socketTimeoutMs,
     // Never replay a consume after a reconnect: the request was already decided (by the fallback
     // or with a 503), and a replay could count it a second time.
     maxRetriesPerRequest: 0,

@@ -11,7 +11,7 @@ import { isAddressIdentity } from '../address-identities.js'
 import type { BanPolicy, LimitDecision, RateLimiter, UsageSnapshot } from '../limiter.js'
 import type { MemoryLimiter } from '../memory/memory-limiter.js'
 import { banThreshold, type IdentityState, peekState } from '../policy.js'
-import { connectRedis } from './connection.js'
+import { connectRedis, REDIS_TIMEOUTS } from './connection.js'
 import { DEFAULT_LEASE_MAX, QuotaLeases, type Reservation } from './leases.js'
 import { ADDRESS_TABLES, limiterKeys } from './limiter-keys.js'
 
@@ -36,7 +36,10 @@ export interface RedisLimiterOptions {
   maxAddresses?: number
   /** Longest wait between reconnection attempts: bounds the recovery time once Redis is back. */
   reconnectMaxMs?: number
+  /** These three default to REDIS_TIMEOUTS (connection.ts); tests on a loaded machine widen them. */
   commandTimeoutMs?: number
+  connectTimeoutMs?: number
+  socketTimeoutMs?: number
   /**
    * LIMITER_LEASE_MAX: the most admissions of one key's windows one call reserves for this instance
    * (leases.ts); 1 makes one call per request.
@@ -101,7 +104,12 @@ export class RedisLimiter implements RateLimiter {
           )
         : undefined
     const reconnectMaxMs = options.reconnectMaxMs ?? 1000
-    this.redis = connectRedis(options.url, { commandTimeoutMs: options.commandTimeoutMs ?? 500, reconnectMaxMs }) as ScriptedRedis
+    this.redis = connectRedis(options.url, {
+      commandTimeoutMs: options.commandTimeoutMs ?? REDIS_TIMEOUTS.commandMs,
+      connectTimeoutMs: options.connectTimeoutMs ?? REDIS_TIMEOUTS.connectMs,
+      socketTimeoutMs: options.socketTimeoutMs ?? REDIS_TIMEOUTS.socketMs,
+      reconnectMaxMs,
+    }) as ScriptedRedis
     // Without numberOfKeys: each call says how many keys it passes (one, or three for an address).
     this.redis.defineCommand('asRateLimitConsume', { lua: CONSUME_LUA })
     this.redis.defineCommand('asRateLimitPeek', { lua: PEEK_LUA })

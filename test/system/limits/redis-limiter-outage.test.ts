@@ -12,12 +12,19 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { REDIS_TIMEOUTS } from '../../../src/limits/redis/connection.js'
 import { FREE, fallbackCount, type RedisHarness, redisLimiter, redisUpGauge, timed, uniqueIdentity } from '../../helpers/redis-limiter.js'
 import { requireThrowaway, startThrowawayRedis } from '../helpers/faults.js'
 
-const COMMAND_TIMEOUT_MS = 500
-/** ioredis' socketTimeout in src/limits/redis/redis-limiter.ts: a silent connection is dropped after it. */
-const SOCKET_TIMEOUT_MS = 2000
+const COMMAND_TIMEOUT_MS = REDIS_TIMEOUTS.commandMs
+/** ioredis' socketTimeout: a silent connection is dropped after it. */
+const SOCKET_TIMEOUT_MS = REDIS_TIMEOUTS.socketMs
+/** The service's bounds (the test harness widens them for a loaded machine): what these tests time. */
+const SERVICE_TIMEOUTS = {
+  commandTimeoutMs: COMMAND_TIMEOUT_MS,
+  connectTimeoutMs: REDIS_TIMEOUTS.connectMs,
+  socketTimeoutMs: SOCKET_TIMEOUT_MS,
+}
 /** A recovery (reconnection backoff capped at 1 s) that has not happened by then never will. */
 const RECOVERY_DEADLINE_MS = 15_000
 
@@ -45,7 +52,7 @@ describe('RedisLimiter: outage and recovery (throwaway redis-server)', () => {
   test('falls back when Redis dies and decides with Redis again once it is back, without a restart', async (t) => {
     if (!requireThrowaway(t, 'Redis')) return
     const server = await startThrowawayRedis(t)
-    const h = redisLimiter({ url: server.url, failurePolicy: 'open', commandTimeoutMs: COMMAND_TIMEOUT_MS })
+    const h = redisLimiter({ url: server.url, failurePolicy: 'open', ...SERVICE_TIMEOUTS })
     t.after(() => h.limiter.close())
 
     const id = uniqueIdentity()
@@ -77,7 +84,7 @@ describe('RedisLimiter: outage and recovery (throwaway redis-server)', () => {
   test('a hung Redis costs at most the command timeout before falling back, and heals when it resumes', async (t) => {
     if (!requireThrowaway(t, 'Redis')) return
     const server = await startThrowawayRedis(t) // its disposal resumes it first
-    const h = redisLimiter({ url: server.url, failurePolicy: 'open', commandTimeoutMs: COMMAND_TIMEOUT_MS })
+    const h = redisLimiter({ url: server.url, failurePolicy: 'open', ...SERVICE_TIMEOUTS })
     t.after(() => h.limiter.close())
     assert.equal((await h.limiter.consume(uniqueIdentity(), FREE)).allowed, true)
 
