@@ -17,7 +17,7 @@ export interface paths {
         put?: never;
         /**
          * Add an animal
-         * @description Creates an animal and answers 201 with it, including the assigned id, once it is durable. The body is validated strictly: no type coercion, no unknown fields, no client-sent id; categoryId is int64 and exact. With an `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header), the animal is created once per customer and key (a customer: an API key and the keys it was rotated to, which share its quota; so a retry sent with the new key of a rotation is still a retry): a retry with the same key and body answers 201 with the same animal and `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`; while the first request is still processed, 409 `idempotency_conflict`. Keys are kept 24 hours.
+         * @description Creates an animal and answers 201 with it, including the assigned id, once it is durable. The body is validated strictly: no type coercion, no unknown fields, no client-sent id; categoryId is int64 and exact. With an `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header), the animal is created once per customer and key (whose quota and orders the API key shares: every key of its customer, or for a key without one, the key and the keys it was rotated to; so a retry sent through another key of the customer, or with the new key of a rotation, is still a retry): a retry with the same key and body answers 201 with the same animal and `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`; while the first request is still processed, 409 `idempotency_conflict`. Keys are kept 24 hours.
          *
          *     Needs an API key with the scope `pets:write`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
@@ -641,7 +641,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: 1 to 255 visible ASCII characters, as the draft's quoted string ("8e03978e-...") or bare; both forms name the same key. Scoped to the API key, kept 24 hours. A new UUID per animal is a good key. */
+                /** @description Makes the create safe to retry: 1 to 255 visible ASCII characters, as the draft's quoted string ("8e03978e-...") or bare; both forms name the same key. Scoped to the customer (see the operation), kept 24 hours. A new UUID per animal is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1389,7 +1389,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the order safe to retry: 1 to 255 visible ASCII characters, quoted ("…") or bare. Scoped to the API key (and the keys it was rotated to), kept 24 hours. */
+                /** @description Makes the order safe to retry: 1 to 255 visible ASCII characters, quoted ("…") or bare. Scoped as the orders are (every key of the customer; for a key without one, the key and the keys it was rotated to), kept 24 hours. */
                 "Idempotency-Key"?: string;
             };
             path?: never;

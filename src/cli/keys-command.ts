@@ -233,7 +233,8 @@ const update = defineCommand(
     path: 'keys update',
     synopsis:
       'KEY_ID [--name NAME] [--plan P] [--per-minute N --per-day M] [--scopes SCOPES]\n[--expires-at ISO|none] [--metadata JSON|none] [--json]',
-    description: 'Changes the fields given, all or nothing; running servers use the change within KEY_REFRESH_MS.',
+    description:
+      'Changes the fields given, all or nothing; running servers use the change within KEY_REFRESH_MS. Plan, limits and scopes apply to the keys it was rotated from that are still in their grace period too.',
     flags: {
       name: flag.name,
       plan: flag.plan,

@@ -188,8 +188,9 @@ export class KeyService implements KeyAdministration {
         this.entry(ctx, 'key.update', id, now, { changed: changes, ...describe(next, changes) }),
       )
       if (updated !== undefined) {
-        this.options.cache?.forget(current.hash)
-        return this.view(updated, now)
+        // The older keys of its chain too: they took its plan, limits and scopes.
+        for (const hash of [current.hash, ...updated.chain]) this.options.cache?.forget(hash)
+        return this.view(updated.record, now)
       }
       if (attempt >= MAX_ATTEMPTS) throw new Error(`key ${id} kept changing during the update; try again`)
     }

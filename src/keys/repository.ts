@@ -43,6 +43,13 @@ export interface KeyUpdate {
   updatedAt: number
 }
 
+/** What an update wrote. */
+export interface KeyUpdated {
+  record: ApiKeyRecord
+  /** The hashes of the other keys of its quota (its rotation chain) that took its plan, limits or scopes. */
+  chain: string[]
+}
+
 export interface KeyRotation {
   /** The key rotated away from. */
   id: string
@@ -80,10 +87,11 @@ export interface KeyRepository {
   pageKeys(filter: KeyPageFilter): Promise<ApiKeyRecord[]>
   /**
    * Writes `update` to key `id` if it is neither revoked nor rotated and still has updatedAt
-   * `expectedUpdatedAt` (optimistic concurrency); plan and limits go to every unrevoked key of its
-   * quota too. Returns the updated record, or undefined when the condition failed (nothing written).
+   * `expectedUpdatedAt` (optimistic concurrency); plan, limits and scopes go to every unrevoked key
+   * of its quota too (the keys it was rotated from, in their grace period), with their change-log
+   * rows. Returns what it wrote, or undefined when the condition failed (nothing written).
    */
-  updateKey(id: string, expectedUpdatedAt: number, update: KeyUpdate, audit: AuditDraft): Promise<ApiKeyRecord | undefined>
+  updateKey(id: string, expectedUpdatedAt: number, update: KeyUpdate, audit: AuditDraft): Promise<KeyUpdated | undefined>
   /** Inserts the successor and retires the old key; false (nothing written) when the old key changed meanwhile. */
   rotateKey(rotation: KeyRotation, audit: AuditDraft): Promise<boolean>
   /**

@@ -26,10 +26,10 @@ export interface Placement {
 
 /**
  * POST /v1/store/orders: places an order for the caller (`orderOwner` of its key), optionally under
- * an Idempotency-Key, as POST /v1/pets creates (pets/idempotency.ts): same scope (the key's quota,
- * along its rotation chain), same retention and sweep (one table), in flight = handled by this
- * process now, or (PostgreSQL) under the key's advisory lock in another. Refusals throw the ApiError
- * to answer with.
+ * an Idempotency-Key, as POST /v1/pets creates (pets/idempotency.ts): same scope (the owner of the
+ * orders: the key's customer, else its quota), same retention and sweep (one table), in flight =
+ * handled by this process now, or (PostgreSQL) under the key's advisory lock in another. Refusals
+ * throw the ApiError to answer with.
  */
 export class OrderPlacement {
   private readonly inFlight = new Set<string>()

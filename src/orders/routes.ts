@@ -80,7 +80,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
           'Idempotency-Key': Type.Optional(
             Type.String({
               description:
-                'Makes the order safe to retry: 1 to 255 visible ASCII characters, quoted ("…") or bare. Scoped to the API key (and the keys it was rotated to), kept 24 hours.',
+                'Makes the order safe to retry: 1 to 255 visible ASCII characters, quoted ("…") or bare. Scoped as the orders are (every key of the customer; for a key without one, the key and the keys it was rotated to), kept 24 hours.',
             }),
           ),
         }),

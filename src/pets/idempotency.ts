@@ -19,11 +19,16 @@ import type { NewPet, Pet } from './schemas.js'
  */
 
 /**
- * Whose Idempotency-Key records a request uses: its API key's quota, as the limiter's (the first key
- * of its rotation chain, `limiterIdentity` in keys/api-key.ts), so that a retry sent with the
- * successor of a rotated key replays the first answer instead of creating a second animal.
+ * Whose Idempotency-Key records a request uses: the owner of its orders and of its quota
+ * (`orderOwner` and `limiterIdentity` in keys/api-key.ts), its key's customer, for every key of it,
+ * or else its key's quota, shared along its rotation chain. So a retry sent through another key of
+ * the customer, or with the successor of a rotated key, replays the first answer instead of
+ * creating a second animal (or, for an order, being refused the animal its first attempt took).
+ * Stored as the customer's id or the quota's (a key id), which cannot collide (`cus_…`, `key_…`):
+ * the records of a key without a customer keep the form they had before customers, and migration
+ * 018 moved those of a customer's keys.
  */
-export const idempotencyScope = (apiKey: Pick<ApiKeyRecord, 'quotaId'>): string => apiKey.quotaId
+export const idempotencyScope = (apiKey: Pick<ApiKeyRecord, 'quotaId' | 'customerId'>): string => apiKey.customerId ?? apiKey.quotaId
 
 /** Records are kept at least this long, then deleted by the sweep. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000

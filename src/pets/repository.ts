@@ -10,7 +10,7 @@ export interface ListPetsOptions {
 
 /** A create under an Idempotency-Key (see pets/idempotency.ts). */
 export interface IdempotencyClaim {
-  /** Whose records: the API key's quota, shared along its rotation chain (idempotencyScope in idempotency.ts). */
+  /** Whose records: the API key's customer, else its quota, shared along its rotation chain (idempotencyScope in idempotency.ts). */
   scope: string
   /** The Idempotency-Key value (unquoted). */
   key: string

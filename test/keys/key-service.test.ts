@@ -337,6 +337,15 @@ for (const engine of STORE_ENGINES) {
       // The limits follow the quota: a plan change on the successor reaches the old key in its grace period.
       await h.service.updateKey(view.id, { perMinute: 60, perDay: 600 }, CLI)
       assert.deepEqual([(await h.service.getKey(old.id)).perMinute, (await h.service.getKey(old.id)).perDay], [60, 600])
+      // So do its scopes (an old key never does more than its successor): logged for the other
+      // processes' caches, dropped from this one's once committed.
+      const beforeScopes = (await h.storage.keys.changesSince(null)).cursor
+      h.forgotten.length = 0
+      await h.service.updateKey(view.id, { scopes: ['pets:read'] }, CLI)
+      assert.deepEqual((await h.service.getKey(old.id)).scopes, ['pets:read'])
+      assert.deepEqual((await h.storage.keys.changesSince(beforeScopes)).hashes.sort(), [hashKey(key), hashKey(oldKey)].sort())
+      assert.deepEqual(h.forgotten.map((f) => f.hash).sort(), [hashKey(key), hashKey(oldKey)].sort())
+      assert.deepEqual((await h.forgotten.find((f) => f.hash === hashKey(oldKey))!.stored)?.scopes, ['pets:read'], 'after the commit')
 
       await conflicts(h.service.rotateKey(old.id, { graceSeconds: 10 }, CLI), old.id, /rotated to/)
       await conflicts(h.service.updateKey(old.id, { name: 'x' }, CLI), old.id, /rotated to/)

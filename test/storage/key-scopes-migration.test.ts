@@ -28,7 +28,7 @@ async function checkMigrated(storage: Storage): Promise<void> {
   assert.deepEqual(old?.scopes, [...SCOPES])
   const update = { name: 'legacy', plan: 'free' as const, perMinute: 60, perDay: 1000, expiresAt: null, metadata: null }
   const updated = await storage.keys.updateKey('key_old', T, { ...update, scopes: ['pets:read'], updatedAt: T + 1 }, AUDIT)
-  assert.deepEqual(updated?.scopes, ['pets:read'])
+  assert.deepEqual(updated?.record.scopes, ['pets:read'])
   assert.deepEqual((await storage.keys.findKeyById('key_old'))?.scopes, ['pets:read'])
 }
 

@@ -39,6 +39,7 @@ export function updateKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
           'Changes name, plan, limits, scopes, metadata or expiry (scopes apply to the next request, on every instance within 2 s): only the fields sent; null clears expiresAt or metadata. ' +
           'All or nothing: a refused field changes nothing. Every instance applies it within 2 s. Written to the audit log. ' +
           'A revoked key, or one that was rotated (its successor takes the changes), is 409 `conflict`. ' +
+          'Plan, limits and scopes apply to the keys it was rotated from that are still in their grace period as well. ' +
           "A key of a customer takes the customer's plan: its plan and limits are 400 here (change the customer).",
         tags,
         params: KeyIdParams,

@@ -8,6 +8,7 @@ import type {
   KeyRevocation,
   KeyRotation,
   KeyUpdate,
+  KeyUpdated,
 } from '../../keys/repository.js'
 import { scopesToText } from '../../shared/scopes.js'
 import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
@@ -119,7 +120,7 @@ export class PostgresKeyRepository implements KeyRepository {
     return rows.map(toKeyRecord)
   }
 
-  async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, audit: AuditDraft): Promise<ApiKeyRecord | undefined> {
+  async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, audit: AuditDraft): Promise<KeyUpdated | undefined> {
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<KeyRow>(
         `UPDATE api_keys SET name = $1, plan = $2, per_minute = $3, per_day = $4, expires_at = $5, metadata = $6, scopes = $7, updated_at = $8
@@ -139,16 +140,18 @@ export class PostgresKeyRepository implements KeyRepository {
       )
       const row = rows[0]
       if (row === undefined) return undefined
-      // The quota is shared along the rotation chain: so are its limits.
+      // The quota is shared along the rotation chain: so are its limits, and so are its scopes
+      // (an old key in its grace period may do no more than the key that replaced it).
       const others = await client.query<{ hash: string }>(
-        `UPDATE api_keys SET plan = $1, per_minute = $2, per_day = $3, updated_at = $4
-          WHERE quota_id = $5 AND id <> $6 AND revoked_at IS NULL
-            AND (plan <> $1 OR per_minute <> $2 OR per_day <> $3) RETURNING hash`,
-        [u.plan, u.perMinute, u.perDay, u.updatedAt, row.quota_id, id],
+        `UPDATE api_keys SET plan = $1, per_minute = $2, per_day = $3, scopes = $4, updated_at = $5
+          WHERE quota_id = $6 AND id <> $7 AND revoked_at IS NULL
+            AND (plan <> $1 OR per_minute <> $2 OR per_day <> $3 OR scopes <> $4) RETURNING hash`,
+        [u.plan, u.perMinute, u.perDay, scopesToText(u.scopes), u.updatedAt, row.quota_id, id],
       )
-      await logKeyChanges(client, [row.hash, ...others.rows.map((r) => r.hash)], u.updatedAt)
+      const chain = others.rows.map((r) => r.hash)
+      await logKeyChanges(client, [row.hash, ...chain], u.updatedAt)
       await client.query(INSERT_AUDIT, auditValues(audit))
-      return toKeyRecord(row)
+      return { record: toKeyRecord(row), chain }
     })
   }
 

@@ -8,6 +8,7 @@ import type {
   KeyRevocation,
   KeyRotation,
   KeyUpdate,
+  KeyUpdated,
 } from '../../keys/repository.js'
 import { scopesToText } from '../../shared/scopes.js'
 import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
@@ -102,7 +103,7 @@ export class SqliteKeyRepository implements KeyRepository {
       .map(toKeyRecord)
   }
 
-  async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, audit: AuditDraft): Promise<ApiKeyRecord | undefined> {
+  async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, audit: AuditDraft): Promise<KeyUpdated | undefined> {
     return this.db
       .transaction(() => {
         const row = this.db
@@ -123,17 +124,19 @@ export class SqliteKeyRepository implements KeyRepository {
             expectedUpdatedAt,
           )
         if (row === undefined) return undefined
-        // The quota is shared along the rotation chain: so are its limits.
+        // The quota is shared along the rotation chain: so are its limits, and so are its scopes
+        // (an old key in its grace period may do no more than the key that replaced it).
+        const scopes = scopesToText(u.scopes)
         const others = this.db
           .prepare<unknown[], { hash: string }>(
-            `UPDATE api_keys SET plan = ?, per_minute = ?, per_day = ?, updated_at = ?
+            `UPDATE api_keys SET plan = ?, per_minute = ?, per_day = ?, scopes = ?, updated_at = ?
               WHERE quota_id = ? AND id <> ? AND revoked_at IS NULL
-                AND (plan <> ? OR per_minute <> ? OR per_day <> ?) RETURNING hash`,
+                AND (plan <> ? OR per_minute <> ? OR per_day <> ? OR scopes <> ?) RETURNING hash`,
           )
-          .all(u.plan, u.perMinute, u.perDay, u.updatedAt, row.quota_id, id, u.plan, u.perMinute, u.perDay)
+          .all(u.plan, u.perMinute, u.perDay, scopes, u.updatedAt, row.quota_id, id, u.plan, u.perMinute, u.perDay, scopes)
         for (const { hash } of [row, ...others]) this.logChange(hash, u.updatedAt)
         this.audit(audit)
-        return toKeyRecord(row)
+        return { record: toKeyRecord(row), chain: others.map((o) => o.hash) }
       })
       .immediate()
   }
