@@ -82,6 +82,8 @@ export interface AdminTokenInfo {
 }
 /** An admin token as the list shows it (GET /admin-tokens): never the token itself. */
 export interface AdminTokenSummary extends AdminTokenInfo {
+  /** The admin token that made it (revoked with it), or null: made with the CLI. */
+  createdBy: string | null
   revokedAt: string | null
 }
 export const ADMIN_TOKEN_ROLES: Array<AdminTokenInfo['role']> = ['read', 'admin']
@@ -200,7 +202,10 @@ export const api = {
   createAdminToken: (body: { name: string; role: AdminTokenInfo['role'] }) =>
     call<{ token: string; adminToken: AdminTokenSummary }>('POST', '/admin-tokens', { body }),
   revokeAdminToken: (id: string) =>
-    call<{ adminToken: AdminTokenSummary; alreadyRevoked: boolean }>('POST', `/admin-tokens/${encodeURIComponent(id)}/revoke`),
+    call<{ adminToken: AdminTokenSummary; alreadyRevoked: boolean; alsoRevoked: AdminTokenSummary[] }>(
+      'POST',
+      `/admin-tokens/${encodeURIComponent(id)}/revoke`,
+    ),
   /** Who the console is signed in as: the token's name and role. */
   whoAmI: () => call<AdminTokenInfo>('GET', '/token'),
   /** Checks a token before keeping it: a 401 here is the sign-in screen's message, not a sign-out. */

@@ -1,4 +1,5 @@
-import type { Actor, AuditRepository } from '../keys/administration.js'
+import { bearerChallenge } from '../auth/bearer.js'
+import type { Actor } from '../keys/administration.js'
 import {
   ADMIN_TOKEN_PREFIX,
   generateAdminToken,
@@ -8,9 +9,11 @@ import {
   looksLikeApiKey,
 } from '../keys/api-key.js'
 import type { KnownSecrets } from '../keys/known-secrets.js'
+import type { AuditDraft } from '../keys/repository.js'
 import { SecretLookups } from '../keys/secret-lookups.js'
 import { CLI } from '../shared/command-name.js'
 import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter, hiddenCharacterRefusal } from '../shared/control-characters.js'
+import { ApiError } from '../shared/errors.js'
 import { displayPrefix } from '../shared/key-redaction.js'
 import {
   ADMIN_TOKEN_ROLES,
@@ -19,6 +22,7 @@ import {
   type AdminTokenRole,
   DEFAULT_ADMIN_TOKEN_ROLE,
   isAdminTokenRole,
+  withinRole,
 } from './admin-token-repository.js'
 
 /**
@@ -26,6 +30,12 @@ import {
  * makes its user an operator) and by the admin API with an `admin` token (admin/admin-tokens/,
  * the same functions below), presented by callers of the admin API. Only the SHA-256 and a
  * display prefix are stored; the token is returned once, by `createAdminToken`.
+ *
+ * The tokens form a tree, as Vault's do: the CLI makes the roots; a token made through the admin
+ * API records the token that made it (`createdBy`), may have its role at most (`withinRole`), and
+ * lives no longer than it: revoking a token revokes everything under it, in one transaction (the
+ * stores' `revoke`). So the cleanup after a stolen token is one revocation, whatever the thief made
+ * with it; and a token made for a colleague that must outlive its maker is made with the CLI.
  */
 
 export class AdminTokenInputError extends Error {
@@ -35,9 +45,8 @@ export class AdminTokenInputError extends Error {
   }
 }
 
-/** Where a token change is written to the audit log, by whom; none until the store has one. */
+/** Who made a token change, for its audit entries (written by the store, in the change's transaction). */
 export interface AdminTokenAudit {
-  audit: AuditRepository
   actor: Actor
   /** The X-Request-Id of the admin call (the admin API's); none from the CLI. */
   requestId?: string
@@ -45,8 +54,21 @@ export interface AdminTokenAudit {
 
 const MAX_NAME_LENGTH = 100
 
-/** Who a new token is for and what it may do; a name alone makes an `admin` token (the tokens made before roles were). */
-export type AdminTokenSpec = string | { name: string; role?: AdminTokenRole }
+/**
+ * Who a new token is for and what it may do; a name alone makes an `admin` token (the tokens made
+ * before roles were). `by`: the admin token making it (the admin API), none from the CLI.
+ */
+export type AdminTokenSpec = string | { name: string; role?: AdminTokenRole; by?: Pick<AdminTokenRecord, 'id' | 'role'> }
+
+/** The 401 of a token revoked between its request's check and its change (the same words as the guard's). */
+const revokedMaker = () =>
+  new ApiError('unauthorized', ADMIN_UNAUTHORIZED.invalid, { 'www-authenticate': bearerChallenge('invalid_token') })
+
+const aboveMaker = (maker: AdminTokenRole, role: AdminTokenRole) =>
+  new ApiError(
+    'forbidden_role',
+    `This admin token has the role ${maker}: it may make admin tokens of the roles ${ADMIN_TOKEN_ROLES.filter((r) => withinRole(r, maker)).join(', ')}, not ${role}`,
+  )
 
 export async function createAdminToken(
   tokens: AdminTokenRepository,
@@ -54,13 +76,14 @@ export async function createAdminToken(
   audit?: AdminTokenAudit,
   now = Date.now(),
 ): Promise<{ token: string; record: AdminTokenRecord }> {
-  const { name, role = DEFAULT_ADMIN_TOKEN_ROLE } = typeof spec === 'string' ? { name: spec } : spec
+  const { name, role = DEFAULT_ADMIN_TOKEN_ROLE, by } = typeof spec === 'string' ? { name: spec } : spec
   if (!isAdminTokenRole(role)) throw new AdminTokenInputError(`--role must be one of ${ADMIN_TOKEN_ROLES.join(', ')}`)
   if (name.trim() === '' || name.length > MAX_NAME_LENGTH)
     throw new AdminTokenInputError(`--name must be 1 to ${MAX_NAME_LENGTH} characters`)
   if (hasControlCharacter(name)) throw new AdminTokenInputError(`--name ${CONTROL_CHARACTERS_REFUSED}`)
   const hidden = hiddenCharacterRefusal(name)
   if (hidden !== undefined) throw new AdminTokenInputError(`--name ${hidden}`)
+  if (by !== undefined && !withinRole(role, by.role)) throw aboveMaker(by.role, role)
   const token = generateAdminToken()
   const record: AdminTokenRecord = {
     id: generateAdminTokenId(),
@@ -68,44 +91,100 @@ export async function createAdminToken(
     hash: hashKey(token),
     prefix: displayPrefix(token),
     role,
+    createdBy: by?.id ?? null,
     createdAt: now,
     revokedAt: null,
   }
-  await tokens.insert(record)
-  await audit?.audit.append({
+  const entry: AuditDraft | undefined = audit && {
     at: now,
     actor: audit.actor,
     action: 'admin_token.create',
     keyId: null,
     details: { tokenId: record.id, name, prefix: record.prefix, role },
     requestId: audit.requestId ?? null,
-  })
+  }
+  // The store checks the maker again, in the insert's transaction: a revocation that committed
+  // since this request's token was checked refuses the insert rather than miss the new token.
+  const outcome = await tokens.insert(record, entry)
+  if (outcome === 'maker_revoked') throw revokedMaker()
+  if (outcome === 'above_maker') throw aboveMaker(by!.role, role)
   return { token, record }
 }
 
+/** The ids of the tokens above `token` in the tree: its maker, its maker's maker, … up to a root. */
+export function makersOf(all: readonly AdminTokenRecord[], token: Pick<AdminTokenRecord, 'createdBy'>): string[] {
+  const byId = new Map(all.map((t) => [t.id, t]))
+  const makers: string[] = []
+  for (let id = token.createdBy; id !== null && !makers.includes(id); id = byId.get(id)?.createdBy ?? null) makers.push(id)
+  return makers
+}
+
 /**
- * Idempotent: revoking a revoked token returns it with `alreadyRevoked` and the first revocation
- * time kept. Undefined when no token has this id.
+ * Revokes the token and everything under it (see the repository's `revoke`): one audit entry for
+ * the token named (with `alsoRevoked`, the ids taken with it) and one per token taken with it
+ * (`revokedWith`), in the same transaction. Idempotent: revoking a revoked token returns it with
+ * `alreadyRevoked` and the first revocation time kept (and revokes what is still active under it).
+ * Undefined when no token has this id.
+ *
+ * `by`, the admin token asking (the admin API), may revoke neither itself nor a token above it:
+ * the revocation would take it along and end its session, and a stolen token could otherwise take
+ * down the token of the operator who made it, and all it made (409; the CLI, or a token that is not
+ * above it, revokes them). Any other token it may revoke: an operator cleans up from the console;
+ * what a thief revokes is on record, and the CLI, which no token can lock out, makes tokens again.
  */
 export async function revokeAdminToken(
   tokens: AdminTokenRepository,
   id: string,
   audit?: AdminTokenAudit,
   now = Date.now(),
-): Promise<{ record: AdminTokenRecord; alreadyRevoked: boolean } | undefined> {
-  const revoked = await tokens.revoke(id, now)
-  const record = (await tokens.list()).find((t) => t.id === id)
-  if (record === undefined) return undefined
-  // A repeat changes nothing but succeeds all the same: on record, as a repeated key revoke is.
-  await audit?.audit.append({
-    at: now,
-    actor: audit.actor,
-    action: 'admin_token.revoke',
-    keyId: null,
-    details: { tokenId: id, name: record.name, prefix: record.prefix, ...(revoked ? {} : { alreadyRevoked: true }) },
-    requestId: audit.requestId ?? null,
-  })
-  return { record, alreadyRevoked: !revoked }
+  by?: Pick<AdminTokenRecord, 'id' | 'createdBy'>,
+): Promise<{ record: AdminTokenRecord; alreadyRevoked: boolean; alsoRevoked: AdminTokenRecord[] } | undefined> {
+  if (by?.id === id) {
+    throw new ApiError(
+      'conflict',
+      `An admin token cannot revoke itself (it would end this session): revoke it with another admin token, or with the CLI (${CLI} admin-tokens revoke ${id})`,
+    )
+  }
+  if (by !== undefined && makersOf(await tokens.list(), by).includes(id)) {
+    throw new ApiError(
+      'conflict',
+      `Admin token ${id} made this one (or made the token that did): revoking it would revoke this token too. Revoke it with a token it did not make, or with the CLI (${CLI} admin-tokens revoke ${id})`,
+    )
+  }
+  const revocation = await tokens.revoke(
+    id,
+    now,
+    audit &&
+      (({ record, revokedNow, alsoRevoked }) => [
+        {
+          at: now,
+          actor: audit.actor,
+          action: 'admin_token.revoke',
+          keyId: null,
+          // A repeat changes nothing of the token but succeeds all the same: on record, as a repeated key revoke is.
+          details: {
+            tokenId: id,
+            name: record.name,
+            prefix: record.prefix,
+            ...(revokedNow ? {} : { alreadyRevoked: true }),
+            ...(alsoRevoked.length === 0 ? {} : { alsoRevoked: alsoRevoked.map((t) => t.id) }),
+          },
+          requestId: audit.requestId ?? null,
+        },
+        ...alsoRevoked.map(
+          (t): AuditDraft => ({
+            at: now,
+            actor: audit.actor,
+            action: 'admin_token.revoke',
+            keyId: null,
+            details: { tokenId: t.id, name: t.name, prefix: t.prefix, createdBy: t.createdBy, revokedWith: id },
+            requestId: audit.requestId ?? null,
+          }),
+        ),
+      ]),
+  )
+  if (revocation === undefined) return undefined
+  return { record: revocation.record, alreadyRevoked: !revocation.revokedNow, alsoRevoked: revocation.alsoRevoked }
 }
 
 /** Why a presented admin token is refused: each answers 401 with its own message. */
@@ -184,11 +263,14 @@ export const ADMIN_UNAUTHORIZED: Record<AdminAuthProblem, string> = {
 }
 
 /** An admin token as JSON (never the token itself, nor its hash): the CLI's `--json` and the admin API's /admin-tokens answers. */
-export const adminTokenJson = (record: Pick<AdminTokenRecord, 'id' | 'name' | 'prefix' | 'role' | 'createdAt' | 'revokedAt'>) => ({
+export const adminTokenJson = (
+  record: Pick<AdminTokenRecord, 'id' | 'name' | 'prefix' | 'role' | 'createdBy' | 'createdAt' | 'revokedAt'>,
+) => ({
   id: record.id,
   name: record.name,
   prefix: record.prefix,
   role: record.role,
+  createdBy: record.createdBy,
   createdAt: new Date(record.createdAt).toISOString(),
   revokedAt: record.revokedAt === null ? null : new Date(record.revokedAt).toISOString(),
 })

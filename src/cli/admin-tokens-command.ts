@@ -19,9 +19,7 @@ import { table } from './table.js'
 export { AdminTokenInputError }
 
 /** The CLI's changes are audited under the OS user who ran it. */
-function cliAudit(storage: Storage): AdminTokenAudit {
-  return { audit: storage.audit, actor: { type: 'cli', id: userInfo().username } }
-}
+const cliAudit = (): AdminTokenAudit => ({ actor: { type: 'cli', id: userInfo().username } })
 
 async function withStorage(config: Config, work: (storage: Storage) => Promise<void>): Promise<void> {
   const storage = await openStorage(config)
@@ -37,7 +35,7 @@ const create = defineCommand(
     path: 'admin-tokens create',
     synopsis: '--name NAME [--role read|admin] [--json]',
     description:
-      'Creates a token for the admin API (/admin/v1) and prints it, this once: only its SHA-256 is stored. A read token may read keys, usage, the audit log and orders, and is refused every change (403 forbidden_role).',
+      'Creates a token for the admin API (/admin/v1) and prints it, this once: only its SHA-256 is stored. A read token may read keys, usage, the audit log and orders, and is refused every change (403 forbidden_role). A token made here has no maker: it lives until it is revoked, whatever happens to the others.',
     flags: {
       name: { type: 'string', value: 'NAME', help: 'who or what the token is for: 1 to 100 characters' },
       role: {
@@ -55,7 +53,7 @@ const create = defineCommand(
     if (!isAdminTokenRole(role)) throw new UsageError(`--role must be one of ${ADMIN_TOKEN_ROLES.join(', ')}`)
     return (config) =>
       withStorage(config, async (storage) => {
-        const { token, record } = await createAdminToken(storage.adminTokens, { name, role }, cliAudit(storage))
+        const { token, record } = await createAdminToken(storage.adminTokens, { name, role }, cliAudit())
         print(
           values.json,
           { token, adminToken: adminTokenJson(record) },
@@ -69,7 +67,8 @@ const list = defineCommand(
   {
     path: 'admin-tokens list',
     synopsis: '[--json]',
-    description: 'Lists the admin tokens: ids, prefixes, roles, states and names, never the tokens.',
+    description:
+      'Lists the admin tokens: ids, prefixes, roles, who made each (cli, or the id of the admin token that made it through the admin API), states and names, never the tokens.',
     flags: { json: { type: 'boolean', help: 'print {"data":[…]} as one line of JSON' } },
   },
   ({ values }) =>
@@ -77,10 +76,11 @@ const list = defineCommand(
       withStorage(config, async (storage) => {
         const tokens = await storage.adminTokens.list()
         const rows = tokens.map((t) => {
-          const { id, prefix, role, name, revokedAt } = adminTokenJson(t)
-          return [id, `${prefix}…`, role, revokedAt === null ? 'active' : `revoked ${revokedAt}`, escapeControlCharacters(name)]
+          const { id, prefix, role, createdBy, name, revokedAt } = adminTokenJson(t)
+          const state = revokedAt === null ? 'active' : `revoked ${revokedAt}`
+          return [id, `${prefix}…`, role, createdBy ?? 'cli', state, escapeControlCharacters(name)]
         })
-        const text = rows.length === 0 ? 'No admin tokens.\n' : table(['ID', 'PREFIX', 'ROLE', 'STATE', 'NAME'], rows)
+        const text = rows.length === 0 ? 'No admin tokens.\n' : table(['ID', 'PREFIX', 'ROLE', 'MADE BY', 'STATE', 'NAME'], rows)
         print(values.json, { data: tokens.map(adminTokenJson) }, text)
       }),
 )
@@ -89,21 +89,31 @@ const revoke = defineCommand(
   {
     path: 'admin-tokens revoke',
     synopsis: 'TOKEN_ID [--json]',
-    description: 'Revokes an admin token: every server refuses it at once. Idempotent: a revoked token keeps its first revocation time.',
-    flags: { json: { type: 'boolean', help: 'print {"adminToken","alreadyRevoked"} as one line of JSON' } },
+    description:
+      'Revokes an admin token and every token under it (the ones it made through the admin API, the ones they made, and so on): every server refuses them at once. Idempotent: a revoked token keeps its first revocation time.',
+    flags: { json: { type: 'boolean', help: 'print {"adminToken","alreadyRevoked","alsoRevoked"} as one line of JSON' } },
     operands: ['TOKEN_ID'],
   },
   ({ values, operands: [id] }) =>
     (config) =>
       withStorage(config, async (storage) => {
-        const outcome = await revokeAdminToken(storage.adminTokens, id!, cliAudit(storage))
+        const outcome = await revokeAdminToken(storage.adminTokens, id!, cliAudit())
         if (outcome === undefined) throw new CommandError(`no admin token with id ${id} (${programName()} admin-tokens list shows the ids)`)
         const adminToken = adminTokenJson(outcome.record)
+        const also = outcome.alsoRevoked.map((t) => t.id)
         // Idempotent, like keys revoke: a token revoked before is the outcome asked for (first time kept).
-        const text = outcome.alreadyRevoked
-          ? `Admin token ${id} was already revoked (at ${adminToken.revokedAt}).\n`
-          : `Revoked admin token ${id}; it is refused from now on, by every server.\n`
-        print(values.json, { adminToken, alreadyRevoked: outcome.alreadyRevoked }, text)
+        const text =
+          (outcome.alreadyRevoked
+            ? `Admin token ${id} was already revoked (at ${adminToken.revokedAt}).\n`
+            : `Revoked admin token ${id}; it is refused from now on, by every server.\n`) +
+          (also.length === 0
+            ? ''
+            : `Revoked with it, made with it or with a token it made (${also.length}): ${also.join(', ')}; refused from now on, by every server.\n`)
+        print(
+          values.json,
+          { adminToken, alreadyRevoked: outcome.alreadyRevoked, alsoRevoked: outcome.alsoRevoked.map(adminTokenJson) },
+          text,
+        )
       }),
 )
 

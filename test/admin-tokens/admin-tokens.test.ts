@@ -29,6 +29,7 @@ for (const engine of STORE_ENGINES) {
         hash: hashKey(token),
         prefix: token.slice(0, 13),
         role: 'admin',
+        createdBy: null,
         createdAt: 1_000,
         revokedAt: null,
       })
@@ -62,10 +63,12 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual(await revokeAdminToken(storage.adminTokens, record.id, undefined, 2_000), {
         record: { ...record, revokedAt: 2_000 },
         alreadyRevoked: false,
+        alsoRevoked: [],
       })
       assert.deepEqual(await revokeAdminToken(storage.adminTokens, record.id, undefined, 3_000), {
         record: { ...record, revokedAt: 2_000 },
         alreadyRevoked: true,
+        alsoRevoked: [],
       })
       assert.equal(await revokeAdminToken(storage.adminTokens, 'adm_nope', undefined, 3_000), undefined)
       assert.deepEqual(await (await resolverOf(storage)).resolve(token), { problem: 'invalid', revokedTokenId: record.id })
@@ -122,6 +125,7 @@ for (const engine of STORE_ENGINES) {
         hash: hashKey(key),
         prefix: 'as_live_xxxx',
         role: 'admin' as const,
+        createdBy: null,
         createdAt: 1,
         revokedAt: null,
       })

@@ -483,7 +483,7 @@ describe('admin API authentication and limits', () => {
       [`Bearer ${t.token.slice(0, -1)}${t.token.endsWith('a') ? 'b' : 'a'}`, /^Invalid or revoked admin token$/],
     ]
     const { token: unknown } = await createAdminToken(
-      { insert: async () => {}, findByHash: async () => undefined, list: async () => [], revoke: async () => false },
+      { insert: async () => 'inserted', findByHash: async () => undefined, list: async () => [], revoke: async () => undefined },
       'never stored',
     )
     cases.push([`Bearer ${unknown}`, /^Invalid or revoked admin token$/])

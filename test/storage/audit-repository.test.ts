@@ -66,7 +66,7 @@ for (const engine of STORE_ENGINES) {
       const storage = await engine.open(t)
       if (storage === undefined) return
       await fill(storage)
-      const token = { hash: 'd'.repeat(64), prefix: 'as_admin_Dddd', role: 'read' as const, createdAt: 1, revokedAt: null }
+      const token = { hash: 'd'.repeat(64), prefix: 'as_admin_Dddd', role: 'read' as const, createdBy: null, createdAt: 1, revokedAt: null }
       await storage.adminTokens.insert({ ...token, id: 'adm_one', name: 'night shift' })
       await storage.adminTokens.insert({ ...token, id: 'adm_two', name: 'auditor', hash: 'e'.repeat(64) })
       await storage.adminTokens.revoke('adm_two', 2)

@@ -415,6 +415,7 @@ for (const engine of ENGINES) {
         hash: randomBytes(32).toString('hex'),
         prefix: 'as_admin_abcd',
         role: 'admin' as const,
+        createdBy: null,
         createdAt: 1,
         revokedAt: null,
       }

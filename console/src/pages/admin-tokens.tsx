@@ -8,10 +8,11 @@ import { SignedInAs, useMayChange } from '../session.js'
 const PAGE_SIZE = 20
 
 /**
- * Admin tokens: the list (name, prefix, role, created, state), and for an `admin` token a create
- * form (the secret shown once) and Revoke after a confirmation. The token the console is signed in
- * with has no Revoke: the API refuses a token revoking itself (409), so as not to end this session
- * or lock the last admin out of the console (the CLI revokes any token).
+ * Admin tokens: the list (name, prefix, role, maker, created, state), and for an `admin` token a
+ * create form (the secret shown once) and Revoke after a confirmation. The token the console is
+ * signed in with has no Revoke: the API refuses a token revoking itself (409), so as not to end this
+ * session or lock the last admin out of the console (the CLI revokes any token); a token above it
+ * (its maker, …) is refused 409 too, and the confirmation shows why.
  */
 export function AdminTokens({ query }: { query: URLSearchParams }) {
   const after = query.get('after') ?? undefined
@@ -95,9 +96,18 @@ function CreateAdminToken({ onCreated }: { onCreated: () => void }) {
       <button type="submit" class="primary">
         Create token
       </button>
+      <p class="hint">
+        The new token is made by yours: revoking yours revokes it too. A token that must outlive yours is made with the CLI.
+      </p>
       <ErrorNote message={error} />
     </form>
   )
+}
+
+/** Who made a token: the CLI, or a token, by name when it is on this page. */
+function madeBy(token: AdminTokenSummary, page: AdminTokenSummary[]): string {
+  if (token.createdBy === null) return 'CLI'
+  return page.find((t) => t.id === token.createdBy)?.name ?? token.createdBy
 }
 
 function AdminTokenTable({ tokens, onChanged }: { tokens: AdminTokenSummary[]; onChanged: () => void }) {
@@ -110,6 +120,7 @@ function AdminTokenTable({ tokens, onChanged }: { tokens: AdminTokenSummary[]; o
           <th>Name</th>
           <th>Prefix</th>
           <th>Role</th>
+          <th>Made by</th>
           <th>Created</th>
           <th>State</th>
           <th />
@@ -126,6 +137,7 @@ function AdminTokenTable({ tokens, onChanged }: { tokens: AdminTokenSummary[]; o
               <code>{token.prefix}…</code>
             </td>
             <td>{token.role}</td>
+            <td title={token.createdBy ?? undefined}>{madeBy(token, tokens)}</td>
             <td>{time(token.createdAt)}</td>
             <td>
               {token.revokedAt === null ? (
@@ -139,7 +151,7 @@ function AdminTokenTable({ tokens, onChanged }: { tokens: AdminTokenSummary[]; o
                 <Confirm
                   label="Revoke…"
                   danger
-                  question={`Revoke the ${token.role} admin token “${token.name}” (${token.prefix}…)? Every instance refuses it within 2 s. This cannot be undone.`}
+                  question={`Revoke the ${token.role} admin token “${token.name}” (${token.prefix}…), and every admin token made with it or with a token it made? Every instance refuses them within 2 s. This cannot be undone.`}
                   confirmLabel="Revoke token"
                   onConfirm={async () => {
                     await api.revokeAdminToken(token.id)

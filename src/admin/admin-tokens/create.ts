@@ -36,6 +36,7 @@ export async function asApiInput<T>(work: () => Promise<T>): Promise<T> {
  * POST /admin-tokens (createAdminToken): the CLI's `admin-tokens create` (the same function,
  * createAdminToken, so the same checks, change log and audit entry), for an `admin` token only: a
  * POST, so a `read` token is refused 403 `forbidden_role` by its credential before the body is read.
+ * The new token is the caller's (`createdBy`): of its role at most, and revoked with it.
  */
 export function createAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOptions): void {
   app.post(
@@ -47,7 +48,8 @@ export function createAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
         summary: 'Create an admin token',
         description:
           'Creates an admin token with a role: `read` to hand a colleague a token that may only look, `admin` for everything. ' +
-          'Only an `admin` token may call it (a `read` token is refused 403 `forbidden_role`). ' +
+          'Only an `admin` token may call it (a `read` token is refused 403 `forbidden_role`), and only for a role no higher than its own. ' +
+          'The new token records the caller as its maker (`createdBy`) and lives no longer than it: revoking the caller, or any token above it, revokes the new token too (make a token that must outlive yours with the CLI). ' +
           'The token itself is in the answer this once (only its SHA-256 is stored); it works at once on every instance. ' +
           'Written to the audit log (`admin_token.create`, never the token).',
         tags,
@@ -61,7 +63,12 @@ export function createAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
     async (request, reply) => {
       const { actor } = changeContext(request)
       const { token, record } = await asApiInput(() =>
-        createAdminToken(options.adminTokens, request.body, { audit: options.audit, actor, requestId: request.id }, options.now()),
+        createAdminToken(
+          options.adminTokens,
+          { ...request.body, by: request.adminToken! },
+          { actor, requestId: request.id },
+          options.now(),
+        ),
       )
       options.tokenCache.created(record.hash)
       return reply.code(201).send({ token, adminToken: adminTokenJson(record) })

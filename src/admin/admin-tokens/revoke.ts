@@ -10,19 +10,24 @@ export const RevokedAdminTokenSchema = Type.Object(
   {
     adminToken: ref(AdminTokenSummarySchema),
     alreadyRevoked: Type.Boolean({ description: 'True when the token was revoked before (revokedAt keeps the first time).' }),
+    alsoRevoked: Type.Array(ref(AdminTokenSummarySchema), {
+      description:
+        'The tokens under it that were still active and are revoked with it now: the ones it made, the ones they made, and so on (makers first). Empty when there were none.',
+    }),
   },
   { $id: 'RevokedAdminToken', title: 'RevokedAdminToken', additionalProperties: false },
 )
 
 /**
  * POST /admin-tokens/{tokenId}/revoke (revokeAdminToken): the CLI's `admin-tokens revoke` (the
- * same function, revokeAdminToken: the same change log, so every instance drops the token, and the
- * same audit entry). 200 with the token, like a key's revoke, idempotent alike.
+ * same function, revokeAdminToken: the token and every token under it, the same change log, so
+ * every instance drops them, and the same audit entries). 200 with the token and those taken with
+ * it, like a key's revoke, idempotent alike.
  *
- * A token may not revoke itself (409): the console signs in with one token, and revoking it there
- * would end the session mid-click and, with the last admin token, lock the operator out of the
- * console. Revoking one's own token is still one step away: another admin token, or the CLI (which
- * the operator has, since tokens are made there first).
+ * A token may not revoke itself, nor a token above it (409, revokeAdminToken says why): the console
+ * signs in with one token, and revoking it there would end the session mid-click and, with the last
+ * admin token, lock the operator out of the console. Either is still one step away: another admin
+ * token, or the CLI (which the operator has, since tokens are made there first).
  */
 export function revokeAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOptions): void {
   app.post(
@@ -33,10 +38,11 @@ export function revokeAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
         operationId: 'revokeAdminToken',
         summary: 'Revoke an admin token',
         description:
-          'Revokes the admin token: every instance refuses it (401) within 2 s, this one at once. ' +
-          'Only an `admin` token may call it, and not on itself (409 `conflict`: use another admin token or the CLI). ' +
+          'Revokes the admin token and, in the same change, every active token under it: the tokens it made, the ones they made, and so on (`alsoRevoked`). ' +
+          'Every instance refuses them all (401) within 2 s, this one at once. ' +
+          'Only an `admin` token may call it, and neither on itself nor on a token above it, whose revocation would take the caller along (409 `conflict`: use another admin token or the CLI). ' +
           'Idempotent: revoking a revoked token answers 200 with alreadyRevoked true and the first revocation time. ' +
-          'No body (none, or `{}`). Written to the audit log (`admin_token.revoke`; a repeat too, with `alreadyRevoked: true`).',
+          'No body (none, or `{}`). Written to the audit log: `admin_token.revoke` for the token (a repeat too, with `alreadyRevoked: true`; with `alsoRevoked`, the ids taken with it), and one for each token taken with it (`revokedWith`).',
         tags,
         params: AdminTokenIdParams,
         response: {
@@ -45,7 +51,8 @@ export function revokeAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
           404: { ...errorResponses(404)[404], description: 'No admin token with that id. Code: `not_found`.' },
           409: {
             ...errorResponses(409)[409],
-            description: 'The token named is the one making the request: revoke it with another admin token or the CLI. Code: `conflict`.',
+            description:
+              "The token named is the one making the request, or a token above it (its maker, its maker's maker, …): revoking it would revoke the caller too. Revoke it with another admin token or the CLI. Code: `conflict`.",
           },
         },
       },
@@ -56,23 +63,22 @@ export function revokeAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
         throw new ApiError('invalid_request', 'revoke takes no body: send none, or {}')
       }
       const { tokenId } = request.params
-      if (tokenId === request.adminToken!.id) {
-        throw new ApiError(
-          'conflict',
-          'An admin token cannot revoke itself (it would end this session): revoke it with another admin token, or with the CLI (admin-tokens revoke)',
-        )
-      }
       const { actor } = changeContext(request)
       const outcome = await revokeAdminToken(
         options.adminTokens,
         tokenId,
-        { audit: options.audit, actor, requestId: request.id },
+        { actor, requestId: request.id },
         options.now(),
+        request.adminToken!,
       )
       if (outcome === undefined) throw new ApiError('not_found', `No admin token with id ${tokenId}`)
       // This process at once; the others from the change log revokeAdminToken wrote.
-      options.tokenCache.forget(outcome.record.hash)
-      return { adminToken: adminTokenJson(outcome.record), alreadyRevoked: outcome.alreadyRevoked }
+      for (const { hash } of [outcome.record, ...outcome.alsoRevoked]) options.tokenCache.forget(hash)
+      return {
+        adminToken: adminTokenJson(outcome.record),
+        alreadyRevoked: outcome.alreadyRevoked,
+        alsoRevoked: outcome.alsoRevoked.map(adminTokenJson),
+      }
     },
   )
 }

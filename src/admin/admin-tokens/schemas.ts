@@ -3,7 +3,6 @@ import type { AdminTokenRepository } from '../../admin-tokens/admin-token-reposi
 import { ADMIN_TOKEN_ROLES } from '../../admin-tokens/admin-token-repository.js'
 import type { AdminTokenResolver } from '../../admin-tokens/admin-tokens.js'
 import { NOT_BLANK } from '../../http/validation.js'
-import type { AuditRepository } from '../../keys/administration.js'
 import { HIDDEN_CHARACTERS_TEXT, NO_CONTROL_CHARACTERS } from '../../shared/control-characters.js'
 import { nullableTime, time } from '../common/schemas.js'
 
@@ -15,10 +14,9 @@ import { nullableTime, time } from '../common/schemas.js'
 
 export const tags = ['admin tokens']
 
-/** What the operations need: the store of admin tokens, the audit log, and this process's token cache (told at once of a change). */
+/** What the operations need: the store of admin tokens (which writes their audit entries), and this process's token cache (told at once of a change). */
 export interface AdminTokenRoutesOptions {
   adminTokens: AdminTokenRepository
-  audit: AuditRepository
   tokenCache: Pick<AdminTokenResolver, 'forget' | 'created'>
   now: () => number
 }
@@ -32,7 +30,7 @@ export const role = Type.Unsafe<(typeof ADMIN_TOKEN_ROLES)[number]>({
   type: 'string',
   enum: [...ADMIN_TOKEN_ROLES],
   description:
-    '`read`: reads only (keys, usage, the audit log, orders, admin tokens); every change is refused 403 `forbidden_role`. `admin`: everything, including creating and revoking admin tokens.',
+    '`read`: reads only (keys, usage, the audit log, orders, admin tokens); every change is refused 403 `forbidden_role`. `admin`: everything, including creating admin tokens (of any role: `admin` is the highest) and revoking them.',
   example: 'read',
 })
 
@@ -42,6 +40,10 @@ export const AdminTokenSummarySchema = Type.Object(
     name: Type.String({ description: 'Who or what the token is for.' }),
     prefix: Type.String({ description: 'The first characters of the token (as_admin_…), to tell tokens apart.' }),
     role,
+    createdBy: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The id of the admin token that made this one through the admin API: revoking it, or any token above it, revokes this one too. Null for a token made with the CLI (by an operator with the database).',
+    }),
     createdAt: time('When the token was created.'),
     revokedAt: nullableTime('When the token was revoked; null while it works.'),
   },

@@ -1,42 +1,77 @@
 import type Database from 'better-sqlite3'
-import type { AdminTokenRecord, AdminTokenRepository } from '../../admin-tokens/admin-token-repository.js'
-import { type AdminTokenRow, toAdminTokenRecord } from '../admin-token-row.js'
+import {
+  type AdminTokenInsert,
+  type AdminTokenRecord,
+  type AdminTokenRepository,
+  type AdminTokenRevocation,
+  withinRole,
+} from '../../admin-tokens/admin-token-repository.js'
+import type { AuditDraft } from '../../keys/repository.js'
+import {
+  ADMIN_TOKEN_COLUMNS,
+  ADMIN_TOKEN_TREE,
+  type AdminTokenRow,
+  adminTokenValues,
+  revocationOf,
+  toAdminTokenRecord,
+} from '../admin-token-row.js'
+import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
 
+/**
+ * Admin tokens in SQLite. Each change is one IMMEDIATE transaction (the write lock first), so a
+ * token's maker is checked and a tree revoked with no other process writing in between.
+ */
 export class SqliteAdminTokenRepository implements AdminTokenRepository {
   private readonly insertRow
+  private readonly byId
   private readonly byHash
   private readonly all
+  private readonly tree
   private readonly revokeRow
   private readonly logChange
-  private readonly revokeLogged
+  private readonly auditRow
   private readonly insertLogged
+  private readonly revokeLogged
 
   constructor(db: Database.Database) {
-    this.insertRow = db.prepare(
-      'INSERT INTO admin_tokens (id, name, hash, prefix, role, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    )
+    this.insertRow = db.prepare(`INSERT INTO admin_tokens (${ADMIN_TOKEN_COLUMNS}) VALUES (${ADMIN_TOKEN_COLUMNS.replace(/\w+/g, '?')})`)
+    this.byId = db.prepare<[string], Pick<AdminTokenRow, 'role' | 'revoked_at'>>('SELECT role, revoked_at FROM admin_tokens WHERE id = ?')
     this.byHash = db.prepare<[string], AdminTokenRow>('SELECT * FROM admin_tokens WHERE hash = ?')
     this.all = db.prepare<[], AdminTokenRow>('SELECT * FROM admin_tokens ORDER BY created_at, id')
-    this.revokeRow = db.prepare<[number, string], { hash: string }>(
-      'UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash',
-    )
+    this.tree = db.prepare<[{ id: string }], AdminTokenRow>(ADMIN_TOKEN_TREE.sqlite)
+    this.revokeRow = db.prepare<[number, string]>('UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
     this.logChange = db.prepare('INSERT INTO key_changes (key_hash, changed_at) VALUES (?, ?)')
+    this.auditRow = db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`)
     // The key change log carries admin tokens too: every instance learns of a new token (its filter
     // of known secrets) and drops a revoked one from its cache.
-    this.insertLogged = db.transaction((t: AdminTokenRecord) => {
-      this.insertRow.run(t.id, t.name, t.hash, t.prefix, t.role, t.createdAt, t.revokedAt)
+    this.insertLogged = db.transaction((t: AdminTokenRecord, audit?: AuditDraft): AdminTokenInsert => {
+      if (t.createdBy !== null) {
+        const maker = this.byId.get(t.createdBy)
+        if (maker === undefined || maker.revoked_at !== null) return 'maker_revoked'
+        if (!withinRole(t.role, maker.role)) return 'above_maker'
+      }
+      this.insertRow.run(...adminTokenValues(t))
       this.logChange.run(t.hash, t.createdAt)
+      if (audit !== undefined) this.auditRow.run(...auditValues(audit))
+      return 'inserted'
     })
-    this.revokeLogged = db.transaction((id: string, at: number): boolean => {
-      const row = this.revokeRow.get(at, id)
-      if (row === undefined) return false
-      this.logChange.run(row.hash, at)
-      return true
-    })
+    this.revokeLogged = db.transaction(
+      (id: string, at: number, audit?: (revocation: AdminTokenRevocation) => AuditDraft[]): AdminTokenRevocation | undefined => {
+        const tree = this.tree.all({ id })
+        if (tree.length === 0) return undefined
+        const { changed, revocation } = revocationOf(tree, at)
+        for (const t of changed) {
+          this.revokeRow.run(at, t.id)
+          this.logChange.run(t.hash, at)
+        }
+        for (const entry of audit?.(revocation) ?? []) this.auditRow.run(...auditValues(entry))
+        return revocation
+      },
+    )
   }
 
-  async insert(t: AdminTokenRecord): Promise<void> {
-    this.insertLogged.immediate(t)
+  async insert(t: AdminTokenRecord, audit?: AuditDraft): Promise<AdminTokenInsert> {
+    return this.insertLogged.immediate(t, audit)
   }
 
   async findByHash(hash: string): Promise<AdminTokenRecord | undefined> {
@@ -48,7 +83,11 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
     return this.all.all().map(toAdminTokenRecord)
   }
 
-  async revoke(id: string, at: number): Promise<boolean> {
-    return this.revokeLogged.immediate(id, at)
+  async revoke(
+    id: string,
+    at: number,
+    audit?: (revocation: AdminTokenRevocation) => AuditDraft[],
+  ): Promise<AdminTokenRevocation | undefined> {
+    return this.revokeLogged.immediate(id, at, audit)
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The console's Admin tokens page, in a real browser against a real server: an `admin` token
- * creates a `read` token (its secret shown once), signing in with it says "(read)" and offers no
- * change (no create form, no Revoke), and the admin token revokes it: the next call with it is 401.
+ * creates a `read` token (its secret shown once, its maker shown by name), signing in with it says
+ * "(read)" and offers no change (no create form, no Revoke), and the admin token revokes it: the
+ * next call with it is 401.
  * Needs Debian's chromium (playwright-core).
  */
 import assert from 'node:assert/strict'
@@ -50,6 +51,9 @@ test('an admin token hands a colleague a read token from the console, then revok
   assert.equal(await full.locator('.secret-value').count(), 0, 'the secret is gone once saved')
   const row = full.locator('tr', { hasText: 'auditor' })
   await row.getByText('active').waitFor()
+  // Made by: the token signed in with, by name; the CLI's has none.
+  assert.equal((await row.locator('td').nth(3).innerText()).trim(), 'ops')
+  assert.equal((await full.locator(`tr[data-admin-token-id="${ops.adminToken.id}"] td`).nth(3).innerText()).trim(), 'CLI')
   assert.equal(await full.content().then((html) => html.includes(secret.slice(13))), false, 'shown once only')
 
   const read = await signIn(secret)

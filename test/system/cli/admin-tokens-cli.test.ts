@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { createAdminToken } from '../../../src/admin-tokens/admin-tokens.js'
 import { SqliteStorage } from '../../../src/storage/sqlite/sqlite-storage.js'
 import { bearer, ROOT, request, runCli, startServer, useTempDir } from '../helpers/process.js'
 
@@ -47,9 +48,9 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
   assert.equal(list.stdout.includes(out.token), false)
   assert.equal(list.stdout.includes(out.token.slice(13)), false)
   const plain = await runCli(['admin-tokens', 'list'], { db })
-  assert.match(plain.stdout, /^ID +PREFIX +ROLE +STATE +NAME$/m)
-  assert.match(plain.stdout, /^adm_\w+ +as_admin_\w+… +read +active {2}auditor$/m)
-  assert.match(plain.stdout, new RegExp(`^${out.id} {2}${out.prefix}… {2}admin {2}active {2}ops$`, 'm'))
+  assert.match(plain.stdout, /^ID +PREFIX +ROLE +MADE BY +STATE +NAME$/m)
+  assert.match(plain.stdout, /^adm_\w+ +as_admin_\w+… +read +cli +active {2}auditor$/m)
+  assert.match(plain.stdout, new RegExp(`^${out.id} {2}${out.prefix}… {2}admin {2}cli +active {2}ops$`, 'm'))
 
   const revoked = await runCli(['admin-tokens', 'revoke', out.id, '--json'], { db })
   assert.equal(revoked.code, 0, revoked.stderr)
@@ -82,6 +83,46 @@ test('admin-tokens create shows the token once; list and revoke (idempotent) nev
   } finally {
     await storage.close()
   }
+})
+
+test('admin-tokens list names who made each token; revoke takes what the token made with it', { timeout: 60_000 }, async (t) => {
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const created = await runCli(['admin-tokens', 'create', '--name', 'console', '--json'], { db })
+  assert.equal(created.code, 0, created.stderr)
+  const root = JSON.parse(created.stdout).adminToken
+  // What the admin API does with the root token (POST /admin/v1/admin-tokens), twice down.
+  const storage = new SqliteStorage({ databaseUrl: db, durability: 'process' })
+  let t1: string
+  let t2: string
+  try {
+    t1 = (await createAdminToken(storage.adminTokens, { name: 'minted', by: root })).record.id
+    t2 = (await createAdminToken(storage.adminTokens, { name: 'minted again', role: 'read', by: { id: t1, role: 'admin' } })).record.id
+  } finally {
+    await storage.close()
+  }
+  const list = await runCli(['admin-tokens', 'list'], { db })
+  assert.match(list.stdout, new RegExp(`^${t1} +as_admin_\\w+… +admin +${root.id} +active {2}minted$`, 'm'))
+  assert.match(list.stdout, new RegExp(`^${t2} +as_admin_\\w+… +read +${t1} +active {2}minted again$`, 'm'))
+  assert.deepEqual(
+    JSON.parse((await runCli(['admin-tokens', 'list', '--json'], { db })).stdout).data.map(
+      (r: { createdBy: string | null }) => r.createdBy,
+    ),
+    [null, root.id, t1],
+  )
+
+  const revoked = await runCli(['admin-tokens', 'revoke', root.id], { db })
+  assert.equal(revoked.code, 0, revoked.stderr)
+  assert.equal(
+    revoked.stdout,
+    `Revoked admin token ${root.id}; it is refused from now on, by every server.\n` +
+      `Revoked with it, made with it or with a token it made (2): ${t1}, ${t2}; refused from now on, by every server.\n`,
+  )
+  const states = JSON.parse((await runCli(['admin-tokens', 'list', '--json'], { db })).stdout).data
+  assert.ok(
+    states.every((r: { revokedAt: string | null }) => r.revokedAt !== null),
+    JSON.stringify(states),
+  )
 })
 
 test('admin-tokens: bad input exits 2 with a message', { timeout: 60_000 }, async (t) => {

@@ -77,6 +77,7 @@ test('names and metadata stored with control characters are printed escaped by k
       hash: '1'.repeat(64),
       prefix: 'as_admin_AAAA',
       role: 'admin' as const,
+      createdBy: null,
       createdAt: 0,
       revokedAt: null,
     })
@@ -103,7 +104,7 @@ test('names and metadata stored with control characters are printed escaped by k
   const tokens = await runCli(['admin-tokens', 'list'], { db })
   assert.equal(tokens.code, 0, tokens.stderr)
   assert.doesNotMatch(tokens.stdout, CONTROL)
-  assert.equal(tokens.stdout.split('\n')[1], `adm_0000000000000001  as_admin_AAAA…  admin  active  ${escapedName}`)
+  assert.equal(tokens.stdout.split('\n')[1], `adm_0000000000000001  as_admin_AAAA…  admin  cli      active  ${escapedName}`)
   assert.equal(tokens.stdout.split('\n').length, 3, 'a header, one row, none forged')
 
   // JSON output escapes them too, and still means the same.
