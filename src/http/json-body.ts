@@ -126,7 +126,13 @@ export function registerJsonBody(app: FastifyInstance): void {
       done(null, undefined)
       return
     }
-    if (settingsOf(request).rawBody === true) request.rawBody = body as Buffer
+    // Bytes only: the route checks them (a signature) before it parses them (parseJsonBody), so a
+    // body it refuses costs no parse.
+    if (settingsOf(request).rawBody === true) {
+      request.rawBody = body as Buffer
+      done(null, undefined)
+      return
+    }
     try {
       done(null, parseJsonBody(body as Buffer))
     } catch (error) {
