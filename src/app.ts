@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
 import { adminApi } from './admin/index.js'
+import { AddressRefusals } from './auth/address-refusals.js'
 import { apiKeyCredential } from './auth/api-key-credential.js'
 import { createGuard } from './auth/guard.js'
 import type { Config } from './config/config.js'
@@ -37,6 +38,7 @@ import { registerPetsApi } from './pets/index.js'
 import { registerRateLimitApi } from './rate-limit/index.js'
 import { readGithubPublicKeys } from './secret-scanning/github-keys.js'
 import { registerSecretScanning } from './secret-scanning/index.js'
+import { reportSweep } from './secret-scanning/reports.js'
 import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
 import { type Clock, systemClock } from './shared/clock.js'
 import type { Drain } from './shared/drain.js'
@@ -159,6 +161,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const idempotencySweep = new IdempotencySweep(storage.pets, clock, (error) =>
     app.log.warn({ err: error }, 'idempotency record sweep failed'),
   )
+  const scanReportSweep = reportSweep(storage.scanReports, clock, (error) =>
+    app.log.warn({ err: error }, 'secret scanning report sweep failed'),
+  )
   const orderExpiry = new OrderExpiry(storage.orders, {
     intervalMs: config.orderSweepMs,
     clock,
@@ -238,12 +243,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       usage.start()
       usageRetention.start()
       idempotencySweep.start()
+      scanReportSweep.start()
       orderExpiry.start()
     })
     app.addHook('onClose', async () => {
       // Before the caller closes storage: the last batch of last-used times is written.
       await lastUsed.stop()
-      await Promise.all([usage.stop(), usageRetention.stop(), orderExpiry.stop(), idempotencySweep.stop()])
+      await Promise.all([usage.stop(), usageRetention.stop(), orderExpiry.stop(), idempotencySweep.stop(), scanReportSweep.stop()])
     })
   }
   app.decorate('keyResolver', keys)
@@ -285,7 +291,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     await registerRateLimitApi(app)
     if (config.secretScanningPublicKeys !== undefined) {
       const keys = readGithubPublicKeys(config.secretScanningPublicKeys)
-      registerSecretScanning(app, { keys, admin: keyService, action: config.secretScanningAction })
+      registerSecretScanning(app, {
+        keys,
+        admin: keyService,
+        action: config.secretScanningAction,
+        reports: storage.scanReports,
+        refusals: new AddressRefusals(limiter, metrics),
+        clock,
+      })
     }
   }
   await app.register(opsRoutes, {

@@ -18,7 +18,11 @@ export interface Deprecation {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Health, metrics, docs: no credential and no rate limit. Every other route needs an API key, or an admin token with `auth: 'admin'`. */
+    /**
+     * Health, metrics, docs: no credential and no rate limit. Every other route needs an API key, or
+     * an admin token with `auth: 'admin'`. A public route that checks a credential of its own
+     * (GitHub's signature on secret scanning reports) limits what it refuses itself (auth/address-refusals.ts).
+     */
     public?: boolean
     /** An HTML page (the docs console): it gets its own CSP, not the API's. */
     page?: boolean
@@ -44,7 +48,11 @@ declare module 'fastify' {
      * every POST (http/json-body.ts).
      */
     noBody?: boolean
-    /** The body's bytes are kept as `request.rawBody` besides the parsed JSON: a signature is over the bytes sent. */
+    /**
+     * The body is read as bytes only, up to the body limit, into `request.rawBody`, and not parsed:
+     * the route checks the bytes (a signature is over the bytes sent) before it parses them with
+     * parseJsonBody (http/json-body.ts), so a body it refuses costs no parse.
+     */
     rawBody?: boolean
     /**
      * The scope an API key needs to call this route (shared/scopes.ts; 403 insufficient_scope

@@ -4,6 +4,7 @@ import type { AuditRepository } from '../keys/administration.js'
 import type { KeyRepository } from '../keys/repository.js'
 import type { OrderRepository } from '../orders/repository.js'
 import type { PetRepository } from '../pets/repository.js'
+import type { ScanReportRepository } from '../secret-scanning/repository.js'
 import type { UsageRepository } from '../usage/repository.js'
 
 /** One storage engine: the repositories the routes depend on, plus health and lifecycle. */
@@ -21,6 +22,8 @@ export interface Storage {
   readonly usage: UsageRepository
   /** Customers: the owners of keys that share one quota (customers/). */
   readonly customers: CustomerRepository
+  /** GitHub's secret scanning reports already acted on, by body hash (secret-scanning/). */
+  readonly scanReports: ScanReportRepository
   /** Rejects when the engine cannot answer a trivial query (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>

@@ -6,6 +6,7 @@ import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
+import type { ScanReportRepository } from '../../secret-scanning/repository.js'
 import type { UsageRepository } from '../../usage/repository.js'
 import type { Storage } from '../storage.js'
 import { StorageFaults } from '../storage-faults.js'
@@ -17,6 +18,7 @@ import { KeyChangeWatcher } from './key-change-watcher.js'
 import { PostgresKeyRepository } from './key-repository.js'
 import { PostgresOrderRepository } from './order-repository.js'
 import { PostgresPetRepository } from './pet-repository.js'
+import { PostgresScanReportRepository } from './scan-report-repository.js'
 import { PostgresUsageRepository } from './usage-repository.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
@@ -97,6 +99,7 @@ export class PostgresStorage implements Storage {
   readonly audit: AuditRepository
   readonly usage: UsageRepository
   readonly customers: CustomerRepository
+  readonly scanReports: ScanReportRepository
   private readonly db: Db
   private readonly watcher: KeyChangeWatcher | undefined
   /** Every repository's failures go through it: a full disk or a corrupt page shows in ping(). */
@@ -116,6 +119,7 @@ export class PostgresStorage implements Storage {
     this.audit = this.faults.watch(new PostgresAuditRepository(this.db))
     this.usage = this.faults.watch(new PostgresUsageRepository(this.db))
     this.customers = this.faults.watch(new PostgresCustomerRepository(this.db))
+    this.scanReports = this.faults.watch(new PostgresScanReportRepository(this.db))
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */

@@ -5,6 +5,7 @@ import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
+import type { ScanReportRepository } from '../../secret-scanning/repository.js'
 import type { UsageRepository } from '../../usage/repository.js'
 import type { Storage } from '../storage.js'
 import { StorageFaults } from '../storage-faults.js'
@@ -16,6 +17,7 @@ import { SqliteKeyRepository } from './key-repository.js'
 import { openMigrated } from './open-database.js'
 import { SqliteOrderRepository } from './order-repository.js'
 import { SqlitePetRepository } from './pet-repository.js'
+import { SqliteScanReportRepository } from './scan-report-repository.js'
 import { toSqliteStorageError } from './sqlite-errors.js'
 import { prepareSqliteFile } from './sqlite-file.js'
 import { SqliteUsageRepository } from './usage-repository.js'
@@ -34,6 +36,7 @@ export class SqliteStorage implements Storage {
   readonly audit: AuditRepository
   readonly usage: UsageRepository
   readonly customers: CustomerRepository
+  readonly scanReports: ScanReportRepository
   private readonly db: Database.Database
   /** Every repository's failures go through it: a full disk or a corrupt page is a 503 and shows in ping(). */
   private readonly faults = new StorageFaults(toSqliteStorageError)
@@ -52,6 +55,7 @@ export class SqliteStorage implements Storage {
     this.audit = this.faults.watch(new SqliteAuditRepository(this.db))
     this.usage = this.faults.watch(new SqliteUsageRepository(this.db))
     this.customers = this.faults.watch(new SqliteCustomerRepository(this.db))
+    this.scanReports = this.faults.watch(new SqliteScanReportRepository(this.db))
   }
 
   /** A read; after a storage fault, a write (see StorageFaults) until one succeeds. */
