@@ -21,6 +21,13 @@ export interface Storage {
   readonly usage: UsageRepository
   /** Customers: the owners of keys that share one quota (customers/). */
   readonly customers: CustomerRepository
+  /**
+   * A random secret made once for this database (256 bits, migration 019's `service_secrets`,
+   * written by the first start that finds none), the same on every instance that uses it and
+   * after every restart. Each use derives its own key from it (the entity tags of conditional
+   * reads: http/conditional-reads.ts). Never shown, logged or sent.
+   */
+  readonly serviceSecret: string
   /** Rejects when the engine cannot answer a trivial query (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>

@@ -7,6 +7,7 @@ import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { UsageRepository } from '../../usage/repository.js'
+import { insertServiceSecret, newServiceSecret, SELECT_SERVICE_SECRET } from '../service-secret.js'
 import type { Storage } from '../storage.js'
 import { StorageFaults } from '../storage-faults.js'
 import { PostgresAdminTokenRepository } from './admin-token-repository.js'
@@ -88,6 +89,15 @@ async function migrate(config: pg.ClientConfig, schema: string | undefined): Pro
   }
 }
 
+/** The database's secret; made first when there is none (of instances making it at once, each reads the one written first). */
+async function serviceSecret(db: Db): Promise<string> {
+  const [found] = await db.query<{ secret: string }>(SELECT_SERVICE_SECRET)
+  if (found !== undefined) return found.secret
+  await db.query(insertServiceSecret('postgres'), [newServiceSecret(), Date.now()])
+  const [made] = await db.query<{ secret: string }>(SELECT_SERVICE_SECRET)
+  return made!.secret
+}
+
 export class PostgresStorage implements Storage {
   readonly kind = 'postgres'
   readonly pets: PetRepository
@@ -97,6 +107,7 @@ export class PostgresStorage implements Storage {
   readonly audit: AuditRepository
   readonly usage: UsageRepository
   readonly customers: CustomerRepository
+  readonly serviceSecret: string
   private readonly db: Db
   private readonly watcher: KeyChangeWatcher | undefined
   /** Every repository's failures go through it: a full disk or a corrupt page shows in ping(). */
@@ -106,7 +117,9 @@ export class PostgresStorage implements Storage {
   private constructor(
     private readonly pool: pg.Pool,
     listenConfig: pg.ClientConfig | undefined,
+    serviceSecret: string,
   ) {
+    this.serviceSecret = serviceSecret
     this.db = new Db(pool)
     this.watcher = listenConfig === undefined ? undefined : new KeyChangeWatcher(() => new pg.Client(listenConfig))
     this.pets = this.faults.watch(new PostgresPetRepository(this.db))
@@ -128,7 +141,12 @@ export class PostgresStorage implements Storage {
     // would crash the process. The pool already drops it; the next query opens a fresh one.
     pool.on('error', () => {})
     const listenConfig = listenUrl === 'off' ? undefined : listenUrl === undefined ? config : clientConfig(listenUrl, schema)
-    return new PostgresStorage(pool, listenConfig)
+    try {
+      return new PostgresStorage(pool, listenConfig, await serviceSecret(new Db(pool)))
+    } catch (error) {
+      await pool.end().catch(() => {})
+      throw error
+    }
   }
 
   /** A read; after a storage fault, a write (see StorageFaults) until one succeeds. */

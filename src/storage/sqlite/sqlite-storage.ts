@@ -6,6 +6,7 @@ import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { UsageRepository } from '../../usage/repository.js'
+import { insertServiceSecret, newServiceSecret, SELECT_SERVICE_SECRET } from '../service-secret.js'
 import type { Storage } from '../storage.js'
 import { StorageFaults } from '../storage-faults.js'
 import { SqliteAdminTokenRepository } from './admin-token-repository.js'
@@ -34,6 +35,7 @@ export class SqliteStorage implements Storage {
   readonly audit: AuditRepository
   readonly usage: UsageRepository
   readonly customers: CustomerRepository
+  readonly serviceSecret: string
   private readonly db: Database.Database
   /** Every repository's failures go through it: a full disk or a corrupt page is a 503 and shows in ping(). */
   private readonly faults = new StorageFaults(toSqliteStorageError)
@@ -43,6 +45,7 @@ export class SqliteStorage implements Storage {
     const name = sqliteFilename(databaseUrl)
     const filename = name === ':memory:' || name === '' ? name : prepareSqliteFile(name)
     this.db = openMigrated(filename, durability)
+    this.serviceSecret = serviceSecret(this.db)
     // Shared: pets' inserts and orders' changes both tell the caches of this process what they committed.
     const clock = new CatalogueClock(this.db)
     this.pets = this.faults.watch(new SqlitePetRepository(this.db, clock))
@@ -87,4 +90,17 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (this.db.open) this.db.close()
   }
+}
+
+/** The database's secret; made first when there is none, under the write lock (IMMEDIATE: another process may be making it too). */
+function serviceSecret(db: Database.Database): string {
+  const select = db.prepare<[], { secret: string }>(SELECT_SERVICE_SECRET)
+  const found = select.get()
+  if (found !== undefined) return found.secret
+  return db
+    .transaction(() => {
+      db.prepare(insertServiceSecret('sqlite')).run(newServiceSecret(), Date.now())
+      return select.get()!.secret
+    })
+    .immediate()
 }
