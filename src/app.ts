@@ -161,7 +161,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   )
   const orderExpiry = new OrderExpiry(storage.orders, {
     intervalMs: config.orderSweepMs,
-    clock,
     onError: (error) => app.log.warn({ err: error }, 'expiring orders failed; retried by the next run'),
   })
   // The one key service of this process: the admin API calls it (the CLI builds its own).

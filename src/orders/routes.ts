@@ -226,7 +226,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
         if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0))
           throw new ApiError('invalid_request', `${change} takes no body: send none, or {}`)
         const id = request.params.orderId
-        const result = await orders.changeOrder(id, change, { owner: orderOwner(request.apiKey!), now: clock.now() })
+        const result = await orders.changeOrder(id, change, { owner: orderOwner(request.apiKey!) })
         if (result.outcome === 'not_found') throw notFound(id)
         if (result.outcome === 'not_placed') throw notPlaced(result.order, change)
         return orderView(result.order)

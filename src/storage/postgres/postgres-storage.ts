@@ -6,6 +6,7 @@ import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
+import type { Clock } from '../../shared/clock.js'
 import type { UsageRepository } from '../../usage/repository.js'
 import { insertServiceSecret, newServiceSecret, SELECT_SERVICE_SECRET } from '../service-secret.js'
 import type { Storage } from '../storage.js'
@@ -37,6 +38,11 @@ export interface PostgresOptions {
    * LISTEN through the pooler is lost when its server connection goes back to the pool.
    */
   listenUrl?: string | 'off'
+  /**
+   * Tests only, to move time: the clock that judges orders' holds. Undefined (always in the
+   * service): the database's, which every instance shares (orders/repository.ts).
+   */
+  holdClock?: Clock
 }
 
 /**
@@ -118,12 +124,13 @@ export class PostgresStorage implements Storage {
     private readonly pool: pg.Pool,
     listenConfig: pg.ClientConfig | undefined,
     serviceSecret: string,
+    holdClock: Clock | undefined,
   ) {
     this.serviceSecret = serviceSecret
     this.db = new Db(pool)
     this.watcher = listenConfig === undefined ? undefined : new KeyChangeWatcher(() => new pg.Client(listenConfig))
     this.pets = this.faults.watch(new PostgresPetRepository(this.db))
-    this.orders = this.faults.watch(new PostgresOrderRepository(this.db))
+    this.orders = this.faults.watch(new PostgresOrderRepository(this.db, holdClock))
     this.keys = this.faults.watch(new PostgresKeyRepository(this.db, this.watcher))
     this.adminTokens = this.faults.watch(new PostgresAdminTokenRepository(this.db))
     this.audit = this.faults.watch(new PostgresAuditRepository(this.db))
@@ -132,7 +139,13 @@ export class PostgresStorage implements Storage {
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */
-  static async open({ databaseUrl, schema, poolSize = DEFAULT_POOL_SIZE, listenUrl }: PostgresOptions): Promise<PostgresStorage> {
+  static async open({
+    databaseUrl,
+    schema,
+    poolSize = DEFAULT_POOL_SIZE,
+    listenUrl,
+    holdClock,
+  }: PostgresOptions): Promise<PostgresStorage> {
     if (schema !== undefined) assertSchemaName(schema)
     const config = clientConfig(databaseUrl, schema)
     await migrate(config, schema)
@@ -142,7 +155,7 @@ export class PostgresStorage implements Storage {
     pool.on('error', () => {})
     const listenConfig = listenUrl === 'off' ? undefined : listenUrl === undefined ? config : clientConfig(listenUrl, schema)
     try {
-      return new PostgresStorage(pool, listenConfig, await serviceSecret(new Db(pool)))
+      return new PostgresStorage(pool, listenConfig, await serviceSecret(new Db(pool)), holdClock)
     } catch (error) {
       await pool.end().catch(() => {})
       throw error
