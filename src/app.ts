@@ -9,7 +9,7 @@ import { CustomerService } from './customers/customer-service.js'
 import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
 import { commonHeaders } from './http/common-headers.js'
-import { countDeferred } from './http/conditional-reads.js'
+import { countDeferred, EntityTags } from './http/conditional-reads.js'
 import { registerCors } from './http/cors.js'
 import { registerDeprecation } from './http/deprecation.js'
 import { DOCS_PATH, OPENAPI_PATH } from './http/doc-paths.js'
@@ -166,7 +166,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   )
   const orderExpiry = new OrderExpiry(storage.orders, {
     intervalMs: config.orderSweepMs,
-    clock,
     onError: (error) => app.log.warn({ err: error }, 'expiring orders failed; retried by the next run'),
   })
   // The one key service of this process: the admin API calls it (the CLI builds its own).
@@ -286,8 +285,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onResponse', accessLog(app.log, metrics, typeof deps.logger === 'object' ? infoLines.get(deps.logger) : undefined))
 
   if (main) {
-    await registerPetsApi(app, { config, pets: storage.pets, clock, linkBase })
-    await registerStoreApi(app, { orders: storage.orders, clock, holdMs: config.orderHoldMs, linkBase })
+    // One database, one secret: every instance on it tags the same answer alike.
+    const entityTags = new EntityTags(storage.serviceSecret)
+    await registerPetsApi(app, { config, pets: storage.pets, clock, linkBase, entityTags })
+    await registerStoreApi(app, { orders: storage.orders, clock, holdMs: config.orderHoldMs, linkBase, entityTags })
     await registerRateLimitApi(app)
     if (config.secretScanningPublicKeys !== undefined) {
       const keys = readGithubPublicKeys(config.secretScanningPublicKeys)

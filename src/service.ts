@@ -49,7 +49,7 @@ export async function buildService(config: Config, overrides: ServiceOverrides =
   const { logger, drain } = overrides
   const opened: Array<{ close(): Promise<unknown> }> = []
   try {
-    const storage = overrides.storage ?? (await openStorage(config))
+    const storage = overrides.storage ?? (await openStorage(config, clock))
     if (overrides.storage === undefined) opened.push(storage)
     const limiter = overrides.limiter ?? (await createLimiter(config, clock, metrics, limiterLog(logger)))
     if (overrides.limiter === undefined) opened.push(limiter)

@@ -449,7 +449,7 @@ export interface operations {
                 after?: number | bigint;
             };
             header?: {
-                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. */
+                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. `*` (any current answer) is answered 304 too, but counts as any request: it names no answer held. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -472,7 +472,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    /** @description Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
                     ETag?: string;
                     /** @description rel="next": the next page, present only when more animals exist. */
                     Link?: string;
@@ -482,7 +482,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"][];
                 };
             };
-            /** @description Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them. */
+            /** @description Not Modified: `If-None-Match` names the current ETag (or is `*`). No body. Not counted against the quota when it named the ETag (within the conditional budget): the rate-limit headers show the windows as this request found them. */
             304: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -497,7 +497,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    /** @description Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -902,7 +902,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. */
+                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. `*` (any current answer) is answered 304 too, but counts as any request: it names no answer held. */
                 "If-None-Match"?: string;
             };
             path: {
@@ -928,7 +928,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    /** @description Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
                     ETag?: string;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
@@ -942,7 +942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them. */
+            /** @description Not Modified: `If-None-Match` names the current ETag (or is `*`). No body. Not counted against the quota when it named the ETag (within the conditional budget): the rate-limit headers show the windows as this request found them. */
             304: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -957,7 +957,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    /** @description Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
                     ETag?: string;
                     /** @description RFC 9745: @<unix seconds> of the deprecation. */
                     Deprecation?: string;
@@ -1197,7 +1197,7 @@ export interface operations {
                 after?: number | bigint;
             };
             header?: {
-                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. */
+                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. `*` (any current answer) is answered 304 too, but counts as any request: it names no answer held. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -1220,7 +1220,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    /** @description Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
                     ETag?: string;
                     /** @description rel="next": the next page, present only when more orders exist. */
                     Link?: string;
@@ -1230,7 +1230,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"][];
                 };
             };
-            /** @description Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them. */
+            /** @description Not Modified: `If-None-Match` names the current ETag (or is `*`). No body. Not counted against the quota when it named the ETag (within the conditional budget): the rate-limit headers show the windows as this request found them. */
             304: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -1245,7 +1245,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    /** @description Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -1650,7 +1650,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. */
+                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. `*` (any current answer) is answered 304 too, but counts as any request: it names no answer held. */
                 "If-None-Match"?: string;
             };
             path: {
@@ -1676,7 +1676,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    /** @description Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -1684,7 +1684,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them. */
+            /** @description Not Modified: `If-None-Match` names the current ETag (or is `*`). No body. Not counted against the quota when it named the ETag (within the conditional budget): the rate-limit headers show the windows as this request found them. */
             304: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -1699,7 +1699,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    /** @description Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -2366,7 +2366,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. */
+                /** @description Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. `*` (any current answer) is answered 304 too, but counts as any request: it names no answer held. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -2389,7 +2389,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    /** @description Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -2397,7 +2397,7 @@ export interface operations {
                     "application/json": components["schemas"]["Inventory"];
                 };
             };
-            /** @description Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them. */
+            /** @description Not Modified: `If-None-Match` names the current ETag (or is `*`). No body. Not counted against the quota when it named the ETag (within the conditional budget): the rate-limit headers show the windows as this request found them. */
             304: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
@@ -2412,7 +2412,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
                     "X-Request-Id"?: string;
-                    /** @description Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
+                    /** @description Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota. */
                     ETag?: string;
                     [name: string]: unknown;
                 };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { bodyOf } from '../shared/error-body.js'
 import { toApiError } from './error-handler.js'
@@ -7,11 +7,12 @@ import { settingsOf } from './route-settings.js'
 /**
  * Conditional reads (RFC 9110 section 13), as GitHub's REST API answers them: a route with
  * `config.conditional` sends a strong `ETag` with every 200, and a request whose `If-None-Match`
- * names it gets 304 Not Modified without a body. A 304 answered for a valid key does not count
- * against the key's minute and day quota (the guard defers the count: auth/uncounted-reads.ts);
- * any other answer is counted, once, either by the route before it sends its 200
- * (`sendConditional`) or, for an answer the route never reached (400, 404, 500...), by
- * `countDeferred` when it is sent.
+ * names it gets 304 Not Modified without a body. A 304 answered for a valid key that named the
+ * tag does not count against the key's minute and day quota (the guard defers the count:
+ * auth/uncounted-reads.ts); any other answer is counted, once, either by the route before it
+ * sends its 200 (`sendConditional`) or, for an answer the route never reached (400, 404,
+ * 500...), by `countDeferred` when it is sent. `If-None-Match: *` is counted at once by the
+ * guard: it gets its 304 (RFC 9110), but shows no copy held, so it is a read like any other.
  */
 
 declare module 'fastify' {
@@ -29,13 +30,33 @@ export interface DeferredCount {
   waive(): void
 }
 
-/** The strong entity tag of a representation: SHA-256 of exactly what the 200 sends, base64url. */
-export function entityTag(...parts: Array<string | undefined>): string {
-  const hash = createHash('sha256')
-  // Parts are told apart by a byte that JSON text and a Link header never hold; an absent one adds nothing.
-  for (const part of parts) if (part !== undefined) hash.update(part).update('\0')
-  return `"${hash.digest('base64url')}"`
+/**
+ * The strong entity tags of representations: HMAC-SHA256 (base64url) of exactly what the 200
+ * sends, keyed with a key derived from the service's secret (Storage.serviceSecret: one per
+ * database, so every instance on it, and every restart, makes the same tag of the same answer).
+ * A plain hash of the body would let anyone who holds a tag (a 304 shows it) find the answer by
+ * trying the likely ones (the inventory is three small numbers); without the key a tag says
+ * nothing of the answer, only whether it changed.
+ */
+export class EntityTags {
+  private readonly key: Buffer
+
+  constructor(serviceSecret: string) {
+    // A key of its own, so that no other use of the service's secret shares it.
+    this.key = createHmac('sha256', serviceSecret).update('animal-store entity tags').digest()
+  }
+
+  /** The tag of an answer made of `parts` (the body, a list's Link header; an absent one adds nothing). */
+  of(...parts: Array<string | undefined>): string {
+    const hmac = createHmac('sha256', this.key)
+    // Parts are told apart by a byte that JSON text and a Link header never hold.
+    for (const part of parts) if (part !== undefined) hmac.update(part).update('\0')
+    return `"${hmac.digest('base64url')}"`
+  }
 }
+
+/** `If-None-Match: *`: any current representation. */
+const isWildcard = (header: string): boolean => header.trim() === '*'
 
 /**
  * Whether `If-None-Match` names `etag`: `*`, or a list of entity tags compared weakly (RFC 9110
@@ -45,7 +66,7 @@ export function entityTag(...parts: Array<string | undefined>): string {
  */
 export function ifNoneMatchNames(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false
-  if (header.trim() === '*') return true
+  if (isWildcard(header)) return true
   for (const item of header.split(',')) {
     const tag = item.trim()
     if ((tag.startsWith('W/') ? tag.slice(2) : tag) === etag) return true
@@ -53,12 +74,19 @@ export function ifNoneMatchNames(header: string | undefined, etag: string): bool
   return false
 }
 
-/** A GET (or its HEAD) of a route with `config.conditional` that sends `If-None-Match`: its quota may be deferred. */
+/**
+ * A GET (or its HEAD) of a route with `config.conditional` that sends `If-None-Match` naming
+ * entity tags: its quota may be deferred. Not `*`, which any current answer matches: it shows no
+ * copy held, and a free 304 to it would be a free read of whether the resource changed, ten
+ * times the plan's rate (the conditional budget).
+ */
 export function isConditionalRead(request: FastifyRequest): boolean {
+  const header = request.headers['if-none-match']
   return (
     (request.method === 'GET' || request.method === 'HEAD') &&
     settingsOf(request).conditional === true &&
-    request.headers['if-none-match'] !== undefined
+    header !== undefined &&
+    !isWildcard(header)
   )
 }
 
@@ -67,9 +95,9 @@ const JSON_UTF8 = 'application/json; charset=utf-8'
 
 /**
  * Sends a route's 200 (`body`, already serialized by the route's response schema) with its
- * `etag`, or 304 without a body when `If-None-Match` names it. A 304 leaves the quota uncounted
- * (its rate-limit headers show the windows as the guard found them); a 200 counts it first, so a
- * refusal is the usual 429.
+ * `etag`, or 304 without a body when `If-None-Match` names it (or is `*`). A 304 to a deferred
+ * read leaves the quota uncounted (its rate-limit headers show the windows as the guard found
+ * them); a 200 counts it first, so a refusal is the usual 429.
  */
 export async function sendConditional(request: FastifyRequest, reply: FastifyReply, body: string, etag: string): Promise<FastifyReply> {
   reply.header('etag', etag)

@@ -117,7 +117,7 @@ export const etagHeaderDoc = {
   ETag: {
     type: 'string',
     description:
-      'Strong entity tag of this answer (SHA-256 of the body and Link header, base64url, quoted). Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota.',
+      'Strong, opaque entity tag of this answer (quoted): it changes whenever the answer changes, is the same on every instance, and says nothing else of the answer. Send it back in `If-None-Match`: 304 while the answer is unchanged, without counting against the quota.',
   },
 } as const
 
@@ -129,7 +129,8 @@ export const ifNoneMatchHeaders = {
       type: 'string',
       description:
         'Entity tags of answers the client holds (`"…"`, `W/"…"`, comma-separated, or `*`). When one is the current ETag the answer is 304 without a body, ' +
-        'which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request.',
+        'which does not count against the minute and day limits, up to a budget of conditional requests (10 times those limits), beyond which they count as any request. ' +
+        '`*` (any current answer) is answered 304 too, but counts as any request: it names no answer held.',
     },
   },
 } as const
@@ -139,7 +140,7 @@ export const notModifiedResponse = {
   304: {
     type: 'null',
     description:
-      'Not Modified: `If-None-Match` names the current ETag. No body. Not counted against the quota (within the conditional budget): the rate-limit headers show the windows as this request found them.',
+      'Not Modified: `If-None-Match` names the current ETag (or is `*`). No body. Not counted against the quota when it named the ETag (within the conditional budget): the rate-limit headers show the windows as this request found them.',
     headers: { ...rateLimitHeaderDocs, ...etagHeaderDoc },
   },
 } as const

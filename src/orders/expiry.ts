@@ -1,4 +1,3 @@
-import type { Clock } from '../shared/clock.js'
 import { PeriodicJob } from '../shared/periodic-job.js'
 import type { OrderRepository } from './repository.js'
 
@@ -9,7 +8,6 @@ const MAX_BATCHES_PER_RUN = 50
 
 export interface OrderExpiryOptions {
   intervalMs: number
-  clock: Clock
   onError?: (error: unknown) => void
 }
 
@@ -18,13 +16,14 @@ export interface OrderExpiryOptions {
  * animal (available again), in batches. Every instance runs it; each expiry happens once however
  * many run at the same moment, because it is a conditional update of a placed order
  * (orders/state.ts), and on PostgreSQL the instances skip the orders another one is expiring.
+ * Which holds ran out, the store's clock says (repository.ts), so every instance's sweep agrees.
  */
 export class OrderExpiry {
   private readonly job: PeriodicJob
 
   constructor(
     private readonly orders: Pick<OrderRepository, 'expireDue'>,
-    private readonly options: OrderExpiryOptions,
+    options: OrderExpiryOptions,
   ) {
     this.job = new PeriodicJob(() => this.sweep(), options)
   }
@@ -43,10 +42,9 @@ export class OrderExpiry {
   }
 
   private async sweep(): Promise<number> {
-    const now = this.options.clock.now()
     let expired = 0
     for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
-      const n = await this.orders.expireDue(now, EXPIRY_BATCH)
+      const n = await this.orders.expireDue(EXPIRY_BATCH)
       expired += n
       if (n < EXPIRY_BATCH) break
     }

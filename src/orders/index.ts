@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type { EntityTags } from '../http/conditional-reads.js'
 import type { Clock } from '../shared/clock.js'
 import type { OrderRepository } from './repository.js'
 import { storeRoutes } from './routes.js'
@@ -11,6 +12,8 @@ export interface StoreApiOptions {
   holdMs: number
   /** '' (relative links) or the public base URL. */
   linkBase: string
+  /** The tags of the reads' answers (conditional reads). */
+  entityTags: EntityTags
 }
 
 /**

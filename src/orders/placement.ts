@@ -41,14 +41,15 @@ export class OrderPlacement {
   ) {}
 
   async place(apiKey: ApiKeyRecord, petId: Int64, idempotencyKey: string | undefined): Promise<Placement> {
-    const order = { petId, owner: orderOwner(apiKey), keyId: apiKey.id, now: this.clock.now(), holdMs: this.holdMs }
+    const order = { petId, owner: orderOwner(apiKey), keyId: apiKey.id, holdMs: this.holdMs }
     if (idempotencyKey === undefined) return settle(petId, await this.orders.placeOrder(order))
     const scope = idempotencyScope(apiKey)
     const slot = `${scope}\n${idempotencyKey}`
     if (this.inFlight.has(slot)) throw inFlightError()
     this.inFlight.add(slot)
     try {
-      const claim: IdempotencyClaim = { scope, key: idempotencyKey, fingerprint: orderFingerprint(petId), createdAt: order.now }
+      // The record's time is this instance's, as a create's is (pets/idempotency.ts): it only decides retention.
+      const claim: IdempotencyClaim = { scope, key: idempotencyKey, fingerprint: orderFingerprint(petId), createdAt: this.clock.now() }
       return settle(petId, await this.orders.placeOrder(order, claim))
     } finally {
       this.inFlight.delete(slot)

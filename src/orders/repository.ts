@@ -26,8 +26,7 @@ export interface NewOrder {
   petId: Int64
   owner: string
   keyId: string
-  /** The placing time and how long the animal is held (ORDER_HOLD_MINUTES), ms. */
-  now: number
+  /** How long the animal is held (ORDER_HOLD_MINUTES), ms; from when, the store's clock says. */
   holdMs: number
 }
 
@@ -67,25 +66,31 @@ export interface ListOrdersOptions {
 /** Counts of animals by status; an animal without a status is in none. */
 export type Inventory = Record<PetStatus, number>
 
+export interface ChangeOptions {
+  owner?: string
+  audit?: (order: OrderRecord) => Omit<AuditEntry, 'seq'>
+}
+
 /**
  * Storage of orders, and of the animals' statuses they change: every method is one transaction
  * that applies TRANSITIONS (state.ts) with conditional updates, so that under any concurrency an
  * animal is reserved by one order at most and each order ends once. A placed order whose hold ran
  * out (`expiresAt <= now`) is expired by whichever comes first: the sweep (`expireDue`), or a
  * change that needs it (a cancel or complete of it, a new order for its animal).
+ *
+ * Whose clock: the store's, one for every instance that uses it. A placement's `createdAt` and
+ * `expiresAt`, a change's `endedAt` and every "is the hold over" are read from it in the change's
+ * own transaction, never from the calling instance: on PostgreSQL the database's (`now()`, the
+ * transaction's start), which every instance shares whatever its own clock says; on SQLite the
+ * clock of the machine that holds the file (every process on it reads the same one). Callers pass
+ * no time.
  */
-export interface ChangeOptions {
-  owner?: string
-  now: number
-  audit?: (order: OrderRecord) => Omit<AuditEntry, 'seq'>
-}
-
 export interface OrderRepository {
   /** Reserves the animal and writes the order; under a claim, the Idempotency-Key record with it. */
   placeOrder(order: NewOrder, claim?: IdempotencyClaim): Promise<PlaceOutcome>
   /**
-   * Cancels or completes order `id` (of `owner`, when given), after expiring it if it is due at
-   * `now`; with `audit`, the audit entry of the change (built from the changed order) is written
+   * Cancels or completes order `id` (of `owner`, when given), after expiring it if it is due now;
+   * with `audit`, the audit entry of the change (built from the changed order) is written
    * in the same transaction, as key changes are: no change without its entry, nor the reverse.
    */
   changeOrder(id: Int64, change: ClientChange, options: ChangeOptions): Promise<ChangeOutcome>
@@ -93,8 +98,8 @@ export interface OrderRepository {
   getOrder(id: Int64, options?: { owner?: string }): Promise<OrderRecord | undefined>
   /** Ascending id order. */
   listOrders(options: ListOrdersOptions): Promise<OrderRecord[]>
-  /** Expires up to `limit` placed orders due at `now`, each with its animal; resolves with how many. */
-  expireDue(now: number, limit: number): Promise<number>
+  /** Expires up to `limit` placed orders due now (the store's clock), each with its animal; resolves with how many. */
+  expireDue(limit: number): Promise<number>
   /** Counts of animals by status, exact as of the last commit. */
   inventory(): Promise<Inventory>
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { type Static, type TSchema, Type } from 'typebox'
-import { entityTag, sendConditional } from '../http/conditional-reads.js'
+import { type EntityTags, sendConditional } from '../http/conditional-reads.js'
 import { errorResponses, etagHeaderDoc, ifNoneMatchHeaders, notModifiedResponse, rateLimitHeaderDocs } from '../http/openapi-docs.js'
 import { orderOwner } from '../keys/api-key.js'
 import { parseIdempotencyKey } from '../pets/idempotency.js'
@@ -20,6 +20,8 @@ export interface StoreRoutesOptions {
   holdMs: number
   /** Prefix of the links the routes build: '' for relative links, or an absolute origin. */
   linkBase: string
+  /** The tags of the reads' answers. */
+  entityTags: EntityTags
 }
 
 /** A reference to a shared schema (a component in the OpenAPI document), typed as the schema. */
@@ -56,7 +58,7 @@ const notPlaced = (record: OrderRecord, change: ClientChange) =>
  * orders/state.ts, enforced by the store), and the inventory. A caller sees its own orders only
  * (`orderOwner` of its key): another's order is 404, as if it did not exist.
  */
-export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async (app, { orders, clock, holdMs, linkBase }) => {
+export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async (app, { orders, clock, holdMs, linkBase, entityTags }) => {
   const placement = new OrderPlacement(orders, clock, holdMs)
   const holdText = `${holdMs / 60_000} minutes`
 
@@ -163,7 +165,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
         reply.header('link', link)
       }
       const body = reply.serialize(rows.slice(0, limit).map(orderView)) as string
-      return sendConditional(request, reply, body, entityTag(body, link))
+      return sendConditional(request, reply, body, entityTags.of(body, link))
     },
   )
 
@@ -190,7 +192,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
       const found = await orders.getOrder(id, { owner: orderOwner(request.apiKey!) })
       if (found === undefined) throw notFound(id)
       const body = reply.serialize(orderView(found)) as string
-      return sendConditional(request, reply, body, entityTag(body))
+      return sendConditional(request, reply, body, entityTags.of(body))
     },
   )
 
@@ -224,7 +226,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
         if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0))
           throw new ApiError('invalid_request', `${change} takes no body: send none, or {}`)
         const id = request.params.orderId
-        const result = await orders.changeOrder(id, change, { owner: orderOwner(request.apiKey!), now: clock.now() })
+        const result = await orders.changeOrder(id, change, { owner: orderOwner(request.apiKey!) })
         if (result.outcome === 'not_found') throw notFound(id)
         if (result.outcome === 'not_placed') throw notPlaced(result.order, change)
         return orderView(result.order)
@@ -253,7 +255,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
     },
     async (request, reply) => {
       const body = reply.serialize(await orders.inventory()) as string
-      return sendConditional(request, reply, body, entityTag(body))
+      return sendConditional(request, reply, body, entityTags.of(body))
     },
   )
 }

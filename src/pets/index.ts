@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config/config.js'
+import type { EntityTags } from '../http/conditional-reads.js'
 import { registerOpenApi } from '../http/openapi.js'
 import type { Clock } from '../shared/clock.js'
 import { CachedPetRepository } from './cached-pet-repository.js'
@@ -14,6 +15,8 @@ export interface PetsApiOptions {
   clock: Clock
   /** '' (relative links) or the public base URL. */
   linkBase: string
+  /** The tags of the reads' answers (conditional reads). */
+  entityTags: EntityTags
 }
 
 /**
@@ -21,8 +24,8 @@ export interface PetsApiOptions {
  * OpenAPI document and console (/v1/openapi.json, /docs), and its routes under /v1, reading the
  * store through the one cache of pets.
  */
-export async function registerPetsApi(app: FastifyInstance, { config, pets, clock, linkBase }: PetsApiOptions): Promise<void> {
+export async function registerPetsApi(app: FastifyInstance, { config, pets, clock, linkBase, entityTags }: PetsApiOptions): Promise<void> {
   for (const schema of [PetStatusSchema, NewPetSchema, PetSchema]) app.addSchema(schema)
   await registerOpenApi(app, config, petsApiDescription(config))
-  await app.register(petRoutes, { prefix: '/v1', pets: new CachedPetRepository(pets), clock, linkBase })
+  await app.register(petRoutes, { prefix: '/v1', pets: new CachedPetRepository(pets), clock, linkBase, entityTags })
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { type Static, type TSchema, Type } from 'typebox'
-import { entityTag, sendConditional } from '../http/conditional-reads.js'
+import { type EntityTags, sendConditional } from '../http/conditional-reads.js'
 import { errorResponses, etagHeaderDoc, ifNoneMatchHeaders, notModifiedResponse, rateLimitHeaderDocs } from '../http/openapi-docs.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
@@ -15,6 +15,8 @@ export interface PetRoutesOptions {
   clock: Clock
   /** Prefix of the links the routes build: '' for relative links, or an absolute origin. */
   linkBase: string
+  /** The tags of the reads' answers. */
+  entityTags: EntityTags
 }
 
 /** A reference to a shared schema (a component in the OpenAPI document), typed as the schema. */
@@ -45,7 +47,7 @@ interface PetAnswer {
 }
 
 /** The animal catalogue: listPets, createPet and the deprecated getPet, under the /v1 prefix. */
-export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { pets, clock, linkBase }) => {
+export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { pets, clock, linkBase, entityTags }) => {
   // The serialized answer of a shared (frozen) page or pet, kept as long as the repository keeps
   // that value (CachedPetRepository decides what is shared and for how long): serializing it is
   // then done once, not per request. Other values get no entry: one per request outlived
@@ -96,7 +98,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
         // The route's own serializer (its response schema), as for any other answer.
         const body = reply.serialize(more ? rows.slice(0, limit) : rows) as string
         const link = more ? `<${linkBase}/v1/pets?limit=${limit}${filter}&after=${rows[limit - 1]!.id}>; rel="next"` : undefined
-        page = { limit, status, body, link, etag: entityTag(body, link) }
+        page = { limit, status, body, link, etag: entityTags.of(body, link) }
         if (shared) answers.set(rows, page)
       }
       if (page.link !== undefined) reply.header('link', page.link)
@@ -188,7 +190,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
       if (answer === undefined) {
         // The route's own serializer (its response schema), as for any other answer.
         const body = reply.serialize(pet) as string
-        answer = { body, etag: entityTag(body) }
+        answer = { body, etag: entityTags.of(body) }
         if (Object.isFrozen(pet)) petAnswers.set(pet, answer)
       }
       return sendConditional(request, reply, answer.body, answer.etag)

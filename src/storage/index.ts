@@ -1,4 +1,5 @@
 import { type Config, isPostgresUrl } from '../config/config.js'
+import type { Clock } from '../shared/clock.js'
 import { UnusableFileError } from '../shared/file-location.js'
 import { redactUrl, StartupError } from '../shared/startup-error.js'
 import type { ServerLock } from './sqlite/server-lock.js'
@@ -7,8 +8,13 @@ import type { Storage } from './storage.js'
 /**
  * Opens the engine DATABASE_URL names: postgres:// for PostgreSQL, anything else is a SQLite file.
  * A database that cannot be opened or reached is a StartupError naming DATABASE_URL and the cause.
+ * `clock` (the service's) judges orders' holds on SQLite; PostgreSQL judges them by the
+ * database's clock, whatever the service's says (orders/repository.ts).
  */
-export async function openStorage(config: Pick<Config, 'databaseUrl' | 'databaseListenUrl' | 'durability'>): Promise<Storage> {
+export async function openStorage(
+  config: Pick<Config, 'databaseUrl' | 'databaseListenUrl' | 'durability'>,
+  clock?: Clock,
+): Promise<Storage> {
   if (isPostgresUrl(config.databaseUrl)) {
     const { PostgresStorage } = await import('./postgres/postgres-storage.js')
     const { describeConnectFailure } = await import('./postgres/connection.js')
@@ -20,7 +26,7 @@ export async function openStorage(config: Pick<Config, 'databaseUrl' | 'database
   }
   const { SqliteStorage } = await import('./sqlite/sqlite-storage.js')
   try {
-    return new SqliteStorage(config)
+    return new SqliteStorage({ ...config, holdClock: clock })
   } catch (error) {
     if (error instanceof UnusableFileError) throw new StartupError({ DATABASE_URL: config.databaseUrl }, error.message)
     throw error

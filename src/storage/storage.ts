@@ -24,6 +24,13 @@ export interface Storage {
   readonly customers: CustomerRepository
   /** GitHub's secret scanning reports already acted on, by body hash (secret-scanning/). */
   readonly scanReports: ScanReportRepository
+  /**
+   * A random secret made once for this database (256 bits, migration 019's `service_secrets`,
+   * written by the first start that finds none), the same on every instance that uses it and
+   * after every restart. Each use derives its own key from it (the entity tags of conditional
+   * reads: http/conditional-reads.ts). Never shown, logged or sent.
+   */
+  readonly serviceSecret: string
   /** Rejects when the engine cannot answer a trivial query (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>

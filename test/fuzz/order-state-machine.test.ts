@@ -14,9 +14,9 @@ import { randomBytes } from 'node:crypto'
 import { after, describe, test } from 'node:test'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
-import type { ManualClock } from '../../src/shared/clock.js'
+import { ManualClock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
-import { bearer, openTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, openTestApp, TEST_NOW, type TestApp } from '../helpers/app.js'
 import { PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 import { invariantProblems } from '../orders/helpers.js'
@@ -180,9 +180,12 @@ describe('the state machine against a model', { timeout: 240_000 }, () => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const schema = `orders_${randomBytes(6).toString('hex')}`
     schemas.push(schema)
+    // The app's clock judges the store's holds too (holdClock), so that the model can run holds out.
+    const clock = new ManualClock(TEST_NOW)
     const app = await openTestApp({
       env: { ORDER_HOLD_MINUTES: '5', ORDER_SWEEP_MS: '600000' },
-      storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }),
+      clock,
+      storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema, holdClock: clock }),
     })
     try {
       await fc.assert(

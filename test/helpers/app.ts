@@ -45,7 +45,8 @@ export interface TestAppOptions {
 
 /**
  * Builds the service for app.inject tests, as the server does (buildService): in-memory SQLite
- * and limiter and a manual clock unless given others. Config starts from the defaults of an empty
+ * (whose orders' holds the app's clock judges, as on a server) and limiter and a manual clock
+ * unless given others. Config starts from the defaults of an empty
  * environment, overridden by `env`. No logging unless given a `logger`. Closed after the test `t`
  * (or before, by its own `close()`: it closes once).
  */
@@ -71,9 +72,10 @@ export function buildSuiteApp(options: TestAppOptions | (() => Promise<TestAppOp
 /** The app of buildTestApp, for a harness that closes it itself (test/fuzz/server.ts). */
 export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = testConfig(options.env)
+  const given = options.clock ?? new ManualClock(TEST_NOW)
   const { app, storage, limiter, clock, metrics, admin, close } = await buildService(config, {
-    clock: options.clock ?? new ManualClock(TEST_NOW),
-    storage: options.storage ?? memoryStorage(),
+    clock: given,
+    storage: options.storage ?? memoryStorage(given),
     limiter: options.limiter,
     logger: options.logger,
   })
@@ -107,5 +109,6 @@ function once(close: () => Promise<void>): () => Promise<void> {
 export const testConfig = (env: Record<string, string> = {}): Config =>
   loadConfig({ BOOTSTRAP_KEY: 'false', LIMITER_STATE_FILE: 'off', REDIS_KEY_PREFIX, ...env })
 
-/** A fresh in-memory SQLite store. */
-export const memoryStorage = (): Storage => new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
+/** A fresh in-memory SQLite store; `holdClock` judges its orders' holds (else the system's clock). */
+export const memoryStorage = (holdClock?: Clock): Storage =>
+  new SqliteStorage({ databaseUrl: ':memory:', durability: 'process', holdClock })

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { TestContext } from 'node:test'
 import pg from 'pg'
+import type { Clock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
@@ -9,8 +10,11 @@ import { PG_URL, requireService } from './services.js'
 /** A store for a test that runs the same assertions on SQLite and on PostgreSQL (a scratch schema). */
 export interface StoreEngine {
   name: string
-  /** A fresh, empty store, closed (and its schema dropped) after the test; undefined when skipped. */
-  open(t: TestContext): Promise<Storage | undefined>
+  /**
+   * A fresh, empty store, closed (and its schema dropped) after the test; undefined when skipped.
+   * `holdClock` judges orders' holds on both engines (else the system's, and the database's).
+   */
+  open(t: TestContext, options?: { holdClock?: Clock }): Promise<Storage | undefined>
 }
 
 /** Drops a scratch PostgreSQL schema and everything in it. */
@@ -27,18 +31,18 @@ export async function dropSchema(schema: string): Promise<void> {
 export const STORE_ENGINES: StoreEngine[] = [
   {
     name: 'SQLite',
-    async open(t) {
-      const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
+    async open(t, { holdClock } = {}) {
+      const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process', holdClock })
       t.after(() => storage.close())
       return storage
     },
   },
   {
     name: 'PostgreSQL',
-    async open(t) {
+    async open(t, { holdClock } = {}) {
       if (!(await requireService(t, 'PostgreSQL'))) return undefined
       const schema = `test_${randomBytes(6).toString('hex')}`
-      const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+      const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema, holdClock })
       t.after(async () => {
         await storage.close()
         await dropSchema(schema)

@@ -4,6 +4,8 @@
  * change outdated. "Another instance" is a second app on the same store (a second connection to
  * the same SQLite file, a second PostgreSQL pool), as in test/orders/cache-freshness.test.ts. With
  * the Redis limiter the 304s are free and the secondary budget counted on every instance alike.
+ * The tags are keyed with the database's secret: the same on every instance and after a restart,
+ * another on another database.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -70,7 +72,62 @@ async function staleTagsAnswered(writer: TestApp, reader: TestApp, key: Headers)
 
 const ENTERPRISE = { plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 } as const
 
+/**
+ * Tags keyed with the database's secret: two apps that `open` on one database tag every read
+ * alike, and so does one opened after both closed; an app on another database (`openOther`) tags
+ * the same answers otherwise.
+ */
+async function keyedPerDatabase(open: () => Promise<TestApp>, openOther: () => Promise<TestApp>): Promise<void> {
+  const apps = [await open(), await open()]
+  try {
+    const [a, b] = apps as [TestApp, TestApp]
+    const key = bearer(await a.key(ENTERPRISE))
+    const petId = (await post(a, '/v1/pets', key, { name: 'Rex', categoryId: 1, status: 'available' })).json().id
+    const orderId = (await post(a, '/v1/store/orders', key, { petId })).json().id
+    const first = await tags(a, key, petId, orderId)
+    assert.deepEqual(await tags(b, key, petId, orderId), first, 'every instance tags the same answer alike')
+    for (const app of apps.splice(0)) await app.close()
+
+    apps.push(await open(), await openOther())
+    const [restarted, other] = apps as [TestApp, TestApp]
+    assert.deepEqual(await tags(restarted, key, petId, orderId), first, 'and after a restart')
+    // The same animal and order on the other database: the same answers.
+    const otherKey = bearer(await other.key(ENTERPRISE))
+    const otherPet = (await post(other, '/v1/pets', otherKey, { name: 'Rex', categoryId: 1, status: 'available' })).json().id
+    assert.equal((await post(other, '/v1/store/orders', otherKey, { petId: otherPet })).statusCode, 201)
+    for (const url of ['/v1/store/inventory', `/v1/pets/${petId}`, '/v1/pets']) {
+      const [here, there] = [await get(restarted, url, key), await get(other, url, otherKey)]
+      assert.equal(here.body, there.body, url)
+      assert.notEqual(here.headers.etag, there.headers.etag, `${url}: another database, another key`)
+    }
+  } finally {
+    for (const app of apps) await app.close()
+  }
+}
+
 describe('conditional reads across instances', { timeout: 60_000 }, () => {
+  test('one SQLite file: the same tags on two apps and after a restart; another file, other tags', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'etag-'))
+    const open = (name: string) => () =>
+      openTestApp({ storage: new SqliteStorage({ databaseUrl: join(dir, name), durability: 'process' }) })
+    try {
+      await keyedPerDatabase(open('store.db'), open('other.db'))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('one PostgreSQL database: the same tags on two apps and after a restart; another schema, other tags', async (t) => {
+    if (!(await requireService(t, 'PostgreSQL'))) return
+    const schemas = [`etag_${randomBytes(6).toString('hex')}`, `etag_${randomBytes(6).toString('hex')}`]
+    const open = (schema: string) => async () => openTestApp({ storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) })
+    try {
+      await keyedPerDatabase(open(schemas[0]!), open(schemas[1]!))
+    } finally {
+      for (const schema of schemas) await dropSchema(schema)
+    }
+  })
+
   test('two apps on one SQLite file: a change on one, a 200 to the old tag on the other', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'etag-'))
     const apps: TestApp[] = []

@@ -1,12 +1,14 @@
 /**
  * Conditional reads (http/conditional-reads.ts, auth/uncounted-reads.ts): a strong ETag on the
- * 200 of the five reads, 304 without a body for a matching If-None-Match, not counted against the
- * quota up to the secondary budget; a change changes the tag; no key is still 401.
+ * 200 of the five reads, keyed with the database's secret; 304 without a body for a matching
+ * If-None-Match, not counted against the quota up to the secondary budget when it named the tag
+ * (`*` is counted); a change changes the tag; no key is still 401.
  */
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { entityTag, ifNoneMatchNames } from '../../src/http/conditional-reads.js'
+import { EntityTags, ifNoneMatchNames } from '../../src/http/conditional-reads.js'
 import { bearer, buildTestApp, type TestApp } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'
 
@@ -36,7 +38,8 @@ async function store(t: TestApp, key: Headers) {
 
 describe('If-None-Match as RFC 9110 reads it', () => {
   test('a list of tags, weak or strong, or *', () => {
-    const tag = entityTag('[]')
+    const tags = new EntityTags('a secret')
+    const tag = tags.of('[]')
     assert.match(tag, /^"[A-Za-z0-9_-]{43}"$/)
     assert.equal(ifNoneMatchNames(undefined, tag), false)
     assert.equal(ifNoneMatchNames(tag, tag), true)
@@ -47,7 +50,7 @@ describe('If-None-Match as RFC 9110 reads it', () => {
     assert.equal(ifNoneMatchNames('"x", "y"', tag), false)
     assert.equal(ifNoneMatchNames(tag.slice(1, -1), tag), false)
     // The Link header is part of the answer: a page that gains a next page has another tag.
-    assert.notEqual(entityTag('[]', undefined), entityTag('[]', '<x>; rel="next"'))
+    assert.notEqual(tags.of('[]', undefined), tags.of('[]', '<x>; rel="next"'))
   })
 })
 
@@ -66,7 +69,8 @@ describe('conditional reads', () => {
       assert.equal(remaining(b), remaining(a) - 1, url)
       // Of the body (and of a list's rel="next" Link: getPet's Link is its deprecation's, not part of the answer).
       const list = url === '/v1/pets' || url === '/v1/store/orders'
-      assert.equal(a.headers.etag, entityTag(a.body, list ? (a.headers.link as string | undefined) : undefined), url)
+      const tags = new EntityTags(app.storage.serviceSecret)
+      assert.equal(a.headers.etag, tags.of(a.body, list ? (a.headers.link as string | undefined) : undefined), url)
     }
     // Not on the other answers.
     assert.equal((await post(app, '/v1/pets', key, { name: 'Zed', categoryId: 1 })).headers.etag, undefined)
@@ -80,7 +84,7 @@ describe('conditional reads', () => {
     for (const url of urls) {
       const first = await get(app, url, key)
       const before = remaining(first)
-      for (const inm of [first.headers.etag as string, `W/${first.headers.etag}`, `"nope", ${first.headers.etag}`, '*']) {
+      for (const inm of [first.headers.etag as string, `W/${first.headers.etag}`, `"nope", ${first.headers.etag}`]) {
         const res = await get(app, url, { ...key, 'if-none-match': inm })
         assert.equal(res.statusCode, 304, `${url} ${inm}: ${res.body}`)
         assert.equal(res.body, '')
@@ -97,6 +101,52 @@ describe('conditional reads', () => {
       assert.equal(remaining(stale), before - 1, `${url}: a 200 is counted`)
       assert.equal(remaining(await get(app, url, key)), before - 2)
     }
+  })
+
+  test('If-None-Match: * is a 304 (RFC 9110) but counted: it shows no copy held', async (t) => {
+    const app = await buildTestApp(t)
+    const key = bearer(await app.key({ plan: 'free' }))
+    const { urls } = await store(app, key)
+    for (const url of urls) {
+      const first = await get(app, url, key)
+      for (const [i, inm] of ['*', ' * '].entries()) {
+        const res = await get(app, url, { ...key, 'if-none-match': inm })
+        assert.equal(res.statusCode, 304, `${url} ${inm}: ${res.body}`)
+        assert.equal(res.body, '')
+        assert.equal(res.headers.etag, first.headers.etag)
+        assert.equal(remaining(res), remaining(first) - 1 - i, `${url} ${inm}: counted`)
+      }
+    }
+  })
+
+  test('a Free key polling with *: its plan’s 60 a minute, then 429s (not 10 times that)', async (t) => {
+    const app = await buildTestApp(t)
+    const key = { ...bearer(await app.key({ plan: 'free' })), 'if-none-match': '*' }
+    const statuses: Record<number, number> = {}
+    for (let i = 0; i < 100; i++) {
+      const res = await get(app, '/v1/store/inventory', key)
+      statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1
+    }
+    assert.deepEqual(statuses, { 304: 60, 429: 40 })
+  })
+
+  test('the tag says nothing of the answer: not a hash of the body, another database another tag', async (t) => {
+    const [one, other] = [await buildTestApp(t), await buildTestApp(t)]
+    const answers = await Promise.all(
+      [one, other].map(async (app) => get(app, '/v1/store/inventory', bearer(await app.key({ plan: 'pro' })))),
+    )
+    const [a, b] = answers as [LightMyRequestResponse, LightMyRequestResponse]
+    assert.equal(a.body, b.body)
+    assert.notEqual(a.headers.etag, b.headers.etag, 'keyed with each database’s own secret')
+    // The attacker's method: the inventory's likely answers, each hashed as the tag was made before.
+    const sha256 = (body: string) => `"${createHash('sha256').update(body).update('\0').digest('base64url')}"`
+    const range = Array.from({ length: 30 }, (_, n) => n)
+    for (const available of range)
+      for (const pending of range)
+        for (const sold of range) {
+          const body = JSON.stringify({ available, pending, sold })
+          assert.notEqual(sha256(body), a.headers.etag, `the tag gave the inventory away: ${body}`)
+        }
   })
 
   test('usage history: a free 304 is not counted, a 200 is', async (t) => {

@@ -9,9 +9,9 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import type { ManualClock } from '../../src/shared/clock.js'
+import { ManualClock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
-import { bearer, openTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, openTestApp, TEST_NOW, type TestApp } from '../helpers/app.js'
 import { PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 import { invariantProblems, petVersion, rawQuery } from './helpers.js'
@@ -43,7 +43,11 @@ async function sqliteCluster(): Promise<Cluster> {
 
 async function postgresCluster(schema: string): Promise<Cluster> {
   const apps: TestApp[] = []
-  for (let i = 0; i < 3; i++) apps.push(await openTestApp({ storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) }))
+  // Each app's clock judges its store's holds too (holdClock), so that the test can run a hold out.
+  for (let i = 0; i < 3; i++) {
+    const clock = new ManualClock(TEST_NOW)
+    apps.push(await openTestApp({ clock, storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema, holdClock: clock }) }))
+  }
   return { apps, key: bearer(await apps[0]!.key(ENTERPRISE)) }
 }
 

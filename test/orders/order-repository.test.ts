@@ -1,12 +1,15 @@
 /**
  * The order repository's contract, the same assertions on SQLite and on PostgreSQL: the state
  * machines of src/orders/state.ts as the stores enforce them, the counts of the inventory, the
- * versions of the rows, and what an Idempotency-Key record holds.
+ * versions of the rows, and what an Idempotency-Key record holds. Time is the store's hold clock,
+ * a manual one here on both engines (the database's own, on PostgreSQL, is
+ * test/orders/hold-clock.test.ts).
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { NewOrder, OrderRepository } from '../../src/orders/repository.js'
 import type { PetStatus } from '../../src/pets/schemas.js'
+import { ManualClock } from '../../src/shared/clock.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { STORE_ENGINES } from '../helpers/stores.js'
 import { petVersion, rawQuery } from './helpers.js'
@@ -18,7 +21,6 @@ const order = (petId: number, over: Partial<NewOrder> = {}): NewOrder => ({
   petId,
   owner: 'k:key_a',
   keyId: 'key_a',
-  now: T0,
   holdMs: HOLD,
   ...over,
 })
@@ -36,7 +38,8 @@ async function placed(orders: OrderRepository, petId: number, over: Partial<NewO
 for (const engine of STORE_ENGINES) {
   describe(`orders on ${engine.name}`, () => {
     test('a placement holds an available animal; refusals name why and change nothing', async (t) => {
-      const storage = await engine.open(t)
+      const clock = new ManualClock(T0)
+      const storage = await engine.open(t, { holdClock: clock })
       if (!storage) return
       const { orders } = storage
       const rex = await pet(storage, 'available')
@@ -69,13 +72,15 @@ for (const engine of STORE_ENGINES) {
     })
 
     test('cancel makes the animal available, complete sells it; only a placed order changes', async (t) => {
-      const storage = await engine.open(t)
+      const clock = new ManualClock(T0)
+      const storage = await engine.open(t, { holdClock: clock })
       if (!storage) return
       const { orders } = storage
       const [a, b] = [await pet(storage, 'available'), await pet(storage, 'available')]
       const oa = await placed(orders, a)
       const ob = await placed(orders, b)
-      const cancelled = await orders.changeOrder(oa.id, 'cancel', { owner: 'k:key_a', now: T0 + 1000 })
+      clock.set(T0 + 1000)
+      const cancelled = await orders.changeOrder(oa.id, 'cancel', { owner: 'k:key_a' })
       assert.equal(cancelled.outcome, 'changed')
       assert.deepEqual(
         [
@@ -84,8 +89,10 @@ for (const engine of STORE_ENGINES) {
         ],
         ['cancelled', T0 + 1000],
       )
-      const completed = await orders.changeOrder(ob.id, 'complete', { owner: 'k:key_a', now: T0 + 2000 })
+      clock.set(T0 + 2000)
+      const completed = await orders.changeOrder(ob.id, 'complete', { owner: 'k:key_a' })
       assert.equal((completed as { order: { status: string } }).order.status, 'completed')
+      clock.set(T0 + 3000)
       assert.deepEqual([(await storage.pets.getPet(a))?.status, (await storage.pets.getPet(b))?.status], ['available', 'sold'])
       for (const [id, change] of [
         [oa.id, 'complete'],
@@ -93,17 +100,19 @@ for (const engine of STORE_ENGINES) {
         [ob.id, 'cancel'],
         [ob.id, 'complete'],
       ] as const) {
-        const again = await orders.changeOrder(id, change, { owner: 'k:key_a', now: T0 + 3000 })
+        const again = await orders.changeOrder(id, change, { owner: 'k:key_a' })
         assert.equal(again.outcome, 'not_placed')
       }
       assert.deepEqual(await orders.inventory(), { available: 1, pending: 0, sold: 1 })
       // The animal of a cancelled order can be ordered again; a sold one cannot.
-      await placed(orders, a, { now: T0 + 4000 })
+      clock.set(T0 + 4000)
+      await placed(orders, a)
       assert.deepEqual(await orders.placeOrder(order(b)), { outcome: 'not_available', petStatus: 'sold' })
     })
 
     test('a change with its audit entry writes both in one transaction, or neither', async (t) => {
-      const storage = await engine.open(t)
+      const clock = new ManualClock(T0)
+      const storage = await engine.open(t, { holdClock: clock })
       if (!storage) return
       const { orders } = storage
       const actor = { type: 'admin_token' as const, id: 'adm_test' }
@@ -116,7 +125,7 @@ for (const engine of STORE_ENGINES) {
         requestId: 'r1',
       })
       const kept = await placed(orders, await pet(storage, 'available'))
-      const cancelled = await orders.changeOrder(kept.id, 'cancel', { now: T0, audit: entry })
+      const cancelled = await orders.changeOrder(kept.id, 'cancel', { audit: entry })
       assert.equal(cancelled.outcome, 'changed')
       const written = await storage.audit.list({ limit: 10, action: 'order.cancel' })
       assert.deepEqual(
@@ -128,7 +137,6 @@ for (const engine of STORE_ENGINES) {
       const other = await placed(orders, otherPet)
       await assert.rejects(
         orders.changeOrder(other.id, 'cancel', {
-          now: T0,
           audit: () => {
             throw new Error('audit log unavailable')
           },
@@ -139,32 +147,35 @@ for (const engine of STORE_ENGINES) {
       assert.equal((await storage.pets.getPet(otherPet))?.status, 'pending', 'its animal still held')
       assert.equal((await storage.audit.list({ limit: 10, action: 'order.cancel' })).entries.length, 1)
       // A refused change writes no entry.
-      assert.equal((await orders.changeOrder(kept.id, 'cancel', { now: T0, audit: entry })).outcome, 'not_placed')
+      assert.equal((await orders.changeOrder(kept.id, 'cancel', { audit: entry })).outcome, 'not_placed')
       assert.equal((await storage.audit.list({ limit: 10, action: 'order.cancel' })).entries.length, 1)
     })
 
     test("an order is its owner's: someone else's is not found, and nothing changes", async (t) => {
-      const storage = await engine.open(t)
+      const clock = new ManualClock(T0)
+      const storage = await engine.open(t, { holdClock: clock })
       if (!storage) return
       const { orders } = storage
       const o = await placed(orders, await pet(storage, 'available'))
-      assert.deepEqual(await orders.changeOrder(o.id, 'cancel', { owner: 'k:someone', now: T0 }), { outcome: 'not_found' })
+      assert.deepEqual(await orders.changeOrder(o.id, 'cancel', { owner: 'k:someone' }), { outcome: 'not_found' })
       assert.equal(await orders.getOrder(o.id, { owner: 'k:someone' }), undefined)
       assert.equal((await orders.getOrder(o.id, { owner: 'k:key_a' }))?.status, 'placed')
       assert.equal((await orders.getOrder(o.id))?.status, 'placed', 'without an owner (operators): any order')
-      assert.deepEqual(await orders.changeOrder(424_242, 'cancel', { now: T0 }), { outcome: 'not_found' })
-      assert.deepEqual(await orders.changeOrder((2n ** 70n) as unknown as number, 'cancel', { now: T0 }), { outcome: 'not_found' })
+      assert.deepEqual(await orders.changeOrder(424_242, 'cancel', {}), { outcome: 'not_found' })
+      assert.deepEqual(await orders.changeOrder((2n ** 70n) as unknown as number, 'cancel', {}), { outcome: 'not_found' })
     })
 
     test('a hold that ran out: a cancel or complete finds the order expired, a new order takes the animal', async (t) => {
-      const storage = await engine.open(t)
+      const clock = new ManualClock(T0)
+      const storage = await engine.open(t, { holdClock: clock })
       if (!storage) return
       const { orders } = storage
       const [a, b] = [await pet(storage, 'available'), await pet(storage, 'available')]
       const oa = await placed(orders, a)
       const ob = await placed(orders, b)
       const after = T0 + HOLD
-      const refused = await orders.changeOrder(oa.id, 'complete', { owner: 'k:key_a', now: after })
+      clock.set(after)
+      const refused = await orders.changeOrder(oa.id, 'complete', { owner: 'k:key_a' })
       assert.equal(refused.outcome, 'not_placed')
       assert.deepEqual(
         [
@@ -174,26 +185,35 @@ for (const engine of STORE_ENGINES) {
         ['expired', after],
       )
       assert.equal((await storage.pets.getPet(a))?.status, 'available', 'expired on the way, not sold')
-      const other = await orders.placeOrder(order(b, { owner: 'k:key_b', keyId: 'key_b', now: after }))
+      const other = await orders.placeOrder(order(b, { owner: 'k:key_b', keyId: 'key_b' }))
       assert.equal(other.outcome, 'placed', 'the hold of order b ran out: the animal goes to the new order')
       assert.equal((await orders.getOrder(ob.id))?.status, 'expired')
       // One millisecond before the end, the hold still holds.
       const c = await pet(storage, 'available')
+      clock.set(T0)
       const oc = await placed(orders, c)
-      assert.equal((await orders.changeOrder(oc.id, 'complete', { now: T0 + HOLD - 1 })).outcome, 'changed')
+      clock.set(T0 + HOLD - 1)
+      assert.equal((await orders.changeOrder(oc.id, 'complete', {})).outcome, 'changed')
       assert.deepEqual(await orders.inventory(), { available: 1, pending: 1, sold: 1 })
     })
 
     test('the sweep expires each due order once, with its animal, in batches', async (t) => {
-      const storage = await engine.open(t)
+      const clock = new ManualClock(T0)
+      const storage = await engine.open(t, { holdClock: clock })
       if (!storage) return
       const { orders } = storage
       const due: number[] = []
-      for (let i = 0; i < 5; i++) due.push((await placed(orders, await pet(storage, 'available'), { now: T0 + i })).id)
-      const later = await placed(orders, await pet(storage, 'available'), { now: T0 + HOLD })
-      assert.equal(await orders.expireDue(T0 + HOLD + 2, 2), 2, 'a batch is bounded')
-      assert.equal(await orders.expireDue(T0 + HOLD + 10, 100), 3)
-      assert.equal(await orders.expireDue(T0 + HOLD + 10, 100), 0, 'nothing is expired twice')
+      for (let i = 0; i < 5; i++) {
+        clock.set(T0 + i)
+        due.push((await placed(orders, await pet(storage, 'available'))).id)
+      }
+      clock.set(T0 + HOLD)
+      const later = await placed(orders, await pet(storage, 'available'))
+      clock.set(T0 + HOLD + 2)
+      assert.equal(await orders.expireDue(2), 2, 'a batch is bounded')
+      clock.set(T0 + HOLD + 10)
+      assert.equal(await orders.expireDue(100), 3)
+      assert.equal(await orders.expireDue(100), 0, 'nothing is expired twice')
       for (const id of due) assert.equal((await orders.getOrder(id))?.status, 'expired')
       assert.equal((await orders.getOrder(later.id))?.status, 'placed')
       assert.deepEqual(await orders.inventory(), { available: 5, pending: 1, sold: 0 })
@@ -204,7 +224,8 @@ for (const engine of STORE_ENGINES) {
     })
 
     test('pages by owner, key and status, in id order from `after`', async (t) => {
-      const storage = await engine.open(t)
+      const clock = new ManualClock(T0)
+      const storage = await engine.open(t, { holdClock: clock })
       if (!storage) return
       const { orders } = storage
       const ids: number[] = []
@@ -212,7 +233,7 @@ for (const engine of STORE_ENGINES) {
         const owner = i % 2 === 0 ? 'k:a' : 'k:b'
         ids.push((await placed(orders, await pet(storage, 'available'), { owner, keyId: `key_${i % 3}` })).id)
       }
-      await orders.changeOrder(ids[2]!, 'cancel', { now: T0 })
+      await orders.changeOrder(ids[2]!, 'cancel', {})
       const of = (o: { id: number }[]) => o.map((x) => ids.indexOf(x.id))
       assert.deepEqual(of(await orders.listOrders({ limit: 10, owner: 'k:a' })), [0, 2, 4])
       assert.deepEqual(of(await orders.listOrders({ limit: 2, owner: 'k:a' })), [0, 2])
@@ -225,7 +246,8 @@ for (const engine of STORE_ENGINES) {
     })
 
     test('every change moves the rows’ versions; the one-placed-order-per-animal index holds whatever the code does', async (t) => {
-      const storage = await engine.open(t)
+      const clock = new ManualClock(T0)
+      const storage = await engine.open(t, { holdClock: clock })
       if (!storage) return
       const { orders } = storage
       const rex = await pet(storage, 'available')
@@ -233,7 +255,7 @@ for (const engine of STORE_ENGINES) {
       const o = await placed(orders, rex)
       assert.equal(await petVersion(storage, rex), 2)
       assert.equal((await orders.getOrder(o.id))?.version, 1)
-      const done = await orders.changeOrder(o.id, 'cancel', { now: T0 })
+      const done = await orders.changeOrder(o.id, 'cancel', {})
       assert.equal((done as { order: { version: number } }).order.version, 2)
       assert.equal(await petVersion(storage, rex), 3)
       await placed(orders, rex)
@@ -247,7 +269,8 @@ for (const engine of STORE_ENGINES) {
     })
 
     test('an Idempotency-Key record: replayed with the same body, reused otherwise (also a key of a pet create)', async (t) => {
-      const storage = await engine.open(t)
+      const clock = new ManualClock(T0)
+      const storage = await engine.open(t, { holdClock: clock })
       if (!storage) return
       const { orders } = storage
       const [a, b] = [await pet(storage, 'available'), await pet(storage, 'available')]
@@ -255,7 +278,8 @@ for (const engine of STORE_ENGINES) {
       const first = await orders.placeOrder(order(a), claim)
       assert.equal(first.outcome, 'placed')
       const id = (first as { order: { id: number } }).order.id
-      await orders.changeOrder(id, 'complete', { now: T0 + 1 })
+      clock.set(T0 + 1)
+      await orders.changeOrder(id, 'complete', {})
       const again = await orders.placeOrder(order(a), claim)
       assert.equal(again.outcome, 'replayed')
       assert.equal((again as { order: { id: number; status: string } }).order.id, id)

@@ -35,7 +35,6 @@ export function cancelOrder(app: AdminApp, options: AdminOrdersOptions): void {
       // transaction, as a key change's is: no cancel without its entry, nor the reverse.
       const ctx = changeContext(request)
       const result = await options.orders.changeOrder(id, 'cancel', {
-        now: options.now(),
         audit: (order) => auditEntry(options, ctx, 'order.cancel', order.keyId, { orderId: String(order.id), owner: order.owner }),
       })
       if (result.outcome === 'not_found') throw orderNotFound(id)

@@ -74,11 +74,21 @@ const NETWORK_CODES = new Set([
 /**
  * SQLSTATEs meaning "the server cannot serve this now" rather than "this request is wrong":
  * class 08 (connection exception), 53 (insufficient resources: too many connections, disk
- * full, out of memory), 57P01-57P05 (shutdown, crash, starting up, idle timeouts) and 57014
- * (statement timeout). Retrying later may succeed, so they map to 503.
+ * full, out of memory), 57P01-57P05 (shutdown, crash, starting up, idle timeouts), 57014
+ * (statement timeout), and the server refusing the service's own connection: class 28 (its
+ * login refused: 28000, a password that no longer matches: 28P01) and 3D000 (its database
+ * missing). No request causes or fixes those; the service is down until an operator (or a
+ * failover) does, as /readyz says, so they map to 503 with Retry-After like any other outage.
  */
 function isUnavailableSqlState(code: string): boolean {
-  return code.startsWith('08') || code.startsWith('53') || code.startsWith('57P') || code === '57014'
+  return (
+    code.startsWith('08') ||
+    code.startsWith('53') ||
+    code.startsWith('57P') ||
+    code === '57014' ||
+    code.startsWith('28') ||
+    code === '3D000'
+  )
 }
 
 /** pg and pg-pool report client-side connection trouble with plain Errors and these messages. */

@@ -12,6 +12,7 @@ import type {
 import { type ClientChange, TRANSITIONS } from '../../orders/state.js'
 import type { IdempotencyClaim } from '../../pets/repository.js'
 import type { PetStatus } from '../../pets/schemas.js'
+import type { Clock } from '../../shared/clock.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
 import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
 import {
@@ -53,14 +54,28 @@ const expireOrders = (() => {
 })()
 
 /**
+ * The database's time, epoch ms: `now()`, the start of the transaction, the same for each of its
+ * statements (a change and the expiry it checks first are judged at one instant).
+ */
+const DATABASE_NOW = 'SELECT floor(extract(epoch FROM now()) * 1000)::bigint AS now'
+
+/**
  * Orders on PostgreSQL, each method one transaction (READ COMMITTED). The conditional UPDATEs of
  * order-sql.ts take the row they change: a second transaction that wants the same animal or order
  * waits for the first to end, then finds its `from` no longer holds and changes nothing. Row locks
  * are always taken in one order: orders, then pets, then the counts (their trigger), so two
  * transactions never wait on each other in a circle.
+ *
+ * Holds are judged by the database's clock, read first in each transaction that places, changes
+ * or expires orders: instances whose clocks disagree (by seconds, say) judge a hold alike, and the
+ * `expiresAt` a client was shown is the one every instance applies. (`holdClock`, for tests
+ * only, replaces it.)
  */
 export class PostgresOrderRepository implements OrderRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly holdClock?: Clock,
+  ) {}
 
   async placeOrder(order: NewOrder, claim?: IdempotencyClaim): Promise<PlaceOutcome> {
     if (!inInt64(order.petId)) return { outcome: 'unknown_pet' }
@@ -83,10 +98,11 @@ export class PostgresOrderRepository implements OrderRepository {
         }
       }
       const pet = { pet: int8(order.petId) }
+      const now = await this.now(client)
       for (let attempt = 1; ; attempt++) {
         if ((await run(client, petTransition('place'), pet)).rowCount === 1) break
         // A hold that ran out frees the animal for this order at once, sweep or not.
-        if (await this.expireOrder(client, orderTransition('expire', 'due-of-pet'), { pet: pet.pet, now: order.now })) continue
+        if (await this.expireOrder(client, orderTransition('expire', 'due-of-pet'), { pet: pet.pet, now })) continue
         const found = await client.query<{ status: PetStatus | null }>('SELECT status FROM pets WHERE id = $1', [pet.pet])
         if (found.rows.length === 0) return { outcome: 'unknown_pet' }
         const status = found.rows[0]!.status
@@ -97,8 +113,8 @@ export class PostgresOrderRepository implements OrderRepository {
           pet: pet.pet,
           owner: order.owner,
           key_id: order.keyId,
-          now: order.now,
-          expires_at: order.now + order.holdMs,
+          now,
+          expires_at: now + order.holdMs,
         })
       ).rows[0] as OrderRow
       const placed = toOrder(row)
@@ -111,11 +127,12 @@ export class PostgresOrderRepository implements OrderRepository {
     })
   }
 
-  async changeOrder(id: Int64, change: ClientChange, { owner, now, audit }: ChangeOptions): Promise<ChangeOutcome> {
+  async changeOrder(id: Int64, change: ClientChange, { owner, audit }: ChangeOptions): Promise<ChangeOutcome> {
     if (!inInt64(id)) return { outcome: 'not_found' }
     return this.db.transaction(async (client) => {
       const found = await this.orderIn(client, id)
       if (found === undefined || (owner !== undefined && found.owner !== owner)) return { outcome: 'not_found' }
+      const now = await this.now(client)
       await this.expireOrder(client, orderTransition('expire', 'due'), { id: int8(id), now })
       const changed = (await run(client, orderTransition(change, 'id'), { id: int8(id), now })).rows[0] as OrderRow | undefined
       if (changed === undefined) return { outcome: 'not_placed', order: (await this.orderIn(client, id))! }
@@ -146,8 +163,9 @@ export class PostgresOrderRepository implements OrderRepository {
    * One batch: the due orders no other transaction holds (SKIP LOCKED: several instances sweep
    * side by side without waiting on each other), expired and their animals released together.
    */
-  async expireDue(now: number, limit: number): Promise<number> {
+  async expireDue(limit: number): Promise<number> {
     return this.db.transaction(async (client) => {
+      const now = await this.now(client)
       const due = await client.query<{ id: Int64 }>(`${DUE_ORDERS.postgres} FOR UPDATE SKIP LOCKED`, DUE_ORDERS.values({ now, limit }))
       if (due.rows.length === 0) return 0
       const expired = await client.query<{ pet_id: Int64 }>(expireOrders, [now, due.rows.map((r) => String(r.id))])
@@ -168,6 +186,13 @@ export class PostgresOrderRepository implements OrderRepository {
     )
     for (const { status, pets } of rows) inventory[status] = Number(pets)
     return inventory
+  }
+
+  /** The time of this transaction's changes: the database's (or, in tests, `holdClock`'s). */
+  private async now(client: pg.PoolClient): Promise<number> {
+    if (this.holdClock !== undefined) return this.holdClock.now()
+    const { rows } = await client.query<{ now: Int64 }>(DATABASE_NOW)
+    return Number(rows[0]!.now)
   }
 
   private async orderIn(client: pg.PoolClient, id: Int64): Promise<OrderRecord | undefined> {

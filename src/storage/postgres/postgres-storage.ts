@@ -7,7 +7,9 @@ import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { ScanReportRepository } from '../../secret-scanning/repository.js'
+import type { Clock } from '../../shared/clock.js'
 import type { UsageRepository } from '../../usage/repository.js'
+import { insertServiceSecret, newServiceSecret, SELECT_SERVICE_SECRET } from '../service-secret.js'
 import type { Storage } from '../storage.js'
 import { StorageFaults } from '../storage-faults.js'
 import { PostgresAdminTokenRepository } from './admin-token-repository.js'
@@ -38,6 +40,11 @@ export interface PostgresOptions {
    * LISTEN through the pooler is lost when its server connection goes back to the pool.
    */
   listenUrl?: string | 'off'
+  /**
+   * Tests only, to move time: the clock that judges orders' holds. Undefined (always in the
+   * service): the database's, which every instance shares (orders/repository.ts).
+   */
+  holdClock?: Clock
 }
 
 /**
@@ -90,6 +97,15 @@ async function migrate(config: pg.ClientConfig, schema: string | undefined): Pro
   }
 }
 
+/** The database's secret; made first when there is none (of instances making it at once, each reads the one written first). */
+async function serviceSecret(db: Db): Promise<string> {
+  const [found] = await db.query<{ secret: string }>(SELECT_SERVICE_SECRET)
+  if (found !== undefined) return found.secret
+  await db.query(insertServiceSecret('postgres'), [newServiceSecret(), Date.now()])
+  const [made] = await db.query<{ secret: string }>(SELECT_SERVICE_SECRET)
+  return made!.secret
+}
+
 export class PostgresStorage implements Storage {
   readonly kind = 'postgres'
   readonly pets: PetRepository
@@ -100,6 +116,7 @@ export class PostgresStorage implements Storage {
   readonly usage: UsageRepository
   readonly customers: CustomerRepository
   readonly scanReports: ScanReportRepository
+  readonly serviceSecret: string
   private readonly db: Db
   private readonly watcher: KeyChangeWatcher | undefined
   /** Every repository's failures go through it: a full disk or a corrupt page shows in ping(). */
@@ -109,11 +126,14 @@ export class PostgresStorage implements Storage {
   private constructor(
     private readonly pool: pg.Pool,
     listenConfig: pg.ClientConfig | undefined,
+    serviceSecret: string,
+    holdClock: Clock | undefined,
   ) {
+    this.serviceSecret = serviceSecret
     this.db = new Db(pool)
     this.watcher = listenConfig === undefined ? undefined : new KeyChangeWatcher(() => new pg.Client(listenConfig))
     this.pets = this.faults.watch(new PostgresPetRepository(this.db))
-    this.orders = this.faults.watch(new PostgresOrderRepository(this.db))
+    this.orders = this.faults.watch(new PostgresOrderRepository(this.db, holdClock))
     this.keys = this.faults.watch(new PostgresKeyRepository(this.db, this.watcher))
     this.adminTokens = this.faults.watch(new PostgresAdminTokenRepository(this.db))
     this.audit = this.faults.watch(new PostgresAuditRepository(this.db))
@@ -123,7 +143,13 @@ export class PostgresStorage implements Storage {
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */
-  static async open({ databaseUrl, schema, poolSize = DEFAULT_POOL_SIZE, listenUrl }: PostgresOptions): Promise<PostgresStorage> {
+  static async open({
+    databaseUrl,
+    schema,
+    poolSize = DEFAULT_POOL_SIZE,
+    listenUrl,
+    holdClock,
+  }: PostgresOptions): Promise<PostgresStorage> {
     if (schema !== undefined) assertSchemaName(schema)
     const config = clientConfig(databaseUrl, schema)
     await migrate(config, schema)
@@ -132,7 +158,12 @@ export class PostgresStorage implements Storage {
     // would crash the process. The pool already drops it; the next query opens a fresh one.
     pool.on('error', () => {})
     const listenConfig = listenUrl === 'off' ? undefined : listenUrl === undefined ? config : clientConfig(listenUrl, schema)
-    return new PostgresStorage(pool, listenConfig)
+    try {
+      return new PostgresStorage(pool, listenConfig, await serviceSecret(new Db(pool)), holdClock)
+    } catch (error) {
+      await pool.end().catch(() => {})
+      throw error
+    }
   }
 
   /** A read; after a storage fault, a write (see StorageFaults) until one succeeds. */

@@ -12,6 +12,7 @@ import type {
 import type { ClientChange } from '../../orders/state.js'
 import type { IdempotencyClaim } from '../../pets/repository.js'
 import type { PetStatus } from '../../pets/schemas.js'
+import type { Clock } from '../../shared/clock.js'
 import type { Int64 } from '../../shared/int64.js'
 import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
 import {
@@ -37,6 +38,10 @@ const inRange = (id: Int64): boolean => typeof id === 'number' || (id >= -(2n **
  * before its first read, so its conditional updates (TRANSITIONS, through order-sql.ts) see the
  * last commit of every connection, other worker processes included, and nothing else commits in
  * between. Group commit is not needed here: an order is far rarer than a read.
+ *
+ * Holds are judged by `clock`, read once per transaction under the write lock: the clock of the
+ * machine that holds the file, the one every process using it reads (the workers of `serve
+ * --workers` are on that machine; a SQLite file is never shared across machines).
  */
 export class SqliteOrderRepository implements OrderRepository {
   private readonly statements = new Map<Named, Database.Statement>()
@@ -51,7 +56,8 @@ export class SqliteOrderRepository implements OrderRepository {
 
   constructor(
     private readonly db: Database.Database,
-    private readonly clock: CatalogueClock,
+    private readonly catalogue: CatalogueClock,
+    private readonly clock: Clock,
   ) {
     this.petStatus = db.prepare<[Int64], { status: PetStatus | null }>('SELECT status FROM pets WHERE id = ?')
     this.byId = db.prepare<[Int64], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`)
@@ -65,11 +71,12 @@ export class SqliteOrderRepository implements OrderRepository {
     this.place = db.transaction((order: NewOrder, claim: IdempotencyClaim | undefined) => this.placeNow(order, claim))
     const insertAudit = db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`)
     this.change = db.transaction((id: Int64, change: ClientChange, options: ChangeOptions) => {
-      const outcome = this.changeNow(id, change, options.owner, options.now)
+      const outcome = this.changeNow(id, change, options.owner, this.clock.now())
       if (outcome.outcome === 'changed' && options.audit !== undefined) insertAudit.run(...auditValues(options.audit(outcome.order)))
       return outcome
     })
-    this.expire = db.transaction((now: number, limit: number) => {
+    this.expire = db.transaction((limit: number) => {
+      const now = this.clock.now()
       let expired = 0
       for (const { id } of this.statement(DUE_ORDERS).all({ now, limit }) as Array<{ id: number }>)
         if (this.expireOrder({ id, now }, 'due')) expired++
@@ -82,7 +89,7 @@ export class SqliteOrderRepository implements OrderRepository {
     try {
       return this.place.immediate(order, claim)
     } finally {
-      this.clock.committed()
+      this.catalogue.committed()
     }
   }
 
@@ -92,7 +99,7 @@ export class SqliteOrderRepository implements OrderRepository {
       return this.change.immediate(id, change, options)
     } finally {
       // (Also after a refusal: the order may have been expired on the way.)
-      this.clock.committed()
+      this.catalogue.committed()
     }
   }
 
@@ -115,11 +122,11 @@ export class SqliteOrderRepository implements OrderRepository {
     return (this.statement(page).all(params) as OrderRow[]).map(toOrder)
   }
 
-  async expireDue(now: number, limit: number): Promise<number> {
+  async expireDue(limit: number): Promise<number> {
     try {
-      return this.expire.immediate(now, limit)
+      return this.expire.immediate(limit)
     } finally {
-      this.clock.committed()
+      this.catalogue.committed()
     }
   }
 
@@ -131,6 +138,7 @@ export class SqliteOrderRepository implements OrderRepository {
 
   /** Inside the transaction. Never throws for a refusal: only a broken invariant rolls it back. */
   private placeNow(order: NewOrder, claim: IdempotencyClaim | undefined): PlaceOutcome {
+    const now = this.clock.now()
     if (claim !== undefined) {
       const earlier = this.findClaim.get(claim.scope, claim.key)
       if (earlier !== undefined) {
@@ -142,7 +150,7 @@ export class SqliteOrderRepository implements OrderRepository {
     const pet = { pet: order.petId }
     let reserved = this.run(petTransition('place'), pet).changes === 1
     // A hold that ran out frees the animal for this order at once, sweep or not.
-    if (!reserved && this.expireOrder({ pet: order.petId, now: order.now }, 'due-of-pet'))
+    if (!reserved && this.expireOrder({ pet: order.petId, now }, 'due-of-pet'))
       reserved = this.run(petTransition('place'), pet).changes === 1
     if (!reserved) {
       const found = this.petStatus.get(order.petId)
@@ -152,8 +160,8 @@ export class SqliteOrderRepository implements OrderRepository {
       pet: order.petId,
       owner: order.owner,
       key_id: order.keyId,
-      now: order.now,
-      expires_at: order.now + order.holdMs,
+      now,
+      expires_at: now + order.holdMs,
     }) as OrderRow
     const placed = toOrder(row)
     if (claim !== undefined) this.insertClaim.run(claim.scope, claim.key, claim.fingerprint, placed.petId, placed.id, claim.createdAt)

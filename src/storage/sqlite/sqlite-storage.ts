@@ -6,7 +6,9 @@ import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
 import type { ScanReportRepository } from '../../secret-scanning/repository.js'
+import { type Clock, systemClock } from '../../shared/clock.js'
 import type { UsageRepository } from '../../usage/repository.js'
+import { insertServiceSecret, newServiceSecret, SELECT_SERVICE_SECRET } from '../service-secret.js'
 import type { Storage } from '../storage.js'
 import { StorageFaults } from '../storage-faults.js'
 import { SqliteAdminTokenRepository } from './admin-token-repository.js'
@@ -25,6 +27,8 @@ import { SqliteUsageRepository } from './usage-repository.js'
 export interface SqliteOptions {
   databaseUrl: string
   durability: Durability
+  /** The clock that judges orders' holds (default the system's): the machine's that holds the file (orders/repository.ts). */
+  holdClock?: Clock
 }
 
 export class SqliteStorage implements Storage {
@@ -37,19 +41,21 @@ export class SqliteStorage implements Storage {
   readonly usage: UsageRepository
   readonly customers: CustomerRepository
   readonly scanReports: ScanReportRepository
+  readonly serviceSecret: string
   private readonly db: Database.Database
   /** Every repository's failures go through it: a full disk or a corrupt page is a 503 and shows in ping(). */
   private readonly faults = new StorageFaults(toSqliteStorageError)
 
   /** Throws UnusableFileError, with the cause, when the file cannot be created, opened, written or migrated. */
-  constructor({ databaseUrl, durability }: SqliteOptions) {
+  constructor({ databaseUrl, durability, holdClock = systemClock }: SqliteOptions) {
     const name = sqliteFilename(databaseUrl)
     const filename = name === ':memory:' || name === '' ? name : prepareSqliteFile(name)
     this.db = openMigrated(filename, durability)
+    this.serviceSecret = serviceSecret(this.db)
     // Shared: pets' inserts and orders' changes both tell the caches of this process what they committed.
-    const clock = new CatalogueClock(this.db)
-    this.pets = this.faults.watch(new SqlitePetRepository(this.db, clock))
-    this.orders = this.faults.watch(new SqliteOrderRepository(this.db, clock))
+    const catalogue = new CatalogueClock(this.db)
+    this.pets = this.faults.watch(new SqlitePetRepository(this.db, catalogue))
+    this.orders = this.faults.watch(new SqliteOrderRepository(this.db, catalogue, holdClock))
     this.keys = this.faults.watch(new SqliteKeyRepository(this.db))
     this.adminTokens = this.faults.watch(new SqliteAdminTokenRepository(this.db))
     this.audit = this.faults.watch(new SqliteAuditRepository(this.db))
@@ -91,4 +97,17 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (this.db.open) this.db.close()
   }
+}
+
+/** The database's secret; made first when there is none, under the write lock (IMMEDIATE: another process may be making it too). */
+function serviceSecret(db: Database.Database): string {
+  const select = db.prepare<[], { secret: string }>(SELECT_SERVICE_SECRET)
+  const found = select.get()
+  if (found !== undefined) return found.secret
+  return db
+    .transaction(() => {
+      db.prepare(insertServiceSecret('sqlite')).run(newServiceSecret(), Date.now())
+      return select.get()!.secret
+    })
+    .immediate()
 }
