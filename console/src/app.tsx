@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { type AdminTokenInfo, api, whenUnauthorized } from './api.js'
+import { PageShown } from './page-state.js'
 import { AdminTokens } from './pages/admin-tokens.js'
 import { AuditLog } from './pages/audit-log.js'
 import { CreateKey } from './pages/create-key.js'
@@ -17,7 +18,7 @@ export function App() {
   const [token, setToken] = useState(session.token())
   const [notice, setNotice] = useState<string>()
   const [me, setMe] = useState<AdminTokenInfo | null>(null)
-  const route = useRoute()
+  const { route, address } = useRoute()
   useEffect(() => {
     setMe(null)
     if (token === null) return
@@ -85,22 +86,24 @@ export function App() {
           Sign out
         </button>
       </nav>
-      {route.page === 'keys' && <KeyList query={route.query} />}
-      {route.page === 'key' && <KeyPage id={route.id} />}
-      {route.page === 'new' &&
-        (mayChange ? (
-          <CreateKey />
-        ) : (
-          <main>
-            <p class="hint read-only">{me === null ? 'Loading…' : `Signed in with a ${me.role} token: it cannot create keys.`}</p>
-          </main>
-        ))}
-      {/* Keyed by its address: "Clear filters" or a link to another key's entries starts the form afresh. */}
-      {route.page === 'audit' && <AuditLog key={route.query.toString()} query={route.query} />}
-      {route.page === 'orders' && <OrderList query={route.query} />}
-      {route.page === 'customers' && <CustomerList query={route.query} />}
-      {route.page === 'customer' && <CustomerPage id={route.id} />}
-      {route.page === 'adminTokens' && <AdminTokens query={route.query} />}
+      <PageShown page={route.page} address={address}>
+        {route.page === 'keys' && <KeyList query={route.query} />}
+        {route.page === 'key' && <KeyPage id={route.id} />}
+        {route.page === 'new' &&
+          (mayChange ? (
+            <CreateKey />
+          ) : (
+            <main>
+              <p class="hint read-only">{me === null ? 'Loading…' : `Signed in with a ${me.role} token: it cannot create keys.`}</p>
+            </main>
+          ))}
+        {/* Keyed by its address: "Clear filters" or a link to another key's entries starts the form afresh. */}
+        {route.page === 'audit' && <AuditLog key={route.query.toString()} query={route.query} />}
+        {route.page === 'orders' && <OrderList query={route.query} />}
+        {route.page === 'customers' && <CustomerList query={route.query} />}
+        {route.page === 'customer' && <CustomerPage id={route.id} />}
+        {route.page === 'adminTokens' && <AdminTokens query={route.query} />}
+      </PageShown>
     </SignedInAs.Provider>
   )
 }

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact'
 import { useCallback, useEffect, useState } from 'preact/hooks'
 import { problem } from './format.js'
+import { useLoadingMark } from './page-state.js'
 
 /** A value loaded from the API: the value, or the error's message while there is none. */
 export interface Loaded<T> {
@@ -10,24 +11,32 @@ export interface Loaded<T> {
   reload: () => void
 }
 
-/** Loads `load()` whenever `deps` change (and on reload()); a late answer of an older load is dropped. */
+/**
+ * Loads `load()` whenever `deps` change (and on reload()); a late answer of an older load is dropped.
+ * The answer keeps the deps it answers: a render with other deps is loading from its first commit
+ * (the effect that starts the load runs only after the paint), and the page's mark says so.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ value?: T; error?: string; loading: boolean }>({ loading: true })
   const [generation, setGeneration] = useState(0)
+  const wanted = [...deps, generation]
+  const [state, setState] = useState<{ value?: T; error?: string; answers?: unknown[] }>({})
   useEffect(() => {
     let current = true
-    setState((s) => ({ ...s, loading: true }))
     load().then(
-      (value) => current && setState({ value, loading: false }),
-      (error: unknown) => current && setState({ error: problem(error), loading: false }),
+      (value) => current && setState({ value, answers: wanted }),
+      (error: unknown) => current && setState({ error: problem(error), answers: wanted }),
     )
     return () => {
       current = false
     }
-  }, [...deps, generation])
+  }, wanted)
+  const loading = state.answers === undefined || !sameDeps(state.answers, wanted)
+  useLoadingMark(loading)
   const reload = useCallback(() => setGeneration((g) => g + 1), [])
-  return { value: state.value, error: state.error, loading: state.loading, reload }
+  return { value: state.value, error: state.error, loading, reload }
 }
+
+const sameDeps = (a: unknown[], b: unknown[]) => a.length === b.length && a.every((d, i) => Object.is(d, b[i]))
 
 export const ErrorNote = ({ message }: { message: string | undefined }) =>
   message === undefined ? null : (

@@ -53,13 +53,21 @@ export const navigate = (to: string) => {
   location.hash = to
 }
 
+/** The route shown and the address it was read from (`#/orders?status=placed`), following the address bar. */
+export interface Shown {
+  route: Route
+  address: string
+}
+
+const shown = (): Shown => ({ route: parseRoute(location.hash), address: location.hash })
+
 /** The current route, following the address bar. */
-export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(location.hash))
+export function useRoute(): Shown {
+  const [current, setCurrent] = useState(shown)
   useEffect(() => {
-    const update = () => setRoute(parseRoute(location.hash))
+    const update = () => setCurrent(shown())
     addEventListener('hashchange', update)
     return () => removeEventListener('hashchange', update)
   }, [])
-  return route
+  return current
 }

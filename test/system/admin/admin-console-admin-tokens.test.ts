@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
+import { followLink, openPage, signIn } from '../helpers/console.js'
 import { request, runCli, startServer, useTempDir } from '../helpers/process.js'
 
 test('an admin token hands a colleague a read token from the console, then revokes it', { timeout: 120_000 }, async (t) => {
@@ -24,18 +25,15 @@ test('an admin token hands a colleague a read token from the console, then revok
   const server = await startServer(t, { dir, db })
   const admin = server.adminUrl
 
-  const signIn = async (secret: string) => {
+  const signedIn = async (secret: string, as: string) => {
     const page = await (await browser.newContext()).newPage()
-    await page.goto(`${admin}/admin/console`)
-    await page.fill('input[name=token]', secret)
-    await page.click('button[type=submit]')
+    assert.equal(await signIn(page, admin, secret), as)
     return page
   }
 
-  const full = await signIn(ops.token)
-  await full.locator('nav.top').getByText('signed in as ops (admin)').waitFor()
-  await full.locator('nav.top').getByRole('link', { name: 'Admin tokens' }).click()
-  await full.locator(`tr[data-admin-token-id="${ops.adminToken.id}"]`).getByText('ops (you)').waitFor()
+  const full = await signedIn(ops.token, 'signed in as ops (admin)')
+  await followLink(full.locator('nav.top').getByRole('link', { name: 'Admin tokens' }))
+  assert.equal(await full.locator(`tr[data-admin-token-id="${ops.adminToken.id}"]`).getByText('ops (you)').count(), 1)
   assert.equal(
     await full.locator(`tr[data-admin-token-id="${ops.adminToken.id}"]`).getByRole('button', { name: 'Revoke…' }).count(),
     0,
@@ -56,10 +54,9 @@ test('an admin token hands a colleague a read token from the console, then revok
   assert.equal((await full.locator(`tr[data-admin-token-id="${ops.adminToken.id}"] td`).nth(3).innerText()).trim(), 'CLI')
   assert.equal(await full.content().then((html) => html.includes(secret.slice(13))), false, 'shown once only')
 
-  const read = await signIn(secret)
-  await read.locator('nav.top').getByText('signed in as auditor (read)').waitFor()
-  await read.goto(`${admin}/admin/console#/admin-tokens`)
-  await read.locator(`tr[data-admin-token-id="${ops.adminToken.id}"]`).waitFor()
+  const read = await signedIn(secret, 'signed in as auditor (read)')
+  await openPage(read, '#/admin-tokens')
+  assert.equal(await read.locator(`tr[data-admin-token-id="${ops.adminToken.id}"]`).count(), 1)
   assert.equal(await read.locator('form[aria-label="Create an admin token"]').count(), 0, 'no create form for a read token')
   assert.equal(await read.getByRole('button', { name: 'Revoke…' }).count(), 0, 'no Revoke for a read token')
   assert.equal(await read.locator('nav.top').getByRole('link', { name: 'Create key' }).count(), 0)

@@ -13,7 +13,8 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
-import { request, runCli, startServer, useTempDir, waitFor } from '../helpers/process.js'
+import { followLink, openPage, pageLoaded, signIn } from '../helpers/console.js'
+import { request, runCli, startServer, useTempDir } from '../helpers/process.js'
 
 interface Key {
   id: string
@@ -51,30 +52,27 @@ test('the console keys list, key page and audit log of issue 32, in a browser in
   const page = await context.newPage()
   const errors: string[] = []
   page.on('pageerror', (error) => errors.push(String(error)))
-  await page.goto(`${admin}/admin/console`)
+  await signIn(page, admin, token)
   assert.equal(await page.evaluate('new Date(2030, 0, 1).getTimezoneOffset()'), 300, 'the browser runs in New York (UTC-5)')
-  await page.fill('input[name=token]', token)
-  await page.click('button[type=submit]')
 
   // Rotate from the key page: the new key's page opens with the banner; the old key's page has none.
-  await page.goto(`${admin}/admin/console#/keys/${old.id}`)
+  await openPage(page, `#/keys/${old.id}`)
   await page.getByRole('button', { name: 'Rotate…' }).click()
   await page.fill('input[name=grace]', '3600')
   await page.getByRole('dialog', { name: 'Rotate…' }).getByRole('button', { name: 'Rotate', exact: true }).click()
   await page.waitForURL((url) => url.hash.startsWith('#/keys/') && url.hash !== `#/keys/${old.id}`)
   const newId = decodeURIComponent(new URL(page.url()).hash.replace('#/keys/', ''))
-  await page.locator('.secret-value').waitFor()
+  await pageLoaded(page, `#/keys/${newId}`)
   assert.match(await page.locator('.secret-value').innerText(), /^as_(live|test)_/)
-  // The page's head names its key: a hash change keeps the previous key's page on screen until the
-  // next one has loaded, and a busy CI run read the new key's badge ('active') here.
-  await page.goto(`${admin}/admin/console#/keys/${old.id}`)
-  await page.waitForSelector(`.page-head[data-key-id="${old.id}"] .state`)
+  // A hash change keeps the previous key's page on screen until the next one has loaded (a busy CI
+  // run read the new key's badge, 'active', here): the old key's page is read once it has loaded.
+  await openPage(page, `#/keys/${old.id}`)
   assert.equal(await page.locator('.secret-value').count(), 0, "not on the old key's page")
   const oldBadge = page.locator(`.page-head[data-key-id="${old.id}"] .state`)
   assert.equal(await oldBadge.getAttribute('data-state'), 'rotated')
   assert.match(await oldBadge.innerText(), /^rotated \(works until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)$/)
-  await page.goto(`${admin}/admin/console#/keys/${newId}`)
-  await page.waitForSelector(`.page-head[data-key-id="${newId}"] .state`)
+  await openPage(page, `#/keys/${newId}`)
+  assert.equal(await page.locator(`.page-head[data-key-id="${newId}"]`).count(), 1)
   assert.equal(await page.locator('.secret-value').count(), 0, 'shown once: gone when its page is left')
 
   // The list: newest first, its columns, the badges.
@@ -85,10 +83,9 @@ test('the console keys list, key page and audit log of issue 32, in a browser in
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || (b.id < a.id ? -1 : b.id > a.id ? 1 : 0))
     .map((k) => k.id)
   assert.equal(expected[0], newId, 'the newest key first')
-  await page.locator('nav.top').getByRole('link', { name: 'Keys' }).click()
+  await followLink(page.locator('nav.top').getByRole('link', { name: 'Keys' }))
   const listed = () => page.$$eval('table.keys tbody tr', (rows) => rows.map((r) => r.getAttribute('data-key-id')))
-  assert.ok(await waitFor(async () => (await listed()).length === 5, 10_000), 'five keys listed')
-  assert.deepEqual(await listed(), expected, 'newest first')
+  assert.deepEqual(await listed(), expected, 'five keys, newest first')
   const headings = await page.locator('table.keys thead th').allInnerTexts()
   for (const h of ['Name', 'State', 'Created', 'Expires']) assert.ok(headings.includes(h), headings.join())
   const row = (id: string) => page.locator(`table.keys tr[data-key-id="${id}"]`)
@@ -108,9 +105,8 @@ test('the console keys list, key page and audit log of issue 32, in a browser in
   assert.equal(await row(twinB.id).locator('td').first().innerText(), `Twin ${twinB.prefix}…`)
 
   // The new key's page: name, expiry typed in UTC, metadata; refused JSON never sent; old → new.
-  await page.goto(`${admin}/admin/console#/keys/${newId}`)
+  await openPage(page, `#/keys/${newId}`)
   const edit = page.locator('form.edit')
-  await edit.locator('input[name=name]').waitFor()
   assert.equal(await edit.locator('input[name=expiresAt]').getAttribute('type'), null, 'a text input, not datetime-local')
   await edit.locator('textarea[name=metadata]').fill('{"customer": ')
   await edit.getByRole('alert').filter({ hasText: 'Metadata is not JSON' }).waitFor()
@@ -147,11 +143,10 @@ test('the console keys list, key page and audit log of issue 32, in a browser in
   assert.deepEqual([saved.name, saved.expiresAt, saved.metadata], ['Rotated twice', '2031-02-03T04:05:00.000Z', { customer: 'c_42' }])
 
   // The audit log opens newest first, reads hidden; "shown" brings them back.
-  await page.locator('nav.top').getByRole('link', { name: 'Audit log' }).click()
-  await page.waitForURL(/#\/audit$/)
+  await followLink(page.locator('nav.top').getByRole('link', { name: 'Audit log' }))
   const seqs = async () => (await page.locator('table.audit tbody tr td:first-child').allInnerTexts()).map(Number)
-  assert.ok(await waitFor(async () => (await seqs()).length > 3, 10_000), 'entries listed')
   const shown = await seqs()
+  assert.ok(shown.length > 3, `entries listed: ${shown}`)
   assert.deepEqual(
     shown,
     [...shown].sort((a, b) => b - a),
@@ -161,8 +156,8 @@ test('the console keys list, key page and audit log of issue 32, in a browser in
   assert.equal(await page.locator('table.audit tr.read').count(), 0, 'no read')
   assert.equal(await page.locator('select[name=order]').inputValue(), '')
   await page.selectOption('select[name=kind]', 'all')
-  await page.waitForURL(/#\/audit\?kind=all$/)
-  await page.waitForSelector('table.audit tr.read')
+  await pageLoaded(page, '#/audit?kind=all')
+  assert.ok((await page.locator('table.audit tr.read').count()) > 0, 'the reads shown')
   assert.deepEqual(errors, [], 'no script error')
   await context.close()
 })

@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
-import { request, runCli, startServer, useTempDir, waitFor } from '../helpers/process.js'
+import { followLink, pageLoaded, signIn } from '../helpers/console.js'
+import { request, runCli, startServer, useTempDir } from '../helpers/process.js'
 
 test('the console lists, filters and cancels orders', { timeout: 120_000 }, async (t) => {
   const browser = await launchChromium(t)
@@ -52,29 +53,26 @@ test('the console lists, filters and cancels orders', { timeout: 120_000 }, asyn
   assert.equal(done.status, 200, done.text)
 
   const page = await (await browser.newContext()).newPage()
-  await page.goto(`${admin}/admin/console`)
-  await page.fill('input[name=token]', token)
-  await page.click('button[type=submit]')
-  await page.locator('nav.top').getByRole('link', { name: 'Orders' }).click()
-  await page.waitForSelector(`tr[data-order-id="${a.id}"]`)
-  const rows = () => page.$$eval('table.orders tbody tr', (trs) => trs.map((r) => r.getAttribute('data-order-id')))
-  const rowsAre = async (ids: number[]) =>
-    assert.ok(await waitFor(async () => JSON.stringify(await rows()) === JSON.stringify(ids.map(String)), 10_000), `rows ${ids}`)
-  await rowsAre([a.id, b.id])
+  await signIn(page, admin, token)
+  await followLink(page.locator('nav.top').getByRole('link', { name: 'Orders' }))
+  const rows = () => page.$$eval('table.orders tbody tr', (trs) => trs.map((r) => Number(r.getAttribute('data-order-id'))))
+  assert.deepEqual(await rows(), [a.id, b.id])
   assert.match(await page.locator(`tr[data-order-id="${a.id}"]`).innerText(), new RegExp(alice.apiKey.id))
 
   await page.selectOption('select[name=status]', 'completed')
-  await rowsAre([b.id])
-  assert.match(page.url(), /#\/orders\?status=completed$/)
+  await pageLoaded(page, '#/orders?status=completed')
+  assert.deepEqual(await rows(), [b.id])
   await page.selectOption('select[name=status]', '')
+  await pageLoaded(page, '#/orders')
   await page.fill('input[name=keyId]', alice.apiKey.id)
   await page.press('input[name=keyId]', 'Enter')
-  await rowsAre([a.id])
+  await pageLoaded(page, `#/orders?keyId=${alice.apiKey.id}`)
+  assert.deepEqual(await rows(), [a.id])
 
   const row = page.locator(`tr[data-order-id="${a.id}"]`)
   await row.getByRole('button', { name: 'Cancel…' }).click()
   await row.getByRole('dialog', { name: 'Cancel…' }).getByRole('button', { name: 'Cancel order' }).click()
-  assert.ok(await waitFor(async () => (await row.locator('.state').innerText()) === 'cancelled', 10_000), 'the order is cancelled')
+  await row.locator('.state-cancelled').waitFor()
   const pet = await request(`${server.url}/v1/pets/${a.petId}`, { headers: { authorization: `Bearer ${alice.key}` } })
   assert.equal((pet.body as { status: string }).status, 'available')
 })

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
+import { openPage, signIn } from '../helpers/console.js'
 import { request, runCli, startServer, useTempDir } from '../helpers/process.js'
 
 test('the console shows the signed-in token and offers a read token no change', { timeout: 120_000 }, async (t) => {
@@ -46,38 +47,32 @@ test('the console shows the signed-in token and offers a read token no change', 
   assert.equal(order.status, 201, order.text)
   const orderId = (order.body as { id: number }).id
 
-  const signIn = async (secret: string) => {
+  const signedIn = async (secret: string, as: string) => {
     const page = await (await browser.newContext()).newPage()
-    await page.goto(`${admin}/admin/console`)
-    await page.fill('input[name=token]', secret)
-    await page.click('button[type=submit]')
+    assert.equal(await signIn(page, admin, secret), as)
     return page
   }
 
-  const read = await signIn(viewer.token)
-  const nav = read.locator('nav.top')
-  await nav.getByText('signed in as viewer (read)').waitFor()
-  assert.equal(await nav.getByRole('link', { name: 'Create key' }).count(), 0)
-  await read.waitForSelector('table')
+  const read = await signedIn(viewer.token, 'signed in as viewer (read)')
+  assert.equal(await read.locator('nav.top').getByRole('link', { name: 'Create key' }).count(), 0)
+  assert.ok((await read.locator('table.keys tbody tr').count()) > 0, 'the key list is shown')
   assert.equal(await read.getByRole('link', { name: 'Create key' }).count(), 0, 'no Create key on the key list')
-  await read.goto(`${admin}/admin/console#/keys/${apiKey.id}`)
-  await read.getByText('Signed in with a read token').waitFor()
+  await openPage(read, `#/keys/${apiKey.id}`)
+  assert.equal(await read.getByText('Signed in with a read token').count(), 1)
   for (const name of ['Rotate…', 'Revoke…', 'Save changes…'])
     assert.equal(await read.getByRole('button', { name }).count(), 0, `no ${name} for a read token`)
   assert.deepEqual(await read.locator('dd[data-field=scopes] .scope-tag').allInnerTexts(), ['all'], 'its scopes shown')
   assert.equal(await read.locator('input[name=scope]').count(), 0, 'not offered to change')
-  await read.goto(`${admin}/admin/console#/orders`)
-  await read.waitForSelector(`tr[data-order-id="${orderId}"]`)
+  await openPage(read, '#/orders')
+  assert.equal(await read.locator(`tr[data-order-id="${orderId}"]`).count(), 1)
   assert.equal(await read.getByRole('button', { name: 'Cancel…' }).count(), 0, 'no Cancel for a read token')
-  await read.goto(`${admin}/admin/console#/audit?keyId=${apiKey.id}`)
+  await openPage(read, `#/audit?keyId=${apiKey.id}`)
   const name = read.locator('tr[data-action="key.create"] .actor-name')
-  await name.waitFor()
   assert.match(await name.innerText(), new RegExp(`^ops ${ops.adminToken.id}$`))
   assert.equal(await name.getAttribute('title'), ops.adminToken.id)
 
-  const full = await signIn(ops.token)
-  await full.locator('nav.top').getByText('signed in as ops (admin)').waitFor()
-  await full.locator('nav.top').getByRole('link', { name: 'Create key' }).waitFor()
-  await full.goto(`${admin}/admin/console#/orders`)
-  await full.locator(`tr[data-order-id="${orderId}"]`).getByRole('button', { name: 'Cancel…' }).waitFor()
+  const full = await signedIn(ops.token, 'signed in as ops (admin)')
+  assert.equal(await full.locator('nav.top').getByRole('link', { name: 'Create key' }).count(), 1)
+  await openPage(full, '#/orders')
+  assert.equal(await full.locator(`tr[data-order-id="${orderId}"]`).getByRole('button', { name: 'Cancel…' }).count(), 1)
 })

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
+import { followLink, openPage, signIn } from '../helpers/console.js'
 import { request, runCli, startServer, useTempDir } from '../helpers/process.js'
 
 test('the console creates a key with chosen scopes, marks it in the list and changes its scopes', { timeout: 120_000 }, async (t) => {
@@ -31,15 +32,12 @@ test('the console creates a key with chosen scopes, marks it in the list and cha
   const page = await (await browser.newContext()).newPage()
   const errors: string[] = []
   page.on('pageerror', (error) => errors.push(String(error)))
-  await page.goto(`${admin}/admin/console`)
-  await page.fill('input[name=token]', token)
-  await page.click('button[type=submit]')
-  await page.locator('nav.top').getByRole('link', { name: 'Create key' }).click()
+  await signIn(page, admin, token)
+  await followLink(page.locator('nav.top').getByRole('link', { name: 'Create key' }))
 
   // The form: every scope checked, each with its meaning; none checked is refused on the page.
   const form = page.locator('form.edit')
   const scope = (name: string) => form.locator(`input[name=scope][value="${name}"]`)
-  await scope('pets:read').waitFor()
   for (const name of ['pets:read', 'pets:write', 'orders:read', 'orders:write']) assert.ok(await scope(name).isChecked(), name)
   assert.match(await form.locator('fieldset.scope-choice').innerText(), /orders:write place, cancel and complete orders/)
   await form.locator('input[name=name]').fill('Catalogue reader')
@@ -60,20 +58,17 @@ test('the console creates a key with chosen scopes, marks it in the list and cha
   assert.ok(id, 'the new key is linked')
 
   // The list: the new key is marked read-only, the key with every scope is not marked.
-  await page.locator('nav.top').getByRole('link', { name: 'Keys' }).click()
+  await followLink(page.locator('nav.top').getByRole('link', { name: 'Keys' }))
   const badge = page.locator(`table.keys tr[data-key-id="${id}"] .scope-badge`)
-  await badge.waitFor()
   assert.deepEqual([await badge.getAttribute('data-scopes'), await badge.innerText()], ['read-only', 'read-only'])
   assert.equal(await page.locator(`table.keys tr[data-key-id="${everythingId}"] .scope-badge`).count(), 0)
 
   // The key with every scope says "all" on its page.
-  await page.goto(`${admin}/admin/console#/keys/${everythingId}`)
-  await page.waitForSelector(`.page-head[data-key-id="${everythingId}"]`)
+  await openPage(page, `#/keys/${everythingId}`)
   assert.deepEqual(await page.locator('dd[data-field=scopes] .scope-tag').allInnerTexts(), ['all'])
 
   // The new key's page: its scopes, changed through its form (old → new in the confirmation).
-  await page.goto(`${admin}/admin/console#/keys/${id}`)
-  await page.waitForSelector(`.page-head[data-key-id="${id}"]`)
+  await openPage(page, `#/keys/${id}`)
   assert.deepEqual(await page.locator('dd[data-field=scopes] .scope-tag').allInnerTexts(), ['pets:read'])
   const edit = page.locator('form.edit')
   assert.ok(await edit.locator('input[name=scope][value="pets:read"]').isChecked())
@@ -96,7 +91,7 @@ test('the console creates a key with chosen scopes, marks it in the list and cha
   const saved = await request(`${admin}/admin/v1/keys/${id}`, { headers: auth })
   assert.deepEqual((saved.body as { scopes: string[] }).scopes, ['pets:read', 'pets:write'])
   // Now it may add animals: no longer read-only, still scoped.
-  await page.locator('nav.top').getByRole('link', { name: 'Keys' }).click()
-  await page.locator(`table.keys tr[data-key-id="${id}"] .scope-badge[data-scopes=scoped]`).waitFor()
+  await followLink(page.locator('nav.top').getByRole('link', { name: 'Keys' }))
+  assert.equal(await page.locator(`table.keys tr[data-key-id="${id}"] .scope-badge`).getAttribute('data-scopes'), 'scoped')
   assert.deepEqual(errors, [])
 })

@@ -16,6 +16,7 @@ import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
+import { followLink, openPage, pageLoaded, signIn } from '../helpers/console.js'
 import { request, runCli, startServer, useTempDir, waitFor } from '../helpers/process.js'
 
 interface Key {
@@ -95,51 +96,42 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   assert.match(await page.getByRole('alert').innerText(), /unknown, revoked or mistyped/)
   assert.equal(await page.evaluate('sessionStorage.length'), 0)
 
-  // Sign in: the keys list.
-  await page.fill('input[name=token]', token)
-  await page.click('button[type=submit]')
-  // The key list's row, not the busiest keys' (top-keys.tsx rows carry data-key-id too): the two
-  // tables load independently, and the busiest keys came first once sign-in read GET /token first.
-  await page.waitForSelector(`table.keys tr[data-key-id="${traffic.apiKey.id}"]`)
-  // Polled from here: a string predicate evaluated in the page would be refused by its CSP (no eval).
-  const rowsAre = async (n: number) =>
-    assert.ok(await waitFor(async () => (await page.locator('table.keys tbody tr').count()) === n, 10_000), `${n} rows listed`)
-  const listed = async () => (await page.$$eval('table.keys tbody tr', (rows) => rows.map((r) => r.getAttribute('data-key-id')))).length
-  assert.equal(await listed(), 3)
+  // Sign in (the same screen, with the right token): the keys list, and the busiest keys under it.
+  assert.equal(await signIn(page, admin, token), 'signed in as console test (admin)')
+  const listed = () => page.$$eval('table.keys tbody tr', (rows) => rows.map((r) => r.getAttribute('data-key-id')))
+  assert.equal((await listed()).length, 3)
   assert.equal(await page.evaluate("sessionStorage.getItem('animal-store.admin-token')"), token, 'kept in sessionStorage')
 
   // The busiest keys of the last 24 hours: the busy key first, with its counts, then the quiet one.
-  await page.waitForSelector('.top-keys tbody tr')
   const top = await page.$$eval('.top-keys tbody tr', (rows) => rows.map((r) => r.getAttribute('data-key-id')))
   assert.deepEqual(top, [traffic.apiKey.id, gamma.apiKey.id])
   const busiest = (await page.locator('.top-keys tbody tr').first().locator('td.num').allInnerTexts()).map(Number)
   assert.deepEqual(busiest, [12, produced.allowed, produced.rateLimited, produced.banned], 'requests, allowed, rate-limited, banned')
 
   // Filters: plan, then a name search; each kept in the address.
+  // Each read once the page of its address has loaded: the list keeps showing the last page while
+  // the next loads, and the enterprise filter's page also had one row (a CI run read "Traffic Co").
   await page.selectOption('select[name=plan]', 'enterprise')
-  await rowsAre(1)
-  assert.equal(await page.locator('table.keys tbody tr').getAttribute('data-key-id'), traffic.apiKey.id)
-  assert.match(page.url(), /#\/keys\?plan=enterprise$/)
+  await pageLoaded(page, '#/keys?plan=enterprise')
+  assert.deepEqual(await listed(), [traffic.apiKey.id])
   await page.selectOption('select[name=plan]', '')
+  await pageLoaded(page, '#/keys')
   await page.fill('input[name=name]', 'beta')
   await page.press('input[name=name]', 'Enter')
-  // Waited for by its row, not by the count: the list keeps showing the last page while the next
-  // loads, and the enterprise filter's page also had one row (a CI run read "Traffic Co" here).
-  await page.waitForSelector(`table.keys tr[data-key-id="${beta.apiKey.id}"]`)
-  await rowsAre(1)
+  await pageLoaded(page, '#/keys?name=beta')
+  assert.deepEqual(await listed(), [beta.apiKey.id])
   assert.equal(await page.locator('table.keys tbody tr td a').innerText(), 'Beta Free')
   await page.fill('input[name=name]', '')
   await page.press('input[name=name]', 'Enter')
-  await rowsAre(3)
+  await pageLoaded(page, '#/keys')
+  assert.equal((await listed()).length, 3)
 
   // The key page: plan, limits, current usage, the chart.
-  await page.click(`tr[data-key-id="${traffic.apiKey.id}"] a`)
-  await page.waitForSelector('dd[data-field=plan]')
+  await followLink(page.locator(`table.keys tr[data-key-id="${traffic.apiKey.id}"] a`))
   assert.equal(page.url(), `${console}#/keys/${traffic.apiKey.id}`)
   assert.equal(await page.locator('dd[data-field=plan]').innerText(), 'enterprise')
   assert.equal(await page.locator('dd[data-field=limits]').innerText(), '5 / minute, 5 / day')
   const usage = (await request(`${admin}/admin/v1/keys/${traffic.apiKey.id}/usage`, { headers: auth })).body as { day: { used: number } }
-  await page.waitForSelector('table.usage-now')
   assert.equal(await page.locator('table.usage-now').getAttribute('data-day-used'), String(usage.day.used))
 
   const chart = page.locator('.usage-chart .chart')
@@ -202,11 +194,12 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   await page.getByRole('button', { name: 'Rotate…' }).click()
   await page.fill('input[name=grace]', '3600')
   await page.getByRole('dialog', { name: 'Rotate…' }).getByRole('button', { name: 'Rotate', exact: true }).click()
-  const secret = await page.locator('.secret-value').innerText()
-  assert.match(secret, /^as_(live|test)_[0-9A-Za-z]+$/)
   await page.waitForURL((url) => url.hash !== `#/keys/${traffic.apiKey.id}`)
   const newId = decodeURIComponent(new URL(page.url()).hash.replace('#/keys/', ''))
   assert.notEqual(newId, traffic.apiKey.id)
+  await pageLoaded(page, `#/keys/${newId}`)
+  const secret = await page.locator('.secret-value').innerText()
+  assert.match(secret, /^as_(live|test)_[0-9A-Za-z]+$/)
   // The new key works with the old one's plan; the old one still works during its grace period.
   assert.equal(
     (await request(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${secret}` } })).status,
@@ -215,7 +208,6 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   )
   await page.getByRole('button', { name: 'I have saved it' }).click()
   assert.equal(await page.locator('.secret-value').count(), 0, 'shown once: gone when dismissed')
-  await page.waitForSelector(`.chain li[data-key-id="${traffic.apiKey.id}"]`)
   assert.equal(await page.locator('.chain li').count(), 2)
   assert.match(await page.locator(`.chain li[data-key-id="${traffic.apiKey.id}"]`).innerText(), /rotated \(works until .* UTC\).*expires/s)
 
@@ -227,7 +219,7 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   await page.waitForSelector('table.audit tr[data-action="key.revoke"]')
 
   // Create a key from the console, after a confirmation: its secret is shown once, and works.
-  await page.locator('nav.top').getByRole('link', { name: 'Create key' }).click()
+  await followLink(page.locator('nav.top').getByRole('link', { name: 'Create key' }))
   await page.fill('input[name=name]', 'Delta Console')
   await page.selectOption('select[name=plan]', 'pro')
   await page.getByRole('button', { name: 'Create…' }).click()
@@ -237,17 +229,16 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   const deltaId = decodeURIComponent((await page.locator('main a[href^="#/keys/"]').getAttribute('href'))!.replace('#/keys/', ''))
   assert.equal((await request(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${deltaSecret}` } })).status, 200)
   // Navigating away and back: the secret is gone, kept nowhere (the token is all sessionStorage has).
-  await page.locator('nav.top').getByRole('link', { name: 'Keys' }).click()
-  await page.waitForSelector('table.keys')
+  await followLink(page.locator('nav.top').getByRole('link', { name: 'Keys' }))
+  // Back to the create form: its page, not the key list's name filter (also input[name=name]).
   await page.goBack()
-  await page.waitForSelector('input[name=name]')
+  await pageLoaded(page, '#/new')
   assert.equal(await page.locator('.secret-value').count(), 0, 'shown once: gone after navigating away')
   assert.equal(await page.evaluate('sessionStorage.length + localStorage.length'), 1)
   assert.ok(!(await page.content()).includes(deltaSecret))
 
   // Update its plan, limits and expiry, after a confirmation: the key page and its audit entries show it.
-  await page.goto(`${console}#/keys/${deltaId}`)
-  await page.waitForSelector('dd[data-field=plan]')
+  await openPage(page, `#/keys/${deltaId}`)
   assert.equal(await page.locator('dd[data-field=plan]').innerText(), 'pro')
   const edit = page.locator('form.edit')
   await edit.locator('select[name=plan]').selectOption('enterprise')
@@ -294,49 +285,30 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
   assert.equal(renamed.status, 200, renamed.text)
   // It opens newest first, changes only (issue 32; asserted in admin-console-key-list.test.ts):
   // reads shown and oldest first here, so that the log is long enough to page.
-  await page.getByRole('link', { name: 'Audit log', exact: true }).click()
-  await page.waitForSelector('input[name=keyId]')
+  // Each view is read once the page of its address has loaded: the table of the last view stays
+  // on screen while the next loads, and can hold the same rows.
+  await followLink(page.locator('nav.top').getByRole('link', { name: 'Audit log' }))
   await page.selectOption('select[name=kind]', 'all')
-  await page.waitForURL(/#\/audit\?kind=all$/)
+  await pageLoaded(page, '#/audit?kind=all')
   await page.selectOption('select[name=order]', 'asc')
-  await page.waitForURL(/#\/audit\?kind=all&order=asc$/)
+  await pageLoaded(page, '#/audit?kind=all&order=asc')
   const seqs = async () => (await page.locator('table.audit tbody tr td:first-child').allInnerTexts()).map(Number)
   const ascending = (list: number[]) => list.every((seq, i) => i === 0 || seq > list[i - 1]!)
-  assert.ok(
-    await waitFor(async () => {
-      const shown = await seqs()
-      return shown.length === 50 && ascending(shown) && (await page.locator('table.audit tr.read').count()) > 0
-    }, 10_000),
-    'a full first page, oldest first, with the reads',
-  )
   const first = await seqs()
-  await page.getByRole('link', { name: 'Next' }).click()
-  await page.waitForURL(/#\/audit\?kind=all&order=asc&after=\d+$/)
-  // Each address is a fresh page (the table is gone while it loads): wait for the new rows.
-  assert.ok(
-    await waitFor(async () => {
-      const shown = await seqs()
-      return shown.length > 0 && shown[0] !== first[0]
-    }, 10_000),
-    'the next page is drawn',
-  )
+  assert.equal(first.length, 50, 'a full first page')
+  assert.ok(ascending(first), `oldest first: ${first}`)
+  assert.ok((await page.locator('table.audit tr.read').count()) > 0, 'with the reads')
+  const next = await followLink(page.getByRole('link', { name: 'Next' }))
+  assert.match(next, /^#\/audit\?kind=all&order=asc&after=\d+$/)
   const second = await seqs()
   assert.ok(second.length > 0 && second[0]! > first.at(-1)!, `the next page goes on: ${first.at(-1)} then ${second[0]}`)
-  await page.getByRole('link', { name: 'First page' }).click()
+  await followLink(page.getByRole('link', { name: 'First page' }))
   await page.fill('input[name=keyId]', deltaId)
   await page.press('input[name=keyId]', 'Enter')
-  const shownRows = () =>
-    page.$$eval('table.audit tbody tr', (trs) => trs.map((r) => [r.getAttribute('data-action'), r.getAttribute('data-key-id')]))
-  // The filtered view is a fresh page: wait until its rows replace the unfiltered ones (which can
-  // hold this key's rows too).
-  assert.ok(
-    await waitFor(async () => {
-      const shown = await shownRows()
-      return shown.length > 0 && shown.every(([, keyId]) => keyId === deltaId) && shown.some(([action]) => action === 'key.update')
-    }, 10_000),
-    `the filtered page is drawn: ${JSON.stringify(await shownRows())}`,
+  await pageLoaded(page, `#/audit?keyId=${deltaId}&kind=all&order=asc`)
+  const rows = await page.$$eval('table.audit tbody tr', (trs) =>
+    trs.map((r) => [r.getAttribute('data-action'), r.getAttribute('data-key-id')]),
   )
-  const rows = await shownRows()
   assert.ok(
     rows.every(([, keyId]) => keyId === deltaId),
     JSON.stringify(rows),
@@ -345,45 +317,36 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
     rows.map(([action]) => action).filter((action) => action === 'key.create' || action === 'key.update'),
     ['key.create', 'key.update'],
   )
-  assert.match(page.url(), new RegExp(`#/audit\\?keyId=${deltaId}&kind=all&order=asc$`))
   // The old traffic key: its rotation.
   await page.fill('input[name=keyId]', traffic.apiKey.id)
   await page.press('input[name=keyId]', 'Enter')
-  await page.waitForSelector('table.audit tr[data-action="key.rotate"]')
-  const actions = await page.$$eval('table.audit tbody tr', (trs) => trs.map((r) => r.getAttribute('data-action')))
-  assert.ok(actions.includes('key.create'), actions.join())
-  await page.getByRole('link', { name: 'Clear filters' }).click()
-  await page.waitForURL(/#\/audit$/)
-  assert.ok(
-    await waitFor(async () => {
-      const shown = await seqs()
-      return shown.length > 1 && !ascending(shown) && (await page.locator('table.audit tr.read').count()) === 0
-    }, 10_000),
-    'every key again, newest first, changes only',
-  )
+  await pageLoaded(page, `#/audit?keyId=${traffic.apiKey.id}&kind=all&order=asc`)
+  const rowActions = () => page.$$eval('table.audit tbody tr', (trs) => trs.map((r) => r.getAttribute('data-action')))
+  const actions = await rowActions()
+  assert.ok(actions.includes('key.rotate') && actions.includes('key.create'), actions.join())
+  await followLink(page.getByRole('link', { name: 'Clear filters' }))
+  const all = await seqs()
+  assert.ok(all.length > 1 && !ascending(all), `every key again, newest first: ${all}`)
+  assert.equal(await page.locator('table.audit tr.read').count(), 0, 'changes only')
   assert.equal(await page.locator('input[name=keyId]').inputValue(), '', 'the filter is cleared')
   // Filtered by action: only those rows, newest first, then oldest first; the view is in the address.
   await page.selectOption('select[name=action]', 'key.update')
-  await page.waitForURL(/#\/audit\?action=key\.update$/)
-  const rowActions = () => page.$$eval('table.audit tbody tr', (trs) => trs.map((r) => r.getAttribute('data-action')))
+  await pageLoaded(page, '#/audit?action=key.update')
   assert.ok(
-    await waitFor(async () => {
-      const actions = await rowActions()
-      return actions.length > 0 && actions.every((a) => a === 'key.update')
-    }, 10_000),
+    (await rowActions()).every((a) => a === 'key.update'),
     'only key.update rows',
   )
   const updates = await seqs()
   assert.ok(updates.length >= 2, `the updates of this test: ${updates}`)
   assert.ok(!ascending(updates), `newest first: ${updates}`)
   await page.selectOption('select[name=order]', 'asc')
-  await page.waitForURL(/#\/audit\?action=key\.update&order=asc$/)
-  assert.ok(await waitFor(async () => (await seqs())[0] === updates.at(-1), 10_000), 'oldest first')
-  assert.deepEqual(await seqs(), [...updates].reverse())
+  await pageLoaded(page, '#/audit?action=key.update&order=asc')
+  assert.deepEqual(await seqs(), [...updates].reverse(), 'oldest first')
   // Reads only, by kind: every row a read; the same address in a new page gives the same view.
   await page.selectOption('select[name=action]', '')
+  await pageLoaded(page, '#/audit?order=asc')
   await page.selectOption('select[name=kind]', 'read')
-  await page.waitForURL(/#\/audit\?kind=read&order=asc$/)
+  await pageLoaded(page, '#/audit?kind=read&order=asc')
   const readsOnly = async () => {
     const actions = await rowActions()
     return (
@@ -391,28 +354,26 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
       actions.every((a) => ['key.read', 'key.list', 'key.usage', 'audit_log.list', 'key.usage_history', 'usage.top'].includes(a!))
     )
   }
-  assert.ok(await waitFor(readsOnly, 10_000), 'only read rows')
+  assert.ok(await readsOnly(), 'only read rows')
   await page.reload()
-  await page.waitForSelector('table.audit tbody tr')
+  await pageLoaded(page, '#/audit?kind=read&order=asc')
   assert.equal(await page.locator('select[name=kind]').inputValue(), 'read')
   assert.equal(await page.locator('select[name=order]').inputValue(), 'asc')
   assert.ok(await readsOnly(), 'the address alone gives the same view')
-  await page.getByRole('link', { name: 'Clear filters' }).click()
-  await page.waitForURL(/#\/audit$/)
-  await page.waitForSelector('table.audit tbody tr')
+  await followLink(page.getByRole('link', { name: 'Clear filters' }))
   await page.screenshot({ path: join(dir, 'audit.png'), fullPage: true })
 
   // The one-time address: the token leaves the address bar at once, the key's page opens.
   const fresh = await context.newPage()
   const freshProblems = watch(fresh, token)
   await fresh.goto(`${console}#token=${encodeURIComponent(token)}&key=${traffic.apiKey.id}`)
-  await fresh.waitForSelector('dd[data-field=plan]')
+  await pageLoaded(fresh, `#/keys/${traffic.apiKey.id}`)
   assert.equal(fresh.url(), `${console}#/keys/${traffic.apiKey.id}`)
   // The entry was replaced, not added: one step back is the blank page the tab opened with.
   await fresh.goBack()
   assert.equal(fresh.url(), 'about:blank', 'no history entry keeps the token')
   await fresh.goForward()
-  await fresh.waitForSelector('dd[data-field=plan]')
+  await pageLoaded(fresh, `#/keys/${traffic.apiKey.id}`)
   assert.equal(fresh.url(), `${console}#/keys/${traffic.apiKey.id}`)
 
   // Signing out forgets the token.

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { adminOriginIn, childEnv, HANG_MS, ROOT, runCli, useTempDir, waitFor } from '../helpers/process.js'
@@ -19,6 +19,8 @@ interface Started {
   env: NodeJS.ProcessEnv
   origin: string
   adminOrigin: string
+  /** A directory of this test's own, removed after it. */
+  dir: string
 }
 
 /** `npm start` in the repository on free ports and a new database; stopped (SIGTERM, then SIGKILL) after the test. */
@@ -54,7 +56,7 @@ async function npmStart(t: TestContext): Promise<Started> {
   assert.ok(admin, `admin-tokens create: ${created.stdout}${created.stderr}`)
   const keyId = /one Free key \(id (key_\w+)\)/.exec(output)?.[1]
   assert.ok(keyId, `the first start prints the key's id:\n${output}`)
-  return { env: { ...env, KEY: key, KEY_ID: keyId, ADMIN: admin }, origin: origin()!, adminOrigin: adminOriginIn(output)! }
+  return { env: { ...env, KEY: key, KEY_ID: keyId, ADMIN: admin }, origin: origin()!, adminOrigin: adminOriginIn(output)!, dir }
 }
 
 /** The command as run here: the documented addresses are the server's, `$KEY` and `$ADMIN` come from the environment. */
@@ -83,6 +85,27 @@ function run(command: string, env: NodeJS.ProcessEnv): Promise<{ code: number | 
 /** An `export NAME=…` of a variable the test supplies (the reader pastes theirs): not run. */
 const suppliedExport = (example: Example) => /^export (KEY|KEY_ID|ADMIN)=/.test(example.command)
 
+/** What bash sets for itself, not what a page exports. */
+const SHELL_OWN = new Set(['_', 'SHLVL', 'PWD', 'OLDPWD'])
+
+/**
+ * Runs an `export …` once, as the reader's shell does, and returns the environment it leaves for
+ * the commands after it (each runs in a shell of its own): its `$(…)` are not run again, so a
+ * token it creates is created once and a page's later commands cost no more than a reader's.
+ */
+async function exported(command: string, env: NodeJS.ProcessEnv, dir: string) {
+  const file = join(dir, 'exported.env')
+  const result = await run(`${command}\nstatus=$?; env -0 > '${file}'; exit $status`, env)
+  const after = Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\0')
+      .filter((entry) => entry.includes('='))
+      .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)] as const)
+      .filter(([name]) => !SHELL_OWN.has(name)),
+  )
+  return { ...result, env: after }
+}
+
 const pages = userDocs(ROOT).map((page) => [page, runnableExamples(page, readPage(ROOT, page))] as const)
 
 test('the README and the API, keys, limits and operations pages have runnable examples', () => {
@@ -96,12 +119,13 @@ for (const [page, examples] of pages) {
   if (examples.length === 0) continue
   test(`${page}: every runnable example runs and answers what it shows`, { timeout: 180_000 }, async (t) => {
     const server = await npmStart(t)
-    const exports: string[] = []
+    let env = server.env
     for (const example of examples) {
       if (suppliedExport(example)) continue
       const command = localised(example.command, server)
-      if (command.startsWith('export ')) exports.push(command)
-      const { code, stdout, stderr } = await run([...exports, command].join('\n'), server.env)
+      const answer = command.startsWith('export ') ? await exported(command, env, server.dir) : { ...(await run(command, env)), env }
+      const { code, stdout, stderr } = answer
+      env = answer.env
       assert.equal(code, 0, `${example.where}: \`${example.command}\` exited ${code}\n${stdout}${stderr}`)
       assert.deepEqual(differences(example, stdout), [], `${example.where}: \`${example.command}\` printed\n${stdout}`)
     }

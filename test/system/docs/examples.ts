@@ -2,8 +2,9 @@
  * The runnable examples of the user docs and how an answer is judged against what they show.
  *
  * A fenced block opened with ```` ```sh runnable ```` is run by test/system/docs/examples.test.ts, one
- * command at a time (a `\` at a line's end continues it). Lines `# -> …` after a command are what
- * it prints, each judged on its own:
+ * command at a time (a `\` at a line's end continues it), each in a shell of its own with what the
+ * page's `export`s before it left (each run once, as in the reader's shell; a shell function lasts
+ * for its own line only). Lines `# -> …` after a command are what it prints, each judged on its own:
  *   `# -> HTTP/1.1 201 Created`   the status of a `curl -i` answer
  *   `# -> Name: value`            a header of a `curl -i` answer
  *   `# -> {…}` or `# -> […]`      the JSON body: every field shown has the value shown (fields left
