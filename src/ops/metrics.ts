@@ -46,6 +46,12 @@ export class Metrics {
     labelNames: ['listener', 'reason'] as const,
     registers: [this.registry],
   })
+  readonly connectionsEvicted = new Counter({
+    name: 'animal_store_connections_evicted_total',
+    help: 'Idle connections closed by a full listener to make room for a new connection of a site (IPv4 address, IPv6 /48) holding fewer, by listener.',
+    labelNames: ['listener'] as const,
+    registers: [this.registry],
+  })
   readonly dependencyUp = new Gauge({
     name: 'animal_store_dependency_up',
     help: '1 when a dependency answered its last check, 0 when not.',
