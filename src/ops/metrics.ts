@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8'
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import { RequestMetrics } from './request-metrics.js'
 
@@ -59,11 +60,19 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  /** Set once: a process's heap is sized when it starts. */
+  readonly heapLimit = new Gauge({
+    name: 'animal_store_heap_limit_bytes',
+    help: "The bound of this process's JavaScript heap (V8's heap_size_limit: the old space's, MAX_HEAP_MB or node's --max-old-space-size, and the young generation's).",
+    registers: [this.registry],
+  })
+
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     this.requests.observe(method, route, status, seconds)
   }
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'animal_store_' })
+    this.heapLimit.set(getHeapStatistics().heap_size_limit)
   }
 }
