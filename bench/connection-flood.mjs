@@ -16,7 +16,12 @@
  * can (the server's open sockets steady over 4 readings a second apart, after at least WARMUP_SECONDS),
  * PROBES new connections from another address, CONCURRENCY at a time, each one GET /healthz; a
  * probe fails when it gets no 200 within 5 s (reset, closed, timed out). Prints one JSON line per
- * listener.
+ * listener, with the server's RSS after the probes and at its peak. SERVER_ENV may hold node's
+ * own flags too (`"NODE_OPTIONS":"--max-old-space-size=192"`).
+ *
+ * PROXY=haproxy: HAProxy with deploy/haproxy.cfg unchanged in front of the server's main listener
+ * (TRUST_PROXY=127.0.0.1), which the flood and the probes reach instead; its maxconn is what its
+ * file descriptor limit allows (about half of `ulimit -n`). "Open sockets" are then HAProxy's.
  *
  * FAMILY=4 (default): everything on loopback, the attackers from 127.0.0.2 on, the probes from
  * 127.0.0.1. FAMILY=6: the whole run in a network namespace of its own (NETNS, default
@@ -34,7 +39,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort, waitHealthy } from '../tools/http.mjs'
-import { countFds } from '../tools/proc.mjs'
+import { countFds, readMemory } from '../tools/proc.mjs'
 import { serviceEnv } from '../tools/service-env.mjs'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
@@ -54,6 +59,8 @@ const LISTENERS = (process.env.LISTENERS ?? 'main,admin').split(',')
 const ATTACKERS = number('ATTACKERS', 1)
 const FAMILY = number('FAMILY', 4)
 const ULA = process.env.ULA ?? 'fd00:a5'
+/** `haproxy`: the flood and the probes go through deploy/haproxy.cfg in front of the server (main listener). */
+const PROXY = process.env.PROXY
 
 if (FAMILY === 6 && process.env.FLOOD_IN_NETNS === undefined) process.exit(await inNamespace())
 
@@ -136,6 +143,7 @@ async function measure(listener) {
       PORT: String(port),
       ADMIN_PORT: String(adminPort),
       HOST: FAMILY === 6 ? '::' : '127.0.0.1',
+      ...(PROXY === undefined ? {} : { TRUST_PROXY: '127.0.0.1' }),
       DATABASE_URL: join(dir, 'store.db'),
       LOG_FILE: join(dir, 'server.log'),
       LOG_LEVEL: 'warn',
@@ -149,8 +157,11 @@ async function measure(listener) {
   server.stdout.setEncoding('utf8').on('data', (s) => (out += s))
   server.stderr.setEncoding('utf8').on('data', (s) => (err += s))
   const exited = new Promise((resolve) => server.once('exit', (code, signal) => resolve({ code, signal })))
-  const target = listener === 'main' ? port : adminPort
+  let target = listener === 'main' ? port : adminPort
   let hostile
+  let proxy
+  /** Whose open sockets tell that the flood holds what it can: the server's, or the proxy's in front of it. */
+  let holder = server
   try {
     await waitHealthy(port, {
       exited,
@@ -161,6 +172,22 @@ async function measure(listener) {
         return out
       },
     })
+    if (PROXY === 'haproxy') {
+      target = await freePort()
+      proxy = spawn('haproxy', ['-db', '-f', join(ROOT, 'deploy', 'haproxy.cfg')], {
+        env: {
+          ...process.env,
+          AS_BIND: FAMILY === 6 ? `:::${target}` : `127.0.0.1:${target}`,
+          AS_SERVER_1: `127.0.0.1:${port}`,
+          AS_STATS_SOCKET: join(dir, 'haproxy.sock'),
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      })
+      holder = proxy
+      // Up once its health check has found the server ready: GET /healthz answered by the server through it.
+      const proxyExited = new Promise((resolve) => proxy.once('exit', (code, signal) => resolve({ code, signal })))
+      await waitHealthy(target, { exited: proxyExited, err: '', out: '' }, { timeoutMs: 30_000 })
+    }
     hostile = spawn(process.execPath, [join(ROOT, 'tools', 'hostile-clients.mjs')], {
       env: {
         ...process.env,
@@ -179,7 +206,7 @@ async function measure(listener) {
     // kernel answers its SYN, while the server may not have accepted it yet (its accept queue
     // full), and then it holds no place.
     const serverSockets = []
-    const sample = setInterval(() => serverSockets.push(countFds(server.pid).sockets), 1000)
+    const sample = setInterval(() => serverSockets.push(countFds(holder.pid).sockets), 1000)
     await sleep(WARMUP_SECONDS * 1000)
     const steady = () => {
       const [a, b, c, d] = serverSockets.slice(-4)
@@ -190,7 +217,8 @@ async function measure(listener) {
     const before = { ...last, serverSockets: serverSockets.at(-1) }
     const { outcomes, ms } = await probeAll(target)
     clearInterval(sample)
-    const after = { ...last, serverSockets: countFds(server.pid).sockets }
+    const after = { ...last, serverSockets: countFds(holder.pid).sockets }
+    const memory = readMemory(server.pid)
     const failed = PROBES - (outcomes.ok ?? 0)
     return {
       listener,
@@ -207,12 +235,15 @@ async function measure(listener) {
       failedPercent: Math.round((failed / PROBES) * 1000) / 10,
       outcomes,
       probeMs: ms,
+      proxy: PROXY,
       serverSockets: { before: before.serverSockets, after: after.serverSockets },
+      serverRssMb: { after: Math.round(memory.rssKb / 1024), peak: Math.round(memory.hwmKb / 1024) },
       attackerConnected: { before: before.connected, after: after.connected },
       attackerReopened: (after[`${KIND}Opened`] ?? 0) - (before[`${KIND}Opened`] ?? 0),
     }
   } finally {
     hostile?.kill('SIGKILL')
+    proxy?.kill('SIGKILL')
     server.kill('SIGKILL')
     await exited
     rmSync(dir, { recursive: true, force: true })
