@@ -141,7 +141,9 @@ export function shareConnections(server: HttpServer, share: ConnectionShare): vo
       move(site, 1)
       socket.once('close', () => {
         release(socket)
-        if (site.held === 0) sites.delete(key)
+        // Only this site's own entry: one closed to make room closes after its release, when the
+        // key may already have a new site.
+        if (site.held === 0 && sites.get(key) === site) sites.delete(key)
       })
     } else socket.once('close', () => release(socket))
     books.set(socket, { client, site, requests: 0 })
