@@ -6,9 +6,12 @@
 // (at most --addresses requests per phase, a hard deadline); every child is stopped at the end.
 //
 //   node bench/limiter-memory.mjs [--addresses 100000] [--dist dist] [--redis] [--max-addresses N]
+//                                 [--node-flags '--max-old-space-size=128']
 //
-// --max-addresses sets LIMITER_MAX_ADDRESSES (left unset: the service's default). Not part of
-// `npm run bench`; the figures go to stdout, one JSON line per phase plus a summary.
+// --max-addresses sets LIMITER_MAX_ADDRESSES (left unset: the service's default). --node-flags are
+// given to the server's node before the service's own heap bound (see below). Not part of `npm run
+// bench`; the figures go to stdout, one JSON line per phase plus a summary. RSS is read from /proc:
+// its peak (VmHWM) over the flood, and after it and after a restart once a full GC has run.
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
@@ -33,6 +36,7 @@ const { values: options } = parseArgs({
     redis: { type: 'boolean', default: false },
     'max-addresses': { type: 'string' },
     concurrency: { type: 'string', default: '32' },
+    'node-flags': { type: 'string', default: '' },
   },
 })
 const ADDRESSES = Number(options.addresses)
@@ -70,7 +74,8 @@ async function startServer(env) {
   const port = await freePort()
   const adminPort = await freePort()
   const inspectPort = await freePort()
-  const child = start(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, join(DIST, 'server.js')], {
+  const flags = options['node-flags'].split(' ').filter(Boolean)
+  const child = start(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, ...flags, join(DIST, 'server.js')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
@@ -120,6 +125,13 @@ async function inspector(port) {
       const r = await call('Runtime.evaluate', { expression: 'process.memoryUsage().heapUsed', returnByValue: true })
       return r.result.value
     },
+    /** V8's heap bound (heap_size_limit: the old space's and the young generation's together). */
+    async heapStatistics() {
+      // The inspector's command line API has `require`, which the ES module's global scope has not.
+      const expression = "require('node:v8').getHeapStatistics().heap_size_limit"
+      const r = await call('Runtime.evaluate', { expression, includeCommandLineAPI: true, returnByValue: true })
+      return { heapLimit: r.result.value }
+    },
     close: () => socket.close(),
   }
 }
@@ -151,16 +163,26 @@ async function flood(port, phase, from, to) {
   return statuses
 }
 
-/** V8's used heap after a full GC (through the inspector), then RSS (from /proc), after the state file's next write. */
+/**
+ * V8's used heap after a full GC (through the inspector), then RSS (from /proc), after the state
+ * file's next write; and the peak RSS so far (VmHWM), read before that GC.
+ */
 async function sample(server) {
   await new Promise((r) => setTimeout(r, 2500))
+  const peak = readMemory(server.child.pid).hwmKb * 1024
   const heapUsed = await server.inspector.heapUsedAfterGc()
-  return { rss: readMemory(server.child.pid).rssKb * 1024, heapUsed }
+  const { heapLimit } = await server.inspector.heapStatistics()
+  return { rss: readMemory(server.child.pid).rssKb * 1024, peak, heapUsed, heapLimit }
 }
 
 const env = {}
 if (options['max-addresses'] !== undefined) env.LIMITER_MAX_ADDRESSES = options['max-addresses']
-const report = { dist: options.dist, addresses: ADDRESSES, limiterMaxAddresses: options['max-addresses'] ?? 'default' }
+const report = {
+  dist: options.dist,
+  addresses: ADDRESSES,
+  limiterMaxAddresses: options['max-addresses'] ?? 'default',
+  nodeFlags: options['node-flags'],
+}
 try {
   let redis
   if (options.redis) {
@@ -183,7 +205,10 @@ try {
   const after = await sample(server)
   Object.assign(report, {
     statuses,
+    heapLimitMb: mb(after.heapLimit),
     rssAfterWarmupMb: mb(before.rss),
+    rssPeakMb: mb(after.peak),
+    rssAfterFloodMb: mb(after.rss),
     requestsPerSecond: Math.round(ADDRESSES / seconds),
     rssGrowthMb: mb(after.rss - before.rss),
     heapGrowthMb: mb(after.heapUsed - before.heapUsed),
@@ -208,6 +233,7 @@ try {
     Object.assign(report, {
       restartToHealthyMs: Math.round(restarted.startMs),
       rssAfterReloadMb: mb(reloaded.rss),
+      rssPeakOfReloadMb: mb(reloaded.peak),
       heapAfterReloadMb: mb(reloaded.heapUsed),
       heapAfterWarmupMb: mb(before.heapUsed),
     })

@@ -15,6 +15,9 @@
  * kernel closes when this process ends however it ends: the server then stops (src/server.ts). npm
  * killed alone leaves this process to init, so it watches its parent and ends when npm has.
  *
+ * The server's heap is bounded here (MAX_HEAP_MB, read from the configuration as the server reads
+ * it: src/lifecycle/heap-bound.ts), since a process's heap is sized when it starts.
+ *
  * Plain JavaScript outside src/: it is the launcher, not part of the service, and needs no build
  * of its own (it runs the built server, dist/server.js).
  */
@@ -26,9 +29,24 @@ const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT']
 /** How often the parent (npm) is looked for: the most a server outlives a killed npm, before it stops. */
 const PARENT_CHECK_MS = 500
 
+/**
+ * The node flags of the server's heap bound. None when the configuration cannot be read (or the
+ * server is not built): the server then says why, in its own words.
+ */
+async function heapBound() {
+  try {
+    const { loadConfiguration, takeConfigFileOption } = await import('../dist/config/config-file.js')
+    const { heapBoundFlags } = await import('../dist/lifecycle/heap-bound.js')
+    const { configFile } = takeConfigFileOption(process.argv.slice(2))
+    return heapBoundFlags(loadConfiguration({ configFile }).config.maxHeapMb)
+  } catch {
+    return []
+  }
+}
+
 const server = spawn(
   process.execPath,
-  [...process.execArgv, fileURLToPath(new URL('../dist/server.js', import.meta.url)), ...process.argv.slice(2)],
+  [...process.execArgv, ...(await heapBound()), fileURLToPath(new URL('../dist/server.js', import.meta.url)), ...process.argv.slice(2)],
   {
     // Not stdin: the server never reads it, and it is not in the terminal's foreground group.
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import { addressIdentity } from './auth/address-identity.js'
+import { addressIdentity, addressSite } from './auth/address-identity.js'
 import type { Config } from './config/config.js'
 import { type ConfigSource, loadConfiguration, takeConfigFileOption } from './config/config-file.js'
 import { shareConnections, trustedPeer } from './http/connection-share.js'
@@ -163,16 +163,18 @@ function flushed(log: Logger): Promise<void> {
 function limitConnections(app: FastifyInstance, config: Config, listener: 'main' | 'admin', metrics: Metrics): void {
   app.server.headersTimeout = config.headersTimeoutMs
   app.server.maxHeadersCount = 100
-  app.server.maxConnections = listener === 'main' ? config.maxConnections : config.adminMaxConnections
-  app.server.on('drop', () => metrics.connectionsRefused.inc({ listener, reason: 'max_connections' }))
   shareConnections(app.server, {
     perClient: config.maxConnectionsPerAddress,
+    // Not Node's maxConnections, which would close a new connection before the share could make room for it.
+    capacity: listener === 'main' ? config.maxConnections : config.adminMaxConnections,
     // One client per address, per /64 for IPv6: the client the limiter counts.
     clientOf: addressIdentity,
+    siteOf: addressSite,
     // A trusted proxy carries many clients' connections (and limits each of them itself); the
     // admin listener trusts no proxy (app.ts).
     exempt: listener === 'main' ? trustedPeer(config.trustProxy) : () => false,
-    onRefused: () => metrics.connectionsRefused.inc({ listener, reason: 'per_address' }),
+    onRefused: (reason) => metrics.connectionsRefused.inc({ listener, reason }),
+    onEvicted: () => metrics.connectionsEvicted.inc({ listener }),
   })
 }
 

@@ -9,8 +9,10 @@
  * - idle:         sockets that connect and send nothing;
  * - neverReading: sockets that pipeline GET /v1/pets?limit=100 as fast as the socket takes them
  *                 (at most `pipelineCap` requests per socket) and never read a byte.
- * Every socket the server closes is opened again, so the pressure is constant. Only to 127.0.0.1,
- * from the local address `from` (default the kernel's choice, 127.0.0.1; any 127.x.y.z works).
+ * Every socket the server closes is opened again, so the pressure is constant. To `host` (default
+ * 127.0.0.1; another address of this machine or of its network namespace), from the local address
+ * `from` (default the kernel's choice; any 127.x.y.z works), or from each of a list of addresses in
+ * turn (the i-th socket from the i-th modulo their count; a reopened socket from the same address).
  * With `paused: true` nothing is opened until SIGUSR1; SIGUSR1 opens all the sockets (again),
  * SIGUSR2 destroys them all and stops reopening (so a test can alternate quiet and hostile periods).
  * Prints one JSON line of counters every second (and on SIGUSR1/SIGUSR2); exits on SIGTERM/SIGINT,
@@ -50,10 +52,13 @@ let active = false
 let generation = 0
 const sockets = new Set()
 
-function open(kind, onConnect) {
+const sources = config.from === undefined ? [undefined] : [config.from].flat()
+
+function open(kind, onConnect, slot) {
   if (stopping || !active) return
   const born = generation
-  const socket = net.connect({ port: config.port, host: config.host, ...(config.from === undefined ? {} : { localAddress: config.from }) })
+  const from = sources[slot % sources.length]
+  const socket = net.connect({ port: config.port, host: config.host, ...(from === undefined ? {} : { localAddress: from }) })
   sockets.add(socket)
   stats[`${kind}Opened`]++
   let timer
@@ -79,7 +84,7 @@ function open(kind, onConnect) {
     stats[`${kind}Closed`]++ // closed by the server
     if (head.startsWith('HTTP/1.1 408')) stats[`${kind}408`]++
     // Open a replacement, a little later so a refusing server is not hammered.
-    setTimeout(() => born === generation && open(kind, onConnect), 50).unref()
+    setTimeout(() => born === generation && open(kind, onConnect, slot), 50).unref()
   })
 }
 
@@ -114,9 +119,9 @@ const print = () => process.stdout.write(JSON.stringify({ ...stats, open: socket
 function activate() {
   if (active || stopping) return
   active = true
-  for (let i = 0; i < config.slowloris; i++) open('slowloris', slowloris)
-  for (let i = 0; i < config.idle; i++) open('idle', idle)
-  for (let i = 0; i < config.neverReading; i++) open('neverReading', neverReading)
+  for (let i = 0; i < config.slowloris; i++) open('slowloris', slowloris, i)
+  for (let i = 0; i < config.idle; i++) open('idle', idle, i)
+  for (let i = 0; i < config.neverReading; i++) open('neverReading', neverReading, i)
   print()
 }
 

@@ -989,27 +989,98 @@ validate51.errors = vErrors;
 return errors === 0;
 }
 
-export const SHUTDOWN_DRAIN_MS = validate52;
-const schema53 = {"type":"integer","minimum":0,"maximum":300000};
+export const MAX_HEAP_MB = validate52;
+const schema53 = {"anyOf":[{"type":"integer","minimum":64,"maximum":65536},{"type":"string","const":"off"}]};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+const _errs1 = errors;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
-return false;
+const err0 = {instancePath,schemaPath:"#/anyOf/0/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err0];
 }
-if(errors === 0){
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(errors === _errs1){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 300000 || isNaN(data)){
-validate52.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+if(data > 65536 || isNaN(data)){
+const err1 = {instancePath,schemaPath:"#/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+else {
+if(data < 64 || isNaN(data)){
+const err2 = {instancePath,schemaPath:"#/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 64}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+var _valid0 = _errs1 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs3 = errors;
+if(typeof data !== "string"){
+const err3 = {instancePath,schemaPath:"#/anyOf/1/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if("off" !== data){
+const err4 = {instancePath,schemaPath:"#/anyOf/1/const",keyword:"const",params:{allowedValue: "off"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs3 === errors;
+valid0 = valid0 || _valid0;
+}
+if(!valid0){
+const err5 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+validate52.errors = vErrors;
 return false;
 }
 else {
-if(data < 0 || isNaN(data)){
-validate52.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
 }
+else {
+vErrors = null;
 }
 }
 }
@@ -1017,6 +1088,34 @@ validate52.errors = vErrors;
 return errors === 0;
 }
 
+export const SHUTDOWN_DRAIN_MS = validate53;
+const schema54 = {"type":"integer","minimum":0,"maximum":300000};
+
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 300000 || isNaN(data)){
+validate53.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+return false;
+}
+else {
+if(data < 0 || isNaN(data)){
+validate53.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+validate53.errors = vErrors;
+return errors === 0;
+}
+
 
 /** Each variable's validator, by the variable's name. */
-export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, LIMITER_LEASE_MAX, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, SHUTDOWN_DRAIN_MS };
+export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, LIMITER_LEASE_MAX, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, MAX_HEAP_MB, SHUTDOWN_DRAIN_MS };

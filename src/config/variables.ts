@@ -296,6 +296,12 @@ export const VARIABLES = {
     field: 'adminMaxConnections',
     description: 'open connections of the admin listener per process, a budget of its own beside `MAX_CONNECTIONS`',
   }),
+  MAX_HEAP_MB: integerOrOff(64, 65_536, 192, {
+    field: 'maxHeapMb',
+    toConfig: (megabytes) => (megabytes === 'off' ? undefined : megabytes),
+    description:
+      'the bound of a server process’s JavaScript heap in MB (V8’s old space, `node --max-old-space-size`), given by `npm start` and `serve --workers N` to the processes they start; `node dist/server.js` and `serve` take node’s own flag or `NODE_OPTIONS` instead; `off`: node’s default, from the machine’s memory (deployment.md)',
+  }),
   SHUTDOWN_DRAIN_MS: integer(0, 300_000, 0, {
     field: 'shutdownDrainMs',
     description:

@@ -3,6 +3,7 @@ import type { Config } from '../config/config.js'
 import type { ConfigSource } from '../config/config-file.js'
 import { ConfigError } from '../shared/startup-error.js'
 import { adminBannerLine, cliCommand, configurationLines, firstKeyBanner, listeningBanner, reachableOrigin } from './banner.js'
+import { heapBoundFlags } from './heap-bound.js'
 
 /** Where a process's listeners are bound: what a worker tells the primary of a cluster for its banner. */
 export interface Listening {
@@ -72,6 +73,9 @@ export async function startCluster(
       await storage.close()
     }
   }
+  // Each worker with the heap bound (a process's heap is sized when it starts); after the primary's
+  // own flags (tsx's loader in development), so that MAX_HEAP_MB wins over one of them.
+  cluster.setupPrimary({ execArgv: [...process.execArgv, ...heapBoundFlags(config.maxHeapMb)] })
   let stopping = false
   const startedAt = new Map<number, number>()
   // A replacement scheduled just before a stop must not start during it.

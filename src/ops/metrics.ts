@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8'
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import { RequestMetrics } from './request-metrics.js'
 
@@ -46,10 +47,23 @@ export class Metrics {
     labelNames: ['listener', 'reason'] as const,
     registers: [this.registry],
   })
+  readonly connectionsEvicted = new Counter({
+    name: 'animal_store_connections_evicted_total',
+    help: 'Idle connections closed by a full listener to make room for a new connection of a site (IPv4 address, IPv6 /48) holding fewer, by listener.',
+    labelNames: ['listener'] as const,
+    registers: [this.registry],
+  })
   readonly dependencyUp = new Gauge({
     name: 'animal_store_dependency_up',
     help: '1 when a dependency answered its last check, 0 when not.',
     labelNames: ['dependency'] as const,
+    registers: [this.registry],
+  })
+
+  /** Set once: a process's heap is sized when it starts. */
+  readonly heapLimit = new Gauge({
+    name: 'animal_store_heap_limit_bytes',
+    help: "The bound of this process's JavaScript heap (V8's heap_size_limit: the old space's, MAX_HEAP_MB or node's --max-old-space-size, and the young generation's).",
     registers: [this.registry],
   })
 
@@ -59,5 +73,6 @@ export class Metrics {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'animal_store_' })
+    this.heapLimit.set(getHeapStatistics().heap_size_limit)
   }
 }

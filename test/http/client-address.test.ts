@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { addressIdentity } from '../../src/auth/address-identity.js'
+import { addressIdentity, addressSite } from '../../src/auth/address-identity.js'
 import { createClientAddress, parseAddress } from '../../src/http/client-address.js'
 
 const identityOf = (value: string) => addressIdentity(parseAddress(value)!)
@@ -15,6 +15,18 @@ test('IPv4 addresses are their own identity; IPv6 ones are grouped by /64', () =
   assert.equal(identityOf('::1'), 'a:0:0:0:0::/64')
   assert.equal(identityOf('::198.51.100.1'), 'a:0:0:0:0::/64')
   assert.notEqual(identityOf('2001:db8:1:3::1'), identityOf('2001:db8:1:2::1'))
+})
+
+test("a connection's site: an IPv4 address is its own; IPv6 addresses are grouped by /48, every /64 of it together", () => {
+  const siteOf = (value: string) => addressSite(parseAddress(value)!)
+  assert.equal(siteOf('203.0.113.7'), '203.0.113.7')
+  assert.notEqual(siteOf('203.0.113.8'), siteOf('203.0.113.7'))
+  assert.equal(siteOf('::ffff:203.0.113.7'), '203.0.113.7')
+  assert.equal(siteOf('2001:db8:1:2:aaaa::1'), '2001:db8:1::/48')
+  assert.equal(siteOf('2001:db8:1:ffff::1'), '2001:db8:1::/48')
+  assert.equal(siteOf('2001:0DB8:0001::'), '2001:db8:1::/48')
+  assert.notEqual(siteOf('2001:db8:2::1'), siteOf('2001:db8:1::1'))
+  assert.equal(siteOf('::1'), '0:0:0::/48')
 })
 
 test('every spelling of an IPv4-mapped address is the IPv4 address', () => {

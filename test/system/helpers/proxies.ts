@@ -144,10 +144,15 @@ function socketCommand(path: string, line: string): Promise<string> {
 }
 
 /**
- * haproxy running deploy/haproxy.cfg unchanged, its frontend on a free 127.0.0.1 port, balancing
- * over `servers` (exactly three host:port, as the shipped file lists three).
+ * haproxy running deploy/haproxy.cfg unchanged, its frontend on a free 127.0.0.1 port (with
+ * `everyAddress`, on a free port of every IPv6 and IPv4 address, and still reached at 127.0.0.1),
+ * balancing over `servers` (one to nine host:port).
  */
-export async function startThrowawayHaproxy(t: TestContext, servers: string[]): Promise<ThrowawayHaproxy> {
+export async function startThrowawayHaproxy(
+  t: TestContext,
+  servers: string[],
+  { everyAddress = false }: { everyAddress?: boolean } = {},
+): Promise<ThrowawayHaproxy> {
   let socketPath = ''
   const server = await startThrowaway(
     t,
@@ -155,7 +160,7 @@ export async function startThrowawayHaproxy(t: TestContext, servers: string[]): 
     async (dir, port) => {
       socketPath = join(dir, 'admin.sock')
       const env = {
-        AS_BIND: `127.0.0.1:${port}`,
+        AS_BIND: everyAddress ? `:::${port}` : `127.0.0.1:${port}`,
         // AS_SERVER_1 … AS_SERVER_<n>: the config lists as many as are set (one to nine).
         ...Object.fromEntries(servers.map((address, i) => [`AS_SERVER_${i + 1}`, address])),
         AS_STATS_SOCKET: socketPath,

@@ -12,6 +12,7 @@ import { REDIS_URL, requireService } from '../../helpers/services.js'
 import {
   burst,
   type CliServer,
+  commandLine,
   ensureMinuteRoom,
   isAlive,
   nodeChildPids,
@@ -22,7 +23,17 @@ import {
   useScratchDatabase,
   waitFor,
 } from '../helpers/cluster.js'
-import { bearer, createKeyViaCli, freePort, runCli, sleep, useTempDir, waitUntilCounted } from '../helpers/process.js'
+import {
+  adminOriginIn,
+  bearer,
+  createKeyViaCli,
+  freePort,
+  request,
+  runCli,
+  sleep,
+  useTempDir,
+  waitUntilCounted,
+} from '../helpers/process.js'
 
 interface LogLine {
   pid: number
@@ -278,6 +289,39 @@ test('serve --workers 2 on a first start: the key is shown once, after the liste
   assert.ok(shown, `the key was shown:\n${out}\n${primary.stderr()}`)
   assert.ok(out.indexOf('listening on') >= 0 && out.indexOf('listening on') < out.indexOf('shown only this once'), out)
   assert.equal(out.match(/as_live_[0-9A-Za-z]{38}/g)?.length, 2, `one key (and its curl example):\n${out}`)
+  process.kill(primary.pid, 'SIGTERM')
+  assert.ok(await Promise.race([primary.exited, sleep(20_000).then(() => undefined)]), 'the primary stopped')
+})
+
+test('serve --workers 2: each worker runs with the heap bound of MAX_HEAP_MB', { timeout: 90_000 }, async (t) => {
+  if (!(await requireService(t, 'Redis'))) return
+  const dir = await useTempDir(t, 'animal-store-workers-heap-')
+  const log = join(dir, 'server.log')
+  const primary = await spawnCli(t, ['serve', '--workers', '2'], {
+    DATABASE_URL: join(dir, 'store.db'),
+    REDIS_URL,
+    MAX_HEAP_MB: '100',
+    LOG_FILE: log,
+    LOG_LEVEL: 'info',
+  })
+  const up = await waitFor(
+    () => (listeningPids(log).size === 2 && adminOriginIn(primary.stdout()) !== undefined) || primary.child.exitCode !== null,
+    60_000,
+    100,
+  )
+  assert.ok(up && primary.child.exitCode === null, `2 workers listening\n${primary.stdout()}\n${primary.stderr()}`)
+  const workers = nodeChildPids(primary.pid)
+  assert.equal(workers.length, 2)
+  for (const pid of workers)
+    assert.ok(commandLine(pid).includes('--max-old-space-size=100'), `worker ${pid}: ${commandLine(pid).join(' ')}`)
+  // Each connection goes to the next worker: both answer within a few reads. V8's bound is the old
+  // space's (the flag) and the young generation's (48 MB on 64-bit Node 20).
+  const limits = new Set<number>()
+  for (let i = 0; i < 6; i++) {
+    const metrics = await request(`${adminOriginIn(primary.stdout())}/metrics`)
+    limits.add(Number(/^animal_store_heap_limit_bytes (\S+)$/m.exec(metrics.text)?.[1]) / 2 ** 20)
+  }
+  for (const limit of limits) assert.ok(limit >= 100 && limit <= 164, `a worker's bound: ${limit} MB`)
   process.kill(primary.pid, 'SIGTERM')
   assert.ok(await Promise.race([primary.exited, sleep(20_000).then(() => undefined)]), 'the primary stopped')
 })

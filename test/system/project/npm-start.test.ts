@@ -14,14 +14,14 @@
  */
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import pg from 'pg'
 import { requireService } from '../../helpers/services.js'
 import { childPids, commandLine, isAlive as isRunning, useScratchDatabase } from '../helpers/cluster.js'
-import { childEnv, type ExitStatus, HANG_MS, ROOT, request, useTempDir, waitFor } from '../helpers/process.js'
+import { adminOriginIn, childEnv, type ExitStatus, HANG_MS, ROOT, request, useTempDir, waitFor } from '../helpers/process.js'
 
 const DRAIN_MS = 500
 
@@ -60,10 +60,13 @@ interface Launched {
   killAfter: Set<number>
 }
 
-/** `npm start` in the repository with `env` (over the test's defaults), in a process group of its own (so a test can Ctrl-C it). */
-function launchNpmStart(t: TestContext, env: Record<string, string>): Launched {
+/**
+ * `npm start` in the repository with `env` (over the test's defaults) and `args` after `--`, in a
+ * process group of its own (so a test can Ctrl-C it).
+ */
+function launchNpmStart(t: TestContext, env: Record<string, string>, args: string[] = []): Launched {
   assert.ok(existsSync(join(ROOT, 'dist', 'server.js')), 'dist/server.js is missing: run `npm run build` first')
-  const npm = spawn('npm', ['start'], {
+  const npm = spawn('npm', ['start', ...(args.length === 0 ? [] : ['--', ...args])], {
     cwd: ROOT,
     env: childEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', BOOTSTRAP_KEY: 'false', SHUTDOWN_DRAIN_MS: String(DRAIN_MS), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,12 +93,16 @@ function launchNpmStart(t: TestContext, env: Record<string, string>): Launched {
  * `npm start` serving on free ports, on the database and log file in `dir` (a new temp dir by
  * default), once it is up.
  */
-async function npmStart(t: TestContext, dir?: string): Promise<NpmStart> {
+async function npmStart(
+  t: TestContext,
+  dir?: string,
+  { env = {}, args = [] }: { env?: Record<string, string>; args?: string[] } = {},
+): Promise<NpmStart> {
   dir ??= await useTempDir(t, 'animal-store-npm-start-')
   const logFile = join(dir, 'server.log')
   // The log of an earlier start on the same dir is not this one's.
   const earlierLines = logLines(logFile).length
-  const { npm, exited, output, killAfter } = launchNpmStart(t, { DATABASE_URL: join(dir, 'store.db'), LOG_FILE: logFile })
+  const { npm, exited, output, killAfter } = launchNpmStart(t, { DATABASE_URL: join(dir, 'store.db'), LOG_FILE: logFile, ...env }, args)
   const port = () => /^Animal Store API listening on http:\/\/127\.0\.0\.1:(\d+)/m.exec(output())?.[1]
   const listening = () =>
     logLines(logFile)
@@ -216,4 +223,34 @@ test('npm start: SIGKILL to its process group while the server is still starting
   // them). npm's 'close' comes once every writer of its pipes, the server included, closed them.
   await launched.exited
   assert.match(launched.output(), new RegExp(`^animal-store: start-up abandoned: its launcher \\(pid ${launcher}\\) is gone$`, 'm'))
+})
+
+/** The server's heap bound as its admin listener's /metrics shows it (animal_store_heap_limit_bytes), in MB. */
+async function heapLimitMb(started: NpmStart): Promise<number> {
+  const admin = adminOriginIn(started.output())
+  assert.ok(admin !== undefined, `no admin listener in the banner:\n${started.output()}`)
+  const metrics = await request(`${admin}/metrics`)
+  const bytes = Number(/^animal_store_heap_limit_bytes (\S+)$/m.exec(metrics.text)?.[1])
+  return bytes / 2 ** 20
+}
+
+test('npm start: the server runs with the heap bound of MAX_HEAP_MB, by default 192 MB, read from the configuration as the server reads it', {
+  timeout: 2 * HANG_MS,
+}, async (t) => {
+  // V8's bound is the old space's (the flag) and the young generation's (48 MB on 64-bit Node 20).
+  const bounded = (limit: number, flag: number) => limit >= flag && limit <= flag + 64
+  const byDefault = await npmStart(t)
+  const defaultLimit = await heapLimitMb(byDefault)
+  assert.ok(bounded(defaultLimit, 192), `by default: ${defaultLimit} MB`)
+  assert.equal(await stop(byDefault, 'SIGTERM', 'npm').then((exit) => exit?.code), 0)
+
+  // From a config file named on the command line, as the server reads it (not only the environment).
+  const dir = await useTempDir(t, 'animal-store-npm-start-heap-')
+  const file = join(dir, 'service.env')
+  writeFileSync(file, 'MAX_HEAP_MB=100\n')
+  const configured = await npmStart(t, dir, { args: ['--config-file', file] })
+  const configuredLimit = await heapLimitMb(configured)
+  assert.ok(bounded(configuredLimit, 100), `MAX_HEAP_MB=100: ${configuredLimit} MB`)
+  assert.ok(commandLine(configured.serverPid).includes('--max-old-space-size=100'), commandLine(configured.serverPid).join(' '))
+  assert.equal(await stop(configured, 'SIGTERM', 'npm').then((exit) => exit?.code), 0)
 })
