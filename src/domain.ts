@@ -25,7 +25,7 @@ export interface Services {
   usageHistory: UsageHistory
 }
 
-/** What every domain has: the store, the caches, the recorders and the services over them. */
+/** What every domain has, the CLI's too: the store, the caches, the recorders and the services over them. */
 export interface DomainCore {
   config: Config
   storage: Storage
@@ -56,6 +56,12 @@ export interface Domain extends DomainCore {
   close(): Promise<void>
   /** For a build that fails after this one: the jobs stopped, and only what buildDomain opened itself closed. */
   discard(): Promise<void>
+}
+
+/** What a command works on: no limiter of its own (a command that reads counters gives one), no jobs. */
+export interface CommandDomain extends DomainCore {
+  /** Closes the storage it opened. */
+  close(): Promise<void>
 }
 
 export interface DomainOverrides {
@@ -179,8 +185,20 @@ export async function buildDomain(config: Config, overrides: DomainOverrides = {
   }
 }
 
-// Imported when a domain needs them (metrics, pino above): a module that builds no server
-// domain does not load the metrics client.
+/**
+ * The domain a CLI command works on: the same services over the configured storage (opened once,
+ * closed by `close`), nothing started. `limiter` is what `keys usage` reads counters from (Redis,
+ * or the state file), else none: its services then never peek.
+ */
+export async function buildCommandDomain(config: Config, options: { limiter?: Pick<RateLimiter, 'peek'> } = {}): Promise<CommandDomain> {
+  const storage = await openStorage(config)
+  const limiter = options.limiter ?? { peek: () => Promise.reject(new Error('no limiter: this command reads no counters')) }
+  const core = buildCore(config, { storage, clock: systemClock, limiter, warn: () => () => {} })
+  return { ...core, close: () => storage.close() }
+}
+
+// Imported when a server domain needs them (metrics, pino above): the CLI builds its domain from
+// this module, and a command must not load the metrics client (test/system/cli/cli-startup.test.ts).
 async function defaultMetrics(): Promise<Metrics> {
   const { Metrics } = await import('./ops/metrics.js')
   return new Metrics({ defaultMetrics: false })
