@@ -1,7 +1,8 @@
 /**
  * The layering of src/, checked by `npm run lint` (depcruise src). Every file is in a layer; from the top:
- *   wiring: the entry points and the composition root (app.ts, service.ts, server.ts, cli.ts, the only
- *           files directly in src/), the command line (cli/) and the process lifecycle (lifecycle/)
+ *   wiring: the entry points and the composition root (app.ts, domain.ts, service.ts, server.ts, cli.ts, the
+ *           only files directly in src/), the background jobs' owner (daemon/), the command line (cli/) and
+ *           the process lifecycle (lifecycle/)
  *   -> APIs (pets/, orders/, rate-limit/, admin/) -> features (auth/, keys/, limits/, usage/, admin-tokens/)
  *   -> http/ (Fastify plumbing) -> ops/ (metrics, health, the logger) -> config/ (the configuration)
  *   -> shared/ (the ground floor)
@@ -11,8 +12,8 @@
  * @type {import('dependency-cruiser').IConfiguration}
  */
 
-/** The wiring: the four files directly in src/, cli/ and lifecycle/. */
-const WIRING = '^src/[^/]+\\.ts$|^src/(cli|lifecycle)/'
+/** The wiring: the five files directly in src/, daemon/, cli/ and lifecycle/. */
+const WIRING = '^src/[^/]+\\.ts$|^src/(daemon|cli|lifecycle)/'
 
 module.exports = {
   forbidden: [
@@ -38,9 +39,9 @@ module.exports = {
       name: 'only-entry-points-at-the-root',
       severity: 'error',
       comment:
-        'Directly in src/ are the entry points and the composition root only (app, service, server, cli), so that ' +
+        'Directly in src/ are the entry points and the composition root only (app, domain, service, server, cli), so that ' +
         'src/ shows the architecture at a glance and every other file is in a folder that a rule below sees.',
-      from: { path: '^src/[^/]+\\.ts$', pathNot: '^src/(app|service|server|cli)\\.ts$' },
+      from: { path: '^src/[^/]+\\.ts$', pathNot: '^src/(app|domain|service|server|cli)\\.ts$' },
       to: {},
     },
     {
@@ -96,7 +97,7 @@ module.exports = {
         'http/ is what any Fastify service has (body parsing, validation, errors, routing fallbacks, docs console); ' +
         'it knows no feature, so a feature can use it without a cycle.',
       from: { path: '^src/http/' },
-      to: { path: '^src/(auth|keys|limits|usage|admin-tokens|pets|orders|rate-limit|admin|secret-scanning|storage|cli|lifecycle)/' },
+      to: { path: '^src/(auth|keys|limits|usage|admin-tokens|pets|orders|rate-limit|admin|secret-scanning|storage|daemon|cli|lifecycle)/' },
     },
     {
       name: 'features-below-apis',
@@ -137,7 +138,7 @@ module.exports = {
       name: 'no-wiring-from-below',
       severity: 'error',
       comment:
-        'The entry points, the composition root, cli/ and lifecycle/ assemble everything; nothing below them imports ' +
+        'The entry points, the composition root, daemon/, cli/ and lifecycle/ assemble everything; nothing below them imports ' +
         'them (a lifecycle function that needs the server start is handed it by an entry point).',
       from: { path: '^src/', pathNot: WIRING },
       to: { path: WIRING },
@@ -150,6 +151,15 @@ module.exports = {
         'imports neither, so that the root stays the top of the graph.',
       from: { path: '^src/lifecycle/' },
       to: { path: '^src/[^/]+\\.ts$|^src/cli/' },
+    },
+    {
+      name: 'daemon-below-the-entry-points',
+      severity: 'error',
+      comment:
+        'daemon/ owns the background jobs (it starts and stops them; their rules stay in their features); the ' +
+        'composition root (domain.ts) builds it and hands it its parts, so it imports no root file and no other wiring.',
+      from: { path: '^src/daemon/' },
+      to: { path: '^src/[^/]+\\.ts$|^src/(cli|lifecycle)/' },
     },
     {
       name: 'cli-below-the-entry-points',

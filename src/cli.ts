@@ -17,6 +17,7 @@ import { inputErrorMessage } from './cli/key-flags.js'
 import { KEYS } from './cli/keys-command.js'
 import { serveCommand } from './cli/serve-command.js'
 import { loadConfiguration, takeConfigFileOption } from './config/config-file.js'
+import { buildCommandDomain } from './domain.js'
 import { CustomerNotFoundError, KeyConflictError, KeyInputError, KeyNotFoundError } from './keys/administration.js'
 import { CLI } from './shared/command-name.js'
 import { ConfigError, StartupError, startFailureLine } from './shared/startup-error.js'
@@ -133,7 +134,8 @@ export async function main(argv: string[]): Promise<number> {
     // Arguments are checked before the configuration is read: --help and bad input need no database.
     const work = command.prepare(args)
     const { config, source } = loadConfiguration({ configFile })
-    await work(config, source)
+    // A command that works on the store gets a domain of its own (domain.ts): storage opened once, no job started.
+    await work({ config, source, openDomain: buildCommandDomain })
     return 0
   } catch (error) {
     return report(error, path)

@@ -1,107 +1,67 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import { pino } from 'pino'
-import { type AppDependencies, buildApp } from './app.js'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from './app.js'
 import type { Config } from './config/config.js'
-import { createLimiter } from './limits/index.js'
-import type { RateLimiter } from './limits/limiter.js'
-import { Metrics } from './ops/metrics.js'
-import { type Clock, systemClock } from './shared/clock.js'
+import { buildDomain, type Domain, type DomainOverrides } from './domain.js'
 import type { Drain } from './shared/drain.js'
-import { openStorage } from './storage/index.js'
-import type { Storage } from './storage/storage.js'
 
-/** What a caller may hand in instead of what `config` says (a test's clock, an in-memory store, a logger). */
-export interface ServiceOverrides {
-  storage?: Storage
-  limiter?: RateLimiter
-  clock?: Clock
-  metrics?: Metrics
-  logger?: AppDependencies['logger']
+/** What a caller may hand in instead of what `config` says (a test's clock, an in-memory store, a logger), and the server's drain. */
+export interface ServiceOverrides extends DomainOverrides {
   drain?: Drain
 }
 
-/** A ready service: its dependencies and both listeners' apps, not listening. */
+/** A ready service: its domain, its jobs started, and both listeners' apps over it, not listening. */
 export interface Service {
-  config: Config
-  storage: Storage
-  limiter: RateLimiter
-  clock: Clock
-  metrics: Metrics
+  /** Built once (domain.ts): both apps read their caches, services and limiter from it. */
+  domain: Domain
   /** The main listener's app (the public API, its docs, health). */
   app: FastifyInstance
-  /**
-   * The admin listener's app (admin API, /metrics), built on first call from the same dependencies
-   * and calling the main app's key service (whose last-used batch the usage numbers include).
-   */
+  /** The admin listener's app (admin API, /metrics), built on first call over the same domain. */
   admin(): Promise<FastifyInstance>
-  /** Closes the apps (their batches write to storage), then the limiter, then storage. */
+  /** Closes the apps (in-flight requests finish), then the domain: jobs (their last batches), limiter, storage. */
   close(): Promise<void>
 }
 
 /**
- * Builds the service the server runs, from `config` and whatever `overrides` replace: storage
- * (opened and migrated), limiter, metrics and the main app, ready. What it is given it closes too,
- * once it has returned; a build that fails closes only what it opened itself.
+ * The composition root of the server: the domain (domain.ts), the main app over it, ready, then
+ * the domain's background jobs started, once, whichever listeners the process has. What it is
+ * given it closes too, once it has returned; a build that fails closes only what it opened itself.
  */
 export async function buildService(config: Config, overrides: ServiceOverrides = {}): Promise<Service> {
-  const clock = overrides.clock ?? systemClock
-  const metrics = overrides.metrics ?? new Metrics({ defaultMetrics: false })
-  const { logger, drain } = overrides
-  const opened: Array<{ close(): Promise<unknown> }> = []
+  const { drain } = overrides
+  const domain = await buildDomain(config, overrides)
+  let app: FastifyInstance | undefined
   try {
-    const storage = overrides.storage ?? (await openStorage(config, clock))
-    if (overrides.storage === undefined) opened.push(storage)
-    const limiter = overrides.limiter ?? (await createLimiter(config, clock, metrics, limiterLog(logger)))
-    if (overrides.limiter === undefined) opened.push(limiter)
-    const deps: AppDependencies = { config, storage, limiter, clock, metrics, logger, drain }
-    const app = await buildApp(deps)
-    opened.push(app)
+    app = await buildApp(domain, { listener: 'main', drain })
     await app.ready()
-
-    let admin: Promise<FastifyInstance> | undefined
-    const buildAdmin = async () => {
-      const adminApp = await buildApp({
-        ...deps,
-        listener: 'admin',
-        keyAdmin: app.keyService,
-        usagePending: app.usageRecorder,
-        keyChanges: app.keyResolver,
-        readiness: app.readiness,
-      })
-      try {
-        await adminApp.ready()
-      } catch (error) {
-        await adminApp.close().catch(() => {})
-        throw error
-      }
-      return adminApp
-    }
-    return {
-      config,
-      storage,
-      limiter,
-      clock,
-      metrics,
-      app,
-      admin: () => {
-        admin ??= buildAdmin()
-        return admin
-      },
-      close: async () => {
-        const adminApp = await admin?.catch(() => undefined)
-        await Promise.all([app.close(), adminApp?.close()])
-        await limiter.close()
-        await storage.close()
-      },
-    }
+    await domain.jobs.daemon.start()
   } catch (error) {
-    for (const resource of opened.reverse()) await resource.close().catch(() => {})
+    await app?.close().catch(() => {})
+    await domain.discard()
     throw error
   }
-}
-
-/** The limiter logs (Redis outages, its state file) through the service's logger when it is one, else nowhere. */
-function limiterLog(logger: AppDependencies['logger']): FastifyBaseLogger {
-  const isInstance = logger !== undefined && typeof (logger as { info?: unknown }).info === 'function'
-  return isInstance ? (logger as FastifyBaseLogger) : pino({ enabled: false })
+  const main = app
+  let admin: Promise<FastifyInstance> | undefined
+  const buildAdmin = async () => {
+    const adminApp = await buildApp(domain, { listener: 'admin', drain })
+    try {
+      await adminApp.ready()
+    } catch (error) {
+      await adminApp.close().catch(() => {})
+      throw error
+    }
+    return adminApp
+  }
+  return {
+    domain,
+    app: main,
+    admin: () => {
+      admin ??= buildAdmin()
+      return admin
+    },
+    close: async () => {
+      const adminApp = await admin?.catch(() => undefined)
+      await Promise.all([main.close(), adminApp?.close()])
+      await domain.close()
+    },
+  }
 }

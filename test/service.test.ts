@@ -23,14 +23,14 @@ test('a test service keeps its limiter state in memory only (no state file share
   assert.equal(testConfig({ LIMITER_STATE_FILE: '/tmp/x.json' }).limiterStateFile, '/tmp/x.json', 'a test can still ask for one')
 })
 
-test('the admin app is built once, beside the main app, on the same storage, limiter and key service', async () => {
+test('the admin app is built once, beside the main app, over the same domain', async () => {
   const config = testConfig()
   const service = await buildService(config, { clock: new ManualClock(TEST_NOW), storage: memoryStorage() })
   try {
     const admin = await service.admin()
     assert.equal(await service.admin(), admin, 'built on first call only')
     assert.notEqual(admin, service.app)
-    const { token } = await createAdminToken(service.storage.adminTokens, 'test token')
+    const { token } = await createAdminToken(service.domain.storage.adminTokens, 'test token')
     const created = await admin.inject({
       method: 'POST',
       url: '/admin/v1/keys',
@@ -47,7 +47,7 @@ test('the admin app is built once, beside the main app, on the same storage, lim
   }
 })
 
-test('close() closes both apps, then the limiter, then storage (the apps write their last batches to storage)', async () => {
+test('close() closes both apps, then stops the jobs (their last batches written), then closes the limiter, then storage', async () => {
   const config = testConfig()
   const clock = new ManualClock(TEST_NOW)
   const storage = memoryStorage()
@@ -56,11 +56,17 @@ test('close() closes both apps, then the limiter, then storage (the apps write t
   noteClose(order, 'storage', storage)
   noteClose(order, 'limiter', limiter)
   const service = await buildService(config, { clock, storage, limiter })
-  assert.equal(service.storage, storage)
-  assert.equal(service.limiter, limiter)
+  assert.equal(service.domain.storage, storage)
+  assert.equal(service.domain.limiter, limiter)
   noteClose(order, 'main app', service.app)
   noteClose(order, 'admin app', await service.admin())
+  const { daemon } = service.domain.jobs
+  const stop = daemon.stop.bind(daemon)
+  daemon.stop = async () => {
+    order.push('jobs')
+    await stop()
+  }
   await service.close()
   assert.deepEqual(order.slice(0, 2).sort(), ['admin app', 'main app'])
-  assert.deepEqual(order.slice(2), ['limiter', 'storage'])
+  assert.deepEqual(order.slice(2), ['jobs', 'limiter', 'storage'])
 })

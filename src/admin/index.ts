@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { adminTokenCredential } from '../admin-tokens/admin-token-credential.js'
-import type { AdminTokenRepository } from '../admin-tokens/admin-token-repository.js'
-import { AdminTokenResolver } from '../admin-tokens/admin-tokens.js'
+import type { AdminTokenService } from '../admin-tokens/admin-token-service.js'
+import type { AdminTokenResolver } from '../admin-tokens/admin-tokens.js'
 import type { CustomerService } from '../customers/customer-service.js'
 import type { AuditRepository, KeyAdministration } from '../keys/administration.js'
-import type { KeyResolver } from '../keys/key-resolver.js'
 import type { OrderRepository } from '../orders/repository.js'
 import type { UsageHistory } from '../usage/usage-history.js'
 import { ADMIN_TOKEN_SCHEMAS, type AdminTokenRoutesOptions, adminTokenRoutes } from './admin-tokens/index.js'
@@ -22,12 +21,9 @@ export interface AdminApiOptions {
   admin: KeyAdministration
   /** Usage history: its two operations. */
   usage: UsageHistory
-  adminTokens: AdminTokenRepository
-  /**
-   * Tells the admin token cache of revoked tokens (the change log they are written to with the
-   * keys'), and holds the filter of known secrets, admin tokens included.
-   */
-  keyChanges: Pick<KeyResolver, 'follow' | 'known'>
+  /** Admin tokens: the service (changes), and the domain's one token cache (the credential), which follows the key-change poll. */
+  adminTokens: AdminTokenService
+  tokens: AdminTokenResolver
   /** Every caller's orders (the orders resource), and the audit log its calls are written to. */
   orders: OrderRepository
   audit: AuditRepository
@@ -68,12 +64,10 @@ async function adminRoutes(app: AdminApp, options: AdminOrdersOptions & AdminCus
  * auth/guard.ts, routes with `auth: 'admin'`) and `register`, which mounts its document and routes
  * under /admin/v1, and the operator console at /admin/console.
  */
-export function adminApi({ admin, usage, adminTokens, keyChanges, orders, audit, customers, now }: AdminApiOptions): {
+export function adminApi({ admin, usage, adminTokens, tokens, orders, audit, customers, now }: AdminApiOptions): {
   credential: ReturnType<typeof adminTokenCredential>
   register(app: FastifyInstance): Promise<void>
 } {
-  const tokens = new AdminTokenResolver(adminTokens, keyChanges.known)
-  keyChanges.follow(tokens)
   return {
     credential: adminTokenCredential(tokens),
     async register(app) {
@@ -88,7 +82,6 @@ export function adminApi({ admin, usage, adminTokens, keyChanges, orders, audit,
         customers,
         now,
         adminTokens,
-        tokenCache: tokens,
       })
       await registerConsole(app)
     },

@@ -1,34 +1,21 @@
-import { userInfo } from 'node:os'
 import { ADMIN_TOKEN_ROLES, DEFAULT_ADMIN_TOKEN_ROLE, isAdminTokenRole } from '../admin-tokens/admin-token-repository.js'
-import {
-  type AdminTokenAudit,
-  AdminTokenInputError,
-  adminTokenJson,
-  createAdminToken,
-  revokeAdminToken,
-} from '../admin-tokens/admin-tokens.js'
-import type { Config } from '../config/config.js'
+import type { AdminTokenService } from '../admin-tokens/admin-token-service.js'
+import { type AdminTokenAudit, AdminTokenInputError, adminTokenJson } from '../admin-tokens/admin-tokens.js'
 import { escapeControlCharacters } from '../shared/control-characters.js'
-import { openStorage } from '../storage/index.js'
-import type { Storage } from '../storage/storage.js'
+import { cliChange, withServices } from './command-domain.js'
 import { CommandError, UsageError } from './command-errors.js'
-import { type CommandGroup, defineCommand, programName } from './command-line.js'
+import { type CommandGroup, type CommandRun, defineCommand, programName } from './command-line.js'
 import { print } from './output.js'
 import { table } from './table.js'
 
 export { AdminTokenInputError }
 
 /** The CLI's changes are audited under the OS user who ran it. */
-const cliAudit = (): AdminTokenAudit => ({ actor: { type: 'cli', id: userInfo().username } })
+const cliAudit = (): AdminTokenAudit => ({ actor: cliChange().actor })
 
-async function withStorage(config: Config, work: (storage: Storage) => Promise<void>): Promise<void> {
-  const storage = await openStorage(config)
-  try {
-    await work(storage)
-  } finally {
-    await storage.close()
-  }
-}
+/** The admin token service of a domain built for the command, closed after `work`. */
+const withService = (run: CommandRun, work: (service: AdminTokenService) => Promise<void>) =>
+  withServices(run, (services) => work(services.adminTokens))
 
 const create = defineCommand(
   {
@@ -51,9 +38,9 @@ const create = defineCommand(
     if (name === undefined) throw new UsageError('admin-tokens create needs --name')
     const role = values.role ?? DEFAULT_ADMIN_TOKEN_ROLE
     if (!isAdminTokenRole(role)) throw new UsageError(`--role must be one of ${ADMIN_TOKEN_ROLES.join(', ')}`)
-    return (config) =>
-      withStorage(config, async (storage) => {
-        const { token, record } = await createAdminToken(storage.adminTokens, { name, role }, cliAudit())
+    return (run) =>
+      withService(run, async (service) => {
+        const { token, record } = await service.create({ name, role }, cliAudit())
         print(
           values.json,
           { token, adminToken: adminTokenJson(record) },
@@ -72,9 +59,9 @@ const list = defineCommand(
     flags: { json: { type: 'boolean', help: 'print {"data":[…]} as one line of JSON' } },
   },
   ({ values }) =>
-    (config) =>
-      withStorage(config, async (storage) => {
-        const tokens = await storage.adminTokens.list()
+    (run) =>
+      withService(run, async (service) => {
+        const tokens = await service.list()
         const rows = tokens.map((t) => {
           const { id, prefix, role, createdBy, name, revokedAt } = adminTokenJson(t)
           const state = revokedAt === null ? 'active' : `revoked ${revokedAt}`
@@ -95,9 +82,9 @@ const revoke = defineCommand(
     operands: ['TOKEN_ID'],
   },
   ({ values, operands: [id] }) =>
-    (config) =>
-      withStorage(config, async (storage) => {
-        const outcome = await revokeAdminToken(storage.adminTokens, id!, cliAudit())
+    (run) =>
+      withService(run, async (service) => {
+        const outcome = await service.revoke(id!, cliAudit())
         if (outcome === undefined) throw new CommandError(`no admin token with id ${id} (${programName()} admin-tokens list shows the ids)`)
         const adminToken = adminTokenJson(outcome.record)
         const also = outcome.alsoRevoked.map((t) => t.id)

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import type { Config } from '../config/config.js'
 import type { ConfigSource } from '../config/config-file.js'
 import { CLI } from '../shared/command-name.js'
+import type { OpenDomain } from './command-domain.js'
 import { HelpRequest, UsageError } from './command-errors.js'
 
 /**
@@ -129,16 +130,23 @@ export function positiveInt(flag: string, raw: string | undefined): number | und
   return Number(raw)
 }
 
+/** What a command's work is given: the configuration, where it came from, and how to build its domain (src/cli.ts hands it in). */
+export interface CommandRun {
+  config: Config
+  source: ConfigSource
+  openDomain: OpenDomain
+}
+
 /** A command: its declaration, and the work its arguments ask for (checked before any is done). */
 export interface Command {
   spec: CommandSpec
   /** Parses and checks the arguments (HelpRequest, UsageError) and returns the work, not yet begun. */
-  prepare(args: string[]): (config: Config, source: ConfigSource) => Promise<void>
+  prepare(args: string[]): (run: CommandRun) => Promise<void>
 }
 
 export function defineCommand<F extends Flags>(
   spec: CommandSpec<F>,
-  prepare: (input: { values: FlagValues<F>; operands: string[] }) => (config: Config, source: ConfigSource) => Promise<void>,
+  prepare: (input: { values: FlagValues<F>; operands: string[] }) => (run: CommandRun) => Promise<void>,
 ): Command {
   return { spec, prepare: (args) => prepare(parseCommand(spec, args)) }
 }

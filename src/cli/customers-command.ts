@@ -1,35 +1,20 @@
-import { userInfo } from 'node:os'
 import { customerJson } from '../admin/customers/views.js'
-import type { Config } from '../config/config.js'
 import type { CustomerRecord } from '../customers/customer.js'
-import { CustomerService } from '../customers/customer-service.js'
+import type { CustomerService } from '../customers/customer-service.js'
 import type { ChangeContext } from '../keys/administration.js'
 import { escapeControlCharacters } from '../shared/control-characters.js'
 import type { PlanName } from '../shared/plans.js'
-import { openStorage } from '../storage/index.js'
+import { cliChange, withServices } from './command-domain.js'
 import { UsageError } from './command-errors.js'
-import { type CommandGroup, defineCommand, positiveInt, programName } from './command-line.js'
+import { type CommandGroup, type CommandRun, defineCommand, positiveInt, programName } from './command-line.js'
 import { metadata } from './key-flags.js'
 import { iso } from './key-text.js'
 import { print } from './output.js'
 import { table } from './table.js'
 
-/** The customer service on the configured storage, closed after `work`; changes audited under the OS user. */
-async function withService(config: Config, work: (service: CustomerService, ctx: ChangeContext) => Promise<void>) {
-  const storage = await openStorage(config)
-  try {
-    const service = new CustomerService({
-      customers: storage.customers,
-      audit: storage.audit,
-      usage: storage.usage,
-      // The CLI shows no usage history (the admin API and the console do).
-      history: { keysHistory: () => Promise.reject(new Error('no usage history in the CLI')) },
-    })
-    await work(service, { actor: { type: 'cli', id: userInfo().username }, requestId: null })
-  } finally {
-    await storage.close()
-  }
-}
+/** The customer service of a domain built for the command, closed after `work`; changes audited under the OS user. */
+const withService = (run: CommandRun, work: (service: CustomerService, ctx: ChangeContext) => Promise<void>) =>
+  withServices(run, (services) => work(services.customers, cliChange()))
 
 const CUSTOMER_ID = ['CUSTOMER_ID'] as const
 const json = (what: string) => ({ type: 'boolean', help: `print ${what} as one line of JSON` }) as const
@@ -77,8 +62,8 @@ const create = defineCommand(
       perDay: positiveInt('--per-day', values['per-day']),
       metadata: metadata(values.metadata, false),
     }
-    return (config) =>
-      withService(config, async (service, ctx) => {
+    return (run) =>
+      withService(run, async (service, ctx) => {
         const created = await service.createCustomer(input, ctx)
         print(values.json, customerJson(created), `Created customer ${created.id}.\n${details(created)}`)
       })
@@ -97,8 +82,8 @@ const list = defineCommand(
     },
   },
   ({ values }) =>
-    (config) =>
-      withService(config, async (service) => {
+    (run) =>
+      withService(run, async (service) => {
         const all: CustomerRecord[] = []
         let after: string | undefined
         do {
@@ -127,8 +112,8 @@ const show = defineCommand(
     operands: CUSTOMER_ID,
   },
   ({ values, operands: [id] }) =>
-    (config) =>
-      withService(config, async (service) => {
+    (run) =>
+      withService(run, async (service) => {
         const customer = await service.getCustomer(id!)
         print(values.json, customerJson(customer), details(customer))
       }),
@@ -160,8 +145,8 @@ const update = defineCommand(
     }
     if (Object.keys(patch).length === 0)
       throw new UsageError('customers update needs at least one of --name, --plan, --per-minute, --per-day, --metadata')
-    return (config) =>
-      withService(config, async (service, ctx) => {
+    return (run) =>
+      withService(run, async (service, ctx) => {
         const customer = await service.updateCustomer(id!, patch, ctx)
         print(values.json, customerJson(customer), `Updated ${customer.id}.\n${details(customer)}`)
       })

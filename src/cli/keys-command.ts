@@ -1,38 +1,22 @@
-import { userInfo } from 'node:os'
 import { createdKeyJson, keyJson, keyPageJson, revokedKeyJson, rotatedKeyJson, usageJson } from '../admin/keys/views.js'
-import type { Config } from '../config/config.js'
 import { type ChangeContext, KEY_STATES, KeyNotFoundError, type KeyState, type KeyView, type Revocation } from '../keys/administration.js'
-import { KeyService } from '../keys/key-service.js'
+import type { KeyService } from '../keys/key-service.js'
 import { displayPrefix } from '../shared/key-redaction.js'
 import { LimiterUnavailableError } from '../shared/outages.js'
 import type { PlanName } from '../shared/plans.js'
 import { SCOPES } from '../shared/scopes.js'
 import { redactUrl } from '../shared/startup-error.js'
-import { openStorage } from '../storage/index.js'
+import { cliChange, withServices } from './command-domain.js'
 import { CommandError, UsageError } from './command-errors.js'
-import { type CommandGroup, defineCommand, type Flag, positiveInt, programName } from './command-line.js'
+import { type CommandGroup, type CommandRun, defineCommand, type Flag, positiveInt, programName } from './command-line.js'
 import { expiry, metadata, scopesFlag } from './key-flags.js'
 import { iso, keyDetails, keyTable, usageText } from './key-text.js'
 import { openUsageSource, type UsageSource } from './key-usage-source.js'
 import { print } from './output.js'
 
-/** The key service on the configured storage (and, for `usage`, the limiter's counters), closed after `work`. */
-async function withService(config: Config, work: (service: KeyService, ctx: ChangeContext) => Promise<void>, usage?: UsageSource) {
-  const storage = await openStorage(config)
-  try {
-    const service = new KeyService({
-      keys: storage.keys,
-      audit: storage.audit,
-      limiter: usage?.limiter ?? { peek: () => Promise.reject(new Error('no limiter')) },
-      env: config.env,
-      customers: storage.customers,
-    })
-    // The CLI's changes are audited under the OS user who ran it.
-    await work(service, { actor: { type: 'cli', id: userInfo().username }, requestId: null })
-  } finally {
-    await storage.close()
-  }
-}
+/** The key service of a domain built for the command (for `usage`, on the limiter's counters), closed after `work`. */
+const withService = (run: CommandRun, work: (service: KeyService, ctx: ChangeContext) => Promise<void>, usage?: UsageSource) =>
+  withServices(run, (services) => work(services.keys, cliChange()), { limiter: usage?.limiter })
 
 const KEY_ID = ['KEY_ID'] as const
 const json = (what: string) => ({ type: 'boolean', help: `print ${what} as one line of JSON` }) as const
@@ -87,8 +71,8 @@ const create = defineCommand(
       expiresAt: expiry(values['expires-at'], false),
       metadata: metadata(values.metadata, false),
     }
-    return (config) =>
-      withService(config, async (service, ctx) => {
+    return (run) =>
+      withService(run, async (service, ctx) => {
         const created = await service.createKey(input, ctx)
         const { view, key } = created
         print(
@@ -127,8 +111,8 @@ const list = defineCommand(
       name: values.name,
     }
     const limit = positiveInt('--limit', values.limit)
-    return (config) =>
-      withService(config, async (service) => {
+    return (run) =>
+      withService(run, async (service) => {
         let keys: KeyView[]
         let nextAfter: string | null = null
         if (limit === undefined) {
@@ -160,8 +144,8 @@ const show = defineCommand(
     operands: KEY_ID,
   },
   ({ values, operands: [id] }) =>
-    (config) =>
-      withService(config, async (service) => {
+    (run) =>
+      withService(run, async (service) => {
         const view = await service.getKey(id!)
         print(values.json, keyJson(view), keyDetails(view))
       }),
@@ -193,8 +177,8 @@ const lookup = defineCommand(
     if (key !== undefined && (values.limit !== undefined || values.after !== undefined))
       throw new UsageError('--limit and --after page a --prefix lookup')
     const limit = positiveInt('--limit', values.limit) ?? 100
-    return (config) =>
-      withService(config, async (service) => {
+    return (run) =>
+      withService(run, async (service) => {
         if (values.prefix !== undefined) {
           if (!PREFIX.test(values.prefix))
             throw new UsageError('--prefix must be as_live_ or as_test_ and at least 4 more key characters (as_live_AbCd)')
@@ -259,8 +243,8 @@ const update = defineCommand(
     }
     if (Object.keys(patch).length === 0)
       throw new UsageError('keys update needs at least one of --name, --plan, --per-minute, --per-day, --scopes, --expires-at, --metadata')
-    return (config) =>
-      withService(config, async (service, ctx) => {
+    return (run) =>
+      withService(run, async (service, ctx) => {
         const view = await service.updateKey(id!, patch, ctx)
         print(
           values.json,
@@ -289,8 +273,8 @@ const rotate = defineCommand(
         'keys rotate needs --grace SECONDS: how long the old key keeps working (0 revokes it at once; at most 604800, 7 days)',
       )
     const graceSeconds = /^\d+$/.test(values.grace) ? Number(values.grace) : Number.NaN
-    return (config) =>
-      withService(config, async (service, ctx) => {
+    return (run) =>
+      withService(run, async (service, ctx) => {
         const rotated = await service.rotateKey(id!, { graceSeconds }, ctx)
         const { key, view, previous } = rotated
         const until =
@@ -315,8 +299,8 @@ const revoke = defineCommand(
     operands: KEY_ID,
   },
   ({ values, operands: [id] }) =>
-    (config) =>
-      withService(config, async (service, ctx) => {
+    (run) =>
+      withService(run, async (service, ctx) => {
         const revoked = await service.revokeKey(id!, ctx)
         print(values.json, revokedKeyJson(revoked), revocationText(revoked))
       }),
@@ -352,7 +336,8 @@ const usage = defineCommand(
     operands: KEY_ID,
   },
   ({ values, operands: [id] }) =>
-    async (config) => {
+    async (run) => {
+      const { config } = run
       const source = await openUsageSource(config)
       if (source === undefined)
         throw new CommandError(
@@ -360,7 +345,7 @@ const usage = defineCommand(
         )
       try {
         await withService(
-          config,
+          run,
           async (service) => {
             const u = await service.keyUsage(id!).catch((error: unknown) => {
               if (error instanceof LimiterUnavailableError)

@@ -18,6 +18,6 @@ export const serveCommand = (serve: Serve) =>
     ({ values }) => {
       const workers = positiveInt('--workers', values.workers) ?? 1
       if (workers < 1 || workers > 64) throw new UsageError('--workers must be from 1 to 64')
-      return (config, source) => serve(config, source, workers)
+      return ({ config, source }) => serve(config, source, workers)
     },
   )

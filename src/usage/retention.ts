@@ -7,6 +7,8 @@ import type { UsageRepository } from './repository.js'
 export const RETENTION_BATCH = 1000
 /** Statements per table per run; what is left is deleted by the next run. */
 const MAX_BATCHES_PER_RUN = 100
+/** How often each server deletes old rows (each run in batches). */
+export const USAGE_RETENTION_INTERVAL_MS = 60_000
 
 export interface UsageRetentionOptions {
   /** How long rows are kept, per granularity (ms). */

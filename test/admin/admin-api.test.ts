@@ -267,7 +267,7 @@ for (const engine of ENGINES) {
       assert.equal(again.statusCode, 200)
       assert.equal(again.json().alreadyRevoked, true)
       assert.equal(again.json().apiKey.revokedAt, first.json().apiKey.revokedAt)
-      await t.api.keyResolver.refresh()
+      await t.domain.keyResolver.refresh()
       assert.equal((await t.api.inject({ url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })).statusCode, 401)
     })
 
@@ -513,7 +513,7 @@ describe('admin API authentication and limits', () => {
     assert.equal((await get(`Bearer ${token}`)).statusCode, 200)
     // As the CLI revokes: in storage, from outside this app; its resolver polls the change log.
     await t.storage.adminTokens.revoke(record.id, Date.now())
-    await t.api.keyResolver.refresh()
+    await t.domain.keyResolver.refresh()
     const res = await get(`Bearer ${token}`)
     assert.equal(res.statusCode, 401)
     assert.equal(res.json().message, 'Invalid or revoked admin token')

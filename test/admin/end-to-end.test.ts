@@ -70,7 +70,7 @@ for (const engine of ENGINES) {
         const revoked = await a.call('POST', `/admin/v1/keys/${id}/revoke`)
         assert.equal(revoked.statusCode, 200, revoked.body)
         assert.equal(revoked.json().apiKey.state, 'revoked')
-        await a.api.keyResolver.refresh()
+        await a.domain.keyResolver.refresh()
         const refused = await pets(key)
         assert.equal(refused.statusCode, 401)
         assert.equal(refused.json().code, 'unauthorized')

@@ -2,6 +2,7 @@ import { after, before, type TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { createAdminToken } from '../../src/admin-tokens/admin-tokens.js'
 import type { Config } from '../../src/config/config.js'
+import type { Domain } from '../../src/domain.js'
 import type { ManualClock } from '../../src/shared/clock.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { buildTestApp, openTestApp, type TestApp, type TestAppOptions } from '../helpers/app.js'
@@ -9,8 +10,10 @@ import { buildTestApp, openTestApp, type TestApp, type TestAppOptions } from '..
 export interface AdminTestApp {
   /** The admin listener's app (admin API, /metrics). */
   app: FastifyInstance
-  /** The main listener's app (the public API), sharing storage, limiter and key service with `app`. */
+  /** The main listener's app (the public API), over the same domain as `app`. */
   api: FastifyInstance
+  /** The one domain under both apps (test/helpers/app.ts). */
+  domain: Domain
   storage: Storage
   clock: ManualClock
   config: Config
@@ -50,6 +53,7 @@ async function adminTestApp(service: TestApp): Promise<AdminTestApp> {
   return {
     app,
     api: service.app,
+    domain: service.domain,
     storage: service.storage,
     clock: service.clock as ManualClock,
     config: service.config,

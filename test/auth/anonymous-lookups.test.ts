@@ -190,7 +190,7 @@ describe('lookups that reach storage', () => {
     const call = () => admin.inject({ url: '/admin/v1/keys', headers: { authorization: `Bearer ${token}` } })
     assert.equal((await call()).statusCode, 200)
     await other.adminTokens.revoke(record.id, Date.now())
-    await app.app.keyResolver.refresh()
+    await app.domain.keyResolver.refresh()
     const res = await call()
     assert.equal(res.statusCode, 401)
     assert.equal(res.json().message, 'Invalid or revoked admin token')

@@ -52,7 +52,7 @@ describe('authentication', () => {
     assert.equal((await get(bearer(fresh))).statusCode, 200)
     const record = (await t.storage.keys.listKeys()).find((k) => fresh.startsWith(k.prefix) && k.revokedAt === null && k.plan === 'free')!
     await t.storage.keys.revokeKey(record.id, Date.now())
-    await t.app.keyResolver.refresh()
+    await t.domain.keyResolver.refresh()
     assert.equal((await get(bearer(fresh))).statusCode, 401)
   })
 
@@ -173,7 +173,7 @@ describe('rate limits', () => {
     const second = await send()
     assert.equal(second.json().code, 'key_banned')
     assert.ok(Number(second.headers['retry-after']) > 60, 'second ban is longer')
-    assert.equal((await t.app.metrics.bans.get()).values[0]?.value, 2)
+    assert.equal((await t.metrics.bans.get()).values[0]?.value, 2)
   })
 
   test('public endpoints are neither authenticated nor limited', async (context) => {

@@ -83,7 +83,7 @@ describe('a valid secret from a refused address is judged by its own plan', () =
     assert.equal(lookups.keys, 1)
 
     // A change drops the key from the cache: looked up again, and judged by its new plan.
-    await app.app.keyService.updateKey(record.id, { plan: 'business' }, CLI)
+    await app.domain.services.keys.updateKey(record.id, { plan: 'business' }, CLI)
     const changed = await app.app.inject({ url: '/v1/pets', remoteAddress: '10.8.0.1', headers: bearer(key) })
     assert.equal(changed.statusCode, 200)
     assert.equal(changed.headers['x-ratelimit-limit'], String(PLAN_QUOTAS.business.perMinute))
@@ -102,10 +102,10 @@ describe('a valid secret from a refused address is judged by its own plan', () =
     const lookups = countLookups(storage)
     const app = await buildTestApp(t, { storage, env: SLOW_POLL })
     await ban(app.app, '10.8.0.2')
-    const created = await app.app.keyService.createKey({ plan: 'pro', name: 'new' }, CLI)
+    const created = await app.domain.services.keys.createKey({ plan: 'pro', name: 'new' }, CLI)
     const from = (key: string) => app.app.inject({ url: '/v1/pets', remoteAddress: '10.8.0.2', headers: bearer(key) })
     assert.equal((await from(created.key)).statusCode, 200)
-    const rotated = await app.app.keyService.rotateKey(created.view.id, { graceSeconds: 60 }, CLI)
+    const rotated = await app.domain.services.keys.rotateKey(created.view.id, { graceSeconds: 60 }, CLI)
     const successor = await from(rotated.key)
     assert.equal(successor.statusCode, 200)
     assert.equal(successor.headers['x-ratelimit-limit'], String(PLAN_QUOTAS.pro.perMinute))
@@ -127,7 +127,7 @@ describe('a valid secret from a refused address is judged by its own plan', () =
     // The window: until the change log is read here, it cannot be told from a guess.
     assert.equal((await from(key)).json().code, 'key_banned')
     assert.equal(lookups.keys, 0)
-    await app.app.keyResolver.refresh()
+    await app.domain.keyResolver.refresh()
     const known = await from(key)
     assert.equal(known.statusCode, 200)
     assert.equal(known.headers['x-ratelimit-limit'], String(PLAN_QUOTAS.pro.perMinute))
@@ -135,7 +135,7 @@ describe('a valid secret from a refused address is judged by its own plan', () =
 
     // Its rotation there: the successor too, once the change log is read.
     const rotated = await cli.rotateKey(view.id, { graceSeconds: 60 }, CLI)
-    await app.app.keyResolver.refresh()
+    await app.domain.keyResolver.refresh()
     assert.equal((await from(rotated.key)).statusCode, 200)
   })
 
@@ -143,13 +143,13 @@ describe('a valid secret from a refused address is judged by its own plan', () =
     const { app, other } = await sharedFile(t)
     const second = await buildTestApp(t, { storage: other, env: SLOW_POLL })
     await ban(app.app, '10.8.0.4')
-    const { key } = await second.app.keyService.createKey({ plan: 'business', name: 'made over there' }, CLI)
+    const { key } = await second.domain.services.keys.createKey({ plan: 'business', name: 'made over there' }, CLI)
     assert.equal(
       (await second.app.inject({ url: '/v1/pets', remoteAddress: '10.8.0.4', headers: bearer(key) })).statusCode,
       200,
       'there at once',
     )
-    await app.app.keyResolver.refresh()
+    await app.domain.keyResolver.refresh()
     const here = await app.app.inject({ url: '/v1/pets', remoteAddress: '10.8.0.4', headers: bearer(key) })
     assert.equal(here.statusCode, 200)
     assert.equal(here.headers['x-ratelimit-limit'], String(PLAN_QUOTAS.business.perMinute))
@@ -191,7 +191,7 @@ describe('a valid admin token from a refused address, on the admin listener', ()
     const { token } = await createAdminToken(other.adminTokens, 'by the CLI')
     assert.equal((await call(token)).json().code, 'key_banned', 'not known here until the change log is read')
     assert.equal(lookups.adminTokens, 1)
-    await app.app.keyResolver.refresh()
+    await app.domain.keyResolver.refresh()
     assert.equal((await call(token)).statusCode, 200)
     assert.equal(lookups.adminTokens, 2)
 

@@ -251,7 +251,7 @@ export class AdminFixture {
     const revoked = [...now.keys].filter(
       ([id, json]) => JSON.parse(json).revokedAt !== null && JSON.parse(before.keys.get(id) ?? '{}').revokedAt === null,
     )
-    if (revoked.length > 0) await this.t.app.keyResolver.refresh()
+    if (revoked.length > 0) await this.t.domain.keyResolver.refresh()
     for (const [id] of revoked) {
       const secret = this.secrets.get(id)
       if (secret === undefined) continue

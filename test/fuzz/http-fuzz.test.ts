@@ -234,7 +234,7 @@ describe('the fuzz oracle catches what it should', { timeout: 60_000 }, () => {
     })
 
     test('the admin lifecycle property fails on a key service that revokes a key and then answers 404', async () => {
-      const keys = server.t.app.keyService
+      const keys = server.t.domain.services.keys
       const revoke = keys.revokeKey.bind(keys)
       // The change is made (and written to the audit log), then refused.
       const twoFaced: typeof keys.revokeKey = async (id, ctx) => {

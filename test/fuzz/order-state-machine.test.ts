@@ -93,7 +93,7 @@ async function runSteps(app: TestApp, steps: Step[]): Promise<void> {
       continue
     }
     if (s.kind === 'sweep') {
-      const expired = await app.app.orderExpiry.run()
+      const expired = await app.domain.jobs.orderExpiry.run()
       assert.equal(expired, model.expireDue(now), `${at}: orders the sweep expired`)
     } else if (s.kind === 'place') {
       const answers = await Promise.all(Array.from({ length: s.copies }, () => send('POST', '/v1/store/orders', { petId: petIds[s.pet] })))

@@ -73,7 +73,7 @@ export class FuzzServer {
     const readOnly = await t.key({ ...enterprise, name: 'read-only', scopes: [...READ_ONLY_SCOPES] })
     const revokedCreated = await createApiKey(t.storage.keys, { plan: 'pro', name: 'revoked' }, t.config.env)
     await t.storage.keys.revokeKey(revokedCreated.record.id, Date.now())
-    await t.app.keyResolver.refresh()
+    await t.domain.keyResolver.refresh()
     const other = t.config.env === 'production' ? 'staging' : 'production'
     // A key of the other environment, stored: refused by its prefix alone.
     const staging = (await createApiKey(t.storage.keys, { plan: 'pro', name: 'other env' }, other)).key

@@ -1,7 +1,7 @@
 import { after, before, type TestContext } from 'node:test'
-import type { FastifyInstance } from 'fastify'
-import type { AppDependencies } from '../../src/app.js'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { type Config, loadConfig } from '../../src/config/config.js'
+import type { Domain } from '../../src/domain.js'
 import type { CreateKeyInput } from '../../src/keys/key-service.js'
 import type { RateLimiter } from '../../src/limits/limiter.js'
 import type { Metrics } from '../../src/ops/metrics.js'
@@ -17,14 +17,19 @@ export { bearer } from '../../tools/http.mjs'
 
 export interface TestApp {
   app: FastifyInstance
+  /**
+   * The service's one domain (src/domain.ts), under both apps: its services (`domain.services.keys`),
+   * its key cache (`domain.keyResolver.refresh()` rather than wait for a poll), its recorders and jobs.
+   */
+  domain: Domain
   storage: Storage
   limiter: RateLimiter
   clock: Clock
   config: Config
   metrics: Metrics
   /**
-   * The admin listener's app (admin API, /metrics), built on first use from the same storage,
-   * limiter, clock and metrics, calling this app's key service, as the server builds it.
+   * The admin listener's app (admin API, /metrics), built on first use over the same domain, as
+   * the server builds it.
    */
   admin(): Promise<FastifyInstance>
   /** Creates a key in storage and returns the plain key. */
@@ -40,7 +45,7 @@ export interface TestAppOptions {
   clock?: Clock
   storage?: Storage
   limiter?: RateLimiter
-  logger?: AppDependencies['logger']
+  logger?: FastifyBaseLogger
 }
 
 /**
@@ -73,14 +78,16 @@ export function buildSuiteApp(options: TestAppOptions | (() => Promise<TestAppOp
 export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = testConfig(options.env)
   const given = options.clock ?? new ManualClock(TEST_NOW)
-  const { app, storage, limiter, clock, metrics, admin, close } = await buildService(config, {
+  const { app, domain, admin, close } = await buildService(config, {
     clock: given,
     storage: options.storage ?? memoryStorage(given),
     limiter: options.limiter,
     logger: options.logger,
   })
+  const { storage, limiter, clock, metrics } = domain
   return {
     app,
+    domain,
     storage,
     limiter,
     clock,

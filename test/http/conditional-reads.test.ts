@@ -153,7 +153,7 @@ describe('conditional reads', () => {
     const app = await buildTestApp(t)
     const key = bearer(await app.key({ plan: 'pro' }))
     const tag = (await get(app, '/v1/store/inventory', key)).headers.etag as string
-    const totals = () => [...app.app.usageRecorder.pendingTotals(0, Number.MAX_SAFE_INTEGER).values()][0]
+    const totals = () => [...app.domain.recorders.usage.pendingTotals(0, Number.MAX_SAFE_INTEGER).values()][0]
     assert.equal(totals()?.allowed, 1)
     assert.equal((await get(app, '/v1/store/inventory', { ...key, 'if-none-match': tag })).statusCode, 304)
     assert.equal(totals()?.allowed, 1)

@@ -20,8 +20,8 @@ const remaining = (res: { headers: Record<string, unknown> }) => Number(res.head
 test('an expired key is 401 key_expired, limited per address like any invalid key; unexpired keys are untouched', async (context) => {
   const t = await buildTestApp(context)
   const clock = t.clock as ManualClock
-  const { key } = await t.app.keyService.createKey({ plan: 'pro', name: 'temp', expiresAt: TEST_NOW + 10_000 }, CLI)
-  const { key: other } = await t.app.keyService.createKey({ plan: 'pro', name: 'forever' }, CLI)
+  const { key } = await t.domain.services.keys.createKey({ plan: 'pro', name: 'temp', expiresAt: TEST_NOW + 10_000 }, CLI)
+  const { key: other } = await t.domain.services.keys.createKey({ plan: 'pro', name: 'forever' }, CLI)
   assert.equal((await get(t, key)).statusCode, 200)
   clock.advance(9_999)
   assert.equal((await get(t, key)).statusCode, 200, 'still valid 1 ms before')
@@ -37,29 +37,29 @@ test('an expired key is 401 key_expired, limited per address like any invalid ke
   assert.equal(res.headers['x-ratelimit-limit'], '60', 'limited per address at the Free rate, not by the key')
   assert.equal((await get(t, other)).statusCode, 200)
   // Extending the expiry brings it back (after the cache refresh).
-  await t.app.keyService.updateKey(
-    (await t.app.keyService.listKeys({ limit: 10, state: 'expired' })).keys[0]!.id,
+  await t.domain.services.keys.updateKey(
+    (await t.domain.services.keys.listKeys({ limit: 10, state: 'expired' })).keys[0]!.id,
     { expiresAt: TEST_NOW + 60_000 },
     CLI,
   )
-  await t.app.keyResolver.refresh()
+  await t.domain.keyResolver.refresh()
   assert.equal((await get(t, key)).statusCode, 200)
 })
 
 test('a rotated key works during its grace period and shares one quota with its successor; then 401 key_expired', async (context) => {
   const t = await buildTestApp(context)
   const clock = t.clock as ManualClock
-  const { key: oldKey, view } = await t.app.keyService.createKey({ plan: 'free', name: 'customer' }, CLI)
+  const { key: oldKey, view } = await t.domain.services.keys.createKey({ plan: 'free', name: 'customer' }, CLI)
   assert.equal(remaining(await get(t, oldKey)), 59)
-  const rotated = await t.app.keyService.rotateKey(view.id, { graceSeconds: 20 }, CLI)
-  await t.app.keyResolver.refresh()
+  const rotated = await t.domain.services.keys.rotateKey(view.id, { graceSeconds: 20 }, CLI)
+  await t.domain.keyResolver.refresh()
   // One quota: the count goes on across both keys, it does not start over for the new one.
   assert.equal(remaining(await get(t, rotated.key)), 58)
   assert.equal(remaining(await get(t, oldKey)), 57)
   assert.equal(remaining(await get(t, rotated.key)), 56)
-  const usage = await t.app.keyService.keyUsage(rotated.view.id)
+  const usage = await t.domain.services.keys.keyUsage(rotated.view.id)
   assert.deepEqual([usage.quotaId, usage.minute.used, usage.minute.remaining], [view.id, 4, 56])
-  assert.deepEqual((await t.app.keyService.keyUsage(view.id)).minute, usage.minute, 'the same quota seen from the old key')
+  assert.deepEqual((await t.domain.services.keys.keyUsage(view.id)).minute, usage.minute, 'the same quota seen from the old key')
 
   clock.advance(20_000)
   const expired = await get(t, oldKey)
@@ -68,8 +68,8 @@ test('a rotated key works during its grace period and shares one quota with its 
   assert.equal(remaining(await get(t, rotated.key)), 55, 'the successor keeps the quota (same minute)')
 
   // Grace 0: the old key is revoked at once (unauthorized, as any revoked key).
-  const again = await t.app.keyService.rotateKey(rotated.view.id, { graceSeconds: 0 }, CLI)
-  await t.app.keyResolver.refresh()
+  const again = await t.domain.services.keys.rotateKey(rotated.view.id, { graceSeconds: 0 }, CLI)
+  await t.domain.keyResolver.refresh()
   const revoked = await get(t, rotated.key)
   assert.equal(revoked.statusCode, 401)
   assert.equal(revoked.json().code, 'unauthorized')
@@ -90,17 +90,17 @@ test('a plan update made by another process takes effect at the cache refresh; a
   assert.equal((await get(t, key)).headers['x-ratelimit-limit'], '60')
   await elsewhere.updateKey(view.id, { plan: 'enterprise', perMinute: 5000, perDay: 50_000 }, CLI)
   assert.equal((await get(t, key)).headers['x-ratelimit-limit'], '60', 'cached until the change log is read')
-  await t.app.keyResolver.refresh()
+  await t.domain.keyResolver.refresh()
   const upgraded = await get(t, key)
   assert.equal(upgraded.headers['x-ratelimit-limit'], '5000')
   assert.equal(remaining(upgraded), 4997, 'the same quota: its counts go on under the new limits')
   await elsewhere.updateKey(view.id, { plan: 'free' }, CLI)
-  await t.app.keyResolver.refresh()
+  await t.domain.keyResolver.refresh()
   assert.equal((await get(t, key)).headers['x-ratelimit-limit'], '60')
 
   await elsewhere.revokeKey(view.id, CLI)
   assert.equal((await get(t, key)).statusCode, 200, 'cached until the change log is read')
-  await t.app.keyResolver.refresh()
+  await t.domain.keyResolver.refresh()
   const res = await get(t, key)
   assert.equal(res.statusCode, 401)
   assert.equal(res.json().code, 'unauthorized')
@@ -109,14 +109,14 @@ test('a plan update made by another process takes effect at the cache refresh; a
 test("a key changed through this instance's admin API is refused or re-planned at once here, not at the next poll", async (t) => {
   // The poll of the change log effectively off: only the key service's own word can drop the keys.
   const service = await buildTestApp(t, { env: { KEY_REFRESH_MS: '60000', ADMIN_PORT: '8081' } })
-  // The public API, and the admin API on an app of its own that calls the public app's key service.
-  const { app: main, storage } = service
+  // The public API, and the admin API on an app of its own, over the same domain.
+  const { app: main, storage, domain } = service
   const admin = await service.admin()
   const { token } = await createAdminToken(storage.adminTokens, 'operator')
   const adminCall = (method: 'POST' | 'PATCH', url: string, body: object) =>
     admin.inject({ method, url: `/admin/v1/keys/${url}`, headers: bearer(token), payload: body })
   const call = (key: string) => main.inject({ url: '/v1/pets', headers: bearer(key) })
-  const create = (name: string) => main.keyService.createKey({ plan: 'free', name }, CLI)
+  const create = (name: string) => domain.services.keys.createKey({ plan: 'free', name }, CLI)
   const [revoked, rotated, upgraded] = [await create('revoked'), await create('rotated'), await create('upgraded')]
   for (const { key } of [revoked, rotated, upgraded]) assert.equal((await call(key)).statusCode, 200, 'cached by the first request')
 
@@ -137,10 +137,10 @@ test("a key changed through this instance's admin API is refused or re-planned a
 test('usage shows the numbers the rate-limit headers of the last request showed, without counting', async (context) => {
   const t = await buildTestApp(context, { env: { BAN_THRESHOLD: '2', BAN_BASE_SECONDS: '60' } })
   const clock = t.clock as ManualClock
-  const { key, view } = await t.app.keyService.createKey({ plan: 'enterprise', name: 'small', perMinute: 3, perDay: 100 }, CLI)
+  const { key, view } = await t.domain.services.keys.createKey({ plan: 'enterprise', name: 'small', perMinute: 3, perDay: 100 }, CLI)
   let last = await get(t, key)
   for (let i = 0; i < 2; i++) last = await get(t, key)
-  const usage = await t.app.keyService.keyUsage(view.id)
+  const usage = await t.domain.services.keys.keyUsage(view.id)
   assert.equal(usage.minute.remaining, remaining(last))
   assert.equal(usage.minute.resetAt, Number(last.headers['x-ratelimit-reset']))
   assert.equal(
@@ -149,17 +149,17 @@ test('usage shows the numbers the rate-limit headers of the last request showed,
     `"minute";r=${usage.minute.remaining};t=${usage.minute.resetAt - Math.floor(clock.now() / 1000)}, "day";r=${usage.day.remaining};t=${usage.day.resetAt - Math.floor(clock.now() / 1000)}`,
   )
   assert.deepEqual([usage.minute.used, usage.day.used, usage.day.limit], [3, 3, 100])
-  assert.deepEqual(await t.app.keyService.keyUsage(view.id), usage, 'peeking counts nothing')
+  assert.deepEqual(await t.domain.services.keys.keyUsage(view.id), usage, 'peeking counts nothing')
   assert.equal(usage.lastUsedAt, TEST_NOW, 'pending, not yet flushed')
 
   // Two refusals start a ban: usage shows it with its level.
   assert.equal((await get(t, key)).statusCode, 429)
   const banned = await get(t, key)
   assert.equal(banned.json().code, 'key_banned')
-  const during = await t.app.keyService.keyUsage(view.id)
+  const during = await t.domain.services.keys.keyUsage(view.id)
   assert.deepEqual(during.ban, { active: true, until: Math.ceil(TEST_NOW / 1000) + 60, level: 1 })
   clock.advance(60_000)
-  const next = await t.app.keyService.keyUsage(view.id)
+  const next = await t.domain.services.keys.keyUsage(view.id)
   assert.deepEqual([next.minute.used, next.ban.active, next.ban.level], [0, false, 1], 'a new minute reads as 0 used')
 })
 
@@ -175,24 +175,25 @@ test('last use is kept in memory per request and written in batches, and on clos
   const clock = t.clock as ManualClock
   const views = []
   for (let i = 0; i < 3; i++) {
-    const created = await t.app.keyService.createKey({ plan: 'free', name: `k${i}` }, CLI)
+    const created = await t.domain.services.keys.createKey({ plan: 'free', name: `k${i}` }, CLI)
     views.push(created.view)
     clock.advance(1000)
     for (let j = 0; j < 5; j++) assert.equal((await get(t, created.key)).statusCode, 200)
   }
   assert.equal(batches, 0, 'no write per request')
   for (const v of views) assert.equal((await storage.keys.findKeyById(v.id))?.lastUsedAt, null)
-  assert.equal((await t.app.keyService.getKey(views[2]!.id)).lastUsedAt, TEST_NOW + 3000, 'pending shows at once')
-  await t.app.lastUsed.flush()
+  assert.equal((await t.domain.services.keys.getKey(views[2]!.id)).lastUsedAt, TEST_NOW + 3000, 'pending shows at once')
+  await t.domain.recorders.lastUsed.flush()
   assert.equal(batches, 1, 'one batch for every key')
   for (const [i, v] of views.entries()) assert.equal((await storage.keys.findKeyById(v.id))?.lastUsedAt, TEST_NOW + (i + 1) * 1000)
-  await t.app.lastUsed.flush()
+  await t.domain.recorders.lastUsed.flush()
   assert.equal(batches, 1, 'nothing pending, nothing written')
 
   clock.advance(5000)
-  const { key } = await t.app.keyService.createKey({ plan: 'free', name: 'late' }, CLI)
+  const { key } = await t.domain.services.keys.createKey({ plan: 'free', name: 'late' }, CLI)
   await get(t, key)
-  await t.app.close()
+  // What the service's close does before storage closes.
+  await t.domain.jobs.daemon.stop()
   assert.equal(batches, 2, 'the pending batch is written on close')
   const late = (await storage.keys.listKeys()).find((k) => k.name === 'late')
   assert.equal(late?.lastUsedAt, TEST_NOW + 8000)

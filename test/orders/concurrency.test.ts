@@ -91,7 +91,7 @@ async function racesForOneOrder({ apps, key }: Cluster): Promise<Record<string, 
       () => post(apps[0]!, `/v1/store/orders/${order.id}/cancel`, key),
       () => post(apps[apps.length - 1]!, `/v1/store/orders/${order.id}/complete`, key),
       () => post(apps[1 % apps.length]!, `/v1/store/orders/${order.id}/cancel`, key),
-      async () => Promise.all(apps.map((app) => app.app.orderExpiry.run())),
+      async () => Promise.all(apps.map((app) => app.domain.jobs.orderExpiry.run())),
     ]
     const shift = Math.floor(round / 2) % starts.length
     const running = [...starts.slice(shift), ...starts.slice(0, shift)].map((start) => start())

@@ -40,7 +40,7 @@ async function holds(apps: TestApp[], key: Record<string, string>, count = HOLDS
 async function sweepTogether(apps: TestApp[], pets: number[]): Promise<number[]> {
   for (const app of apps) (app.clock as ManualClock).advance(60_000)
   const counts: number[] = []
-  for (let pass = 0; pass < 2; pass++) counts.push(...(await Promise.all(apps.map((app) => app.app.orderExpiry.run()))))
+  for (let pass = 0; pass < 2; pass++) counts.push(...(await Promise.all(apps.map((app) => app.domain.jobs.orderExpiry.run()))))
   assert.equal(
     counts.reduce((a, b) => a + b, 0),
     pets.length,

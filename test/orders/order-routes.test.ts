@@ -92,14 +92,14 @@ describe('the store over HTTP', () => {
   })
 
   test("a caller sees its own orders only: another key's order is 404 everywhere; the successor of a rotated key sees them", async () => {
-    const mine = await t.app.keyService.createKey({ plan: 'enterprise', name: 'mine', perMinute: 10_000, perDay: 100_000 }, CLI)
+    const mine = await t.domain.services.keys.createKey({ plan: 'enterprise', name: 'mine', perMinute: 10_000, perDay: 100_000 }, CLI)
     const other = bearer(await t.key({ plan: 'pro', name: 'other' }))
     const order = (await place(await newPet('available'), bearer(mine.key))).json()
     assertError(await send('GET', `/v1/store/orders/${order.id}`, undefined, other), 404, 'not_found')
     assertError(await send('POST', `/v1/store/orders/${order.id}/cancel`, undefined, other), 404, 'not_found')
     assertError(await send('POST', `/v1/store/orders/${order.id}/complete`, undefined, other), 404, 'not_found')
     assert.deepEqual((await send('GET', '/v1/store/orders', undefined, other)).json(), [])
-    const rotated = await t.app.keyService.rotateKey(mine.view.id, { graceSeconds: 60 }, CLI)
+    const rotated = await t.domain.services.keys.rotateKey(mine.view.id, { graceSeconds: 60 }, CLI)
     const listed = (await send('GET', '/v1/store/orders', undefined, bearer(rotated.key))).json()
     assert.deepEqual(
       listed.map((o: { id: number }) => o.id),
@@ -187,7 +187,7 @@ describe('the store over HTTP', () => {
       assert.equal((await req('GET', `/v1/pets/${pets[0]}`)).json().status, 'available')
       assert.equal((await req('GET', `/v1/store/orders/${orders[1]!.id}`)).json().status, 'placed', 'reads wait for the sweep')
       assert.deepEqual((await req('GET', '/v1/store/inventory')).json(), { available: 1, pending: 2, sold: 0 })
-      assert.equal(await app.app.orderExpiry.run(), 2)
+      assert.equal(await app.domain.jobs.orderExpiry.run(), 2)
       assert.deepEqual((await req('GET', '/v1/store/inventory')).json(), { available: 3, pending: 0, sold: 0 })
       const expired = (await req('GET', `/v1/store/orders/${orders[1]!.id}`)).json()
       assert.deepEqual([expired.status, expired.endedAt], ['expired', new Date(TEST_NOW + 5 * 60_000).toISOString()])

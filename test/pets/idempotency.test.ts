@@ -99,10 +99,13 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
 
   test('a retry sent with the successor of a rotated key replays the first answer: the scope follows the rotation chain', async () => {
     const cli = { actor: { type: 'cli' as const, id: 'tester' } }
-    const first = await t.app.keyService.createKey({ plan: 'enterprise', name: 'rotating', perMinute: 100_000, perDay: 1_000_000 }, cli)
+    const first = await t.domain.services.keys.createKey(
+      { plan: 'enterprise', name: 'rotating', perMinute: 100_000, perDay: 1_000_000 },
+      cli,
+    )
     const created = await post({ name: 'Rotated', categoryId: 3 }, 'before-rotation', bearer(first.key))
     assert.equal(created.statusCode, 201)
-    const rotated = await t.app.keyService.rotateKey(first.view.id, { graceSeconds: 3600 }, cli)
+    const rotated = await t.domain.services.keys.rotateKey(first.view.id, { graceSeconds: 3600 }, cli)
     const retry = await post({ name: 'Rotated', categoryId: 3 }, 'before-rotation', bearer(rotated.key))
     assert.equal(retry.statusCode, 201, retry.body)
     assert.equal(retry.headers['idempotent-replayed'], 'true')

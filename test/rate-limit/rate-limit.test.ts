@@ -179,7 +179,7 @@ for (const limiter of LIMITERS) {
       const { key } = await newKey(app, { plan: 'free' })
       assert.equal((await get(app, '/v1/pets', bearer(key))).statusCode, 200)
       assert.equal((await get(app, '/v1/rate_limit', bearer(key))).statusCode, 200)
-      const totals = () => [...app.api.usageRecorder.pendingTotals(0, Number.MAX_SAFE_INTEGER).values()][0]
+      const totals = () => [...app.service.domain.recorders.usage.pendingTotals(0, Number.MAX_SAFE_INTEGER).values()][0]
       assert.deepEqual(totals(), { allowed: 1, rateLimited: 0, banned: 0, status2xx: 1, status4xx: 0, status5xx: 0 })
 
       assertError(await get(app, '/v1/rate_limit', {}), 401, 'unauthorized')

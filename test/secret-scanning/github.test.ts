@@ -211,7 +211,7 @@ test('a report whose action failed is acted on by its next copy; a copy while it
   const app = await buildAdminTestApp(t, { env: { SECRET_SCANNING_PUBLIC_KEYS: keysFile } })
   const { key, apiKey } = await newKey(app)
   const body = reportBody([key])
-  const service = app.api.keyService
+  const service = app.domain.services.keys
   const reportLeak = service.reportLeak
   service.reportLeak = async () => {
     throw new Error('the store went away')

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { AdminTokenInputError, adminTokenJson, createAdminToken } from '../../admin-tokens/admin-tokens.js'
+import { AdminTokenInputError, adminTokenJson } from '../../admin-tokens/admin-tokens.js'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ApiError } from '../../shared/errors.js'
 import { ADMIN_AUTH, type AdminApp, changeContext, errorResponses } from '../common/routes.js'
@@ -63,14 +63,8 @@ export function createAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
     async (request, reply) => {
       const { actor } = changeContext(request)
       const { token, record } = await asApiInput(() =>
-        createAdminToken(
-          options.adminTokens,
-          { ...request.body, by: request.adminToken! },
-          { actor, requestId: request.id },
-          options.now(),
-        ),
+        options.adminTokens.create({ ...request.body, by: request.adminToken! }, { actor, requestId: request.id }, options.now()),
       )
-      options.tokenCache.created(record.hash)
       return reply.code(201).send({ token, adminToken: adminTokenJson(record) })
     },
   )

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { adminTokenJson, revokeAdminToken } from '../../admin-tokens/admin-tokens.js'
+import { adminTokenJson } from '../../admin-tokens/admin-tokens.js'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ApiError } from '../../shared/errors.js'
 import { ADMIN_AUTH, type AdminApp, changeContext, errorResponses } from '../common/routes.js'
@@ -64,16 +64,9 @@ export function revokeAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
       }
       const { tokenId } = request.params
       const { actor } = changeContext(request)
-      const outcome = await revokeAdminToken(
-        options.adminTokens,
-        tokenId,
-        { actor, requestId: request.id },
-        options.now(),
-        request.adminToken!,
-      )
+      // This process's cache at once (the service); the others from the change log.
+      const outcome = await options.adminTokens.revoke(tokenId, { actor, requestId: request.id }, options.now(), request.adminToken!)
       if (outcome === undefined) throw new ApiError('not_found', `No admin token with id ${tokenId}`)
-      // This process at once; the others from the change log revokeAdminToken wrote.
-      for (const { hash } of [outcome.record, ...outcome.alsoRevoked]) options.tokenCache.forget(hash)
       return {
         adminToken: adminTokenJson(outcome.record),
         alreadyRevoked: outcome.alreadyRevoked,

@@ -1,7 +1,6 @@
 import { type Static, Type } from 'typebox'
-import type { AdminTokenRepository } from '../../admin-tokens/admin-token-repository.js'
 import { ADMIN_TOKEN_ROLES } from '../../admin-tokens/admin-token-repository.js'
-import type { AdminTokenResolver } from '../../admin-tokens/admin-tokens.js'
+import type { AdminTokenService } from '../../admin-tokens/admin-token-service.js'
 import { NOT_BLANK } from '../../http/validation.js'
 import { HIDDEN_CHARACTERS_TEXT, NO_CONTROL_CHARACTERS } from '../../shared/control-characters.js'
 import { nullableTime, time } from '../common/schemas.js'
@@ -14,10 +13,9 @@ import { nullableTime, time } from '../common/schemas.js'
 
 export const tags = ['admin tokens']
 
-/** What the operations need: the store of admin tokens (which writes their audit entries), and this process's token cache (told at once of a change). */
+/** What the operations need: the admin token service (which tells this process's token cache of a change at once). */
 export interface AdminTokenRoutesOptions {
-  adminTokens: AdminTokenRepository
-  tokenCache: Pick<AdminTokenResolver, 'forget' | 'created'>
+  adminTokens: AdminTokenService
   now: () => number
 }
 

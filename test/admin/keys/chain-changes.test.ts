@@ -89,7 +89,7 @@ for (const engine of STORE_ENGINES) {
       const updated = await elsewhere.updateKey(second.view.id, { scopes: ['pets:read', 'orders:read'] }, CLI)
       assert.deepEqual(updated.scopes, ['pets:read', 'orders:read'])
       assert.deepEqual((await elsewhere.getKey(first.view.id)).scopes, ['pets:read', 'orders:read'], 'the old key in storage')
-      await here.app.keyResolver.refresh()
+      await here.domain.keyResolver.refresh()
       assertRefused(await write(here.app, first.key), 'the old key, after the change log')
       assertRefused(await write(here.app, second.key), 'the current key, after the change log')
     })

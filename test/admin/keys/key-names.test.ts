@@ -7,8 +7,7 @@ import { test } from 'node:test'
 import { createAdminToken } from '../../../src/admin-tokens/admin-tokens.js'
 import { buildApp } from '../../../src/app.js'
 import { loadConfig } from '../../../src/config/config.js'
-import type { KeyAdministration } from '../../../src/keys/administration.js'
-import { KeyService } from '../../../src/keys/key-service.js'
+import { buildDomain } from '../../../src/domain.js'
 import { banPolicy } from '../../../src/limits/index.js'
 import { MemoryLimiter } from '../../../src/limits/memory/memory-limiter.js'
 import { ManualClock } from '../../../src/shared/clock.js'
@@ -23,10 +22,10 @@ test('the admin listener refuses a key name with a C0 or C1 control character: 4
   const clock = new ManualClock(TEST_NOW)
   const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
   const limiter = new MemoryLimiter(clock, banPolicy(config))
-  const service = new KeyService({ keys: storage.keys, audit: storage.audit, limiter, env: config.env, clock })
-  // The real service, with every call it gets written down.
+  const domain = await buildDomain(config, { storage, limiter, clock })
+  // The domain's key service, with every call it gets written down.
   const calls: string[] = []
-  const keyAdmin = new Proxy(service, {
+  const keys = new Proxy(domain.services.keys, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver)
       return typeof value === 'function'
@@ -36,12 +35,12 @@ test('the admin listener refuses a key name with a C0 or C1 control character: 4
           }
         : value
     },
-  }) as KeyAdministration
-  const app = await buildApp({ config, storage, limiter, clock, keyAdmin, listener: 'admin' })
+  })
+  // The admin listener's app alone, over the domain with the recording service.
+  const app = await buildApp({ ...domain, services: { ...domain.services, keys } }, { listener: 'admin' })
   t.after(async () => {
     await app.close()
-    await limiter.close()
-    await storage.close()
+    await domain.close()
   })
   const { token } = await createAdminToken(storage.adminTokens, 'ops')
   const call = (method: 'POST' | 'PATCH', url: string, body: unknown) =>

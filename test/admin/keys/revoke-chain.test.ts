@@ -138,6 +138,6 @@ test('a chain revoked by another instance (or the CLI) is refused here at the ne
     [first.view.id],
   )
   assert.equal((await get(first.key)).statusCode, 200, 'cached until the change log is read')
-  await service.app.keyResolver.refresh()
+  await service.domain.keyResolver.refresh()
   for (const key of [first.key, second.key]) assert.equal((await get(key)).statusCode, 401)
 })

@@ -42,8 +42,8 @@ describe('usage history over the admin API', () => {
       ],
     })
     // The same, stored: one flush of the main app's recorder, then the hour view.
-    await t.api.usageRecorder.flush()
-    assert.equal(t.api.usageRecorder.size, 0)
+    await t.domain.recorders.usage.flush()
+    assert.equal(t.domain.recorders.usage.size, 0)
     const hours = (await t.call('GET', `/admin/v1/keys/${apiKey.id}/usage/history?granularity=hour`)).json().data
     assert.equal(hours.length, 24, 'default: the last 24 hours, zero-filled')
     assert.deepEqual(hours.at(-1), {
@@ -83,7 +83,7 @@ describe('usage history over the admin API', () => {
     const second = rotated.json() as { key: string; apiKey: { id: string } }
     assert.equal((await get(second.key)).statusCode, 200)
     assert.equal((await get(second.key)).statusCode, 200)
-    await t.api.usageRecorder.flush()
+    await t.domain.recorders.usage.flush()
     assert.equal((await get(first.key)).statusCode, 200, 'pending, not stored')
     const allowed = async (id: string, scope: string) =>
       (await t.call('GET', `/admin/v1/keys/${id}/usage/history?scope=${scope}&from=${iso(MINUTE)}`)).json().data[0].allowed
@@ -151,8 +151,8 @@ describe('the top list with more keys pending than a SQLite statement takes para
     const t = await buildAdminTestApp(context)
     const id = (await t.call('POST', '/admin/v1/keys', { plan: 'pro', name: 'busiest' })).json().apiKey.id as string
     // Keys counted by this instance and not flushed yet (a busy service; the ids of keys since deleted are not listed).
-    for (let i = 0; i < 40_000; i++) t.api.usageRecorder.record(`key_gone${String(i).padStart(12, '0')}`, 'allowed', 200, TEST_NOW)
-    for (let i = 0; i < 3; i++) t.api.usageRecorder.record(id, 'allowed', 200, TEST_NOW)
+    for (let i = 0; i < 40_000; i++) t.domain.recorders.usage.record(`key_gone${String(i).padStart(12, '0')}`, 'allowed', 200, TEST_NOW)
+    for (let i = 0; i < 3; i++) t.domain.recorders.usage.record(id, 'allowed', 200, TEST_NOW)
     const res = await t.call('GET', '/admin/v1/usage/top?limit=5')
     assert.equal(res.statusCode, 200, res.body)
     assert.deepEqual(

@@ -38,7 +38,10 @@ describe('TRUST_PROXY through app.inject', () => {
     assert.equal(await keyless(ta.app, '203.0.113.11', '198.51.100.0'), '401 unauthorized')
     // And a valid key from the exhausted address is limited by its key, not by the address, from
     // its first request (behind a balancer without TRUST_PROXY, every client shares that address).
-    const { key } = await ta.app.keyService.createKey({ plan: 'pro', name: 'behind the balancer' }, { actor: { type: 'cli', id: 'test' } })
+    const { key } = await ta.domain.services.keys.createKey(
+      { plan: 'pro', name: 'behind the balancer' },
+      { actor: { type: 'cli', id: 'test' } },
+    )
     const res = await ta.app.inject({ url: '/v1/pets', remoteAddress: '203.0.113.10', headers: injectBearer(key) })
     assert.equal(res.statusCode, 200)
     assert.equal(res.headers['x-ratelimit-limit'], '300', "the Pro plan's window")

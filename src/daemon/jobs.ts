@@ -1,0 +1,63 @@
+import type { Config } from '../config/config.js'
+import type { KeyResolver } from '../keys/key-resolver.js'
+import type { LastUsedRecorder } from '../keys/last-used.js'
+import { OrderExpiry } from '../orders/expiry.js'
+import { IdempotencySweep } from '../pets/idempotency.js'
+import { reportSweep } from '../secret-scanning/reports.js'
+import type { Clock } from '../shared/clock.js'
+import type { PeriodicJob } from '../shared/periodic-job.js'
+import type { Storage } from '../storage/storage.js'
+import type { UsageRecorder } from '../usage/recorder.js'
+import { USAGE_RETENTION_INTERVAL_MS, UsageRetention } from '../usage/retention.js'
+import { Daemon } from './index.js'
+
+export interface JobParts {
+  config: Config
+  storage: Storage
+  clock: Clock
+  /** The domain's key cache, its recorders: built with the services, which read them. */
+  keyResolver: KeyResolver
+  lastUsed: LastUsedRecorder
+  usage: UsageRecorder
+  /** Where a failed run is told, with what it means (the next run tries again). */
+  warn: (message: string) => (error: unknown) => void
+}
+
+/** The server's background jobs, and the sweeps by name (a test runs one rather than wait for its timer). */
+export interface Jobs {
+  daemon: Daemon
+  orderExpiry: OrderExpiry
+  usageRetention: UsageRetention
+  idempotencySweep: IdempotencySweep
+  scanReportSweep: PeriodicJob
+}
+
+/**
+ * Every background job of a server process, each built once, in the order the daemon starts them:
+ * the key-change poll first (its first read of the change log and of the known secrets is done
+ * before a request is served), then the recorders' flushes, then the sweeps.
+ */
+export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usage, warn }: JobParts): Jobs {
+  const usageRetention = new UsageRetention(storage.usage, {
+    keep: { minute: config.usageMinuteRetentionMs, hour: config.usageHourRetentionMs },
+    intervalMs: USAGE_RETENTION_INTERVAL_MS,
+    clock,
+    onError: warn('deleting old usage history failed; retried by the next run'),
+  })
+  const idempotencySweep = new IdempotencySweep(storage.pets, clock, warn('idempotency record sweep failed'))
+  const scanReportSweep = reportSweep(storage.scanReports, clock, warn('secret scanning report sweep failed'))
+  const orderExpiry = new OrderExpiry(storage.orders, {
+    intervalMs: config.orderSweepMs,
+    onError: warn('expiring orders failed; retried by the next run'),
+  })
+  const daemon = new Daemon([
+    { name: 'key-change poll', start: () => keyResolver.start(), stop: () => keyResolver.stop() },
+    { name: 'last-use flush', start: () => lastUsed.start(), stop: () => lastUsed.stop() },
+    { name: 'usage flush', start: () => usage.start(), stop: () => usage.stop() },
+    { name: 'usage retention', start: () => usageRetention.start(), stop: () => usageRetention.stop() },
+    { name: 'idempotency sweep', start: () => idempotencySweep.start(), stop: () => idempotencySweep.stop() },
+    { name: 'scan report sweep', start: () => scanReportSweep.start(), stop: () => scanReportSweep.stop() },
+    { name: 'order expiry', start: () => orderExpiry.start(), stop: () => orderExpiry.stop() },
+  ])
+  return { daemon, orderExpiry, usageRetention, idempotencySweep, scanReportSweep }
+}

@@ -1,0 +1,205 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { AdminTokenService } from './admin-tokens/admin-token-service.js'
+import { AdminTokenResolver } from './admin-tokens/admin-tokens.js'
+import type { Config } from './config/config.js'
+import { CustomerService } from './customers/customer-service.js'
+import { type Jobs, serverJobs } from './daemon/jobs.js'
+import { KeyResolver } from './keys/key-resolver.js'
+import { KeyService } from './keys/key-service.js'
+import { LastUsedRecorder } from './keys/last-used.js'
+import { createLimiter } from './limits/index.js'
+import type { RateLimiter } from './limits/limiter.js'
+import type { Metrics } from './ops/metrics.js'
+import { Readiness } from './ops/readiness.js'
+import { type Clock, systemClock } from './shared/clock.js'
+import { openStorage } from './storage/index.js'
+import type { Storage } from './storage/storage.js'
+import { UsageRecorder } from './usage/recorder.js'
+import { UsageHistory } from './usage/usage-history.js'
+
+/** The use cases the adapters call: the admin API and the CLI the same ones. */
+export interface Services {
+  keys: KeyService
+  customers: CustomerService
+  adminTokens: AdminTokenService
+  usageHistory: UsageHistory
+}
+
+/** What every domain has, the CLI's too: the store, the caches, the recorders and the services over them. */
+export interface DomainCore {
+  config: Config
+  storage: Storage
+  clock: Clock
+  /**
+   * The process's one cache of API keys: the main listener serves from it, and every service that
+   * changes a key or a customer here drops what it changed from it at once (others poll the change log).
+   */
+  keyResolver: KeyResolver
+  /** The one cache of admin tokens (the admin listener's credential), told of revocations by the key-change poll. */
+  adminTokenResolver: AdminTokenResolver
+  /** What requests leave to be written in batches: keys' last use, usage history. */
+  recorders: { lastUsed: LastUsedRecorder; usage: UsageRecorder }
+  services: Services
+}
+
+/** The domain of a server process: the core, the limiter, what observes it, and the background jobs. */
+export interface Domain extends DomainCore {
+  limiter: RateLimiter
+  metrics: Metrics
+  /** The process's logger (the apps' too); none: nothing is logged. */
+  logger: FastifyBaseLogger | undefined
+  /** The dependency checks of /readyz, shared by both listeners: one check per interval for both. */
+  readiness: Readiness
+  /** Built here, started by the owner of the process (service.ts) once its apps are ready. */
+  jobs: Jobs
+  /** The jobs stopped (their last batches written), then the limiter closed, then storage: given or not. */
+  close(): Promise<void>
+  /** For a build that fails after this one: the jobs stopped, and only what buildDomain opened itself closed. */
+  discard(): Promise<void>
+}
+
+/** What a command works on: no limiter of its own (a command that reads counters gives one), no jobs. */
+export interface CommandDomain extends DomainCore {
+  /** Closes the storage it opened. */
+  close(): Promise<void>
+}
+
+export interface DomainOverrides {
+  /** Each opened from the config when not given; a test gives its in-memory store, the server its locked one. */
+  storage?: Storage
+  limiter?: RateLimiter
+  clock?: Clock
+  metrics?: Metrics
+  logger?: FastifyBaseLogger
+}
+
+interface CoreParts {
+  storage: Storage
+  clock: Clock
+  /** Only what the key service reads of it: a key's counters, counting nothing. */
+  limiter: Pick<RateLimiter, 'peek'>
+  warn: (message: string) => (error: unknown) => void
+  onUsageDropped?: () => void
+}
+
+/** The core of every domain, each part built once. */
+function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropped }: CoreParts): DomainCore {
+  const keyResolver = new KeyResolver(storage.keys, {
+    env: config.env,
+    refreshMs: config.keyRefreshMs,
+    onError: warn('key change poll failed'),
+  })
+  const adminTokenResolver = new AdminTokenResolver(storage.adminTokens, keyResolver.known)
+  keyResolver.follow(adminTokenResolver)
+  const lastUsed = new LastUsedRecorder(storage.keys, {
+    flushMs: config.lastUsedFlushMs,
+    onError: warn('writing last-used times failed; kept for the next flush'),
+  })
+  const usage = new UsageRecorder(storage.usage, {
+    flushMs: config.usageFlushMs,
+    onError: warn('writing usage history failed; counts kept for the next flush'),
+    onDropped: onUsageDropped,
+  })
+  const keys = new KeyService({
+    keys: storage.keys,
+    audit: storage.audit,
+    limiter,
+    env: config.env,
+    clock,
+    pendingLastUse: (id) => lastUsed.pendingFor(id),
+    cache: keyResolver,
+    customers: storage.customers,
+  })
+  const usageHistory = new UsageHistory({ usage: storage.usage, keys: storage.keys, audit: storage.audit, clock, pending: usage })
+  // The same cache as the key service's: a plan change holds at this process's next request.
+  const customers = new CustomerService({
+    customers: storage.customers,
+    audit: storage.audit,
+    usage: storage.usage,
+    history: usageHistory,
+    clock,
+    cache: keyResolver,
+  })
+  const adminTokens = new AdminTokenService(storage.adminTokens, adminTokenResolver)
+  return {
+    config,
+    storage,
+    clock,
+    keyResolver,
+    adminTokenResolver,
+    recorders: { lastUsed, usage },
+    services: { keys, customers, adminTokens, usageHistory },
+  }
+}
+
+/**
+ * The domain of a server process, built once from the config (Ozone's AppContext): storage, the
+ * limiter, metrics, the caches, the recorders, the services and the background jobs. The main and
+ * admin apps (app.ts) are adapters over it; service.ts starts its jobs and closes it. A build that
+ * fails closes only what it opened itself.
+ */
+export async function buildDomain(config: Config, overrides: DomainOverrides = {}): Promise<Domain> {
+  const clock = overrides.clock ?? systemClock
+  const { logger } = overrides
+  const warn = (message: string) => (error: unknown) => logger?.warn({ err: error }, message)
+  const opened: Array<{ close(): Promise<unknown> }> = []
+  const closeOpened = async () => {
+    for (const resource of opened.reverse()) await resource.close().catch(() => {})
+  }
+  try {
+    const metrics = overrides.metrics ?? (await defaultMetrics())
+    const storage = overrides.storage ?? (await openStorage(config, clock))
+    if (overrides.storage === undefined) opened.push(storage)
+    // The limiter logs (Redis outages, its state file) through the domain's logger, else nowhere.
+    const limiter =
+      overrides.limiter ?? (await createLimiter(config, clock, metrics, logger ?? (await import('pino')).pino({ enabled: false })))
+    if (overrides.limiter === undefined) opened.push(limiter)
+    const core = buildCore(config, { storage, clock, limiter, warn, onUsageDropped: () => metrics.usageDropped.inc() })
+    const readiness = new Readiness({
+      storage,
+      limiter,
+      metrics,
+      limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
+    })
+    const jobs = serverJobs({ config, storage, clock, keyResolver: core.keyResolver, ...core.recorders, warn })
+    return {
+      ...core,
+      limiter,
+      metrics,
+      logger,
+      readiness,
+      jobs,
+      close: async () => {
+        await jobs.daemon.stop()
+        await limiter.close()
+        await storage.close()
+      },
+      discard: async () => {
+        await jobs.daemon.stop()
+        await closeOpened()
+      },
+    }
+  } catch (error) {
+    await closeOpened()
+    throw error
+  }
+}
+
+/**
+ * The domain a CLI command works on: the same services over the configured storage (opened once,
+ * closed by `close`), nothing started. `limiter` is what `keys usage` reads counters from (Redis,
+ * or the state file), else none: its services then never peek.
+ */
+export async function buildCommandDomain(config: Config, options: { limiter?: Pick<RateLimiter, 'peek'> } = {}): Promise<CommandDomain> {
+  const storage = await openStorage(config)
+  const limiter = options.limiter ?? { peek: () => Promise.reject(new Error('no limiter: this command reads no counters')) }
+  const core = buildCore(config, { storage, clock: systemClock, limiter, warn: () => () => {} })
+  return { ...core, close: () => storage.close() }
+}
+
+// Imported when a server domain needs them (metrics, pino above): the CLI builds its domain from
+// this module, and a command must not load the metrics client (test/system/cli/cli-startup.test.ts).
+async function defaultMetrics(): Promise<Metrics> {
+  const { Metrics } = await import('./ops/metrics.js')
+  return new Metrics({ defaultMetrics: false })
+}
