@@ -1,5 +1,5 @@
+import type { IdempotencyClaim } from '../idempotency/claim.js'
 import type { AuditEntry } from '../keys/administration.js'
-import type { IdempotencyClaim } from '../pets/repository.js'
 import type { PetStatus } from '../pets/schemas.js'
 import type { Int64 } from '../shared/int64.js'
 import type { ClientChange, OrderStatus } from './state.js'

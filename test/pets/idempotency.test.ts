@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import {
-  fingerprintOf,
-  IDEMPOTENCY_RETENTION_MS,
-  IdempotencySweep,
-  IdempotentCreates,
-  parseIdempotencyKey,
-} from '../../src/pets/idempotency.js'
-import type { PetRepository } from '../../src/pets/repository.js'
-import type { ManualClock } from '../../src/shared/clock.js'
 import { StorageUnavailableError } from '../../src/shared/outages.js'
-import { bearer, buildSuiteApp, buildTestApp, memoryStorage, TEST_NOW } from '../helpers/app.js'
+import { bearer, buildSuiteApp } from '../helpers/app.js'
 
 function assertError(res: { statusCode: number; body: string }, status: number, code: string, mentions?: RegExp) {
   assert.equal(res.statusCode, status, res.body)
@@ -211,50 +202,5 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     assert.match(op.responses['409'].description, /idempotency_conflict/)
     assert.match(op.responses['422'].description, /idempotency_key_reused/)
     assert.ok(doc.components.schemas.Error.properties.code.enum.includes('idempotency_conflict'))
-  })
-})
-
-describe('idempotency parts', () => {
-  test('parseIdempotencyKey: quoted and bare forms, escapes', () => {
-    assert.equal(parseIdempotencyKey(undefined), undefined)
-    assert.equal(parseIdempotencyKey('abc'), 'abc')
-    assert.equal(parseIdempotencyKey('"abc"'), 'abc')
-    assert.equal(parseIdempotencyKey('"a\\"b\\\\c"'), 'a"b\\c')
-    assert.throws(() => parseIdempotencyKey('é'), /Idempotency-Key/)
-  })
-
-  test('fingerprintOf: equal for equal fields (number or bigint), different otherwise', () => {
-    assert.equal(fingerprintOf({ name: 'a', categoryId: 1 }), fingerprintOf({ name: 'a', categoryId: 1n }))
-    assert.notEqual(fingerprintOf({ name: 'a', categoryId: 1 }), fingerprintOf({ name: 'a', categoryId: 1, status: 'sold' }))
-    assert.notEqual(fingerprintOf({ name: 'a,1', categoryId: 1 }), fingerprintOf({ name: 'a', categoryId: 11 }))
-  })
-
-  test('the sweep deletes the records past 24 hours, and only those', async (context) => {
-    const t = await buildTestApp(context)
-    const clock = t.clock as ManualClock
-    const pets: PetRepository = t.storage.pets
-    const creates = new IdempotentCreates(pets, clock)
-    const sweep = new IdempotencySweep(pets, clock, (error) => assert.fail(String(error)))
-    await creates.create('key-a', 'old', { name: 'Old', categoryId: 1 })
-    clock.advance(1000)
-    await creates.create('key-a', 'new', { name: 'New', categoryId: 1 })
-    clock.advance(IDEMPOTENCY_RETENTION_MS - 1000)
-    assert.equal(await sweep.run(), 0, 'exactly 24 h old: kept')
-    clock.advance(1)
-    assert.equal(await sweep.run(), 1)
-    assert.equal((await creates.create('key-a', 'old', { name: 'Old', categoryId: 1 })).replayed, false, 'a swept key is new again')
-    assert.equal((await creates.create('key-a', 'new', { name: 'New', categoryId: 1 })).replayed, true)
-  })
-
-  test('the app runs the sweep when it starts (app.ts, with the other background jobs)', async (context) => {
-    const storage = memoryStorage()
-    const pet = { name: 'Rex', categoryId: 1 }
-    const claim = (key: string, createdAt: number) => ({ scope: 'key-a', key, fingerprint: fingerprintOf(pet), createdAt })
-    await storage.pets.createPetOnce(pet, claim('expired', TEST_NOW - IDEMPOTENCY_RETENTION_MS - 1))
-    await storage.pets.createPetOnce(pet, claim('kept', TEST_NOW - IDEMPOTENCY_RETENTION_MS))
-    await buildTestApp(context, { storage }) // the app sweeps when it starts
-    await new Promise((resolve) => setImmediate(resolve))
-    assert.equal((await storage.pets.createPetOnce(pet, claim('expired', TEST_NOW))).outcome, 'created', 'swept at start')
-    assert.equal((await storage.pets.createPetOnce(pet, claim('kept', TEST_NOW))).outcome, 'replayed')
   })
 })
