@@ -5,6 +5,7 @@ import { type ApiKeyRecord, orderOwner } from '../keys/api-key.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
 import type { Int64 } from '../shared/int64.js'
+import type { HoldEnds } from './hold.js'
 import type { OrderRecord, OrderRepository, PlaceOutcome } from './repository.js'
 import { OPEN_STATUS } from './state.js'
 
@@ -33,11 +34,11 @@ export class OrderPlacement {
   constructor(
     private readonly orders: OrderRepository,
     private readonly clock: Clock,
-    private readonly holdMs: number,
+    private readonly holdEnds: HoldEnds,
   ) {}
 
   async place(apiKey: ApiKeyRecord, petId: Int64, idempotencyKey: string | undefined): Promise<Placement> {
-    const order = { petId, owner: orderOwner(apiKey), keyId: apiKey.id, holdMs: this.holdMs }
+    const order = { petId, owner: orderOwner(apiKey), keyId: apiKey.id, holdEnds: this.holdEnds }
     if (idempotencyKey === undefined) return settle(petId, await this.orders.placeOrder(order))
     const scope = idempotencyScope(apiKey)
     return this.inFlight.run(scope, idempotencyKey, async () => {

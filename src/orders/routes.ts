@@ -8,6 +8,7 @@ import { LIST_LIMIT } from '../pets/schemas.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
 import type { Int64 } from '../shared/int64.js'
+import { holdRule } from './hold.js'
 import { OrderPlacement } from './placement.js'
 import type { OrderRecord, OrderRepository } from './repository.js'
 import { InventorySchema, ListOrdersQuery, NewOrderSchema, type Order, OrderIdParams, OrderSchema } from './schemas.js'
@@ -59,7 +60,7 @@ const notPlaced = (record: OrderRecord, change: ClientChange) =>
  * (`orderOwner` of its key): another's order is 404, as if it did not exist.
  */
 export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async (app, { orders, clock, holdMs, linkBase, entityTags }) => {
-  const placement = new OrderPlacement(orders, clock, holdMs)
+  const placement = new OrderPlacement(orders, clock, holdRule(holdMs))
   const holdText = `${holdMs / 60_000} minutes`
 
   app.post(

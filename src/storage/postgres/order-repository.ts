@@ -114,7 +114,7 @@ export class PostgresOrderRepository implements OrderRepository {
           owner: order.owner,
           key_id: order.keyId,
           now,
-          expires_at: now + order.holdMs,
+          expires_at: order.holdEnds(now),
         })
       ).rows[0] as OrderRow
       const placed = toOrder(row)

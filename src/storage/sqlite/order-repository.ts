@@ -161,7 +161,7 @@ export class SqliteOrderRepository implements OrderRepository {
       owner: order.owner,
       key_id: order.keyId,
       now,
-      expires_at: now + order.holdMs,
+      expires_at: order.holdEnds(now),
     }) as OrderRow
     const placed = toOrder(row)
     if (claim !== undefined) this.insertClaim.run(claim.scope, claim.key, claim.fingerprint, placed.petId, placed.id, claim.createdAt)
