@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
 import { adminApi } from './admin/index.js'
+import { registerPublicApi } from './api/index.js'
 import { AddressRefusals } from './auth/address-refusals.js'
 import { apiKeyCredential } from './auth/api-key-credential.js'
 import { createGuard } from './auth/guard.js'
@@ -33,11 +34,6 @@ import { Metrics } from './ops/metrics.js'
 import { Readiness } from './ops/readiness.js'
 import { opsRoutes } from './ops/routes.js'
 import { OrderExpiry } from './orders/expiry.js'
-import { registerStoreApi } from './orders/index.js'
-import { registerPetsApi } from './pets/index.js'
-import { registerRateLimitApi } from './rate-limit/index.js'
-import { readGithubPublicKeys } from './secret-scanning/github-keys.js'
-import { registerSecretScanning } from './secret-scanning/index.js'
 import { reportSweep } from './secret-scanning/reports.js'
 import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
 import { type Clock, systemClock } from './shared/clock.js'
@@ -284,24 +280,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   if (main) app.addHook('onResponse', countUsage(usage, clock))
   app.addHook('onResponse', accessLog(app.log, metrics, typeof deps.logger === 'object' ? infoLines.get(deps.logger) : undefined))
 
-  if (main) {
-    // One database, one secret: every instance on it tags the same answer alike.
-    const entityTags = new EntityTags(storage.serviceSecret)
-    await registerPetsApi(app, { config, pets: storage.pets, clock, linkBase, entityTags })
-    await registerStoreApi(app, { orders: storage.orders, clock, holdMs: config.orderHoldMs, linkBase, entityTags })
-    await registerRateLimitApi(app)
-    if (config.secretScanningPublicKeys !== undefined) {
-      const keys = readGithubPublicKeys(config.secretScanningPublicKeys)
-      registerSecretScanning(app, {
-        keys,
-        admin: keyService,
-        action: config.secretScanningAction,
-        reports: storage.scanReports,
-        refusals: new AddressRefusals(limiter, metrics),
-        clock,
-      })
-    }
-  }
+  if (main)
+    await registerPublicApi(app, {
+      config,
+      pets: storage.pets,
+      orders: storage.orders,
+      clock,
+      linkBase,
+      // One database, one secret: every instance on it tags the same answer alike.
+      entityTags: new EntityTags(storage.serviceSecret),
+      scanning: { admin: keyService, reports: storage.scanReports, refusals: new AddressRefusals(limiter, metrics) },
+    })
   await app.register(opsRoutes, {
     readiness,
     metrics,

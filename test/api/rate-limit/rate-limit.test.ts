@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { createAdminToken } from '../../src/admin-tokens/admin-tokens.js'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
-import { assertError } from '../helpers/errors.js'
-import { REDIS_URL, requireService } from '../helpers/services.js'
-import { awayFromBoundary } from '../helpers/windows.js'
+import { createAdminToken } from '../../../src/admin-tokens/admin-tokens.js'
+import { buildTestApp, type TestApp } from '../../helpers/app.js'
+import { assertError } from '../../helpers/errors.js'
+import { REDIS_URL, requireService } from '../../helpers/services.js'
+import { awayFromBoundary } from '../../helpers/windows.js'
 
 type Headers = Record<string, string>
 const bearer = (key: string): Headers => ({ authorization: `Bearer ${key}` })

@@ -16,10 +16,10 @@ const plans = () =>
 
 /**
  * The public API's own words in its OpenAPI document: the introduction (keys, limits with the
- * configured bans, the error table, what was decided where the spec is silent), its tag and its
- * security scheme. The operations come from the pets routes.
+ * configured bans, the error table, what was decided where the spec is silent), its tags and its
+ * security scheme. The operations come from their routes (one file each: pets/, orders/, rate-limit/).
  */
-export function petsApiDescription(config: Config): ApiDescription {
+export function publicApiDescription(config: Config): ApiDescription {
   const errorTable = (Object.keys(ERROR_STATUS) as ErrorCode[])
     .map((c) => `| \`${c}\` | ${ERROR_STATUS[c]} | ${ERROR_DESCRIPTIONS[c]} |`)
     .join('\n')
