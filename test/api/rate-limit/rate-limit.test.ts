@@ -1,5 +1,5 @@
 /**
- * GET /v1/rate_limit (rate-limit/, auth/uncounted-reads.ts) through app.inject, on the in-memory
+ * GET /v1/rate_limit (api/rate-limit/get.ts, auth/uncounted-reads.ts) through app.inject, on the in-memory
  * limiter and on Redis: the caller's key and windows, not counted against the quota (issue 31's
  * figure: 10 requests and any number of reads, then 49 of 60 left), answered while the key is
  * exhausted or banned, counted past its own budget, shared by a customer's keys, left out of

@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { StorageUnavailableError } from '../../src/shared/outages.js'
-import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { type OperationId, Oracle } from '../fuzz/oracle.js'
-import type { WireResponse } from '../fuzz/transport.js'
-import { bearer, openTestApp, type TestApp } from '../helpers/app.js'
+import { StorageUnavailableError } from '../../../src/shared/outages.js'
+import { SqliteStorage } from '../../../src/storage/sqlite/sqlite-storage.js'
+import { type OperationId, Oracle } from '../../fuzz/oracle.js'
+import type { WireResponse } from '../../fuzz/transport.js'
+import { bearer, openTestApp, type TestApp } from '../../helpers/app.js'
 
 const STORE_OPERATIONS = ['placeOrder', 'listOrders', 'getOrder', 'cancelOrder', 'completeOrder', 'getInventory'] as const
 

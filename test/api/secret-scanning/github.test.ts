@@ -1,5 +1,5 @@
 /**
- * POST /v1/secret-scanning/github (src/secret-scanning/): GitHub's secret scanning partner
+ * POST /v1/secret-scanning/github (api/secret-scanning/github.ts, secret-scanning/): GitHub's secret scanning partner
  * program, with a key pair made here standing for GitHub's. A signed report revokes or flags each
  * token that is one of our keys, audited by secret_scanner/github with the URL and never the key;
  * a missing or wrong signature or an unknown key identifier changes nothing, reads nothing of the
@@ -12,8 +12,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { type AdminTestApp, buildAdminTestApp } from '../admin/helpers.js'
-import { bearer } from '../helpers/app.js'
+import { type AdminTestApp, buildAdminTestApp } from '../../admin/helpers.js'
+import { bearer } from '../../helpers/app.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'secret-scanning-'))
 after(() => rmSync(dir, { recursive: true, force: true }))

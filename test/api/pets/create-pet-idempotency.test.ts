@@ -1,7 +1,8 @@
+/** POST /v1/pets with an Idempotency-Key (api/pets/create.ts, pets/idempotent-creates.ts, idempotency/) through app.inject. */
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { StorageUnavailableError } from '../../src/shared/outages.js'
-import { bearer, buildSuiteApp } from '../helpers/app.js'
+import { StorageUnavailableError } from '../../../src/shared/outages.js'
+import { bearer, buildSuiteApp } from '../../helpers/app.js'
 
 function assertError(res: { statusCode: number; body: string }, status: number, code: string, mentions?: RegExp) {
   assert.equal(res.statusCode, status, res.body)
