@@ -3,17 +3,23 @@
  *   wiring: the entry points and the composition root (app.ts, domain.ts, service.ts, server.ts, cli.ts, the
  *           only files directly in src/), the background jobs' owner (daemon/), the command line (cli/) and
  *           the process lifecycle (lifecycle/)
- *   -> APIs (pets/, orders/, rate-limit/, admin/) -> features (auth/, keys/, limits/, usage/, admin-tokens/)
+ *   -> APIs (api/: the public API, /v1; admin/: the admin API) -> features (pets/, orders/, idempotency/,
+ *      keys/, customers/, auth/, limits/, usage/, admin-tokens/, secret-scanning/)
  *   -> http/ (Fastify plumbing) -> ops/ (metrics, health, the logger) -> config/ (the configuration)
  *   -> shared/ (the ground floor)
  * and the stores (storage/) implement the features' interfaces; only the wiring picks a store.
- * The admin API is cut by resource (admin/keys/, admin/usage/, admin/audit/), each on admin/common/
- * only; the guard (auth/guard.ts) is handed its credential kinds (API keys, admin tokens).
+ * Each API is cut by resource (api/pets/, api/orders/, …; admin/keys/, admin/usage/, …), one file per
+ * operation, each resource on its API's common/ only; no API imports the other. The guard
+ * (auth/guard.ts) is handed its credential kinds (API keys, admin tokens).
  * @type {import('dependency-cruiser').IConfiguration}
  */
 
 /** The wiring: the five files directly in src/, daemon/, cli/ and lifecycle/. */
 const WIRING = '^src/[^/]+\\.ts$|^src/(daemon|cli|lifecycle)/'
+/** The APIs: each registers its routes, schemas and OpenAPI document. */
+const APIS = '^src/(api|admin)/'
+/** The features: rules, use cases, repository interfaces and resource schemas, used by the APIs, the CLI and the stores. */
+const FEATURES = '^src/(pets|orders|idempotency|keys|customers|auth|limits|usage|admin-tokens|secret-scanning)/'
 
 module.exports = {
   forbidden: [
@@ -97,16 +103,43 @@ module.exports = {
         'http/ is what any Fastify service has (body parsing, validation, errors, routing fallbacks, docs console); ' +
         'it knows no feature, so a feature can use it without a cycle.',
       from: { path: '^src/http/' },
-      to: { path: '^src/(auth|keys|limits|usage|admin-tokens|pets|orders|rate-limit|admin|secret-scanning|storage|daemon|cli|lifecycle)/' },
+      to: { path: [FEATURES, APIS, '^src/(storage|daemon|cli|lifecycle)/'] },
     },
     {
       name: 'features-below-apis',
       severity: 'error',
       comment:
-        'The features (auth, keys, limits, usage, admin-tokens) serve the APIs (pets, orders, admin) and the CLI; they never ' +
-        'import them: storage and the CLI use admin tokens without the admin API.',
-      from: { path: '^src/(auth|keys|limits|usage|admin-tokens)/' },
-      to: { path: '^src/(pets|orders|rate-limit|admin|secret-scanning)/' },
+        'The features (pets, orders, idempotency, keys, customers, auth, limits, usage, admin-tokens, secret-scanning) ' +
+        'serve the APIs (api, admin) and the CLI; they never import them: the rules live in the domain, and storage and ' +
+        'the CLI use them without an API. A feature may use another (orders use pets and idempotency), without a cycle.',
+      from: { path: FEATURES },
+      to: { path: APIS },
+    },
+    {
+      name: 'no-api-imports-another',
+      severity: 'error',
+      comment:
+        'The public API (api/, /v1) and the admin API (admin/, /admin/v1) are two adapters over the same features: ' +
+        'what both need is a feature (an order id parameter, a view of a record), never one API reading the other.',
+      from: { path: '^src/(api|admin)/' },
+      to: { path: APIS, pathNot: '^src/$1/' },
+    },
+    {
+      name: 'api-resources-apart',
+      severity: 'error',
+      comment:
+        'The public API is cut by resource (api/pets/, api/orders/, api/rate-limit/, api/secret-scanning/), one file per ' +
+        'operation: a resource imports its own folder, what they share (api/common/) and the features, never another ' +
+        'resource nor api/index.ts, which registers them.',
+      from: { path: '^src/api/([^/]+)/', pathNot: '^src/api/common/' },
+      to: { path: '^src/api/', pathNot: '^src/api/($1|common)/' },
+    },
+    {
+      name: 'api-common-below-resources',
+      severity: 'error',
+      comment: "api/common/ is what the public API's resources share (the prefix, refs, paging, links): it knows none of them.",
+      from: { path: '^src/api/common/' },
+      to: { path: '^src/api/', pathNot: '^src/api/common/' },
     },
     {
       name: 'admin-resources-apart',

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import { adminApi } from './admin/index.js'
+import { registerPublicApi } from './api/index.js'
 import { AddressRefusals } from './auth/address-refusals.js'
 import { apiKeyCredential } from './auth/api-key-credential.js'
 import { createGuard } from './auth/guard.js'
@@ -23,11 +24,6 @@ import { refuseWhileClosing } from './http/shutdown.js'
 import { closeQueryStrings, strictSchemaController } from './http/validation.js'
 import { infoLines } from './ops/logger.js'
 import { opsRoutes } from './ops/routes.js'
-import { registerStoreApi } from './orders/index.js'
-import { registerPetsApi } from './pets/index.js'
-import { registerRateLimitApi } from './rate-limit/index.js'
-import { readGithubPublicKeys } from './secret-scanning/github-keys.js'
-import { registerSecretScanning } from './secret-scanning/index.js'
 import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
 import type { Drain } from './shared/drain.js'
 import { ErrorBody } from './shared/error-body.js'
@@ -146,24 +142,17 @@ export async function buildApp(domain: Domain, options: AppOptions = {}): Promis
   if (main) app.addHook('onResponse', countUsage(usage, clock))
   app.addHook('onResponse', accessLog(app.log, metrics, domain.logger === undefined ? undefined : infoLines.get(domain.logger)))
 
-  if (main) {
-    // One database, one secret: every instance on it tags the same answer alike.
-    const entityTags = new EntityTags(storage.serviceSecret)
-    await registerPetsApi(app, { config, pets: storage.pets, clock, linkBase, entityTags })
-    await registerStoreApi(app, { orders: storage.orders, clock, holdMs: config.orderHoldMs, linkBase, entityTags })
-    await registerRateLimitApi(app)
-    if (config.secretScanningPublicKeys !== undefined) {
-      const keys = readGithubPublicKeys(config.secretScanningPublicKeys)
-      registerSecretScanning(app, {
-        keys,
-        admin: keyService,
-        action: config.secretScanningAction,
-        reports: storage.scanReports,
-        refusals: new AddressRefusals(limiter, metrics),
-        clock,
-      })
-    }
-  }
+  if (main)
+    await registerPublicApi(app, {
+      config,
+      pets: storage.pets,
+      orders: storage.orders,
+      clock,
+      linkBase,
+      // One database, one secret: every instance on it tags the same answer alike.
+      entityTags: new EntityTags(storage.serviceSecret),
+      scanning: { admin: keyService, reports: storage.scanReports, refusals: new AddressRefusals(limiter, metrics) },
+    })
   await app.register(opsRoutes, {
     readiness: domain.readiness,
     metrics,

@@ -68,7 +68,7 @@ export const PLACES = {
  * loopback socket); test/fuzz/ is the fuzz kind (the app too, but hundreds of generated requests
  * per property: a minute or more); every other in-process place is unit.
  */
-const HTTP_PLACES = new Set(['http', 'auth', 'pets', 'orders', 'rate-limit', 'ops', 'admin', 'client'])
+const HTTP_PLACES = new Set(['http', 'auth', 'api', 'pets', 'orders', 'ops', 'admin', 'client'])
 
 /** The kind of a test file (a path from the repository root), or undefined when it is out of place. */
 function kindOf(file) {

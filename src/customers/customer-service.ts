@@ -1,20 +1,13 @@
-import {
-  type Actor,
-  type AuditAction,
-  type AuditRepository,
-  type ChangeContext,
-  CustomerNotFoundError,
-  KeyInputError,
-} from '../keys/administration.js'
-import { generateCustomerId } from '../keys/api-key.js'
-import type { KeyCache } from '../keys/key-service.js'
-import { checkLimits, checkMetadata, checkName, checkPlan } from '../keys/key-validation.js'
+import type { Actor, AuditAction, AuditRepository, ChangeContext } from '../keys/administration.js'
 import type { AuditDraft } from '../keys/repository.js'
 import { type Clock, systemClock } from '../shared/clock.js'
 import type { Granularity } from '../usage/counts.js'
 import type { UsageBucket, UsageRepository } from '../usage/repository.js'
 import type { UsageHistory } from '../usage/usage-history.js'
 import type { CreateCustomerRequest, CustomerPage, CustomerRecord, ListCustomersQuery, UpdateCustomerRequest } from './customer.js'
+import { generateCustomerId } from './customer-id.js'
+import { checkCustomerChange, checkListQuery, checkNewCustomer } from './customer-validation.js'
+import { CustomerNotFoundError } from './errors.js'
 import type { CustomerRepository } from './repository.js'
 
 export interface CustomerServiceOptions {
@@ -25,7 +18,7 @@ export interface CustomerServiceOptions {
   history: Pick<UsageHistory, 'keysHistory'>
   clock?: Clock
   /** This process's key cache: the keys a plan change rewrote are dropped at once (other processes poll the change log). */
-  cache?: Pick<KeyCache, 'forget'>
+  cache?: { forget(keyHash: string): void }
 }
 
 /** Optimistic updates retry this often when another writer changed the customer in between. */
@@ -46,17 +39,9 @@ export class CustomerService {
   }
 
   async createCustomer(input: CreateCustomerRequest, ctx: ChangeContext): Promise<CustomerRecord> {
-    const plan = checkPlan(input.plan)
+    const fields = checkNewCustomer(input)
     const now = this.clock.now()
-    const record: CustomerRecord = {
-      id: generateCustomerId(),
-      name: checkName(input.name),
-      plan,
-      ...checkLimits(plan, input.perMinute, input.perDay),
-      metadata: checkMetadata(input.metadata),
-      createdAt: now,
-      updatedAt: now,
-    }
+    const record: CustomerRecord = { id: generateCustomerId(), ...fields, createdAt: now, updatedAt: now }
     await this.options.customers.insertCustomer(
       record,
       this.entry(ctx, 'customer.create', now, { customerId: record.id, ...describe(record) }),
@@ -65,9 +50,8 @@ export class CustomerService {
   }
 
   async listCustomers(query: ListCustomersQuery, ctx?: ChangeContext): Promise<CustomerPage> {
+    checkListQuery(query)
     const limit = query.limit
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
-    if (query.plan !== undefined) checkPlan(query.plan)
     const rows = await this.options.customers.pageCustomers({ ...query, limit: limit + 1 })
     const page = rows.slice(0, limit)
     await this.recordRead(ctx, 'customer.list', { plan: query.plan, name: query.name, limit, after: query.after })
@@ -84,20 +68,7 @@ export class CustomerService {
     for (let attempt = 1; ; attempt++) {
       const current = await this.find(id)
       const now = this.clock.now()
-      const plan = patch.plan === undefined ? current.plan : checkPlan(patch.plan)
-      // As a key's: staying on enterprise keeps its limits, another plan takes the plan's.
-      const keep = plan === 'enterprise' && current.plan === 'enterprise'
-      const next = {
-        name: patch.name === undefined ? current.name : checkName(patch.name),
-        plan,
-        ...checkLimits(
-          plan,
-          patch.perMinute ?? (keep ? current.perMinute : undefined),
-          patch.perDay ?? (keep ? current.perDay : undefined),
-        ),
-        metadata: patch.metadata === undefined ? current.metadata : checkMetadata(patch.metadata),
-        updatedAt: Math.max(now, current.updatedAt + 1),
-      }
+      const next = { ...checkCustomerChange(current, patch), updatedAt: Math.max(now, current.updatedAt + 1) }
       const changed = FIELDS.filter((f) => JSON.stringify(current[f]) !== JSON.stringify(next[f]))
       if (changed.length === 0) {
         await this.options.audit.append(this.entry(ctx, 'customer.update', now, { customerId: id, changed, ...describe(current) }))

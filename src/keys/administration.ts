@@ -283,14 +283,6 @@ export class KeyNotFoundError extends Error {
   }
 }
 
-/** No customer with this id (a key's customerId included: the admin API answers 404 naming it). */
-export class CustomerNotFoundError extends Error {
-  constructor(readonly id: string) {
-    super(`No customer with id ${id}`)
-    this.name = 'CustomerNotFoundError'
-  }
-}
-
 /** What the key service needs of a customer: its plan and limits, which its keys take. */
 export interface CustomerPlan {
   id: string

@@ -1,6 +1,7 @@
 import { hash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 import type { Environment } from '../config/config.js'
+import { BASE62, base62, randomId } from '../shared/base62.js'
 import type { KeyView } from './administration.js'
 
 /**
@@ -9,7 +10,6 @@ import type { KeyView } from './administration.js'
  * service (and secret scanners) reject a mistyped or made-up key without touching storage.
  */
 export const KEY_PREFIX: Record<Environment, string> = { production: 'as_live_', staging: 'as_test_' }
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const RANDOM_LENGTH = 32
 const CHECKSUM_LENGTH = 6
 const KEY_PATTERN = /^as_(live|test)_[0-9A-Za-z]{38}$/
@@ -67,22 +67,6 @@ export function partitionKey(record: Pick<ApiKeyRecord, 'quotaId' | 'customerId'
   return pk
 }
 
-function base62(bytes: Buffer, length: number): string {
-  let out = ''
-  // Rejection sampling keeps every character uniform (248 = 4 * 62).
-  let i = 0
-  let pool = bytes
-  while (out.length < length) {
-    if (i >= pool.length) {
-      pool = randomBytes(length)
-      i = 0
-    }
-    const b = pool[i++]!
-    if (b < 248) out += BASE62[b % 62]
-  }
-  return out
-}
-
 function checksum(body: string): string {
   let n = crc32(body)
   let out = ''
@@ -127,14 +111,6 @@ export function hashKey(key: string): string {
   return hash('sha256', key)
 }
 
-export function generateKeyId(): string {
-  return 'key_' + base62(randomBytes(24), 16)
-}
+export const generateKeyId = (): string => randomId('key_')
 
-export function generateCustomerId(): string {
-  return 'cus_' + base62(randomBytes(24), 16)
-}
-
-export function generateAdminTokenId(): string {
-  return 'adm_' + base62(randomBytes(24), 16)
-}
+export const generateAdminTokenId = (): string => randomId('adm_')

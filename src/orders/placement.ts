@@ -1,10 +1,11 @@
-import { createHash } from 'node:crypto'
+import { fingerprint, type IdempotencyClaim } from '../idempotency/claim.js'
+import { InFlight, inFlightError } from '../idempotency/in-flight.js'
+import { idempotencyScope } from '../idempotency/scope.js'
 import { type ApiKeyRecord, orderOwner } from '../keys/api-key.js'
-import { idempotencyScope, inFlightError } from '../pets/idempotency.js'
-import type { IdempotencyClaim } from '../pets/repository.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
 import type { Int64 } from '../shared/int64.js'
+import type { HoldEnds } from './hold.js'
 import type { OrderRecord, OrderRepository, PlaceOutcome } from './repository.js'
 import { OPEN_STATUS } from './state.js'
 
@@ -12,11 +13,7 @@ import { OPEN_STATUS } from './state.js'
  * SHA-256 of a placement's canonical body. Tagged with the operation: one Idempotency-Key names one
  * request, so the same key sent to POST /v1/pets and to POST /v1/store/orders is a reuse (422).
  */
-export function orderFingerprint(petId: Int64): string {
-  return createHash('sha256')
-    .update(JSON.stringify(['order', String(petId)]))
-    .digest('hex')
-}
+export const orderFingerprint = (petId: Int64): string => fingerprint(['order', String(petId)])
 
 export interface Placement {
   order: OrderRecord
@@ -26,34 +23,29 @@ export interface Placement {
 
 /**
  * POST /v1/store/orders: places an order for the caller (`orderOwner` of its key), optionally under
- * an Idempotency-Key, as POST /v1/pets creates (pets/idempotency.ts): same scope (the owner of the
- * orders: the key's customer, else its quota), same retention and sweep (one table), in flight =
- * handled by this process now, or (PostgreSQL) under the key's advisory lock in another. Refusals
- * throw the ApiError to answer with.
+ * an Idempotency-Key, as POST /v1/pets creates (pets/idempotent-creates.ts): same scope (the owner
+ * of the orders: the key's customer, else its quota), same retention and sweep (one table), in
+ * flight = handled by this process now, or (PostgreSQL) under the key's advisory lock in another
+ * (idempotency/). Refusals throw the ApiError to answer with.
  */
 export class OrderPlacement {
-  private readonly inFlight = new Set<string>()
+  private readonly inFlight = new InFlight()
 
   constructor(
     private readonly orders: OrderRepository,
     private readonly clock: Clock,
-    private readonly holdMs: number,
+    private readonly holdEnds: HoldEnds,
   ) {}
 
   async place(apiKey: ApiKeyRecord, petId: Int64, idempotencyKey: string | undefined): Promise<Placement> {
-    const order = { petId, owner: orderOwner(apiKey), keyId: apiKey.id, holdMs: this.holdMs }
+    const order = { petId, owner: orderOwner(apiKey), keyId: apiKey.id, holdEnds: this.holdEnds }
     if (idempotencyKey === undefined) return settle(petId, await this.orders.placeOrder(order))
     const scope = idempotencyScope(apiKey)
-    const slot = `${scope}\n${idempotencyKey}`
-    if (this.inFlight.has(slot)) throw inFlightError()
-    this.inFlight.add(slot)
-    try {
-      // The record's time is this instance's, as a create's is (pets/idempotency.ts): it only decides retention.
+    return this.inFlight.run(scope, idempotencyKey, async () => {
+      // The record's time is this instance's, as a create's is: it only decides retention.
       const claim: IdempotencyClaim = { scope, key: idempotencyKey, fingerprint: orderFingerprint(petId), createdAt: this.clock.now() }
       return settle(petId, await this.orders.placeOrder(order, claim))
-    } finally {
-      this.inFlight.delete(slot)
-    }
+    })
   }
 }
 

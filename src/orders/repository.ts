@@ -1,7 +1,8 @@
+import type { IdempotencyClaim } from '../idempotency/claim.js'
 import type { AuditEntry } from '../keys/administration.js'
-import type { IdempotencyClaim } from '../pets/repository.js'
 import type { PetStatus } from '../pets/schemas.js'
 import type { Int64 } from '../shared/int64.js'
+import type { HoldEnds } from './hold.js'
 import type { ClientChange, OrderStatus } from './state.js'
 
 /** An order as stored. Times are epoch ms. */
@@ -26,8 +27,8 @@ export interface NewOrder {
   petId: Int64
   owner: string
   keyId: string
-  /** How long the animal is held (ORDER_HOLD_MINUTES), ms; from when, the store's clock says. */
-  holdMs: number
+  /** When the hold ends (hold.ts), from the time of the placement the store's clock says. */
+  holdEnds: HoldEnds
 }
 
 export type PlaceOutcome =

@@ -1,5 +1,4 @@
 import { type Static, Type } from 'typebox'
-import { LIST_LIMIT } from '../pets/schemas.js'
 import type { Int64 } from '../shared/int64.js'
 import { ORDER_STATUSES, type OrderStatus } from './state.js'
 
@@ -66,25 +65,5 @@ export const InventorySchema = Type.Object(
   },
 )
 export type InventoryBody = Static<typeof InventorySchema>
-
-export const ListOrdersQuery = Type.Object(
-  {
-    limit: Type.Optional(
-      Type.Integer({
-        minimum: LIST_LIMIT.min,
-        maximum: LIST_LIMIT.max,
-        default: LIST_LIMIT.default,
-        description: 'Maximum number of orders returned (1 to 100; never clamped: out of range is 400).',
-      }),
-    ),
-    status: Type.Optional(orderStatus),
-    after: Type.Optional(
-      int64('Return orders with an id greater than this one. Clients follow the Link rel="next" header rather than building it.', {
-        minimum: 0,
-      }),
-    ),
-  },
-  { additionalProperties: false },
-)
 
 export const OrderIdParams = Type.Object({ orderId: int64('The identifier of the order.', { example: 1 }) })

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache'
+import type { IdempotencyClaim } from '../idempotency/claim.js'
 import type { Int64 } from '../shared/int64.js'
-import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from './repository.js'
+import type { IdempotentCreate, ListPetsOptions, PetRepository } from './repository.js'
 import type { NewPet, Pet } from './schemas.js'
 
 /** Pets kept by getPet: about 100 bytes each (plus the answer the route keeps beside each). */

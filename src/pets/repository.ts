@@ -1,3 +1,5 @@
+import type { IdempotencyClaim } from '../idempotency/claim.js'
+import type { IdempotencyRecords } from '../idempotency/sweep.js'
 import type { Int64 } from '../shared/int64.js'
 import type { NewPet, Pet, PetStatus } from './schemas.js'
 
@@ -6,18 +8,6 @@ export interface ListPetsOptions {
   status?: PetStatus
   /** Keyset paging: only ids strictly greater than this. */
   afterId?: Int64
-}
-
-/** A create under an Idempotency-Key (see pets/idempotency.ts). */
-export interface IdempotencyClaim {
-  /** Whose records: the API key's customer, else its quota, shared along its rotation chain (idempotencyScope in idempotency.ts). */
-  scope: string
-  /** The Idempotency-Key value (unquoted). */
-  key: string
-  /** SHA-256 (hex) of the canonical request body. */
-  fingerprint: string
-  /** Epoch ms; records older than the retention are deleted. */
-  createdAt: number
 }
 
 export type IdempotentCreate =
@@ -35,8 +25,11 @@ export type IdempotentCreate =
   /** Another transaction (another instance) holds the same key right now: nothing created. */
   | { outcome: 'in_flight' }
 
-/** Storage of animals. Ids are assigned by the store, ascending, never reused. */
-export interface PetRepository {
+/**
+ * Storage of animals. Ids are assigned by the store, ascending, never reused. It keeps the
+ * Idempotency-Key records too (one table with the orders'; idempotency/).
+ */
+export interface PetRepository extends IdempotencyRecords {
   /** Resolves once the pet is durable (per the configured durability). */
   createPet(pet: NewPet): Promise<Pet>
   /**
@@ -44,8 +37,6 @@ export interface PetRepository {
    * so a crash after the commit can only lead to a replay, never to a second pet.
    */
   createPetOnce(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
-  /** Deletes the idempotency records created before `time` (epoch ms); resolves with how many. */
-  deleteIdempotencyRecords(before: number): Promise<number>
   /**
    * Ascending id order. A frozen array is a page shared with later callers (CachedPetRepository),
    * the same one again only while that page is unchanged.

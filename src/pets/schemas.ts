@@ -54,28 +54,3 @@ export const PetSchema = Type.Object(
   { $id: 'Pet', title: 'Pet', additionalProperties: false },
 )
 export type Pet = Static<typeof PetSchema>
-
-export const LIST_LIMIT = { min: 1, max: 100, default: 20 } as const
-
-export const ListPetsQuery = Type.Object(
-  {
-    limit: Type.Optional(
-      Type.Integer({
-        minimum: LIST_LIMIT.min,
-        maximum: LIST_LIMIT.max,
-        default: LIST_LIMIT.default,
-        description: 'Maximum number of animals returned (1 to 100; never clamped: out of range is 400).',
-      }),
-    ),
-    status: Type.Optional(status),
-    after: Type.Optional(
-      int64(
-        'Addition to the spec: return animals with an id greater than this one. Clients follow the Link rel="next" header rather than building it.',
-        { minimum: 0 },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-)
-
-export const PetIdParams = Type.Object({ petId: int64('The identifier of the animal.', { example: 1 }) })

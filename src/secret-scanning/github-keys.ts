@@ -1,5 +1,6 @@
 import { createPublicKey, createVerify, type KeyObject } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { ApiError } from '../shared/errors.js'
 
 /**
  * GitHub's secret scanning public keys, as GitHub publishes them at
@@ -49,4 +50,20 @@ export function isSignedByGithub(keys: GithubPublicKeys, identifier: string, sig
     // A signature that is not DER at all: not a signature by this key.
     return false
   }
+}
+
+const HEADERS_REQUIRED = 'Github-Public-Key-Identifier and Github-Public-Key-Signature are required'
+const UNKNOWN_KEY = 'Github-Public-Key-Identifier names no configured GitHub public key'
+const BAD_SIGNATURE = 'The signature is not valid for this body by any configured GitHub public key'
+
+/** What the signature headers alone refuse, before the body is read: a missing one, a key identifier of no configured key. */
+export function headersRefusal(keys: GithubPublicKeys, identifier: unknown, signature: unknown): ApiError | undefined {
+  if (typeof identifier !== 'string' || typeof signature !== 'string') return new ApiError('unauthorized', HEADERS_REQUIRED)
+  if (!keys.has(identifier)) return new ApiError('unauthorized', UNKNOWN_KEY)
+  return undefined
+}
+
+/** The refusal of a body whose bytes `signature` does not sign by the key `identifier` names (headersRefusal passed). */
+export function signatureRefusal(keys: GithubPublicKeys, identifier: string, signature: string, body: Buffer): ApiError | undefined {
+  return isSignedByGithub(keys, identifier, signature, body) ? undefined : new ApiError('unauthorized', BAD_SIGNATURE)
 }

@@ -7,7 +7,7 @@ export type ReportClaim = { outcome: 'claimed' } | { outcome: 'answered'; labels
 
 /**
  * The secret scanning reports GitHub has sent, shared by every instance, so that a copy of one
- * (GitHub's retry, or a replay) is answered without being acted on twice (secret-scanning/index.ts).
+ * (GitHub's retry, or a replay) is answered without being acted on twice (github-reports.ts).
  * No token is stored: only the body's hash and the answer's labels, one character per token in the
  * report's order (`t` true_positive, `f` false_positive).
  */

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check'
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
-import { IDEMPOTENCY_RETENTION_MS } from '../../src/pets/idempotency.js'
+import { IDEMPOTENCY_RETENTION_MS } from '../../src/idempotency/sweep.js'
 import type { Clock } from '../../src/shared/clock.js'
 import { clientAddress, credentialOf, type FuzzStats, type Observer, REQUEST_TIMEOUT_MS } from './endpoint.js'
 import type { Expectation } from './oracle.js'

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check'
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json'
-import { GET_PET_DEPRECATION } from '../../src/pets/routes.js'
+import { GET_PET_DEPRECATION } from '../../src/api/pets/get.js'
 import {
   type AbuseCase,
   applyMutation,

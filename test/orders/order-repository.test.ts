@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { holdRule } from '../../src/orders/hold.js'
 import type { NewOrder, OrderRepository } from '../../src/orders/repository.js'
 import type { PetStatus } from '../../src/pets/schemas.js'
 import { ManualClock } from '../../src/shared/clock.js'
@@ -21,7 +22,7 @@ const order = (petId: number, over: Partial<NewOrder> = {}): NewOrder => ({
   petId,
   owner: 'k:key_a',
   keyId: 'key_a',
-  holdMs: HOLD,
+  holdEnds: holdRule(HOLD),
   ...over,
 })
 
@@ -69,6 +70,24 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual(await orders.placeOrder(order(18_446_744_073_709_551_615n as unknown as number)), { outcome: 'unknown_pet' })
       assert.equal((await orders.listOrders({ limit: 10 })).length, 1, 'a refusal writes no order')
       assert.deepEqual(await orders.inventory(), { available: 0, pending: 1, sold: 1 }, 'an animal without a status is counted nowhere')
+    })
+
+    test("the hold's end is the placement's rule applied to the store's time of the placement", async (t) => {
+      const clock = new ManualClock(T0)
+      const storage = await engine.open(t, { holdClock: clock })
+      if (!storage) return
+      const seen: number[] = []
+      const holdEnds = (placedAt: number) => {
+        seen.push(placedAt)
+        return placedAt + 7_000
+      }
+      const result = await storage.orders.placeOrder(order(await pet(storage, 'available'), { holdEnds }))
+      assert.equal(result.outcome, 'placed')
+      const { createdAt, expiresAt } = (result as Extract<typeof result, { outcome: 'placed' }>).order
+      assert.deepEqual(seen, [T0], 'asked once, with the time the store placed the order at')
+      assert.deepEqual([createdAt, expiresAt], [T0, T0 + 7_000])
+      clock.set(T0 + 7_000)
+      assert.equal(await storage.orders.expireDue(10), 1, 'due at the end the rule gave')
     })
 
     test('cancel makes the animal available, complete sells it; only a placed order changes', async (t) => {

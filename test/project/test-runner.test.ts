@@ -20,6 +20,7 @@ test('where a test goes: in this process by src/ folder, with real processes und
   const layout = testLayout([
     'test/service.test.ts',
     'test/pets/routes.test.ts',
+    'test/api/pets/list-pets.test.ts',
     'test/storage/sqlite/x.test.ts',
     'test/project/docs.test.ts',
     'test/fuzz/f.test.ts',
@@ -34,7 +35,7 @@ test('where a test goes: in this process by src/ folder, with real processes und
   ])
   assert.deepEqual(layout.byKind, {
     unit: ['test/storage/sqlite/x.test.ts', 'test/project/docs.test.ts'],
-    http: ['test/service.test.ts', 'test/pets/routes.test.ts'],
+    http: ['test/service.test.ts', 'test/pets/routes.test.ts', 'test/api/pets/list-pets.test.ts'],
     fuzz: ['test/fuzz/f.test.ts'],
     system: ['test/system/cli/cli.test.ts', 'test/system/deploy/haproxy.test.ts', 'test/system/pets/routes.test.ts'],
   })

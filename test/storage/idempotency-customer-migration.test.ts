@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { idempotencyScope } from '../../src/pets/idempotency.js'
-import type { IdempotencyClaim } from '../../src/pets/repository.js'
+import type { IdempotencyClaim } from '../../src/idempotency/claim.js'
+import { idempotencyScope } from '../../src/idempotency/scope.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { type Engine, upgradedStore } from '../helpers/old-database.js'
 

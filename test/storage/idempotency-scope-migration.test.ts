@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { IdempotencyClaim } from '../../src/pets/repository.js'
+import type { IdempotencyClaim } from '../../src/idempotency/claim.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { type Engine, upgradedStore } from '../helpers/old-database.js'
 

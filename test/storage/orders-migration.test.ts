@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { holdRule } from '../../src/orders/hold.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { type Engine, upgradedStore } from '../helpers/old-database.js'
 import { petVersion } from '../orders/helpers.js'
@@ -18,11 +19,11 @@ async function checkMigrated(storage: Storage): Promise<void> {
   for (let id = 1; id <= STATUSES.length; id++) assert.equal(await petVersion(storage, id), 1)
   await storage.pets.createPet({ name: 'new', categoryId: 1, status: 'sold' })
   await storage.pets.createPet({ name: 'new', categoryId: 1 })
-  const placed = await storage.orders.placeOrder({ petId: 1, owner: 'k:x', keyId: 'x', holdMs: 60_000 })
+  const placed = await storage.orders.placeOrder({ petId: 1, owner: 'k:x', keyId: 'x', holdEnds: holdRule(60_000) })
   assert.equal(placed.outcome, 'placed')
   assert.deepEqual(await storage.orders.inventory(), { available: 4, pending: 3, sold: 4 })
   // An animal created pending (POST /v1/pets takes any status) is not for sale: no order holds or frees it.
-  assert.deepEqual(await storage.orders.placeOrder({ petId: 2, owner: 'k:x', keyId: 'x', holdMs: 60_000 }), {
+  assert.deepEqual(await storage.orders.placeOrder({ petId: 2, owner: 'k:x', keyId: 'x', holdEnds: holdRule(60_000) }), {
     outcome: 'not_available',
     petStatus: 'pending',
   })

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox'
+import { CUSTOMER_ID_PATTERN } from '../../customers/customer-id.js'
 import { PLAN_NAMES } from '../../shared/plans.js'
 
 /**
@@ -39,5 +40,4 @@ export const pageLimit = Type.Integer({
 
 export const KeyIdParams = Type.Object({ keyId: keyId('The key id (key_…).') })
 
-export const CUSTOMER_ID_PATTERN = '^cus_[0-9A-Za-z]{16}$'
 export const customerId = (description: string) => Type.String({ pattern: CUSTOMER_ID_PATTERN, description })

@@ -1,4 +1,5 @@
-import { CustomerNotFoundError, KeyConflictError, KeyInputError, KeyNotFoundError } from '../../keys/administration.js'
+import { CustomerNotFoundError } from '../../customers/errors.js'
+import { KeyConflictError, KeyInputError, KeyNotFoundError } from '../../keys/administration.js'
 import { readDateTime } from '../../shared/date-time.js'
 import { ApiError } from '../../shared/errors.js'
 

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import type { IdempotencyClaim } from '../../idempotency/claim.js'
 import type {
   ChangeOptions,
   ChangeOutcome,
@@ -10,7 +11,6 @@ import type {
   PlaceOutcome,
 } from '../../orders/repository.js'
 import { type ClientChange, TRANSITIONS } from '../../orders/state.js'
-import type { IdempotencyClaim } from '../../pets/repository.js'
 import type { PetStatus } from '../../pets/schemas.js'
 import type { Clock } from '../../shared/clock.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
@@ -114,7 +114,7 @@ export class PostgresOrderRepository implements OrderRepository {
           owner: order.owner,
           key_id: order.keyId,
           now,
-          expires_at: now + order.holdMs,
+          expires_at: order.holdEnds(now),
         })
       ).rows[0] as OrderRow
       const placed = toOrder(row)

@@ -1,4 +1,5 @@
-import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
+import type { IdempotencyClaim } from '../../idempotency/claim.js'
+import type { IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
 import { type PetRow, petIdOf, toPet } from '../pet-row.js'

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import type { IdempotencyClaim } from '../../idempotency/claim.js'
 import type {
   ChangeOptions,
   ChangeOutcome,
@@ -10,7 +11,6 @@ import type {
   PlaceOutcome,
 } from '../../orders/repository.js'
 import type { ClientChange } from '../../orders/state.js'
-import type { IdempotencyClaim } from '../../pets/repository.js'
 import type { PetStatus } from '../../pets/schemas.js'
 import type { Clock } from '../../shared/clock.js'
 import type { Int64 } from '../../shared/int64.js'
@@ -161,7 +161,7 @@ export class SqliteOrderRepository implements OrderRepository {
       owner: order.owner,
       key_id: order.keyId,
       now,
-      expires_at: now + order.holdMs,
+      expires_at: order.holdEnds(now),
     }) as OrderRow
     const placed = toOrder(row)
     if (claim !== undefined) this.insertClaim.run(claim.scope, claim.key, claim.fingerprint, placed.petId, placed.id, claim.createdAt)

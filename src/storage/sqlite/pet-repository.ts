@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
-import type { IdempotencyClaim, IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
+import type { IdempotencyClaim } from '../../idempotency/claim.js'
+import type { IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { type Int64, toInt64 } from '../../shared/int64.js'
 import { type PetRow, toPet } from '../pet-row.js'

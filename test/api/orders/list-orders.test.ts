@@ -1,0 +1,59 @@
+/**
+ * GET /v1/store/orders (listOrders, api/orders/list.ts) through app.inject: the caller's orders, paged.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { bearer, openTestApp, type TestApp } from '../../helpers/app.js'
+import { assertError } from '../../helpers/errors.js'
+
+type Headers = Record<string, string>
+const JSON_TYPE = { 'content-type': 'application/json' }
+
+describe('listOrders', () => {
+  let t: TestApp
+  let key: Headers
+  before(async () => {
+    t = await openTestApp()
+    key = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
+  })
+  after(() => t.close())
+
+  const send = (method: 'GET' | 'POST', url: string, payload?: unknown, headers: Headers = key) =>
+    t.app.inject({ method, url, headers: payload === undefined ? headers : { ...headers, ...JSON_TYPE }, payload: payload as string })
+  const newPet = async (status?: string): Promise<number> =>
+    (await send('POST', '/v1/pets', { name: 'Rex', categoryId: 7, ...(status ? { status } : {}) })).json().id
+  const place = (petId: unknown, headers: Headers = key) => send('POST', '/v1/store/orders', { petId }, headers)
+
+  test('the list: a bare array, limit, status filter, keyset paging with Link rel="next" keeping the filter', async () => {
+    const caller = bearer(await t.key({ plan: 'enterprise', name: 'lister', perMinute: 10_000, perDay: 100_000 }))
+    const ids: number[] = []
+    for (let i = 0; i < 5; i++) ids.push((await place(await newPet('available'), caller)).json().id)
+    await send('POST', `/v1/store/orders/${ids[1]}/cancel`, undefined, caller)
+    const first = await send('GET', '/v1/store/orders?limit=2', undefined, caller)
+    assert.deepEqual(
+      first.json().map((o: { id: number }) => o.id),
+      ids.slice(0, 2),
+    )
+    assert.equal(first.headers.link, `</v1/store/orders?limit=2&after=${ids[1]}>; rel="next"`)
+    const next = await send('GET', `/v1/store/orders?limit=2&after=${ids[1]}`, undefined, caller)
+    assert.deepEqual(
+      next.json().map((o: { id: number }) => o.id),
+      ids.slice(2, 4),
+    )
+    const placed = await send('GET', '/v1/store/orders?status=placed&limit=3', undefined, caller)
+    assert.deepEqual(
+      placed.json().map((o: { id: number }) => o.id),
+      [ids[0], ids[2], ids[3]],
+    )
+    assert.equal(placed.headers.link, `</v1/store/orders?limit=3&status=placed&after=${ids[3]}>; rel="next"`)
+    const last = await send('GET', `/v1/store/orders?status=placed&limit=3&after=${ids[3]}`, undefined, caller)
+    assert.deepEqual(
+      last.json().map((o: { id: number }) => o.id),
+      [ids[4]],
+    )
+    assert.equal(last.headers.link, undefined)
+    assert.equal((await send('GET', '/v1/store/orders', undefined, caller)).json().length, 5, 'default limit 20')
+    for (const bad of ['limit=0', 'limit=101', 'status=sold', 'after=-1', 'after=x', 'limt=5'])
+      assertError(await send('GET', `/v1/store/orders?${bad}`, undefined, caller), 400, 'invalid_request')
+  })
+})
