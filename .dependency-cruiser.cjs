@@ -3,7 +3,7 @@
  *   wiring: the entry points and the composition root (app.ts, domain.ts, service.ts, server.ts, cli.ts, the
  *           only files directly in src/), the background jobs' owner (daemon/), the command line (cli/) and
  *           the process lifecycle (lifecycle/)
- *   -> APIs (pets/, orders/, rate-limit/, admin/) -> features (auth/, keys/, limits/, usage/, admin-tokens/)
+ *   -> APIs (pets/, orders/, rate-limit/, admin/) -> features (auth/, keys/, limits/, usage/, admin-tokens/, changes/)
  *   -> http/ (Fastify plumbing) -> ops/ (metrics, health, the logger) -> config/ (the configuration)
  *   -> shared/ (the ground floor)
  * and the stores (storage/) implement the features' interfaces; only the wiring picks a store.
@@ -97,15 +97,17 @@ module.exports = {
         'http/ is what any Fastify service has (body parsing, validation, errors, routing fallbacks, docs console); ' +
         'it knows no feature, so a feature can use it without a cycle.',
       from: { path: '^src/http/' },
-      to: { path: '^src/(auth|keys|limits|usage|admin-tokens|pets|orders|rate-limit|admin|secret-scanning|storage|daemon|cli|lifecycle)/' },
+      to: {
+        path: '^src/(auth|keys|limits|usage|admin-tokens|changes|pets|orders|rate-limit|admin|secret-scanning|storage|daemon|cli|lifecycle)/',
+      },
     },
     {
       name: 'features-below-apis',
       severity: 'error',
       comment:
-        'The features (auth, keys, limits, usage, admin-tokens) serve the APIs (pets, orders, admin) and the CLI; they never ' +
+        'The features (auth, keys, limits, usage, admin-tokens, changes) serve the APIs (pets, orders, admin) and the CLI; they never ' +
         'import them: storage and the CLI use admin tokens without the admin API.',
-      from: { path: '^src/(auth|keys|limits|usage|admin-tokens)/' },
+      from: { path: '^src/(auth|keys|limits|usage|admin-tokens|changes)/' },
       to: { path: '^src/(pets|orders|rate-limit|admin|secret-scanning)/' },
     },
     {

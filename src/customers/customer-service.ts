@@ -1,16 +1,11 @@
-import {
-  type Actor,
-  type AuditAction,
-  type AuditRepository,
-  type ChangeContext,
-  CustomerNotFoundError,
-  KeyInputError,
-} from '../keys/administration.js'
+import type { AuditAction } from '../changes/audit-actions.js'
+import type { ChangeContext } from '../changes/audit-log.js'
+import type { ChangeRecorder } from '../changes/change-recorder.js'
 import { generateCustomerId } from '../keys/api-key.js'
 import type { KeyCache } from '../keys/key-service.js'
 import { checkLimits, checkMetadata, checkName, checkPlan } from '../keys/key-validation.js'
-import type { AuditDraft } from '../keys/repository.js'
 import { type Clock, systemClock } from '../shared/clock.js'
+import { invalid, notFound } from '../shared/refusal.js'
 import type { Granularity } from '../usage/counts.js'
 import type { UsageBucket, UsageRepository } from '../usage/repository.js'
 import type { UsageHistory } from '../usage/usage-history.js'
@@ -19,7 +14,8 @@ import type { CustomerRepository } from './repository.js'
 
 export interface CustomerServiceOptions {
   customers: CustomerRepository
-  audit: AuditRepository
+  /** Makes every audit entry of the service (changes/). */
+  recorder: ChangeRecorder
   /** A customer's usage history: the sum of its keys' (usage/). */
   usage: Pick<UsageRepository, 'customerKeyIds'>
   history: Pick<UsageHistory, 'keysHistory'>
@@ -59,14 +55,15 @@ export class CustomerService {
     }
     await this.options.customers.insertCustomer(
       record,
-      this.entry(ctx, 'customer.create', now, { customerId: record.id, ...describe(record) }),
+      this.options.recorder.change(ctx, now, { action: 'customer.create', details: { customerId: record.id, ...describe(record) } }),
     )
     return record
   }
 
   async listCustomers(query: ListCustomersQuery, ctx?: ChangeContext): Promise<CustomerPage> {
     const limit = query.limit
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100)
+      throw invalid('limit', (name) => `${name('limit')} must be an integer from 1 to 100`)
     if (query.plan !== undefined) checkPlan(query.plan)
     const rows = await this.options.customers.pageCustomers({ ...query, limit: limit + 1 })
     const page = rows.slice(0, limit)
@@ -100,14 +97,15 @@ export class CustomerService {
       }
       const changed = FIELDS.filter((f) => JSON.stringify(current[f]) !== JSON.stringify(next[f]))
       if (changed.length === 0) {
-        await this.options.audit.append(this.entry(ctx, 'customer.update', now, { customerId: id, changed, ...describe(current) }))
+        // Nothing to write, but a successful call all the same: on record, as a read is.
+        await this.recordRead(ctx, 'customer.update', { customerId: id, changed, ...describe(current) })
         return current
       }
       const updated = await this.options.customers.updateCustomer(
         id,
         current.updatedAt,
         next,
-        this.entry(ctx, 'customer.update', now, { customerId: id, changed, ...describe(next) }),
+        this.options.recorder.change(ctx, now, { action: 'customer.update', details: { customerId: id, changed, ...describe(next) } }),
       )
       if (updated !== undefined) {
         for (const hash of updated.keyHashes) this.options.cache?.forget(hash)
@@ -137,20 +135,13 @@ export class CustomerService {
 
   private async find(id: string): Promise<CustomerRecord> {
     const record = await this.options.customers.findCustomerById(id)
-    if (record === undefined) throw new CustomerNotFoundError(id)
+    if (record === undefined) throw notFound('customer', id)
     return record
   }
 
-  private async recordRead(ctx: ChangeContext | undefined, action: AuditAction, details: Record<string, unknown>): Promise<void> {
-    if (ctx === undefined) return
-    const given = Object.fromEntries(Object.entries(details).filter(([, v]) => v !== undefined))
-    await this.options.audit.append(this.entry(ctx, action, this.clock.now(), given))
-  }
-
   /** Customers are not keys: an entry's keyId is null, its details name the customer. */
-  private entry(ctx: ChangeContext, action: AuditAction, at: number, details: Record<string, unknown>): AuditDraft {
-    const actor: Actor = { type: ctx.actor.type, id: ctx.actor.id }
-    return { at, actor, action, keyId: null, details, requestId: ctx.requestId ?? null }
+  private recordRead(ctx: ChangeContext | undefined, action: AuditAction, details: Record<string, unknown>): Promise<void> {
+    return this.options.recorder.read(ctx, { action, details })
   }
 }
 

@@ -1,3 +1,4 @@
+import type { RecordedChange } from '../changes/audit-log.js'
 import type { Int64 } from '../shared/int64.js'
 import type { NewPet, Pet, PetStatus } from './schemas.js'
 
@@ -35,15 +36,21 @@ export type IdempotentCreate =
   /** Another transaction (another instance) holds the same key right now: nothing created. */
   | { outcome: 'in_flight' }
 
+/**
+ * What a creation records of the pet it created, written in its transaction (changes/): nothing yet
+ * (absent), since a client's change has no audit entry; its event will.
+ */
+export type PetRecording = (pet: Pet) => RecordedChange
+
 /** Storage of animals. Ids are assigned by the store, ascending, never reused. */
 export interface PetRepository {
-  /** Resolves once the pet is durable (per the configured durability). */
-  createPet(pet: NewPet): Promise<Pet>
+  /** Resolves once the pet is durable (per the configured durability), and what `recorded` makes of it with it. */
+  createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet>
   /**
    * createPet under an Idempotency-Key: the pet and the key's record commit in one transaction,
-   * so a crash after the commit can only lead to a replay, never to a second pet.
+   * so a crash after the commit can only lead to a replay, never to a second pet. A replay records nothing.
    */
-  createPetOnce(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
+  createPetOnce(pet: NewPet, claim: IdempotencyClaim, recorded?: PetRecording): Promise<IdempotentCreate>
   /** Deletes the idempotency records created before `time` (epoch ms); resolves with how many. */
   deleteIdempotencyRecords(before: number): Promise<number>
   /**
