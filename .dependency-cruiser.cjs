@@ -4,7 +4,7 @@
  *           only files directly in src/), the background jobs' owner (daemon/), the command line (cli/) and
  *           the process lifecycle (lifecycle/)
  *   -> APIs (api/: the public API, /v1; admin/: the admin API) -> features (pets/, orders/, idempotency/,
- *      keys/, customers/, auth/, limits/, usage/, admin-tokens/, secret-scanning/)
+ *      keys/, customers/, auth/, limits/, usage/, admin-tokens/, secret-scanning/, changes/)
  *   -> http/ (Fastify plumbing) -> ops/ (metrics, health, the logger) -> config/ (the configuration)
  *   -> shared/ (the ground floor)
  * and the stores (storage/) implement the features' interfaces; only the wiring picks a store.
@@ -19,7 +19,7 @@ const WIRING = '^src/[^/]+\\.ts$|^src/(daemon|cli|lifecycle)/'
 /** The APIs: each registers its routes, schemas and OpenAPI document. */
 const APIS = '^src/(api|admin)/'
 /** The features: rules, use cases, repository interfaces and resource schemas, used by the APIs, the CLI and the stores. */
-const FEATURES = '^src/(pets|orders|idempotency|keys|customers|auth|limits|usage|admin-tokens|secret-scanning)/'
+const FEATURES = '^src/(pets|orders|idempotency|keys|customers|auth|limits|usage|admin-tokens|secret-scanning|changes)/'
 
 module.exports = {
   forbidden: [
@@ -109,7 +109,7 @@ module.exports = {
       name: 'features-below-apis',
       severity: 'error',
       comment:
-        'The features (pets, orders, idempotency, keys, customers, auth, limits, usage, admin-tokens, secret-scanning) ' +
+        'The features (pets, orders, idempotency, keys, customers, auth, limits, usage, admin-tokens, secret-scanning, changes) ' +
         'serve the APIs (api, admin) and the CLI; they never import them: the rules live in the domain, and storage and ' +
         'the CLI use them without an API. A feature may use another (orders use pets and idempotency), without a cycle.',
       from: { path: FEATURES },

@@ -102,8 +102,8 @@ export async function buildApp(domain: Domain, options: AppOptions = {}): Promis
         usage: domain.services.usageHistory,
         adminTokens: domain.services.adminTokens,
         tokens: domain.adminTokenResolver,
-        orders: storage.orders,
-        audit: storage.audit,
+        orders: domain.services.operatorOrders,
+        auditLog: domain.services.auditLog,
         customers: domain.services.customers,
         now: () => clock.now(),
       })

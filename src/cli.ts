@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ADMIN_TOKENS, AdminTokenInputError } from './cli/admin-tokens-command.js'
+import { ADMIN_TOKENS } from './cli/admin-tokens-command.js'
 import { CommandError, HelpRequest, UsageError } from './cli/command-errors.js'
 import {
   type Command,
@@ -13,14 +13,13 @@ import {
   synopsisLines,
 } from './cli/command-line.js'
 import { CUSTOMERS } from './cli/customers-command.js'
-import { inputErrorMessage } from './cli/key-flags.js'
+import { flagOf } from './cli/key-flags.js'
 import { KEYS } from './cli/keys-command.js'
 import { serveCommand } from './cli/serve-command.js'
 import { loadConfiguration, takeConfigFileOption } from './config/config-file.js'
-import { CustomerNotFoundError } from './customers/errors.js'
 import { buildCommandDomain } from './domain.js'
-import { KeyConflictError, KeyInputError, KeyNotFoundError } from './keys/administration.js'
 import { CLI } from './shared/command-name.js'
+import { Refusal, SUBJECTS, type Subject } from './shared/refusal.js'
 import { ConfigError, StartupError, startFailureLine } from './shared/startup-error.js'
 import { SERVICE_VERSION } from './shared/version.js'
 
@@ -87,6 +86,33 @@ function resolve(argv: string[], at: (path: string) => void): { command: Command
   return 'version'
 }
 
+/** The command that lists what a `not_found` refusal names, to point at its ids. */
+const LISTS: Partial<Record<Subject, string>> = { key: 'keys list', customer: 'customers list', admin_token: 'admin-tokens list' }
+
+/**
+ * A service's refusal as the CLI says it (the admin API's is `toApiError`, http/error-handler.ts):
+ * fields named as flags, bad input with where the command's help is, an unknown id with the command
+ * that lists the ids; one line each.
+ */
+function refusalText(refusal: Refusal, path: string): string {
+  const message = refusal.phrase(flagOf)
+  switch (refusal.kind) {
+    case 'invalid':
+      return `animal-store: ${message}\n${seeHelp(path)}\n`
+    case 'not_found': {
+      const { type, id } = refusal.subject ?? {}
+      const list = type === undefined ? undefined : LISTS[type]
+      if (type === undefined || id === undefined || list === undefined) return `animal-store: ${message}\n`
+      return `animal-store: no ${SUBJECTS[type]} with id ${id} (${programName()} ${list} shows the ids)\n`
+    }
+    case 'conflict':
+    case 'forbidden':
+    case 'order_not_placed':
+      // A well-formed command on something in the wrong state (a revoked, rotated or expired key): the admin API's message.
+      return `animal-store: ${message}\n`
+  }
+}
+
 /** What the user is told of an error, and the exit status; anything unforeseen is thrown on. */
 function report(error: unknown, path: string): number {
   const fail = (text: string) => {
@@ -97,24 +123,9 @@ function report(error: unknown, path: string): number {
     process.stdout.write(error.help)
     return 0
   }
-  if (error instanceof KeyConflictError) {
-    // A well-formed command on a key in the wrong state (revoked, rotated, expired): one line, the admin API's 409 message.
-    return fail(`animal-store: ${error.message}\n`)
-  }
-  if (error instanceof KeyInputError && error.field === 'id') {
-    // A well-formed command on a key in the wrong state (revoked, rotated): one line.
-    return fail(`animal-store: ${inputErrorMessage(error)}\n`)
-  }
-  const input = error instanceof UsageError || error instanceof KeyInputError || error instanceof AdminTokenInputError
-  if (input) {
-    // One line, and where the command's help is: not the whole usage, which would bury the line.
-    const message = error instanceof KeyInputError ? inputErrorMessage(error) : error.message
-    return fail(`animal-store: ${message}\n${seeHelp(path)}\n`)
-  }
-  if (error instanceof KeyNotFoundError)
-    return fail(`animal-store: no key with id ${error.id} (${programName()} keys list shows the ids)\n`)
-  if (error instanceof CustomerNotFoundError)
-    return fail(`animal-store: no customer with id ${error.id} (${programName()} customers list shows the ids)\n`)
+  if (error instanceof Refusal) return fail(refusalText(error, path))
+  // One line, and where the command's help is: not the whole usage, which would bury the line.
+  if (error instanceof UsageError) return fail(`animal-store: ${error.message}\n${seeHelp(path)}\n`)
   if (path === 'serve' || error instanceof ConfigError) return fail(`${startFailureLine(error)}\n`)
   if (error instanceof CommandError || error instanceof StartupError) return fail(`animal-store: ${error.message}\n`)
   throw error

@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { AdminTokenService } from './admin-tokens/admin-token-service.js'
 import { AdminTokenResolver } from './admin-tokens/admin-tokens.js'
+import { AuditLogService } from './changes/audit-log-service.js'
+import { ChangeRecorder } from './changes/change-recorder.js'
 import type { Config } from './config/config.js'
 import { CustomerService } from './customers/customer-service.js'
 import { type Jobs, serverJobs } from './daemon/jobs.js'
@@ -11,6 +13,7 @@ import { createLimiter } from './limits/index.js'
 import type { RateLimiter } from './limits/limiter.js'
 import type { Metrics } from './ops/metrics.js'
 import { Readiness } from './ops/readiness.js'
+import { OperatorOrders } from './orders/operator-orders.js'
 import { type Clock, systemClock } from './shared/clock.js'
 import { openStorage } from './storage/index.js'
 import type { Storage } from './storage/storage.js'
@@ -23,6 +26,10 @@ export interface Services {
   customers: CustomerService
   adminTokens: AdminTokenService
   usageHistory: UsageHistory
+  /** Reading the audit log. */
+  auditLog: AuditLogService
+  /** Every caller's orders, as operators see and cancel them. */
+  operatorOrders: OperatorOrders
 }
 
 /** What every domain has, the CLI's too: the store, the caches, the recorders and the services over them. */
@@ -39,6 +46,8 @@ export interface DomainCore {
   adminTokenResolver: AdminTokenResolver
   /** What requests leave to be written in batches: keys' last use, usage history. */
   recorders: { lastUsed: LastUsedRecorder; usage: UsageRecorder }
+  /** The one maker of audit entries, which every service uses (changes/). */
+  changes: ChangeRecorder
   services: Services
 }
 
@@ -100,9 +109,10 @@ function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropp
     onError: warn('writing usage history failed; counts kept for the next flush'),
     onDropped: onUsageDropped,
   })
+  const changes = new ChangeRecorder(storage.audit, clock)
   const keys = new KeyService({
     keys: storage.keys,
-    audit: storage.audit,
+    recorder: changes,
     limiter,
     env: config.env,
     clock,
@@ -110,17 +120,19 @@ function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropp
     cache: keyResolver,
     customers: storage.customers,
   })
-  const usageHistory = new UsageHistory({ usage: storage.usage, keys: storage.keys, audit: storage.audit, clock, pending: usage })
+  const usageHistory = new UsageHistory({ usage: storage.usage, keys: storage.keys, recorder: changes, clock, pending: usage })
   // The same cache as the key service's: a plan change holds at this process's next request.
   const customers = new CustomerService({
     customers: storage.customers,
-    audit: storage.audit,
+    recorder: changes,
     usage: storage.usage,
     history: usageHistory,
     clock,
     cache: keyResolver,
   })
   const adminTokens = new AdminTokenService(storage.adminTokens, adminTokenResolver)
+  const auditLog = new AuditLogService(storage.audit, changes)
+  const operatorOrders = new OperatorOrders(storage.orders, changes, clock)
   return {
     config,
     storage,
@@ -128,7 +140,8 @@ function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropp
     keyResolver,
     adminTokenResolver,
     recorders: { lastUsed, usage },
-    services: { keys, customers, adminTokens, usageHistory },
+    changes,
+    services: { keys, customers, adminTokens, usageHistory, auditLog, operatorOrders },
   }
 }
 

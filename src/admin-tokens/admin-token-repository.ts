@@ -1,4 +1,4 @@
-import type { AuditDraft } from '../keys/repository.js'
+import type { RecordedChange } from '../changes/audit-log.js'
 
 /**
  * What an admin token may do: `read` calls the admin API's reads only (GET and HEAD, and the
@@ -55,14 +55,14 @@ export interface AdminTokenRevocation {
 
 /** Storage of admin tokens (`Storage.adminTokens`). An API key is never an admin token: other prefix, other table. */
 export interface AdminTokenRepository {
-  /** The token, its change-log row and its audit entry, if it takes one, in one transaction (see AdminTokenInsert). */
-  insert(record: AdminTokenRecord, audit?: AuditDraft): Promise<AdminTokenInsert>
+  /** The token, its change-log row and what it records (its audit entry), if anything, in one transaction (see AdminTokenInsert). */
+  insert(record: AdminTokenRecord, recorded?: RecordedChange): Promise<AdminTokenInsert>
   findByHash(hash: string): Promise<AdminTokenRecord | undefined>
   list(): Promise<AdminTokenRecord[]>
   /**
    * Revokes the token and every token under it in the tree of makers (the tokens it made, the ones
    * they made, …) that is still active: every server refuses them all, through the change log. With
-   * the audit entries `audit` makes of it, in one transaction. Undefined when no token has this id.
+   * what `recorded` makes of it (a repeat too), in one transaction. Undefined when no token has this id.
    */
-  revoke(id: string, at: number, audit?: (revocation: AdminTokenRevocation) => AuditDraft[]): Promise<AdminTokenRevocation | undefined>
+  revoke(id: string, at: number, recorded?: (revocation: AdminTokenRevocation) => RecordedChange): Promise<AdminTokenRevocation | undefined>
 }

@@ -1,5 +1,6 @@
+import type { ChangeContext } from '../changes/audit-log.js'
 import type { AdminTokenRecord, AdminTokenRepository } from './admin-token-repository.js'
-import { type AdminTokenAudit, type AdminTokenResolver, type AdminTokenSpec, createAdminToken, revokeAdminToken } from './admin-tokens.js'
+import { type AdminTokenResolver, type AdminTokenSpec, createAdminToken, revokeAdminToken } from './admin-tokens.js'
 
 /**
  * Admin tokens as the admin API and the CLI change them: the functions of admin-tokens.ts (the
@@ -16,21 +17,21 @@ export class AdminTokenService {
     return this.tokens.list()
   }
 
-  async create(spec: AdminTokenSpec, audit?: AdminTokenAudit, now?: number): ReturnType<typeof createAdminToken> {
+  async create(spec: AdminTokenSpec, audit?: ChangeContext, now?: number): ReturnType<typeof createAdminToken> {
     const made = await createAdminToken(this.tokens, spec, audit, now)
     this.cache.created(made.record.hash)
     return made
   }
 
-  /** See revokeAdminToken: undefined when no token has this id. */
+  /** See revokeAdminToken: a `not_found` refusal when no token has this id. */
   async revoke(
     id: string,
-    audit?: AdminTokenAudit,
+    audit?: ChangeContext,
     now?: number,
     by?: Pick<AdminTokenRecord, 'id' | 'createdBy'>,
   ): ReturnType<typeof revokeAdminToken> {
     const outcome = await revokeAdminToken(this.tokens, id, audit, now, by)
-    for (const { hash } of outcome === undefined ? [] : [outcome.record, ...outcome.alsoRevoked]) this.cache.forget(hash)
+    for (const { hash } of [outcome.record, ...outcome.alsoRevoked]) this.cache.forget(hash)
     return outcome
   }
 }

@@ -1,5 +1,6 @@
 import { bearerChallenge } from '../auth/bearer.js'
-import type { Actor } from '../keys/administration.js'
+import type { ChangeContext } from '../changes/audit-log.js'
+import { type ChangeEntry, recordedChange } from '../changes/change-recorder.js'
 import {
   ADMIN_TOKEN_PREFIX,
   generateAdminToken,
@@ -9,12 +10,12 @@ import {
   looksLikeApiKey,
 } from '../keys/api-key.js'
 import type { KnownSecrets } from '../keys/known-secrets.js'
-import type { AuditDraft } from '../keys/repository.js'
 import { SecretLookups } from '../keys/secret-lookups.js'
 import { CLI } from '../shared/command-name.js'
 import { CONTROL_CHARACTERS_REFUSED, hasControlCharacter, hiddenCharacterRefusal } from '../shared/control-characters.js'
 import { ApiError } from '../shared/errors.js'
 import { displayPrefix } from '../shared/key-redaction.js'
+import { conflict, invalid, notFound, Refusal } from '../shared/refusal.js'
 import {
   ADMIN_TOKEN_ROLES,
   type AdminTokenRecord,
@@ -38,20 +39,6 @@ import {
  * with it; and a token made for a colleague that must outlive its maker is made with the CLI.
  */
 
-export class AdminTokenInputError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'AdminTokenInputError'
-  }
-}
-
-/** Who made a token change, for its audit entries (written by the store, in the change's transaction). */
-export interface AdminTokenAudit {
-  actor: Actor
-  /** The X-Request-Id of the admin call (the admin API's); none from the CLI. */
-  requestId?: string
-}
-
 const MAX_NAME_LENGTH = 100
 
 /**
@@ -60,29 +47,32 @@ const MAX_NAME_LENGTH = 100
  */
 export type AdminTokenSpec = string | { name: string; role?: AdminTokenRole; by?: Pick<AdminTokenRecord, 'id' | 'role'> }
 
-/** The 401 of a token revoked between its request's check and its change (the same words as the guard's). */
+/**
+ * The 401 of a token revoked between its request's check and its change: not a refusal of the
+ * call but the guard's answer to its credential, given late (the same words and challenge).
+ */
 const revokedMaker = () =>
   new ApiError('unauthorized', ADMIN_UNAUTHORIZED.invalid, { 'www-authenticate': bearerChallenge('invalid_token') })
 
 const aboveMaker = (maker: AdminTokenRole, role: AdminTokenRole) =>
-  new ApiError(
-    'forbidden_role',
+  new Refusal(
+    'forbidden',
     `This admin token has the role ${maker}: it may make admin tokens of the roles ${ADMIN_TOKEN_ROLES.filter((r) => withinRole(r, maker)).join(', ')}, not ${role}`,
   )
 
 export async function createAdminToken(
   tokens: AdminTokenRepository,
   spec: AdminTokenSpec,
-  audit?: AdminTokenAudit,
+  audit?: ChangeContext,
   now = Date.now(),
 ): Promise<{ token: string; record: AdminTokenRecord }> {
   const { name, role = DEFAULT_ADMIN_TOKEN_ROLE, by } = typeof spec === 'string' ? { name: spec } : spec
-  if (!isAdminTokenRole(role)) throw new AdminTokenInputError(`--role must be one of ${ADMIN_TOKEN_ROLES.join(', ')}`)
+  if (!isAdminTokenRole(role)) throw invalid('role', (f) => `${f('role')} must be one of ${ADMIN_TOKEN_ROLES.join(', ')}`)
   if (name.trim() === '' || name.length > MAX_NAME_LENGTH)
-    throw new AdminTokenInputError(`--name must be 1 to ${MAX_NAME_LENGTH} characters`)
-  if (hasControlCharacter(name)) throw new AdminTokenInputError(`--name ${CONTROL_CHARACTERS_REFUSED}`)
+    throw invalid('name', (f) => `${f('name')} must be 1 to ${MAX_NAME_LENGTH} characters`)
+  if (hasControlCharacter(name)) throw invalid('name', (f) => `${f('name')} ${CONTROL_CHARACTERS_REFUSED}`)
   const hidden = hiddenCharacterRefusal(name)
-  if (hidden !== undefined) throw new AdminTokenInputError(`--name ${hidden}`)
+  if (hidden !== undefined) throw invalid('name', (f) => `${f('name')} ${hidden}`)
   if (by !== undefined && !withinRole(role, by.role)) throw aboveMaker(by.role, role)
   const token = generateAdminToken()
   const record: AdminTokenRecord = {
@@ -95,17 +85,13 @@ export async function createAdminToken(
     createdAt: now,
     revokedAt: null,
   }
-  const entry: AuditDraft | undefined = audit && {
-    at: now,
-    actor: audit.actor,
+  const recorded = recordedChange(audit, now, {
     action: 'admin_token.create',
-    keyId: null,
     details: { tokenId: record.id, name, prefix: record.prefix, role },
-    requestId: audit.requestId ?? null,
-  }
+  })
   // The store checks the maker again, in the insert's transaction: a revocation that committed
   // since this request's token was checked refuses the insert rather than miss the new token.
-  const outcome = await tokens.insert(record, entry)
+  const outcome = await tokens.insert(record, recorded)
   if (outcome === 'maker_revoked') throw revokedMaker()
   if (outcome === 'above_maker') throw aboveMaker(by!.role, role)
   return { token, record }
@@ -124,66 +110,55 @@ export function makersOf(all: readonly AdminTokenRecord[], token: Pick<AdminToke
  * the token named (with `alsoRevoked`, the ids taken with it) and one per token taken with it
  * (`revokedWith`), in the same transaction. Idempotent: revoking a revoked token returns it with
  * `alreadyRevoked` and the first revocation time kept (and revokes what is still active under it).
- * Undefined when no token has this id.
+ * A `not_found` refusal when no token has this id.
  *
  * `by`, the admin token asking (the admin API), may revoke neither itself nor a token above it:
  * the revocation would take it along and end its session, and a stolen token could otherwise take
- * down the token of the operator who made it, and all it made (409; the CLI, or a token that is not
+ * down the token of the operator who made it, and all it made (a `conflict`; the CLI, or a token that is not
  * above it, revokes them). Any other token it may revoke: an operator cleans up from the console;
  * what a thief revokes is on record, and the CLI, which no token can lock out, makes tokens again.
  */
 export async function revokeAdminToken(
   tokens: AdminTokenRepository,
   id: string,
-  audit?: AdminTokenAudit,
+  audit?: ChangeContext,
   now = Date.now(),
   by?: Pick<AdminTokenRecord, 'id' | 'createdBy'>,
-): Promise<{ record: AdminTokenRecord; alreadyRevoked: boolean; alsoRevoked: AdminTokenRecord[] } | undefined> {
+): Promise<{ record: AdminTokenRecord; alreadyRevoked: boolean; alsoRevoked: AdminTokenRecord[] }> {
   if (by?.id === id) {
-    throw new ApiError(
-      'conflict',
+    throw conflict(
       `An admin token cannot revoke itself (it would end this session): revoke it with another admin token, or with the CLI (${CLI} admin-tokens revoke ${id})`,
     )
   }
   if (by !== undefined && makersOf(await tokens.list(), by).includes(id)) {
-    throw new ApiError(
-      'conflict',
+    throw conflict(
       `Admin token ${id} made this one (or made the token that did): revoking it would revoke this token too. Revoke it with a token it did not make, or with the CLI (${CLI} admin-tokens revoke ${id})`,
     )
   }
-  const revocation = await tokens.revoke(
-    id,
-    now,
-    audit &&
-      (({ record, revokedNow, alsoRevoked }) => [
-        {
-          at: now,
-          actor: audit.actor,
-          action: 'admin_token.revoke',
-          keyId: null,
-          // A repeat changes nothing of the token but succeeds all the same: on record, as a repeated key revoke is.
-          details: {
-            tokenId: id,
-            name: record.name,
-            prefix: record.prefix,
-            ...(revokedNow ? {} : { alreadyRevoked: true }),
-            ...(alsoRevoked.length === 0 ? {} : { alsoRevoked: alsoRevoked.map((t) => t.id) }),
-          },
-          requestId: audit.requestId ?? null,
+  const revocation = await tokens.revoke(id, now, ({ record, revokedNow, alsoRevoked }) =>
+    recordedChange(
+      audit,
+      now,
+      {
+        action: 'admin_token.revoke',
+        // A repeat changes nothing of the token but succeeds all the same: on record, as a repeated key revoke is.
+        details: {
+          tokenId: id,
+          name: record.name,
+          prefix: record.prefix,
+          ...(revokedNow ? {} : { alreadyRevoked: true }),
+          ...(alsoRevoked.length === 0 ? {} : { alsoRevoked: alsoRevoked.map((t) => t.id) }),
         },
-        ...alsoRevoked.map(
-          (t): AuditDraft => ({
-            at: now,
-            actor: audit.actor,
-            action: 'admin_token.revoke',
-            keyId: null,
-            details: { tokenId: t.id, name: t.name, prefix: t.prefix, createdBy: t.createdBy, revokedWith: id },
-            requestId: audit.requestId ?? null,
-          }),
-        ),
-      ]),
+      },
+      ...alsoRevoked.map(
+        (t): ChangeEntry => ({
+          action: 'admin_token.revoke',
+          details: { tokenId: t.id, name: t.name, prefix: t.prefix, createdBy: t.createdBy, revokedWith: id },
+        }),
+      ),
+    ),
   )
-  if (revocation === undefined) return undefined
+  if (revocation === undefined) throw notFound('admin_token', id)
   return { record: revocation.record, alreadyRevoked: !revocation.revokedNow, alsoRevoked: revocation.alsoRevoked }
 }
 

@@ -2,12 +2,13 @@ import type { FastifyInstance } from 'fastify'
 import { adminTokenCredential } from '../admin-tokens/admin-token-credential.js'
 import type { AdminTokenService } from '../admin-tokens/admin-token-service.js'
 import type { AdminTokenResolver } from '../admin-tokens/admin-tokens.js'
+import type { AuditLogService } from '../changes/audit-log-service.js'
 import type { CustomerService } from '../customers/customer-service.js'
-import type { AuditRepository, KeyAdministration } from '../keys/administration.js'
-import type { OrderRepository } from '../orders/repository.js'
+import type { KeyAdministration } from '../keys/administration.js'
+import type { OperatorOrders } from '../orders/operator-orders.js'
 import type { UsageHistory } from '../usage/usage-history.js'
 import { ADMIN_TOKEN_SCHEMAS, type AdminTokenRoutesOptions, adminTokenRoutes } from './admin-tokens/index.js'
-import { AUDIT_SCHEMAS, auditRoutes } from './audit/index.js'
+import { type AdminAuditOptions, AUDIT_SCHEMAS, auditRoutes } from './audit/index.js'
 import { ADMIN_PREFIX, type AdminApp } from './common/routes.js'
 import { registerConsole } from './console.js'
 import { type AdminCustomersOptions, CUSTOMER_SCHEMAS, customerRoutes } from './customers/index.js'
@@ -24,9 +25,10 @@ export interface AdminApiOptions {
   /** Admin tokens: the service (changes), and the domain's one token cache (the credential), which follows the key-change poll. */
   adminTokens: AdminTokenService
   tokens: AdminTokenResolver
-  /** Every caller's orders (the orders resource), and the audit log its calls are written to. */
-  orders: OrderRepository
-  audit: AuditRepository
+  /** Every caller's orders (the orders resource), each call on the audit log. */
+  orders: OperatorOrders
+  /** The audit log's reader (the audit log resource). */
+  auditLog: AuditLogService
   /** Customers (the customers resource). */
   customers: CustomerService
   now: () => number
@@ -39,7 +41,10 @@ export interface AdminApiOptions {
  * `auth: 'admin'`: an admin token, the admin quota. The schemas are added first, all of them,
  * in the order of the document's components; the operations follow in the order of its paths.
  */
-async function adminRoutes(app: AdminApp, options: AdminOrdersOptions & AdminCustomersOptions & AdminTokenRoutesOptions): Promise<void> {
+async function adminRoutes(
+  app: AdminApp,
+  options: AdminOrdersOptions & AdminAuditOptions & AdminCustomersOptions & AdminTokenRoutesOptions,
+): Promise<void> {
   for (const schema of [
     ...KEY_SCHEMAS,
     ...AUDIT_SCHEMAS,
@@ -64,7 +69,7 @@ async function adminRoutes(app: AdminApp, options: AdminOrdersOptions & AdminCus
  * auth/guard.ts, routes with `auth: 'admin'`) and `register`, which mounts its document and routes
  * under /admin/v1, and the operator console at /admin/console.
  */
-export function adminApi({ admin, usage, adminTokens, tokens, orders, audit, customers, now }: AdminApiOptions): {
+export function adminApi({ admin, usage, adminTokens, tokens, orders, auditLog, customers, now }: AdminApiOptions): {
   credential: ReturnType<typeof adminTokenCredential>
   register(app: FastifyInstance): Promise<void>
 } {
@@ -78,7 +83,7 @@ export function adminApi({ admin, usage, adminTokens, tokens, orders, audit, cus
         admin,
         usage,
         orders,
-        audit,
+        auditLog,
         customers,
         now,
         adminTokens,

@@ -1,17 +1,16 @@
 import { ADMIN_TOKEN_ROLES, DEFAULT_ADMIN_TOKEN_ROLE, isAdminTokenRole } from '../admin-tokens/admin-token-repository.js'
 import type { AdminTokenService } from '../admin-tokens/admin-token-service.js'
-import { type AdminTokenAudit, AdminTokenInputError, adminTokenJson } from '../admin-tokens/admin-tokens.js'
+import { adminTokenJson } from '../admin-tokens/admin-tokens.js'
+import type { ChangeContext } from '../changes/audit-log.js'
 import { escapeControlCharacters } from '../shared/control-characters.js'
 import { cliChange, withServices } from './command-domain.js'
-import { CommandError, UsageError } from './command-errors.js'
-import { type CommandGroup, type CommandRun, defineCommand, programName } from './command-line.js'
+import { UsageError } from './command-errors.js'
+import { type CommandGroup, type CommandRun, defineCommand } from './command-line.js'
 import { print } from './output.js'
 import { table } from './table.js'
 
-export { AdminTokenInputError }
-
 /** The CLI's changes are audited under the OS user who ran it. */
-const cliAudit = (): AdminTokenAudit => ({ actor: cliChange().actor })
+const cliAudit = (): ChangeContext => ({ actor: cliChange().actor })
 
 /** The admin token service of a domain built for the command, closed after `work`. */
 const withService = (run: CommandRun, work: (service: AdminTokenService) => Promise<void>) =>
@@ -85,7 +84,6 @@ const revoke = defineCommand(
     (run) =>
       withService(run, async (service) => {
         const outcome = await service.revoke(id!, cliAudit())
-        if (outcome === undefined) throw new CommandError(`no admin token with id ${id} (${programName()} admin-tokens list shows the ids)`)
         const adminToken = adminTokenJson(outcome.record)
         const also = outcome.alsoRevoked.map((t) => t.id)
         // Idempotent, like keys revoke: a token revoked before is the outcome asked for (first time kept).

@@ -1,8 +1,8 @@
 import { userInfo } from 'node:os'
 import type { AdminTokenService } from '../admin-tokens/admin-token-service.js'
+import type { ChangeContext } from '../changes/audit-log.js'
 import type { Config } from '../config/config.js'
 import type { CustomerService } from '../customers/customer-service.js'
-import type { ChangeContext } from '../keys/administration.js'
 import type { KeyService } from '../keys/key-service.js'
 import type { RateLimiter } from '../limits/limiter.js'
 

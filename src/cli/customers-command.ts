@@ -1,7 +1,7 @@
 import { customerJson } from '../admin/customers/views.js'
+import type { ChangeContext } from '../changes/audit-log.js'
 import type { CustomerRecord } from '../customers/customer.js'
 import type { CustomerService } from '../customers/customer-service.js'
-import type { ChangeContext } from '../keys/administration.js'
 import { escapeControlCharacters } from '../shared/control-characters.js'
 import type { PlanName } from '../shared/plans.js'
 import { cliChange, withServices } from './command-domain.js'

@@ -1,9 +1,11 @@
 import { createdKeyJson, keyJson, keyPageJson, revokedKeyJson, rotatedKeyJson, usageJson } from '../admin/keys/views.js'
-import { type ChangeContext, KEY_STATES, KeyNotFoundError, type KeyState, type KeyView, type Revocation } from '../keys/administration.js'
+import type { ChangeContext } from '../changes/audit-log.js'
+import { KEY_STATES, type KeyState, type KeyView, type Revocation } from '../keys/administration.js'
 import type { KeyService } from '../keys/key-service.js'
 import { displayPrefix } from '../shared/key-redaction.js'
 import { LimiterUnavailableError } from '../shared/outages.js'
 import type { PlanName } from '../shared/plans.js'
+import { Refusal } from '../shared/refusal.js'
 import { SCOPES } from '../shared/scopes.js'
 import { redactUrl } from '../shared/startup-error.js'
 import { cliChange, withServices } from './command-domain.js'
@@ -196,7 +198,7 @@ const lookup = defineCommand(
         }
         const secret = key === '-' ? (await readStdin()).trim() : key!
         const view = await service.lookupKey(secret).catch((error: unknown) => {
-          if (error instanceof KeyNotFoundError) throw new CommandError('no key has this secret')
+          if (error instanceof Refusal && error.kind === 'not_found') throw new CommandError('no key has this secret')
           throw error
         })
         print(values.json, keyJson(view), keyDetails(view) + `Revoke it: ${programName()} keys revoke ${view.id}\n`)

@@ -1,24 +1,27 @@
-import type { Actor, AuditAction, AuditRepository, ChangeContext } from '../keys/administration.js'
-import type { AuditDraft } from '../keys/repository.js'
+import type { AuditAction } from '../changes/audit-actions.js'
+import type { ChangeContext } from '../changes/audit-log.js'
+import type { ChangeRecorder } from '../changes/change-recorder.js'
+import type { KeyCache } from '../keys/key-service.js'
 import { type Clock, systemClock } from '../shared/clock.js'
+import { notFound } from '../shared/refusal.js'
 import type { Granularity } from '../usage/counts.js'
 import type { UsageBucket, UsageRepository } from '../usage/repository.js'
 import type { UsageHistory } from '../usage/usage-history.js'
 import type { CreateCustomerRequest, CustomerPage, CustomerRecord, ListCustomersQuery, UpdateCustomerRequest } from './customer.js'
 import { generateCustomerId } from './customer-id.js'
 import { checkCustomerChange, checkListQuery, checkNewCustomer } from './customer-validation.js'
-import { CustomerNotFoundError } from './errors.js'
 import type { CustomerRepository } from './repository.js'
 
 export interface CustomerServiceOptions {
   customers: CustomerRepository
-  audit: AuditRepository
+  /** Makes every audit entry of the service (changes/). */
+  recorder: ChangeRecorder
   /** A customer's usage history: the sum of its keys' (usage/). */
   usage: Pick<UsageRepository, 'customerKeyIds'>
   history: Pick<UsageHistory, 'keysHistory'>
   clock?: Clock
   /** This process's key cache: the keys a plan change rewrote are dropped at once (other processes poll the change log). */
-  cache?: { forget(keyHash: string): void }
+  cache?: Pick<KeyCache, 'forget'>
 }
 
 /** Optimistic updates retry this often when another writer changed the customer in between. */
@@ -44,7 +47,7 @@ export class CustomerService {
     const record: CustomerRecord = { id: generateCustomerId(), ...fields, createdAt: now, updatedAt: now }
     await this.options.customers.insertCustomer(
       record,
-      this.entry(ctx, 'customer.create', now, { customerId: record.id, ...describe(record) }),
+      this.options.recorder.change(ctx, now, { action: 'customer.create', details: { customerId: record.id, ...describe(record) } }),
     )
     return record
   }
@@ -71,14 +74,15 @@ export class CustomerService {
       const next = { ...checkCustomerChange(current, patch), updatedAt: Math.max(now, current.updatedAt + 1) }
       const changed = FIELDS.filter((f) => JSON.stringify(current[f]) !== JSON.stringify(next[f]))
       if (changed.length === 0) {
-        await this.options.audit.append(this.entry(ctx, 'customer.update', now, { customerId: id, changed, ...describe(current) }))
+        // Nothing to write, but a successful call all the same: on record, as a read is.
+        await this.recordRead(ctx, 'customer.update', { customerId: id, changed, ...describe(current) })
         return current
       }
       const updated = await this.options.customers.updateCustomer(
         id,
         current.updatedAt,
         next,
-        this.entry(ctx, 'customer.update', now, { customerId: id, changed, ...describe(next) }),
+        this.options.recorder.change(ctx, now, { action: 'customer.update', details: { customerId: id, changed, ...describe(next) } }),
       )
       if (updated !== undefined) {
         for (const hash of updated.keyHashes) this.options.cache?.forget(hash)
@@ -108,20 +112,13 @@ export class CustomerService {
 
   private async find(id: string): Promise<CustomerRecord> {
     const record = await this.options.customers.findCustomerById(id)
-    if (record === undefined) throw new CustomerNotFoundError(id)
+    if (record === undefined) throw notFound('customer', id)
     return record
   }
 
-  private async recordRead(ctx: ChangeContext | undefined, action: AuditAction, details: Record<string, unknown>): Promise<void> {
-    if (ctx === undefined) return
-    const given = Object.fromEntries(Object.entries(details).filter(([, v]) => v !== undefined))
-    await this.options.audit.append(this.entry(ctx, action, this.clock.now(), given))
-  }
-
   /** Customers are not keys: an entry's keyId is null, its details name the customer. */
-  private entry(ctx: ChangeContext, action: AuditAction, at: number, details: Record<string, unknown>): AuditDraft {
-    const actor: Actor = { type: ctx.actor.type, id: ctx.actor.id }
-    return { at, actor, action, keyId: null, details, requestId: ctx.requestId ?? null }
+  private recordRead(ctx: ChangeContext | undefined, action: AuditAction, details: Record<string, unknown>): Promise<void> {
+    return this.options.recorder.read(ctx, { action, details })
   }
 }
 

@@ -1,11 +1,11 @@
-import { KeyInputError } from '../keys/administration.js'
 import { checkLimits, checkMetadata, checkName, checkPlan } from '../keys/key-validation.js'
+import { invalid } from '../shared/refusal.js'
 import type { CreateCustomerRequest, CustomerRecord, ListCustomersQuery, UpdateCustomerRequest } from './customer.js'
 
 /**
  * The rules of a customer's input, for the admin API and the CLI alike. Its fields follow a key's
  * rules (keys/key-validation.ts: name, plan, Enterprise limits, metadata), checked in that order;
- * each refusal names the field (KeyInputError: 400 on the admin API, the flag on the CLI).
+ * each refusal names the field (an `invalid` refusal: 400 on the admin API, the flag on the CLI).
  */
 
 export type CustomerFields = Pick<CustomerRecord, 'name' | 'plan' | 'perMinute' | 'perDay' | 'metadata'>
@@ -34,6 +34,7 @@ export function checkCustomerChange(current: CustomerRecord, patch: UpdateCustom
 
 export function checkListQuery(query: ListCustomersQuery): void {
   const limit = query.limit
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100)
+    throw invalid('limit', (name) => `${name('limit')} must be an integer from 1 to 100`)
   if (query.plan !== undefined) checkPlan(query.plan)
 }

@@ -1,4 +1,4 @@
-import type { AuditDraft } from '../keys/repository.js'
+import type { RecordedChange } from '../changes/audit-log.js'
 import type { PlanName } from '../shared/plans.js'
 import type { CustomerRecord } from './customer.js'
 
@@ -14,11 +14,11 @@ export interface CustomerPageFilter {
 export type CustomerUpdate = Pick<CustomerRecord, 'name' | 'plan' | 'perMinute' | 'perDay' | 'metadata' | 'updatedAt'>
 
 /**
- * Storage of customers (implemented by each store; `Storage.customers`). Every change writes its
- * audit entry in the same transaction.
+ * Storage of customers (implemented by each store; `Storage.customers`). Every change writes what
+ * it records (`recorded`: its audit entry) in the same transaction.
  */
 export interface CustomerRepository {
-  insertCustomer(record: CustomerRecord, audit: AuditDraft): Promise<void>
+  insertCustomer(record: CustomerRecord, recorded: RecordedChange): Promise<void>
   findCustomerById(id: string): Promise<CustomerRecord | undefined>
   /** Up to `limit` customers in ascending id order after `after`, filtered in SQL. */
   pageCustomers(filter: CustomerPageFilter): Promise<CustomerRecord[]>
@@ -32,6 +32,6 @@ export interface CustomerRepository {
     id: string,
     expectedUpdatedAt: number,
     update: CustomerUpdate,
-    audit: AuditDraft,
+    recorded: RecordedChange,
   ): Promise<{ customer: CustomerRecord; keyHashes: string[] } | undefined>
 }

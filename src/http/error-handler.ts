@@ -3,6 +3,7 @@ import { BODY_LIMIT_TEXT } from '../shared/body-limit.js'
 import { bodyOf } from '../shared/error-body.js'
 import { ApiError, type ErrorCode } from '../shared/errors.js'
 import { LimiterUnavailableError, StorageFaultError, StorageUnavailableError } from '../shared/outages.js'
+import { Refusal, type RefusalKind } from '../shared/refusal.js'
 import { describeValidationErrors } from './validation.js'
 
 const BY_FASTIFY_CODE: Record<string, [ErrorCode, string]> = {
@@ -23,9 +24,19 @@ const BY_STATUS: Partial<Record<number, ErrorCode>> = {
   503: 'service_unavailable',
 }
 
+/** A service's refusal as the API answers it (the CLI's is `report` in cli.ts); the message is already in the API's words. */
+const REFUSAL_CODES: Record<RefusalKind, ErrorCode> = {
+  invalid: 'invalid_request',
+  not_found: 'not_found',
+  conflict: 'conflict',
+  forbidden: 'forbidden_role',
+  order_not_placed: 'order_not_placed',
+}
+
 /** Maps anything thrown to the closed list of error codes; a 5xx never carries internals. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error
+  if (error instanceof Refusal) return new ApiError(REFUSAL_CODES[error.kind], error.message)
   if (error instanceof StorageUnavailableError) {
     return new ApiError('service_unavailable', 'The database is unavailable; retry shortly', { 'retry-after': 1 })
   }

@@ -1,14 +1,12 @@
+import type { ChangeContext } from '../changes/audit-log.js'
 import type { PlanName } from '../shared/plans.js'
 import type { Scope } from '../shared/scopes.js'
-import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS, type AuditAction } from './audit-actions.js'
-
-export { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS, type AuditAction }
 
 /**
  * The contract between the key service (keys/) and its two front ends: the CLI (`animal-store keys
  * …`) and the admin HTTP API (`/admin/v1`). Both are thin: they parse their input, call these
  * functions and print or serialize what comes back. Every rule (plans, limits, expiry, rotation,
- * audit) lives behind this interface, once.
+ * audit) lives behind this interface, once. A refused call throws a Refusal (shared/refusal.ts).
  *
  * Times are Unix milliseconds here; the front ends show them as ISO 8601 (RFC 3339) strings.
  */
@@ -115,90 +113,6 @@ export interface KeyUsage {
   lastUsedAt: number | null
 }
 
-/**
- * Who made a change, for the audit log: an admin token (by id), the CLI (by OS user), or the
- * service itself (`system`/`bootstrap`: the first key, created at start-up).
- */
-export interface Actor {
-  type: (typeof ACTOR_TYPES)[number]
-  id: string
-}
-
-/** The actor of the first key a start creates (BOOTSTRAP_KEY). */
-export const BOOTSTRAP_ACTOR: Actor = { type: 'system', id: 'bootstrap' }
-
-/*
- * When each audit action (audit-actions.ts) is written. Changes are written in the same
- * transaction as the change. Calls that succeed without changing
- * anything are written after they succeed: a repeated revoke (`key.revoke` with `alreadyRevoked:
- * true`), an update to the values a key already has (`key.update` with `changed: []`), and the
- * reads (`key.list`, `key.read`, `key.usage`, `audit_log.list`, and usage history's `key.usage_history` and `usage.top`) when the caller passes a context
- * (the admin API does, so every admin call on keys and the audit log is on record; the CLI, which
- * reads the database itself, does not).
- */
-
-/** The audit listing's `kind` filter: the reads (AUDIT_READ_ACTIONS), or every other action. */
-export const AUDIT_KINDS = ['change', 'read'] as const
-export type AuditKind = (typeof AUDIT_KINDS)[number]
-export const AUDIT_CHANGE_ACTIONS: readonly AuditAction[] = AUDIT_ACTIONS.filter((a) => !AUDIT_READ_ACTIONS.includes(a))
-
-export const LIST_ORDERS = ['asc', 'desc'] as const
-export type ListOrder = (typeof LIST_ORDERS)[number]
-
-/**
- * The fields of an entry's `details` that hold a time: Unix ms (or null) like every time here, which
- * the admin API writes as RFC 3339 like the rest of its times.
- */
-export const AUDIT_TIME_DETAILS: readonly string[] = ['expiresAt', 'oldKeyExpiresAt', 'oldKeyRevokedAt', 'from', 'to']
-
-/** One audit log entry. `details` never holds a secret (no key, no hash, no token). */
-export interface AuditEntry {
-  seq: number
-  at: number
-  /** Who; as read, an admin token's name beside its id (the token's, read from admin_tokens: tokens are revoked, never deleted). */
-  actor: Actor & { name?: string }
-  action: AuditAction
-  keyId: string | null
-  details: Record<string, unknown>
-  /** The X-Request-Id of the admin call, or null from the CLI. */
-  requestId: string | null
-}
-
-export interface AuditQuery {
-  limit: number
-  /** `asc` (default): oldest first; `desc`: newest first. */
-  order?: ListOrder
-  /** seq cursor, in the listing's order: entries after it (asc: newer than it; desc: older than it). */
-  after?: number
-  keyId?: string
-  action?: AuditAction
-  actorType?: Actor['type']
-  actorId?: string
-  kind?: AuditKind
-  /** Unix ms: entries at or after `from`, before `to`. */
-  from?: number
-  to?: number
-}
-
-/**
- * What one audit page may examine (the store's walk, storage/audit-query.ts, says why these): at
- * most AUDIT_SCAN_LIMIT entries when filters are checked on the entries walked, and at most
- * AUDIT_TIME_RANGE_LIMIT entries of a time range counted to bound the walk to their seqs.
- */
-export const AUDIT_SCAN_LIMIT = 1_000
-export const AUDIT_TIME_RANGE_LIMIT = 10_000
-
-export interface AuditPage {
-  entries: AuditEntry[]
-  nextAfter: number | null
-}
-
-/** Who is calling, for the audit log: required for a change, optional for a read (see AUDIT_ACTIONS). */
-export interface ChangeContext {
-  actor: Actor
-  requestId?: string | null
-}
-
 export interface Revocation {
   view: KeyView
   alreadyRevoked: boolean
@@ -218,7 +132,7 @@ export interface LeakReport {
 export interface KeyAdministration {
   createKey(input: CreateKeyRequest, ctx: ChangeContext): Promise<{ key: string; view: KeyView }>
   listKeys(query: ListKeysQuery, ctx?: ChangeContext): Promise<KeyPage>
-  /** Throws KeyNotFoundError. */
+  /** A `not_found` refusal for an unknown id. */
   getKey(id: string, ctx?: ChangeContext): Promise<KeyView>
   updateKey(id: string, patch: UpdateKeyRequest, ctx: ChangeContext): Promise<KeyView>
   /**
@@ -234,53 +148,18 @@ export interface KeyAdministration {
   revokeKey(id: string, ctx: ChangeContext): Promise<Revocation>
   /**
    * The key whose secret this is, in any state (a rotated or revoked key too), found by its hash:
-   * the secret is neither stored nor written anywhere. Throws KeyNotFoundError (its id is the key's
-   * display prefix) when no key has it. Audited as `key.lookup` (a read) without the secret.
+   * the secret is neither stored nor written anywhere. A `not_found` refusal (naming no id) when no
+   * key has it. Audited as `key.lookup` (a read) without the secret.
    */
   lookupKey(secret: string, ctx?: ChangeContext): Promise<KeyView>
   /**
    * A secret scanner found this secret in public (`url`): when it is one of our keys, revoke it
-   * (`revoke`) or only record the report (`flag`), audited as `key.revoke` or `key.leak_reported`
-   * by the scanner, with the URL. Undefined when no key has this secret.
+   * (`revoke`) or only record the report (`flag`). The report is on record as `key.leak_reported`
+   * by the scanner, with the URL, in the transaction of the revocation it makes (`key.revoke` with
+   * `leakUrl`), or alone when flagged. Undefined when no key has this secret.
    */
   reportLeak(secret: string, report: LeakReport, ctx: ChangeContext): Promise<KeyView | undefined>
   keyUsage(id: string, ctx?: ChangeContext): Promise<KeyUsage>
-  listAudit(query: AuditQuery, ctx?: ChangeContext): Promise<AuditPage>
-}
-
-/** Bad input: `field` names it (`plan`, `perMinute`, `expiresAt`, `graceSeconds`, `metadata`, …); the message starts with it. */
-export class KeyInputError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(message)
-    this.name = 'KeyInputError'
-  }
-}
-
-/**
- * A well-formed change that the key's state does not allow: it is revoked, it was rotated (its
- * successor takes the changes), or it has expired (a rotation). The message names the key and what to do.
- */
-export class KeyConflictError extends Error {
-  constructor(
-    readonly id: string,
-    message: string,
-  ) {
-    super(message)
-    this.name = 'KeyConflictError'
-  }
-}
-
-export class KeyNotFoundError extends Error {
-  constructor(
-    readonly id: string,
-    message = `No key with id ${id}`,
-  ) {
-    super(message)
-    this.name = 'KeyNotFoundError'
-  }
 }
 
 /** What the key service needs of a customer: its plan and limits, which its keys take. */
@@ -298,9 +177,3 @@ export interface CustomerPlans {
 
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600
 export const MAX_METADATA_BYTES = 4096
-
-/** Storage of the audit log (implemented by each store; `Storage.audit`). Append-only. */
-export interface AuditRepository {
-  append(entry: Omit<AuditEntry, 'seq'>): Promise<void>
-  list(query: AuditQuery): Promise<AuditPage>
-}

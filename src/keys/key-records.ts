@@ -1,14 +1,13 @@
+import { conflict } from '../shared/refusal.js'
 import { SCOPES } from '../shared/scopes.js'
-import { KeyConflictError } from './administration.js'
 import type { ApiKeyRecord } from './api-key.js'
 
 /* What the key service derives from a record: whether it takes changes, what changed, what the audit log keeps of it. */
 
 /** A revoked key, or one already rotated away from, takes no more changes. */
 export function refuseRetired(record: ApiKeyRecord, what: 'updated' | 'rotated'): void {
-  if (record.revokedAt !== null) throw new KeyConflictError(record.id, `key ${record.id} is revoked; a revoked key cannot be ${what}`)
-  if (record.rotatedTo !== null)
-    throw new KeyConflictError(record.id, `key ${record.id} was rotated to ${record.rotatedTo}; change that key instead`)
+  if (record.revokedAt !== null) throw conflict(`key ${record.id} is revoked; a revoked key cannot be ${what}`)
+  if (record.rotatedTo !== null) throw conflict(`key ${record.id} was rotated to ${record.rotatedTo}; change that key instead`)
 }
 
 const FIELDS = ['name', 'plan', 'perMinute', 'perDay', 'expiresAt', 'metadata', 'scopes'] as const

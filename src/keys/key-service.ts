@@ -1,24 +1,17 @@
+import { BOOTSTRAP_ACTOR, type ChangeContext, type RecordedChange } from '../changes/audit-log.js'
+import { type ChangeEntry, type ChangeRecorder, recordedChange } from '../changes/change-recorder.js'
 import type { Environment } from '../config/config.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import { type Clock, systemClock } from '../shared/clock.js'
 import { PLAN_QUOTAS } from '../shared/plans.js'
+import { conflict, invalid, notFound } from '../shared/refusal.js'
 import { ALL_SCOPES } from '../shared/scopes.js'
 import {
-  type Actor,
-  type AuditAction,
-  type AuditPage,
-  type AuditQuery,
-  type AuditRepository,
-  BOOTSTRAP_ACTOR,
-  type ChangeContext,
   type CreateKeyRequest,
   type CustomerPlan,
   type CustomerPlans,
   KEY_STATES,
   type KeyAdministration,
-  KeyConflictError,
-  KeyInputError,
-  KeyNotFoundError,
   type KeyPage,
   type KeyState,
   type KeyUsage,
@@ -32,7 +25,7 @@ import { type ApiKeyRecord, hashKey, limiterIdentity } from './api-key.js'
 import { changedFields, describe, refuseRetired } from './key-records.js'
 import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan, checkScopes } from './key-validation.js'
 import { newKey, newRecord, refusePlanOfCustomer } from './new-key.js'
-import type { AuditDraft, KeyRepository } from './repository.js'
+import type { KeyRepository } from './repository.js'
 import { alongChain, alsoRevoked } from './rotation-chain.js'
 
 export function keyState(record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: number): KeyState {
@@ -45,7 +38,8 @@ const MAX_ATTEMPTS = 5
 
 export interface KeyServiceOptions {
   keys: KeyRepository
-  audit: AuditRepository
+  /** Makes every audit entry of the service (changes/). */
+  recorder: ChangeRecorder
   /** For usage: its peek() shows the counters the rate-limit headers show. */
   limiter: Pick<RateLimiter, 'peek'>
   env: Environment
@@ -75,12 +69,12 @@ export interface KeyCache {
  */
 export class KeyService implements KeyAdministration {
   private readonly keys: KeyRepository
-  private readonly auditLog: AuditRepository
+  private readonly recorder: ChangeRecorder
   private readonly clock: Clock
 
   constructor(private readonly options: KeyServiceOptions) {
     this.keys = options.keys
-    this.auditLog = options.audit
+    this.recorder = options.recorder
     this.clock = options.clock ?? systemClock
   }
 
@@ -90,9 +84,10 @@ export class KeyService implements KeyAdministration {
     const { key, record } = newKey(input, this.options.env, now, customer)
     await this.keys.insertKey(
       record,
-      this.entry(ctx, 'key.create', record.id, now, {
-        ...describe(record),
-        ...(record.customerId === null ? {} : { customerId: record.customerId }),
+      this.recorder.change(ctx, now, {
+        action: 'key.create',
+        keyId: record.id,
+        details: { ...describe(record), ...(record.customerId === null ? {} : { customerId: record.customerId }) },
       }),
     )
     this.options.cache?.created(record.hash)
@@ -101,11 +96,12 @@ export class KeyService implements KeyAdministration {
 
   async listKeys(query: ListKeysQuery, ctx?: ChangeContext): Promise<KeyPage> {
     const limit = query.limit
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100)
+      throw invalid('limit', (name) => `${name('limit')} must be an integer from 1 to 100`)
     if (query.plan !== undefined) checkPlan(query.plan)
     if (query.customerId !== undefined) await this.findCustomer(query.customerId)
     if (query.state !== undefined && !KEY_STATES.includes(query.state))
-      throw new KeyInputError('state', `state must be one of ${KEY_STATES.join(', ')} (got ${JSON.stringify(query.state)})`)
+      throw invalid('state', (name) => `${name('state')} must be one of ${KEY_STATES.join(', ')} (got ${JSON.stringify(query.state)})`)
     const now = this.clock.now()
     const rows = await this.keys.pageKeys({ ...query, limit: limit + 1, now })
     const page = rows.slice(0, limit)
@@ -118,23 +114,23 @@ export class KeyService implements KeyAdministration {
       limit,
       after: query.after,
     }
-    await this.recordRead(ctx, 'key.list', null, now, filter)
+    await this.recorder.read(ctx, { action: 'key.list', details: filter })
     return { keys: page.map((r) => this.view(r, now)), nextAfter: rows.length > limit ? page[page.length - 1]!.id : null }
   }
 
   async getKey(id: string, ctx?: ChangeContext): Promise<KeyView> {
     const record = await this.find(id)
     const now = this.clock.now()
-    await this.recordRead(ctx, 'key.read', id, now, {})
+    await this.recorder.read(ctx, { action: 'key.read', keyId: id, details: {} })
     return this.view(record, now)
   }
 
   async lookupKey(secret: string, ctx?: ChangeContext): Promise<KeyView> {
     const record = await this.keys.findKeyByHash(hashKey(secret))
     // Never the secret in the message (it is answered and may be logged): only that none matched.
-    if (record === undefined) throw new KeyNotFoundError('', 'No key has this secret')
+    if (record === undefined) throw notFound('key', undefined, 'No key has this secret')
     const now = this.clock.now()
-    await this.recordRead(ctx, 'key.lookup', record.id, now, {})
+    await this.recorder.read(ctx, { action: 'key.lookup', keyId: record.id, details: {} })
     return this.view(record, now)
   }
 
@@ -143,10 +139,14 @@ export class KeyService implements KeyAdministration {
     if (record === undefined) return undefined
     const now = this.clock.now()
     const leak = { url: report.url, source: report.source, action: report.action }
-    // The report is on record whatever follows; a revocation then writes its own key.revoke entries.
-    await this.auditLog.append(this.entry(ctx, 'key.leak_reported', record.id, now, { ...leak, state: keyState(record, now) }))
-    if (report.action === 'flag') return this.view(record, now)
-    return (await this.revokeKey(record.id, ctx, { leakUrl: report.url })).view
+    const reported: ChangeEntry = { action: 'key.leak_reported', keyId: record.id, details: { ...leak, state: keyState(record, now) } }
+    if (report.action === 'flag') {
+      // A report that changes no row: on record alone.
+      await this.recorder.record(this.recorder.change(ctx, now, reported))
+      return this.view(record, now)
+    }
+    // The report first, then the revocation's own key.revoke entries, in its transaction.
+    return (await this.revoke(record.id, ctx, { leakUrl: report.url }, reported)).view
   }
 
   async updateKey(id: string, patch: UpdateKeyRequest, ctx: ChangeContext): Promise<KeyView> {
@@ -177,15 +177,15 @@ export class KeyService implements KeyAdministration {
       }
       const changes = changedFields(current, next)
       if (changes.length === 0) {
-        // Nothing to write, but a successful call all the same: on record, as a read would be.
-        await this.auditLog.append(this.entry(ctx, 'key.update', id, now, { changed: [], ...describe(current) }))
+        // Nothing to write, but a successful call all the same: on record, as a read is.
+        await this.recorder.read(ctx, { action: 'key.update', keyId: id, details: { changed: [], ...describe(current) } })
         return this.view(current, now)
       }
       const updated = await this.keys.updateKey(
         id,
         current.updatedAt,
         next,
-        this.entry(ctx, 'key.update', id, now, { changed: changes, ...describe(next, changes) }),
+        this.recorder.change(ctx, now, { action: 'key.update', keyId: id, details: { changed: changes, ...describe(next, changes) } }),
       )
       if (updated !== undefined) {
         // The older keys of its chain too: they took its plan, limits and scopes.
@@ -207,7 +207,7 @@ export class KeyService implements KeyAdministration {
       const now = this.clock.now()
       refuseRetired(old, 'rotated')
       if (keyState(old, now) === 'expired')
-        throw new KeyConflictError(id, `key ${id} has expired and cannot be rotated; create a new key (or update its expiresAt first)`)
+        throw conflict(`key ${id} has expired and cannot be rotated; create a new key (or update its expiresAt first)`)
       const { key, record } = newRecord(
         // The successor keeps the old key's own expiry, if it had one: rotation changes the secret, not the contract.
         // Its customer too: a rotated key of a customer still shares the customer's quota and orders.
@@ -232,11 +232,10 @@ export class KeyService implements KeyAdministration {
       const expiresAt = grace === 0 ? old.expiresAt : Math.min(graceEnd, old.expiresAt ?? Number.POSITIVE_INFINITY)
       const done = await this.keys.rotateKey(
         { id, expectedUpdatedAt: old.updatedAt, successor: record, expiresAt, revokedAt, at },
-        this.entry(ctx, 'key.rotate', id, now, {
-          successorId: record.id,
-          graceSeconds: grace,
-          oldKeyExpiresAt: expiresAt,
-          oldKeyRevokedAt: revokedAt,
+        this.recorder.change(ctx, now, {
+          action: 'key.rotate',
+          keyId: id,
+          details: { successorId: record.id, graceSeconds: grace, oldKeyExpiresAt: expiresAt, oldKeyRevokedAt: revokedAt },
         }),
       )
       if (done) {
@@ -253,28 +252,41 @@ export class KeyService implements KeyAdministration {
    * Revokes the key and every other key of its rotation chain still in its grace period: a rotation
    * replaces a secret that is compromised or old, so revoking any key of the chain ends the old
    * secrets' grace too (the chain's current key stays unless it is the one named). One `key.revoke`
-   * entry per key revoked; the others' say which revocation took them (`revokedWith`).
+   * entry per key revoked; the others' say which revocation took them (`revokedWith`). A repeat
+   * (the key named revoked already) is on record too, with `alreadyRevoked`, in the same transaction:
+   * only the store knows, in it, whether the key was revoked before.
    */
-  async revokeKey(id: string, ctx: ChangeContext, reason: Record<string, unknown> = {}): Promise<Revocation> {
+  revokeKey(id: string, ctx: ChangeContext): Promise<Revocation> {
+    return this.revoke(id, ctx, {})
+  }
+
+  /** `reason`: the details that say why (a leak's URL); `first`: an entry written before the revocation's own (a leak's report). */
+  private async revoke(id: string, ctx: ChangeContext, reason: Record<string, unknown>, first?: ChangeEntry): Promise<Revocation> {
     const named = await this.find(id)
     const now = this.clock.now()
-    const { revoked, graces } = await this.keys.revokeKey(id, now, (r) => [
-      ...(r.revoked ? [this.entry(ctx, 'key.revoke', id, now, { ...alsoRevoked(r.graces, named), ...reason })] : []),
-      ...alongChain(r.graces, named).map((g) => this.entry(ctx, 'key.revoke', g.id, now, { revokedWith: id })),
-    ])
+    const { revoked, graces } = await this.keys.revokeKey(id, now, (r) =>
+      this.recorder.change(
+        ctx,
+        now,
+        ...(first === undefined ? [] : [first]),
+        {
+          action: 'key.revoke',
+          keyId: id,
+          details: { ...(r.revoked ? {} : { alreadyRevoked: true }), ...alsoRevoked(r.graces, named), ...reason },
+        },
+        ...alongChain(r.graces, named).map((g): ChangeEntry => ({ action: 'key.revoke', keyId: g.id, details: { revokedWith: id } })),
+      ),
+    )
     const record = await this.find(id)
     // Also when it was already revoked (by another process, maybe not yet polled here).
     for (const key of [record, ...graces]) this.options.cache?.forget(key.hash)
-    // A repeat changes nothing but succeeds all the same: on record, written after it (as a read is).
-    if (!revoked)
-      await this.auditLog.append(this.entry(ctx, 'key.revoke', id, now, { alreadyRevoked: true, ...alsoRevoked(graces, named), ...reason }))
     return { view: this.view(record, now), alreadyRevoked: !revoked, alsoRevoked: alongChain(graces, named).map((g) => this.view(g, now)) }
   }
 
   async keyUsage(id: string, ctx?: ChangeContext): Promise<KeyUsage> {
     const record = await this.find(id)
     const usage = await this.options.limiter.peek(limiterIdentity(record), record)
-    await this.recordRead(ctx, 'key.usage', id, this.clock.now(), {})
+    await this.recorder.read(ctx, { action: 'key.usage', keyId: id, details: {} })
     return {
       keyId: record.id,
       quotaId: record.quotaId,
@@ -285,53 +297,16 @@ export class KeyService implements KeyAdministration {
     }
   }
 
-  async listAudit(query: AuditQuery, ctx?: ChangeContext): Promise<AuditPage> {
-    if (!Number.isSafeInteger(query.limit) || query.limit < 1 || query.limit > 100)
-      throw new KeyInputError('limit', 'limit must be an integer from 1 to 100')
-    if (query.from !== undefined && query.to !== undefined && query.from > query.to)
-      throw new KeyInputError('from', 'from must not be after to')
-    // Read before the entry of this very read is written, so a page never shows its own reading.
-    const page = await this.auditLog.list(query)
-    const { limit, order, after, keyId, action, actorType, actorId, kind, from, to } = query
-    await this.recordRead(ctx, 'audit_log.list', null, this.clock.now(), {
-      limit,
-      order,
-      after,
-      keyId,
-      action,
-      actorType,
-      actorId,
-      kind,
-      from,
-      to,
-    })
-    return page
-  }
-
-  /** A successful read is on record when the caller says who it is (the admin API always does). */
-  private async recordRead(
-    ctx: ChangeContext | undefined,
-    action: AuditAction,
-    keyId: string | null,
-    at: number,
-    details: Record<string, unknown>,
-  ): Promise<void> {
-    if (ctx === undefined) return
-    // Absent filters are left out rather than written as null.
-    const given = Object.fromEntries(Object.entries(details).filter(([, v]) => v !== undefined))
-    await this.auditLog.append(this.entry(ctx, action, keyId, at, given))
-  }
-
   /** A customer named in the input (a new key's, a list filter's): unknown is bad input naming the field (400), not a missing resource. */
   private async findCustomer(id: string): Promise<CustomerPlan> {
     const customer = await this.options.customers?.findCustomerById(id)
-    if (customer === undefined) throw new KeyInputError('customerId', `customerId: no customer with id ${id}`)
+    if (customer === undefined) throw invalid('customerId', (name) => `${name('customerId')}: no customer with id ${id}`)
     return customer
   }
 
   private async find(id: string): Promise<ApiKeyRecord> {
     const record = await this.keys.findKeyById(id)
-    if (record === undefined) throw new KeyNotFoundError(id)
+    if (record === undefined) throw notFound('key', id)
     return record
   }
 
@@ -339,11 +314,6 @@ export class KeyService implements KeyAdministration {
     const pending = this.options.pendingLastUse?.(record.id)
     if (pending === undefined) return record.lastUsedAt
     return Math.max(pending, record.lastUsedAt ?? 0)
-  }
-
-  private entry(ctx: ChangeContext, action: AuditAction, keyId: string | null, at: number, details: Record<string, unknown>): AuditDraft {
-    const actor: Actor = { type: ctx.actor.type, id: ctx.actor.id }
-    return { at, actor, action, keyId, details, requestId: ctx.requestId ?? null }
   }
 
   private view(r: ApiKeyRecord, now: number): KeyView {
@@ -384,15 +354,12 @@ export async function createFirstKey(
     env,
     now,
   )
-  const audit: AuditDraft = {
-    at: now,
-    actor: BOOTSTRAP_ACTOR,
+  const recorded: RecordedChange = recordedChange({ actor: BOOTSTRAP_ACTOR }, now, {
     action: 'key.create',
     keyId: created.record.id,
     details: describe(created.record),
-    requestId: null,
-  }
-  return (await keys.insertFirstKey(created.record, audit)) ? created : undefined
+  })
+  return (await keys.insertFirstKey(created.record, recorded)) ? created : undefined
 }
 
 export type CreateKeyInput = CreateKeyRequest

@@ -1,8 +1,9 @@
 import type { Environment } from '../config/config.js'
 import { displayPrefix } from '../shared/key-redaction.js'
 import type { PlanName } from '../shared/plans.js'
+import { invalid } from '../shared/refusal.js'
 import type { Scope } from '../shared/scopes.js'
-import { type CreateKeyRequest, type CustomerPlan, KeyInputError } from './administration.js'
+import type { CreateKeyRequest, CustomerPlan } from './administration.js'
 import { type ApiKeyRecord, generateKey, generateKeyId, hashKey } from './api-key.js'
 import { checkExpiry, checkLimits, checkMetadata, checkName, checkPlan, checkScopes } from './key-validation.js'
 
@@ -52,7 +53,7 @@ export function refusePlanOfCustomer(input: Pick<CreateKeyRequest, 'plan' | 'per
   const given =
     input.plan !== undefined ? 'plan' : input.perMinute !== undefined ? 'perMinute' : input.perDay !== undefined ? 'perDay' : undefined
   if (given !== undefined)
-    throw new KeyInputError(given, `${given}: a key of a customer takes the customer's plan and limits; change the customer instead`)
+    throw invalid(given, (name) => `${name(given)}: a key of a customer takes the customer's plan and limits; change the customer instead`)
 }
 
 function checkCreate(input: CreateKeyRequest, now: number, customer?: CustomerPlan): NewKeySpec {

@@ -1,6 +1,7 @@
+import type { RecordedChange } from '../changes/audit-log.js'
 import type { PlanName } from '../shared/plans.js'
 import type { Scope } from '../shared/scopes.js'
-import type { AuditEntry, KeyState } from './administration.js'
+import type { KeyState } from './administration.js'
 import type { ApiKeyRecord } from './api-key.js'
 
 export interface KeyChangeBatch {
@@ -12,9 +13,6 @@ export interface KeyChangeBatch {
    */
   hashes: string[]
 }
-
-/** An audit entry to append in the same transaction as the change it describes. */
-export type AuditDraft = Omit<AuditEntry, 'seq'>
 
 export interface KeyPageFilter {
   plan?: PlanName
@@ -72,12 +70,13 @@ export interface KeyRevocation {
 
 /**
  * Storage of API keys (hashes only, never the keys themselves). Every mutation writes the change,
- * its change-log rows and its audit entry, if it takes one, in one transaction: all or nothing.
+ * its change-log rows and what it records (`recorded`: its audit entries, changes/), if anything, in
+ * one transaction: all or nothing.
  */
 export interface KeyRepository {
-  insertKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<void>
-  /** Inserts the record (and its audit entry) only when no key exists at all; atomic across processes. True when inserted. */
-  insertFirstKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<boolean>
+  insertKey(record: ApiKeyRecord, recorded?: RecordedChange): Promise<void>
+  /** Inserts the record (and what it records) only when no key exists at all; atomic across processes. True when inserted. */
+  insertFirstKey(record: ApiKeyRecord, recorded?: RecordedChange): Promise<boolean>
   /** Includes revoked keys (revokedAt set). */
   findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>
   findKeyById(id: string): Promise<ApiKeyRecord | undefined>
@@ -91,16 +90,16 @@ export interface KeyRepository {
    * of its quota too (the keys it was rotated from, in their grace period), with their change-log
    * rows. Returns what it wrote, or undefined when the condition failed (nothing written).
    */
-  updateKey(id: string, expectedUpdatedAt: number, update: KeyUpdate, audit: AuditDraft): Promise<KeyUpdated | undefined>
+  updateKey(id: string, expectedUpdatedAt: number, update: KeyUpdate, recorded: RecordedChange): Promise<KeyUpdated | undefined>
   /** Inserts the successor and retires the old key; false (nothing written) when the old key changed meanwhile. */
-  rotateKey(rotation: KeyRotation, audit: AuditDraft): Promise<boolean>
+  rotateKey(rotation: KeyRotation, recorded: RecordedChange): Promise<boolean>
   /**
    * Revokes key `id` (unless it is revoked already) and every other key of its quota still in its
    * grace period at `at` (rotated, not revoked, expiring after `at`), with their change-log rows and
-   * the audit entries `audit` makes of what was revoked, in one transaction. Nothing is written
-   * when nothing was revoked (an unknown id included).
+   * what `recorded` makes of the revocation, in one transaction. `recorded` is called whatever was
+   * revoked (a repeated revoke is on record too: the caller decides what it records of one).
    */
-  revokeKey(id: string, at: number, audit?: (revocation: KeyRevocation) => AuditDraft[]): Promise<KeyRevocation>
+  revokeKey(id: string, at: number, recorded?: (revocation: KeyRevocation) => RecordedChange): Promise<KeyRevocation>
   /** Records last-use times (key id -> ms) in one statement or transaction; never moves a time back. */
   recordLastUsed(times: ReadonlyMap<string, number>): Promise<void>
   /** Secrets created or changed after `cursor` (null: the current position, with no hashes). */

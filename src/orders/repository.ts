@@ -1,5 +1,5 @@
+import type { RecordedChange } from '../changes/audit-log.js'
 import type { IdempotencyClaim } from '../idempotency/claim.js'
-import type { AuditEntry } from '../keys/administration.js'
 import type { PetStatus } from '../pets/schemas.js'
 import type { Int64 } from '../shared/int64.js'
 import type { HoldEnds } from './hold.js'
@@ -67,9 +67,17 @@ export interface ListOrdersOptions {
 /** Counts of animals by status; an animal without a status is in none. */
 export type Inventory = Record<PetStatus, number>
 
+/**
+ * What a call records of each order it changes, made from the order as changed (its status says
+ * how: `placed`, `completed`, `cancelled`, or `expired`, the hold that ran out on the way) and
+ * written in the call's transaction (changes/): an operator's cancel has its audit entry; a
+ * client's change records nothing yet (absent).
+ */
+export type OrderRecording = (order: OrderRecord) => RecordedChange
+
 export interface ChangeOptions {
   owner?: string
-  audit?: (order: OrderRecord) => Omit<AuditEntry, 'seq'>
+  recorded?: OrderRecording
 }
 
 /**
@@ -87,20 +95,23 @@ export interface ChangeOptions {
  * no time.
  */
 export interface OrderRepository {
-  /** Reserves the animal and writes the order; under a claim, the Idempotency-Key record with it. */
-  placeOrder(order: NewOrder, claim?: IdempotencyClaim): Promise<PlaceOutcome>
+  /**
+   * Reserves the animal and writes the order; under a claim, the Idempotency-Key record with it;
+   * with `recorded`, what it records of the order placed (and of an order of the animal it expired first).
+   */
+  placeOrder(order: NewOrder, claim?: IdempotencyClaim, recorded?: OrderRecording): Promise<PlaceOutcome>
   /**
    * Cancels or completes order `id` (of `owner`, when given), after expiring it if it is due now;
-   * with `audit`, the audit entry of the change (built from the changed order) is written
-   * in the same transaction, as key changes are: no change without its entry, nor the reverse.
+   * with `recorded`, what it records of each order changed (the expired one too) is written in the
+   * same transaction: no change without its record, nor the reverse.
    */
   changeOrder(id: Int64, change: ClientChange, options: ChangeOptions): Promise<ChangeOutcome>
   /** The order, if it exists (and is `owner`'s, when given). */
   getOrder(id: Int64, options?: { owner?: string }): Promise<OrderRecord | undefined>
   /** Ascending id order. */
   listOrders(options: ListOrdersOptions): Promise<OrderRecord[]>
-  /** Expires up to `limit` placed orders due now (the store's clock), each with its animal; resolves with how many. */
-  expireDue(limit: number): Promise<number>
+  /** Expires up to `limit` placed orders due now (the store's clock), each with its animal and what `recorded` makes of it; resolves with how many. */
+  expireDue(limit: number, recorded?: OrderRecording): Promise<number>
   /** Counts of animals by status, exact as of the last commit. */
   inventory(): Promise<Inventory>
 }

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import type { IdempotencyClaim } from '../idempotency/claim.js'
 import type { Int64 } from '../shared/int64.js'
-import type { IdempotentCreate, ListPetsOptions, PetRepository } from './repository.js'
+import type { IdempotentCreate, ListPetsOptions, PetRecording, PetRepository } from './repository.js'
 import type { NewPet, Pet } from './schemas.js'
 
 /** Pets kept by getPet: about 100 bytes each (plus the answer the route keeps beside each). */
@@ -77,12 +77,12 @@ export class CachedPetRepository implements PetRepository {
 
   // A create needs no invalidation: a new pet only ever lands on a tail page (catalogueVersion
   // moves), and a miss was never kept. A change (an order) is seen through changeVersion.
-  createPet(pet: NewPet): Promise<Pet> {
-    return this.store.createPet(pet)
+  createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet> {
+    return this.store.createPet(pet, recorded)
   }
 
-  createPetOnce(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
-    return this.store.createPetOnce(pet, claim)
+  createPetOnce(pet: NewPet, claim: IdempotencyClaim, recorded?: PetRecording): Promise<IdempotentCreate> {
+    return this.store.createPetOnce(pet, claim, recorded)
   }
 
   deleteIdempotencyRecords(before: number): Promise<number> {

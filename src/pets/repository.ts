@@ -1,3 +1,4 @@
+import type { RecordedChange } from '../changes/audit-log.js'
 import type { IdempotencyClaim } from '../idempotency/claim.js'
 import type { IdempotencyRecords } from '../idempotency/sweep.js'
 import type { Int64 } from '../shared/int64.js'
@@ -26,17 +27,23 @@ export type IdempotentCreate =
   | { outcome: 'in_flight' }
 
 /**
+ * What a creation records of the pet it created, written in its transaction (changes/): nothing yet
+ * (absent), since a client's change has no audit entry; its event will.
+ */
+export type PetRecording = (pet: Pet) => RecordedChange
+
+/**
  * Storage of animals. Ids are assigned by the store, ascending, never reused. It keeps the
  * Idempotency-Key records too (one table with the orders'; idempotency/).
  */
 export interface PetRepository extends IdempotencyRecords {
-  /** Resolves once the pet is durable (per the configured durability). */
-  createPet(pet: NewPet): Promise<Pet>
+  /** Resolves once the pet is durable (per the configured durability), and what `recorded` makes of it with it. */
+  createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet>
   /**
    * createPet under an Idempotency-Key: the pet and the key's record commit in one transaction,
-   * so a crash after the commit can only lead to a replay, never to a second pet.
+   * so a crash after the commit can only lead to a replay, never to a second pet. A replay records nothing.
    */
-  createPetOnce(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
+  createPetOnce(pet: NewPet, claim: IdempotencyClaim, recorded?: PetRecording): Promise<IdempotentCreate>
   /**
    * Ascending id order. A frozen array is a page shared with later callers (CachedPetRepository),
    * the same one again only while that page is unchanged.

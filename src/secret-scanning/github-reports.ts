@@ -1,4 +1,5 @@
-import type { ChangeContext, KeyAdministration, LeakReport } from '../keys/administration.js'
+import type { ChangeContext } from '../changes/audit-log.js'
+import type { KeyAdministration, LeakReport } from '../keys/administration.js'
 import { looksLikeApiKey } from '../keys/api-key.js'
 import type { Clock } from '../shared/clock.js'
 import { ABANDONED_CLAIM_MS, decodeLabels, encodeLabels, type Label, reportHash } from './reports.js'

@@ -1,12 +1,6 @@
-import {
-  AUDIT_READ_ACTIONS,
-  AUDIT_SCAN_LIMIT,
-  AUDIT_TIME_RANGE_LIMIT,
-  type AuditEntry,
-  type AuditPage,
-  type AuditQuery,
-} from '../keys/administration.js'
-import { type AuditRow, toAuditEntry } from './key-row.js'
+import { AUDIT_READ_ACTIONS } from '../changes/audit-actions.js'
+import { AUDIT_SCAN_LIMIT, AUDIT_TIME_RANGE_LIMIT, type AuditEntry, type AuditPage, type AuditQuery } from '../changes/audit-log.js'
+import { type AuditRow, toAuditEntry } from './audit-row.js'
 
 /**
  * The SQL of an audit log page, the same on both engines but for their placeholders (`?` or `$n`),

@@ -1,4 +1,3 @@
-import type { AuditAction, AuditEntry } from '../keys/administration.js'
 import type { ApiKeyRecord } from '../keys/api-key.js'
 import type { PlanName } from '../shared/plans.js'
 import { scopesFromText, scopesToText } from '../shared/scopes.js'
@@ -27,7 +26,7 @@ export interface KeyRow {
   scopes: string
 }
 
-const parseJson = (value: string | Record<string, unknown> | null): Record<string, unknown> | null =>
+export const parseJson = (value: string | Record<string, unknown> | null): Record<string, unknown> | null =>
   typeof value === 'string' ? (JSON.parse(value) as Record<string, unknown>) : value
 
 export const toKeyRecord = (r: KeyRow): ApiKeyRecord => ({
@@ -74,38 +73,4 @@ export const keyValues = (k: ApiKeyRecord): unknown[] => [
   k.lastUsedAt,
   k.customerId,
   scopesToText(k.scopes),
-]
-
-/** An audit_log row as both stores return it. */
-export interface AuditRow {
-  seq: number
-  at: number
-  actor_type: 'admin_token' | 'cli'
-  actor_id: string
-  action: AuditAction
-  key_id: string | null
-  details: string | Record<string, unknown>
-  request_id: string | null
-}
-
-export const toAuditEntry = (r: AuditRow): AuditEntry => ({
-  seq: r.seq,
-  at: r.at,
-  actor: { type: r.actor_type, id: r.actor_id },
-  action: r.action,
-  keyId: r.key_id,
-  details: parseJson(r.details) ?? {},
-  requestId: r.request_id,
-})
-
-export const AUDIT_COLUMNS = 'at, actor_type, actor_id, action, key_id, details, request_id'
-
-export const auditValues = (e: Omit<AuditEntry, 'seq'>): unknown[] => [
-  e.at,
-  e.actor.type,
-  e.actor.id,
-  e.action,
-  e.keyId,
-  JSON.stringify(e.details),
-  e.requestId,
 ]

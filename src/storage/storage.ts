@@ -1,6 +1,6 @@
 import type { AdminTokenRepository } from '../admin-tokens/admin-token-repository.js'
+import type { AuditRepository } from '../changes/audit-log.js'
 import type { CustomerRepository } from '../customers/repository.js'
-import type { AuditRepository } from '../keys/administration.js'
 import type { KeyRepository } from '../keys/repository.js'
 import type { OrderRepository } from '../orders/repository.js'
 import type { PetRepository } from '../pets/repository.js'

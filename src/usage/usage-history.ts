@@ -1,7 +1,8 @@
-import type { AuditRepository, ChangeContext } from '../keys/administration.js'
-import { KeyNotFoundError } from '../keys/administration.js'
+import type { ChangeContext } from '../changes/audit-log.js'
+import type { ChangeRecorder } from '../changes/change-recorder.js'
 import type { KeyRepository } from '../keys/repository.js'
 import type { Clock } from '../shared/clock.js'
+import { notFound } from '../shared/refusal.js'
 import { addCounts, BUCKET_MS, type Granularity, type UsageCounts, zeroCounts } from './counts.js'
 import { bucketRange } from './range.js'
 import type { UsageRecorder } from './recorder.js'
@@ -33,7 +34,8 @@ const measureOf = (by: TopMeasure, c: UsageCounts) => (by === 'requests' ? reque
 export interface UsageHistoryOptions {
   usage: UsageRepository
   keys: Pick<KeyRepository, 'findKeyById'>
-  audit: AuditRepository
+  /** Puts the reads with a ChangeContext on the audit log (changes/). */
+  recorder: ChangeRecorder
   clock: Clock
   /** This process's counts not yet stored (the main app's recorder), merged into every answer. */
   pending?: Pick<UsageRecorder, 'pendingBuckets' | 'pendingTotals'>
@@ -47,11 +49,11 @@ export interface UsageHistoryOptions {
 export class UsageHistory {
   constructor(private readonly options: UsageHistoryOptions) {}
 
-  /** Every bucket of the range, oldest first, zeros included; KeyNotFoundError for an unknown key. */
+  /** Every bucket of the range, oldest first, zeros included; a `not_found` refusal for an unknown key. */
   async history(keyId: string, query: HistoryQuery, ctx?: ChangeContext): Promise<UsageBucket[]> {
     const { usage, keys } = this.options
     const key = await keys.findKeyById(keyId)
-    if (key === undefined) throw new KeyNotFoundError(keyId)
+    if (key === undefined) throw notFound('key', keyId)
     const ids = query.scope === 'chain' ? await usage.quotaKeyIds(key.quotaId) : [key.id]
     const { range, buckets } = await this.keysHistory(ids, query)
     await this.record(ctx, 'key.usage_history', key.id, {
@@ -117,20 +119,12 @@ export class UsageHistory {
     return { from: range.from, to: range.to, keys }
   }
 
-  private async record(
+  private record(
     ctx: ChangeContext | undefined,
     action: 'key.usage_history' | 'usage.top',
     keyId: string | null,
     details: Record<string, unknown>,
-  ) {
-    if (ctx === undefined) return
-    await this.options.audit.append({
-      at: this.options.clock.now(),
-      actor: { type: ctx.actor.type, id: ctx.actor.id },
-      action,
-      keyId,
-      details,
-      requestId: ctx.requestId ?? null,
-    })
+  ): Promise<void> {
+    return this.options.recorder.read(ctx, { action, keyId, details })
   }
 }

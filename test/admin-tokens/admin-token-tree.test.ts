@@ -8,9 +8,9 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { AdminTokenInsert, AdminTokenRecord } from '../../src/admin-tokens/admin-token-repository.js'
 import { AdminTokenResolver, createAdminToken, makersOf, revokeAdminToken } from '../../src/admin-tokens/admin-tokens.js'
+import { toApiError } from '../../src/http/error-handler.js'
 import { generateAdminToken, generateAdminTokenId, hashKey } from '../../src/keys/api-key.js'
 import { KnownSecrets } from '../../src/keys/known-secrets.js'
-import { ApiError } from '../../src/shared/errors.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { STORE_ENGINES } from '../helpers/stores.js'
 
@@ -37,8 +37,11 @@ async function resolverOf(storage: Storage): Promise<AdminTokenResolver> {
   return new AdminTokenResolver(storage.adminTokens, known)
 }
 
-const refusedWith = (code: string, status: number) => (error: unknown) =>
-  error instanceof ApiError && error.code === code && error.status === status
+/** Refused, answered over HTTP with this code and status. */
+const refusedWith = (code: string, status: number) => (error: unknown) => {
+  const answer = toApiError(error)
+  return answer.code === code && answer.status === status
+}
 
 for (const engine of STORE_ENGINES) {
   describe(`the tree of admin tokens on ${engine.name}`, () => {

@@ -13,9 +13,11 @@ import { join } from 'node:path'
 import { describe, type TestContext, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { createAdminToken } from '../../src/admin-tokens/admin-tokens.js'
-import type { ChangeContext } from '../../src/keys/administration.js'
+import type { ChangeContext } from '../../src/changes/audit-log.js'
+import { ChangeRecorder } from '../../src/changes/change-recorder.js'
 import { generateAdminToken, generateKey } from '../../src/keys/api-key.js'
 import { KeyService } from '../../src/keys/key-service.js'
+import { systemClock } from '../../src/shared/clock.js'
 import { ADMIN_QUOTA, ANONYMOUS_QUOTA, PLAN_QUOTAS } from '../../src/shared/plans.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
@@ -117,7 +119,7 @@ describe('a valid secret from a refused address is judged by its own plan', () =
     await ban(app.app, '10.8.0.3')
     const cli = new KeyService({
       keys: other.keys,
-      audit: other.audit,
+      recorder: new ChangeRecorder(other.audit, systemClock),
       limiter: { peek: () => Promise.reject(new Error('no limiter')) },
       env: 'production',
     })

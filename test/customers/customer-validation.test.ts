@@ -4,10 +4,10 @@ import { test } from 'node:test'
 import type { CustomerRecord } from '../../src/customers/customer.js'
 import { CUSTOMER_ID_PATTERN, generateCustomerId } from '../../src/customers/customer-id.js'
 import { checkCustomerChange, checkListQuery, checkNewCustomer } from '../../src/customers/customer-validation.js'
-import { KeyInputError } from '../../src/keys/administration.js'
 import { PLAN_QUOTAS } from '../../src/shared/plans.js'
+import { Refusal } from '../../src/shared/refusal.js'
 
-const refused = (field: string) => (error: unknown) => error instanceof KeyInputError && error.field === field
+const refused = (field: string) => (error: unknown) => error instanceof Refusal && error.kind === 'invalid' && error.field === field
 
 test('customer ids are cus_ and 16 base62 characters, never the same twice', () => {
   const ids = Array.from({ length: 200 }, generateCustomerId)

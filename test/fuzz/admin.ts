@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify'
 import { parse as parseLossless } from 'lossless-json'
 import { createAdminToken, revokeAdminToken } from '../../src/admin-tokens/admin-tokens.js'
-import type { AuditEntry } from '../../src/keys/administration.js'
+import type { AuditEntry } from '../../src/changes/audit-log.js'
 import type { TestApp } from '../helpers/app.js'
 import { type AuthChoice, UNAUTHENTICATED_CHOICES } from './arbitraries.js'
 import { type Credentials, type Endpoint, type Observer, REQUEST_TIMEOUT_MS, spareAddress } from './endpoint.js'

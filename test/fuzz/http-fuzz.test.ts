@@ -21,7 +21,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import fc from 'fast-check'
-import { KeyNotFoundError } from '../../src/keys/administration.js'
+import { notFound } from '../../src/shared/refusal.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
@@ -239,7 +239,7 @@ describe('the fuzz oracle catches what it should', { timeout: 60_000 }, () => {
       // The change is made (and written to the audit log), then refused.
       const twoFaced: typeof keys.revokeKey = async (id, ctx) => {
         await revoke(id, ctx)
-        throw new KeyNotFoundError(id)
+        throw notFound('key', id)
       }
       await sabotaged(keys, 'revokeKey', twoFaced, async () => {
         const details = await fc.check(ADMIN_LIFECYCLE_PROPERTY.property(server, new FuzzStats()), {

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createAdminToken } from '../../src/admin-tokens/admin-tokens.js'
-import type { ChangeContext } from '../../src/keys/administration.js'
+import type { ChangeContext } from '../../src/changes/audit-log.js'
+import { ChangeRecorder } from '../../src/changes/change-recorder.js'
 import { KeyService } from '../../src/keys/key-service.js'
 import type { ManualClock } from '../../src/shared/clock.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
@@ -81,7 +82,7 @@ test('a plan update made by another process takes effect at the cache refresh; a
   // The CLI, or another instance: its own key service on the same store.
   const elsewhere = new KeyService({
     keys: t.storage.keys,
-    audit: t.storage.audit,
+    recorder: new ChangeRecorder(t.storage.audit, t.clock),
     limiter: t.limiter,
     env: t.config.env,
     clock: t.clock,

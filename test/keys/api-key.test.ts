@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { KeyInputError } from '../../src/keys/administration.js'
 import { generateKey, hashKey, isWellFormedKey } from '../../src/keys/api-key.js'
 import { checkLimits, checkName, checkPlan } from '../../src/keys/key-validation.js'
 import { displayPrefix } from '../../src/shared/key-redaction.js'
+import { Refusal } from '../../src/shared/refusal.js'
 
 function validateKeyInput(input: { plan: string; name: string; perMinute?: number; perDay?: number }) {
   const plan = checkPlan(input.plan)
@@ -70,5 +70,5 @@ test('plan rules: custom limits on enterprise only, and required there', () => {
     { plan: 'gold', name: 'a' },
     { plan: 'free', name: ' ' },
   ]
-  for (const input of bad) assert.throws(() => validateKeyInput(input), KeyInputError, JSON.stringify(input))
+  for (const input of bad) assert.throws(() => validateKeyInput(input), Refusal, JSON.stringify(input))
 })

@@ -3,17 +3,22 @@
  */
 import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
-import { type ChangeContext, KeyConflictError, KeyInputError, KeyNotFoundError, MAX_METADATA_BYTES } from '../../src/keys/administration.js'
+import type { AuditRepository, ChangeContext } from '../../src/changes/audit-log.js'
+import { ChangeRecorder } from '../../src/changes/change-recorder.js'
+import { MAX_METADATA_BYTES } from '../../src/keys/administration.js'
 import { type ApiKeyRecord, hashKey, limiterIdentity } from '../../src/keys/api-key.js'
 import { createFirstKey, KeyService } from '../../src/keys/key-service.js'
 import { MemoryLimiter } from '../../src/limits/memory/memory-limiter.js'
 import { ManualClock } from '../../src/shared/clock.js'
+import { Refusal } from '../../src/shared/refusal.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { TEST_NOW } from '../helpers/app.js'
 import { STORE_ENGINES } from '../helpers/stores.js'
 
 const CLI: ChangeContext = { actor: { type: 'cli', id: 'tester' } }
 const ADMIN: ChangeContext = { actor: { type: 'admin_token', id: 'adm_1' }, requestId: 'req-1' }
+/** An unknown key: a `not_found` refusal. */
+const NOT_FOUND = { name: 'Refusal', kind: 'not_found' }
 const POLICY = { threshold: 0, baseSeconds: 60, maxSeconds: 3600 }
 
 interface Harness {
@@ -28,7 +33,12 @@ interface Harness {
   created: Array<{ hash: string; stored: Promise<ApiKeyRecord | undefined> }>
 }
 
-async function harness(t: TestContext, open: (t: TestContext) => Promise<Storage | undefined>): Promise<Harness | undefined> {
+/** `log`: where the service's changes that have no row of their own (and its reads) are written; the store's audit log by default. */
+async function harness(
+  t: TestContext,
+  open: (t: TestContext) => Promise<Storage | undefined>,
+  log?: (storage: Storage) => Pick<AuditRepository, 'write'>,
+): Promise<Harness | undefined> {
   const storage = await open(t)
   if (!storage) return undefined
   const clock = new ManualClock(TEST_NOW)
@@ -39,7 +49,7 @@ async function harness(t: TestContext, open: (t: TestContext) => Promise<Storage
   const created: Harness['created'] = []
   const service = new KeyService({
     keys: storage.keys,
-    audit: storage.audit,
+    recorder: new ChangeRecorder(log?.(storage) ?? storage.audit, clock),
     limiter,
     env: 'production',
     clock,
@@ -59,21 +69,20 @@ function storedNow(storage: Storage, hash: string): Promise<ApiKeyRecord | undef
   return stored
 }
 
-/** Asserts a KeyInputError naming `field`, with the message starting with it. */
-/** A change the key's state does not allow: a KeyConflictError naming the key (the admin API's 409). */
+/** A change the key's state does not allow: a `conflict` refusal naming the key (the admin API's 409). */
 async function conflicts(promise: Promise<unknown>, id: string, message: RegExp): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof KeyConflictError, `a KeyConflictError, got ${String(error)}`)
-    assert.equal(error.id, id)
+    assert.ok(error instanceof Refusal && error.kind === 'conflict', `a conflict, got ${String(error)}`)
     assert.ok(error.message.startsWith(`key ${id} `), error.message)
     assert.match(error.message, message)
     return true
   })
 }
 
+/** Asserts an `invalid` refusal naming `field`, with the message starting with it. */
 async function rejectsField(promise: Promise<unknown>, field: string, message?: RegExp): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof KeyInputError, `a KeyInputError, got ${String(error)}`)
+    assert.ok(error instanceof Refusal && error.kind === 'invalid', `an invalid refusal, got ${String(error)}`)
     assert.equal(error.field, field)
     assert.ok(error.message.startsWith(field), `the message starts with ${field}: ${error.message}`)
     if (message) assert.match(error.message, message)
@@ -112,7 +121,7 @@ for (const engine of STORE_ENGINES) {
         lastUsedAt: null,
       })
       assert.equal((await h.storage.keys.findKeyByHash(hashKey(key)))?.id, view.id)
-      const audit = await h.service.listAudit({ limit: 10 })
+      const audit = await h.storage.audit.list({ limit: 10 })
       assert.equal(audit.entries.length, 1)
       assert.deepEqual(
         { ...audit.entries[0], seq: 0 },
@@ -151,8 +160,8 @@ for (const engine of STORE_ENGINES) {
       const exact = { b: 'x'.repeat(MAX_METADATA_BYTES - '{"b":""}'.length) }
       await h.service.createKey({ plan: 'free', name: 'at the bound', metadata: exact }, CLI)
       assert.equal((await h.service.listKeys({ limit: 100 })).keys.length, 3, 'no key from bad input')
-      assert.equal((await h.service.listAudit({ limit: 100 })).entries.length, 3, 'no audit entry from bad input')
-      await assert.rejects(h.service.getKey('key_nope'), KeyNotFoundError)
+      assert.equal((await h.storage.audit.list({ limit: 100 })).entries.length, 3, 'no audit entry from bad input')
+      await assert.rejects(h.service.getKey('key_nope'), NOT_FOUND)
     })
 
     test('text the CLI passes straight through: a NUL in metadata, a hidden character in a name, refused naming the field; nothing stored', async (t) => {
@@ -191,7 +200,7 @@ for (const engine of STORE_ENGINES) {
         keys.keys.map((k) => [k.name, k.metadata]),
         [['kept', { customer: 'c1' }]],
       )
-      assert.equal((await h.service.listAudit({ limit: 100 })).entries.length, 1, 'no audit entry from bad input')
+      assert.equal((await h.storage.audit.list({ limit: 100 })).entries.length, 1, 'no audit entry from bad input')
     })
 
     test('the first key of a start is in the audit log, by system/bootstrap, written with the key; a later start adds neither', async (t) => {
@@ -200,7 +209,7 @@ for (const engine of STORE_ENGINES) {
       const first = await createFirstKey(h.storage.keys, 'production', TEST_NOW)
       assert.ok(first, 'created on an empty store')
       assert.equal(await createFirstKey(h.storage.keys, 'production', TEST_NOW + 1000), undefined, 'not once a key exists')
-      const { entries } = await h.service.listAudit({ limit: 100 })
+      const { entries } = await h.storage.audit.list({ limit: 100 })
       assert.deepEqual(
         entries.map(({ seq, ...entry }) => entry),
         [
@@ -291,7 +300,7 @@ for (const engine of STORE_ENGINES) {
       assert.equal(same.updatedAt, cleared.updatedAt, 'the key is not written')
       assert.deepEqual((await h.storage.keys.changesSince(cursorBefore)).hashes, [], 'nor the change log')
 
-      const entries = (await h.service.listAudit({ limit: 100, keyId: view.id })).entries
+      const entries = (await h.storage.audit.list({ limit: 100, keyId: view.id })).entries
       assert.deepEqual(
         entries.map((e) => e.action),
         ['key.create', 'key.update', 'key.update', 'key.update', 'key.update', 'key.update', 'key.update'],
@@ -311,7 +320,7 @@ for (const engine of STORE_ENGINES) {
 
       await h.service.revokeKey(view.id, CLI)
       await conflicts(h.service.updateKey(view.id, { name: 'c' }, CLI), view.id, /is revoked/)
-      await assert.rejects(h.service.updateKey('key_nope', { name: 'c' }, CLI), KeyNotFoundError)
+      await assert.rejects(h.service.updateKey('key_nope', { name: 'c' }, CLI), NOT_FOUND)
     })
 
     test('rotate: the successor keeps plan, limits, name, metadata and quota; the old key expires after the grace period', async (t) => {
@@ -352,7 +361,7 @@ for (const engine of STORE_ENGINES) {
       h.clock.advance(3_600_000)
       assert.equal((await h.service.getKey(old.id)).state, 'expired')
       assert.equal((await h.service.getKey(view.id)).state, 'active')
-      const entry = (await h.service.listAudit({ limit: 100, keyId: old.id })).entries.find((e) => e.action === 'key.rotate')!
+      const entry = (await h.storage.audit.list({ limit: 100, keyId: old.id })).entries.find((e) => e.action === 'key.rotate')!
       assert.deepEqual(entry.details, {
         successorId: view.id,
         graceSeconds: 3600,
@@ -365,9 +374,9 @@ for (const engine of STORE_ENGINES) {
       assert.equal((await h.service.getKey(view.id)).state, 'revoked')
       assert.equal(again.view.quotaId, old.id)
       for (const bad of [-1, 604_801, 1.5, Number.NaN])
-        await rejectsField(h.service.rotateKey(again.view.id, { graceSeconds: bad }, CLI), 'graceSeconds')
+        await rejectsField(h.service.rotateKey(again.view.id, { graceSeconds: bad }, CLI), 'gracePeriodSeconds')
       await conflicts(h.service.rotateKey(view.id, { graceSeconds: 10 }, CLI), view.id, /is revoked/)
-      await assert.rejects(h.service.rotateKey('key_nope', { graceSeconds: 10 }, CLI), KeyNotFoundError)
+      await assert.rejects(h.service.rotateKey('key_nope', { graceSeconds: 10 }, CLI), NOT_FOUND)
     })
 
     test('rotate is all or nothing: a successor that cannot be inserted leaves the old key, the change log and the audit log as they were', async (t) => {
@@ -381,13 +390,13 @@ for (const engine of STORE_ENGINES) {
       await assert.rejects(
         h.storage.keys.rotateKey(
           { id: a.view.id, expectedUpdatedAt: before!.updatedAt, successor, expiresAt: TEST_NOW + 1000, revokedAt: null, at: TEST_NOW + 1 },
-          { at: TEST_NOW, actor: CLI.actor, action: 'key.rotate', keyId: a.view.id, details: {}, requestId: null },
+          { audit: [{ at: TEST_NOW, actor: CLI.actor, action: 'key.rotate', keyId: a.view.id, details: {}, requestId: null }] },
         ),
       )
       assert.deepEqual(await h.storage.keys.findKeyById(a.view.id), before)
       assert.equal(await h.storage.keys.findKeyById('key_successor'), undefined)
       assert.deepEqual((await h.storage.keys.changesSince(cursor)).hashes, [])
-      assert.equal((await h.service.listAudit({ limit: 100 })).entries.length, 2)
+      assert.equal((await h.storage.audit.list({ limit: 100 })).entries.length, 2)
     })
 
     test('revoke is idempotent and keeps the first time; usage peeks the quota; last use is the later of stored and pending', async (t) => {
@@ -415,7 +424,7 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual([second.alreadyRevoked, second.view.revokedAt], [true, TEST_NOW + 1000])
       // A repeated revoke changes nothing, but succeeds: on record like every successful call.
       assert.deepEqual(
-        (await h.service.listAudit({ limit: 100, keyId: view.id })).entries.map((e) => [e.action, e.at, e.actor.type, e.details]),
+        (await h.storage.audit.list({ limit: 100, keyId: view.id })).entries.map((e) => [e.action, e.at, e.actor.type, e.details]),
         [
           ['key.create', TEST_NOW, 'cli', { name: 'a', plan: 'free', perMinute: 60, perDay: 1000, expiresAt: null }],
           ['key.revoke', TEST_NOW + 1000, 'cli', {}],
@@ -423,8 +432,8 @@ for (const engine of STORE_ENGINES) {
         ],
       )
       assert.equal((await h.service.getKey(view.id)).revokedAt, TEST_NOW + 1000, 'the first revocation time kept')
-      await assert.rejects(h.service.revokeKey('key_nope', CLI), KeyNotFoundError)
-      await assert.rejects(h.service.keyUsage('key_nope'), KeyNotFoundError)
+      await assert.rejects(h.service.revokeKey('key_nope', CLI), NOT_FOUND)
+      await assert.rejects(h.service.keyUsage('key_nope'), NOT_FOUND)
     })
 
     test('revoke takes the keys of the rotation chain still in their grace period: in the answer, the audit log and the cache', async (t) => {
@@ -451,7 +460,7 @@ for (const engine of STORE_ENGINES) {
       )
       assert.equal((await h.service.getKey(d.view.id)).state, 'active')
       assert.deepEqual(h.forgotten.map((f) => f.hash).sort(), [a.key, b.key, c.key].map(hashKey).sort(), 'each dropped from the cache')
-      const audit = await h.service.listAudit({ limit: 100, action: 'key.revoke' })
+      const audit = await h.storage.audit.list({ limit: 100, action: 'key.revoke' })
       assert.deepEqual(
         audit.entries.map((e) => [e.keyId, e.details, e.actor.id, e.requestId]),
         [
@@ -462,6 +471,30 @@ for (const engine of STORE_ENGINES) {
       )
       const current = await h.service.revokeKey(d.view.id, CLI)
       assert.deepEqual([current.alreadyRevoked, current.alsoRevoked], [false, []], 'no grace left to end')
+    })
+
+    test("a repeated revoke that ends a grace period, and a leak's report, are written in the revocation's transaction", async (t) => {
+      // Only the revocation's own transaction writes: a write of its own (as a read's) fails here.
+      const h = await harness(t, engine.open, () => ({ write: () => Promise.reject(new Error('no write of its own')) }))
+      if (!h) return
+      const a = await h.service.createKey({ plan: 'free', name: 'chain' }, CLI)
+      const b = await h.service.rotateKey(a.view.id, { graceSeconds: 600 }, CLI)
+      // b is revoked by its rotation (no grace) while a is still in its grace.
+      const c = await h.service.rotateKey(b.view.id, { graceSeconds: 0 }, CLI)
+      const again = await h.service.revokeKey(b.view.id, ADMIN)
+      assert.deepEqual([again.alreadyRevoked, again.alsoRevoked.map((k) => k.id)], [true, [a.view.id]])
+      const leaked = await h.service.reportLeak(c.key, { action: 'revoke', url: 'https://example.com/leak', source: 'content' }, ADMIN)
+      assert.equal(leaked?.state, 'revoked')
+      const entries = (await h.storage.audit.list({ limit: 100, order: 'desc' })).entries.slice(0, 4).reverse()
+      assert.deepEqual(
+        entries.map((e) => [e.action, e.keyId, e.details]),
+        [
+          ['key.revoke', b.view.id, { alreadyRevoked: true, alsoRevoked: [a.view.id] }],
+          ['key.revoke', a.view.id, { revokedWith: b.view.id }],
+          ['key.leak_reported', c.view.id, { url: 'https://example.com/leak', source: 'content', action: 'revoke', state: 'active' }],
+          ['key.revoke', c.view.id, { leakUrl: 'https://example.com/leak' }],
+        ],
+      )
     })
 
     test('concurrent updates of one key lose nothing: each applies on the state the other left', async (t) => {
@@ -475,7 +508,7 @@ for (const engine of STORE_ENGINES) {
       ])
       const after = await h.service.getKey(view.id)
       assert.deepEqual([after.name, after.metadata, after.plan, after.perMinute], ['renamed', { m: 1 }, 'pro', 300])
-      assert.equal((await h.service.listAudit({ limit: 100, keyId: view.id })).entries.length, 4)
+      assert.equal((await h.storage.audit.list({ limit: 100, keyId: view.id })).entries.length, 4)
     })
 
     test('recordLastUsed writes a whole batch at once; the audit log pages by seq', async (t) => {
@@ -485,9 +518,9 @@ for (const engine of STORE_ENGINES) {
       for (let i = 0; i < 5; i++) views.push((await h.service.createKey({ plan: 'free', name: `k${i}` }, CLI)).view)
       await h.storage.keys.recordLastUsed(new Map(views.map((v, i) => [v.id, TEST_NOW + i])))
       for (const [i, v] of views.entries()) assert.equal((await h.service.getKey(v.id)).lastUsedAt, TEST_NOW + i)
-      const first = await h.service.listAudit({ limit: 2 })
+      const first = await h.storage.audit.list({ limit: 2 })
       assert.equal(first.entries.length, 2)
-      const rest = await h.service.listAudit({ limit: 10, after: first.nextAfter! })
+      const rest = await h.storage.audit.list({ limit: 10, after: first.nextAfter! })
       assert.equal(rest.nextAfter, null)
       assert.deepEqual(
         [...first.entries, ...rest.entries].map((e) => e.keyId),
@@ -519,7 +552,7 @@ for (const engine of STORE_ENGINES) {
       assert.equal(forgotten.length, 3)
       assert.equal(forgotten[2]!.hash, hashKey(other))
       assert.notEqual((await forgotten[2]!.stored)?.revokedAt, null, 'told once the revocation was committed')
-      await assert.rejects(service.revokeKey('key_doesnotexist0000', ADMIN), KeyNotFoundError)
+      await assert.rejects(service.revokeKey('key_doesnotexist0000', ADMIN), NOT_FOUND)
       assert.equal(forgotten.length, 3, 'an unknown id tells nothing')
     })
 

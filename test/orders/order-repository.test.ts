@@ -136,15 +136,10 @@ for (const engine of STORE_ENGINES) {
       const { orders } = storage
       const actor = { type: 'admin_token' as const, id: 'adm_test' }
       const entry = (o: { id: number; keyId: string | null }) => ({
-        at: T0,
-        actor,
-        action: 'order.cancel' as const,
-        keyId: o.keyId,
-        details: { orderId: String(o.id) },
-        requestId: 'r1',
+        audit: [{ at: T0, actor, action: 'order.cancel' as const, keyId: o.keyId, details: { orderId: String(o.id) }, requestId: 'r1' }],
       })
       const kept = await placed(orders, await pet(storage, 'available'))
-      const cancelled = await orders.changeOrder(kept.id, 'cancel', { audit: entry })
+      const cancelled = await orders.changeOrder(kept.id, 'cancel', { recorded: entry })
       assert.equal(cancelled.outcome, 'changed')
       const written = await storage.audit.list({ limit: 10, action: 'order.cancel' })
       assert.deepEqual(
@@ -156,7 +151,7 @@ for (const engine of STORE_ENGINES) {
       const other = await placed(orders, otherPet)
       await assert.rejects(
         orders.changeOrder(other.id, 'cancel', {
-          audit: () => {
+          recorded: () => {
             throw new Error('audit log unavailable')
           },
         }),
@@ -166,7 +161,7 @@ for (const engine of STORE_ENGINES) {
       assert.equal((await storage.pets.getPet(otherPet))?.status, 'pending', 'its animal still held')
       assert.equal((await storage.audit.list({ limit: 10, action: 'order.cancel' })).entries.length, 1)
       // A refused change writes no entry.
-      assert.equal((await orders.changeOrder(kept.id, 'cancel', { audit: entry })).outcome, 'not_placed')
+      assert.equal((await orders.changeOrder(kept.id, 'cancel', { recorded: entry })).outcome, 'not_placed')
       assert.equal((await storage.audit.list({ limit: 10, action: 'order.cancel' })).entries.length, 1)
     })
 

@@ -10,13 +10,8 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, type TestContext, test } from 'node:test'
 import pg from 'pg'
-import {
-  AUDIT_READ_ACTIONS,
-  type AuditAction,
-  type AuditEntry,
-  type AuditQuery,
-  type AuditRepository,
-} from '../../src/keys/administration.js'
+import { AUDIT_READ_ACTIONS, type AuditAction } from '../../src/changes/audit-actions.js'
+import type { AuditEntry, AuditQuery, AuditRepository } from '../../src/changes/audit-log.js'
 import type { AuditScanLimits } from '../../src/storage/audit-query.js'
 import { PostgresAuditRepository } from '../../src/storage/postgres/audit-repository.js'
 import { clientConfig, Db } from '../../src/storage/postgres/connection.js'
@@ -95,7 +90,7 @@ for (const engine of ENGINES) {
     test('every combination of filters, both orders, page by page: exactly the entries selected', async (t) => {
       const repo = await engine.open(t)
       if (repo === undefined) return
-      for (const entry of LOG) await repo.append(entry)
+      for (const entry of LOG) await repo.write({ audit: [entry] })
       const names = Object.keys(FILTERS) as Array<keyof typeof FILTERS>
       let shortPages = 0
       for (let mask = 0; mask < 1 << names.length; mask++) {
@@ -133,7 +128,7 @@ for (const engine of ENGINES) {
     test('an empty time range, and a cursor past the end, list nothing and end', async (t) => {
       const repo = await engine.open(t)
       if (repo === undefined) return
-      for (const entry of LOG.slice(0, 30)) await repo.append(entry)
+      for (const entry of LOG.slice(0, 30)) await repo.write({ audit: [entry] })
       assert.deepEqual(await repo.list({ limit: 5, from: T0 + 3_600_000 }), { entries: [], nextAfter: null })
       assert.deepEqual(await repo.list({ limit: 5, after: 30, actorId: 'adm_1', action: 'key.read' }), { entries: [], nextAfter: null })
       assert.deepEqual(await repo.list({ limit: 5, order: 'desc', after: 1, kind: 'read' }), { entries: [], nextAfter: null })

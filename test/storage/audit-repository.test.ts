@@ -1,7 +1,8 @@
 /** The audit log in storage (Storage.audit): filters, order and paging, the same on SQLite and PostgreSQL. */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { AuditAction, AuditEntry, AuditQuery } from '../../src/keys/administration.js'
+import type { AuditAction } from '../../src/changes/audit-actions.js'
+import type { AuditEntry, AuditQuery } from '../../src/changes/audit-log.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { STORE_ENGINES } from '../helpers/stores.js'
 
@@ -23,7 +24,7 @@ const LOG: Array<[AuditAction, string | null, 'admin_token' | 'cli' | 'system', 
 
 async function fill(storage: Storage): Promise<void> {
   for (const [i, [action, keyId, type, id]] of LOG.entries()) {
-    await storage.audit.append({ at: T0 + i * 1000, actor: { type, id }, action, keyId, details: { i }, requestId: null })
+    await storage.audit.write({ audit: [{ at: T0 + i * 1000, actor: { type, id }, action, keyId, details: { i }, requestId: null }] })
   }
 }
 

@@ -7,9 +7,10 @@ import { join } from 'node:path'
 import { describe, type TestContext, test } from 'node:test'
 import Database from 'better-sqlite3'
 import pg from 'pg'
+import type { RecordedChange } from '../../src/changes/audit-log.js'
 import { type ApiKeyRecord, generateKey, hashKey } from '../../src/keys/api-key.js'
 import { KeyResolver } from '../../src/keys/key-resolver.js'
-import type { AuditDraft, KeyRevocation } from '../../src/keys/repository.js'
+import type { KeyRevocation } from '../../src/keys/repository.js'
 import type { Pet } from '../../src/pets/schemas.js'
 import { INT64_MAX, INT64_MIN } from '../../src/shared/int64.js'
 import { StorageUnavailableError } from '../../src/shared/outages.js'
@@ -341,18 +342,20 @@ for (const engine of ENGINES) {
         await keys.insertKey({ ...k, rotatedTo, expiresAt })
       await keys.insertKey(other)
       const start = (await keys.changesSince(null)).cursor
-      const audit = (revocation: KeyRevocation): AuditDraft[] => [
-        {
-          at,
-          actor: { type: 'cli', id: 'tester' },
-          action: 'key.revoke',
-          keyId: d.id,
-          details: { graces: revocation.graces.length },
-          requestId: null,
-        },
-      ]
+      const recorded = (revocation: KeyRevocation): RecordedChange => ({
+        audit: [
+          {
+            at,
+            actor: { type: 'cli', id: 'tester' },
+            action: 'key.revoke',
+            keyId: d.id,
+            details: { revoked: revocation.revoked, graces: revocation.graces.length },
+            requestId: null,
+          },
+        ],
+      })
 
-      const revocation = await keys.revokeKey(d.id, at, audit)
+      const revocation = await keys.revokeKey(d.id, at, recorded)
       assert.equal(revocation.revoked, true)
       assert.deepEqual(revocation.graces.map((k) => [k.id, k.revokedAt, k.updatedAt]).sort(), [
         [b.id, at, at],
@@ -365,14 +368,22 @@ for (const engine of ENGINES) {
       const entries = await h.storage.audit.list({ limit: 10, action: 'key.revoke' })
       assert.deepEqual(
         entries.entries.map((e) => [e.keyId, e.details]),
-        [[d.id, { graces: 2 }]],
+        [[d.id, { revoked: true, graces: 2 }]],
         'the entries the caller made, in the transaction',
       )
 
-      // Nothing left to revoke: nothing written, not even the audit entries.
-      assert.deepEqual(await keys.revokeKey(d.id, at + 1, audit), { revoked: false, graces: [] })
-      assert.deepEqual(await keys.revokeKey('key_unknown', at + 1, audit), { revoked: false, graces: [] })
-      assert.equal((await h.storage.audit.list({ limit: 10, action: 'key.revoke' })).entries.length, 1)
+      // Nothing left to revoke: no key and no change-log row is written, but what the caller records
+      // of a repeat is (the key service's `alreadyRevoked` entry), in the revocation's transaction.
+      const again = (await keys.changesSince(null)).cursor
+      assert.deepEqual(await keys.revokeKey(d.id, at + 1, recorded), { revoked: false, graces: [] })
+      assert.deepEqual((await keys.changesSince(again)).hashes, [])
+      assert.deepEqual(
+        (await h.storage.audit.list({ limit: 10, action: 'key.revoke' })).entries.map((e) => e.details),
+        [
+          { revoked: true, graces: 2 },
+          { revoked: false, graces: 0 },
+        ],
+      )
     })
 
     test('a duplicate key hash is rejected as an ordinary error, not as unavailability', async (t) => {

@@ -1,6 +1,7 @@
 /** Usage history in storage (Storage.usage), the same behaviour on SQLite and PostgreSQL. */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { ChangeRecorder } from '../../src/changes/change-recorder.js'
 import { ManualClock } from '../../src/shared/clock.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { HOUR_MS, MINUTE_MS, type UsageCounts, zeroCounts } from '../../src/usage/counts.js'
@@ -99,7 +100,7 @@ for (const engine of STORE_ENGINES) {
       const history = new UsageHistory({
         usage: storage.usage,
         keys: storage.keys,
-        audit: storage.audit,
+        recorder: new ChangeRecorder(storage.audit, new ManualClock(T0 + 5 * MINUTE_MS + 1)),
         clock: new ManualClock(T0 + 5 * MINUTE_MS + 1),
         pending: recorder,
       })
@@ -123,7 +124,10 @@ for (const engine of STORE_ENGINES) {
       assert.equal(defaults.at(-1)?.start, T0)
       assert.deepEqual(defaults.at(-1)?.counts, counts({ allowed: 1, rateLimited: 1, status2xx: 1, status4xx: 1 }))
       assert.deepEqual(await storage.usage.quotaKeyIds(record.quotaId), [record.id])
-      await assert.rejects(history.history('key_0000000000000000', { granularity: 'minute', scope: 'key' }), { name: 'KeyNotFoundError' })
+      await assert.rejects(history.history('key_0000000000000000', { granularity: 'minute', scope: 'key' }), {
+        name: 'Refusal',
+        kind: 'not_found',
+      })
     })
 
     test('top: by requests or rate limited over hour rows, keys with none of the measure left out, pending merged exactly', async (t) => {
@@ -165,7 +169,7 @@ for (const engine of STORE_ENGINES) {
       const history = new UsageHistory({
         usage: storage.usage,
         keys: storage.keys,
-        audit: storage.audit,
+        recorder: new ChangeRecorder(storage.audit, new ManualClock(T0 + 1)),
         clock: new ManualClock(T0 + 1),
         pending: recorder,
       })
@@ -192,7 +196,7 @@ for (const engine of STORE_ENGINES) {
       const history = new UsageHistory({
         usage: storage.usage,
         keys: storage.keys,
-        audit: storage.audit,
+        recorder: new ChangeRecorder(storage.audit, new ManualClock(T0 + 1)),
         clock: new ManualClock(T0 + 1),
         pending: recorder,
       })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { KeyInputError } from '../../src/keys/administration.js'
+import { Refusal } from '../../src/shared/refusal.js'
 import { HOUR_MS, MINUTE_MS, statusClassIndex } from '../../src/usage/counts.js'
 import { bucketRange } from '../../src/usage/range.js'
 
@@ -29,12 +29,12 @@ test('at most 1440 minutes and 2160 hours; reversed or empty is refused naming t
   assert.doesNotThrow(() => bucketRange('minute', NOW - 1440 * MINUTE_MS, NOW, NOW))
   assert.throws(
     () => bucketRange('minute', NOW - 1441 * MINUTE_MS, NOW, NOW),
-    (e: unknown) => e instanceof KeyInputError && e.field === 'from' && /at most 1440/.test(e.message),
+    (e: unknown) => e instanceof Refusal && e.kind === 'invalid' && e.field === 'from' && /at most 1440/.test(e.message),
   )
   assert.doesNotThrow(() => bucketRange('hour', NOW - 2160 * HOUR_MS, NOW, NOW))
   assert.throws(
     () => bucketRange('hour', NOW - 2161 * HOUR_MS, NOW, NOW),
-    (e: unknown) => e instanceof KeyInputError && e.field === 'from',
+    (e: unknown) => e instanceof Refusal && e.kind === 'invalid' && e.field === 'from',
   )
   assert.deepEqual(
     bucketRange('minute', undefined, NOW - 86_400_000, NOW),
@@ -43,7 +43,7 @@ test('at most 1440 minutes and 2160 hours; reversed or empty is refused naming t
   )
   assert.throws(
     () => bucketRange('minute', NOW, NOW - MINUTE_MS, NOW),
-    (e: unknown) => e instanceof KeyInputError && e.field === 'from',
+    (e: unknown) => e instanceof Refusal && e.kind === 'invalid' && e.field === 'from',
   )
   assert.throws(() => bucketRange('minute', NOW, NOW + 1, NOW), /earlier than to/, 'the same minute after truncation: empty')
 })

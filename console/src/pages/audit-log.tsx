@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS } from '../../../src/keys/audit-actions.js'
+import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS } from '../../../src/changes/audit-actions.js'
 import { type AuditEntry, type AuditQuery, api } from '../api.js'
 import { ErrorNote, Field, useLoad } from '../components.js'
 import { time } from '../format.js'

@@ -1,7 +1,6 @@
 import { Type } from 'typebox'
-import { AdminTokenInputError, adminTokenJson } from '../../admin-tokens/admin-tokens.js'
+import { adminTokenJson } from '../../admin-tokens/admin-tokens.js'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
-import { ApiError } from '../../shared/errors.js'
 import { ADMIN_AUTH, type AdminApp, changeContext, errorResponses } from '../common/routes.js'
 import { ref } from '../common/schemas.js'
 import { type AdminTokenRoutesOptions, AdminTokenSummarySchema, role, tags, tokenName } from './schemas.js'
@@ -21,16 +20,6 @@ export const CreatedAdminTokenSchema = Type.Object(
   },
   { $id: 'CreatedAdminToken', title: 'CreatedAdminToken', additionalProperties: false },
 )
-
-/** The service's input refusals in the API's words: the field, not the CLI's flag. */
-export async function asApiInput<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work()
-  } catch (error) {
-    if (error instanceof AdminTokenInputError) throw new ApiError('invalid_request', error.message.replace(/^--/, ''))
-    throw error
-  }
-}
 
 /**
  * POST /admin-tokens (createAdminToken): the CLI's `admin-tokens create` (the same function,
@@ -62,8 +51,10 @@ export function createAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
     },
     async (request, reply) => {
       const { actor } = changeContext(request)
-      const { token, record } = await asApiInput(() =>
-        options.adminTokens.create({ ...request.body, by: request.adminToken! }, { actor, requestId: request.id }, options.now()),
+      const { token, record } = await options.adminTokens.create(
+        { ...request.body, by: request.adminToken! },
+        { actor, requestId: request.id },
+        options.now(),
       )
       return reply.code(201).send({ token, adminToken: adminTokenJson(record) })
     },

@@ -66,7 +66,6 @@ export function revokeAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
       const { actor } = changeContext(request)
       // This process's cache at once (the service); the others from the change log.
       const outcome = await options.adminTokens.revoke(tokenId, { actor, requestId: request.id }, options.now(), request.adminToken!)
-      if (outcome === undefined) throw new ApiError('not_found', `No admin token with id ${tokenId}`)
       return {
         adminToken: adminTokenJson(outcome.record),
         alreadyRevoked: outcome.alreadyRevoked,

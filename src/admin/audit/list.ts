@@ -1,17 +1,9 @@
+import { AUDIT_SCAN_LIMIT, AUDIT_TIME_DETAILS, AUDIT_TIME_RANGE_LIMIT, type AuditEntry } from '../../changes/audit-log.js'
+import type { AuditLogService } from '../../changes/audit-log-service.js'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
-import { AUDIT_SCAN_LIMIT, AUDIT_TIME_DETAILS, AUDIT_TIME_RANGE_LIMIT, type AuditEntry } from '../../keys/administration.js'
-import {
-  ADMIN_AUTH,
-  ADMIN_PREFIX,
-  type AdminApp,
-  type AdminRoutesOptions,
-  changeContext,
-  errorResponses,
-  link,
-  linkHeaderDoc,
-} from '../common/routes.js'
+import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, changeContext, errorResponses, link, linkHeaderDoc } from '../common/routes.js'
 import { ADMIN_LIST_LIMIT, ref } from '../common/schemas.js'
-import { callService, iso, parseTime } from '../common/views.js'
+import { iso, parseTime } from '../common/views.js'
 import { type AuditEntryJson, AuditPageSchema, ListAuditQuery } from './schemas.js'
 
 export function auditJson(entry: AuditEntry): AuditEntryJson {
@@ -36,8 +28,13 @@ function detailsJson(details: Record<string, unknown>): Record<string, unknown> 
   return json
 }
 
+/** What the audit log resource needs: the log's reader. */
+export interface AdminAuditOptions {
+  auditLog: AuditLogService
+}
+
 /** GET /audit-log (listAuditLog). */
-export function listAuditLog(app: AdminApp, { admin }: AdminRoutesOptions): void {
+export function listAuditLog(app: AdminApp, { auditLog }: AdminAuditOptions): void {
   app.get(
     '/audit-log',
     {
@@ -64,7 +61,7 @@ export function listAuditLog(app: AdminApp, { admin }: AdminRoutesOptions): void
       const { limit = ADMIN_LIST_LIMIT.default, order, after, keyId, action, kind, actorType, actor, from, to } = request.query
       const filters = { order, keyId, action, kind, actorType, actorId: actor }
       const bounds = { from: parseTime('from', from) ?? undefined, to: parseTime('to', to) ?? undefined }
-      const page = await callService(() => admin.listAudit({ limit, after, ...filters, ...bounds }, changeContext(request)))
+      const page = await auditLog.list({ limit, after, ...filters, ...bounds }, changeContext(request))
       if (page.nextAfter !== null)
         reply.header(
           'link',

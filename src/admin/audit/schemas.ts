@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
-import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_KINDS, AUDIT_READ_ACTIONS, LIST_ORDERS } from '../../keys/administration.js'
+import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS } from '../../changes/audit-actions.js'
+import { AUDIT_KINDS, LIST_ORDERS } from '../../changes/audit-log.js'
 import { keyId, pageLimit, ref, time } from '../common/schemas.js'
 
 /** The audit log's shapes: an entry, a page of them, and the listing's filters. */

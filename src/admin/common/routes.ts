@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
+import type { ChangeContext } from '../../changes/audit-log.js'
 import { errorResponses as sharedErrorResponses } from '../../http/openapi-docs.js'
-import type { ChangeContext, KeyAdministration } from '../../keys/administration.js'
+import type { KeyAdministration } from '../../keys/administration.js'
 import type { UsageHistory } from '../../usage/usage-history.js'
 
 /** What every operation of the admin API shares: where it is mounted, its services, its route config and documented answers. */

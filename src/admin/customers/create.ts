@@ -2,7 +2,6 @@ import { type Static, Type } from 'typebox'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, changeContext, errorResponses } from '../common/routes.js'
 import { plan, ref } from '../common/schemas.js'
-import { callService } from '../common/views.js'
 import { AdminCustomerSchema, type AdminCustomersOptions, customerName, limit, metadata, tags } from './schemas.js'
 import { customerJson } from './views.js'
 
@@ -46,7 +45,7 @@ export function createCustomer(app: AdminApp, { customers }: AdminCustomersOptio
       },
     },
     async (request, reply) => {
-      const created = await callService(() => customers.createCustomer(request.body, changeContext(request)))
+      const created = await customers.createCustomer(request.body, changeContext(request))
       return reply.code(201).header('location', `${ADMIN_PREFIX}/customers/${created.id}`).send(customerJson(created))
     },
   )

@@ -1,7 +1,6 @@
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, type AdminApp, changeContext, errorResponses } from '../common/routes.js'
 import { ref } from '../common/schemas.js'
-import { callService } from '../common/views.js'
 import { AdminCustomerSchema, type AdminCustomersOptions, CustomerIdParams, tags } from './schemas.js'
 import { customerJson } from './views.js'
 
@@ -23,6 +22,6 @@ export function getCustomer(app: AdminApp, { customers }: AdminCustomersOptions)
         },
       },
     },
-    async (request) => customerJson(await callService(() => customers.getCustomer(request.params.customerId, changeContext(request)))),
+    async (request) => customerJson(await customers.getCustomer(request.params.customerId, changeContext(request))),
   )
 }

@@ -2,7 +2,6 @@ import { Type } from 'typebox'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, changeContext, errorResponses, link, linkHeaderDoc } from '../common/routes.js'
 import { ADMIN_LIST_LIMIT, customerId, pageLimit, plan, ref } from '../common/schemas.js'
-import { callService } from '../common/views.js'
 import { AdminCustomerSchema, type AdminCustomersOptions, tags } from './schemas.js'
 import { customerJson } from './views.js'
 
@@ -50,7 +49,7 @@ export function listCustomers(app: AdminApp, { customers }: AdminCustomersOption
     },
     async (request, reply) => {
       const { limit = ADMIN_LIST_LIMIT.default, after, plan, name } = request.query
-      const page = await callService(() => customers.listCustomers({ limit, after, plan, name }, changeContext(request)))
+      const page = await customers.listCustomers({ limit, after, plan, name }, changeContext(request))
       if (page.nextAfter !== null) reply.header('link', link(`${ADMIN_PREFIX}/customers`, { limit, plan, name, after: page.nextAfter }))
       return { data: page.customers.map(customerJson), nextAfter: page.nextAfter }
     },

@@ -3,7 +3,6 @@ import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ApiError } from '../../shared/errors.js'
 import { ADMIN_AUTH, type AdminApp, changeContext, errorResponses } from '../common/routes.js'
 import { plan, ref } from '../common/schemas.js'
-import { callService } from '../common/views.js'
 import { AdminCustomerSchema, type AdminCustomersOptions, CustomerIdParams, customerName, limit, metadata, tags } from './schemas.js'
 import { customerJson } from './views.js'
 
@@ -48,9 +47,7 @@ export function updateCustomer(app: AdminApp, { customers }: AdminCustomersOptio
     async (request) => {
       if (Object.keys(request.body).length === 0)
         throw new ApiError('invalid_request', 'body must name at least one field to change: name, plan, perMinute, perDay, metadata')
-      return customerJson(
-        await callService(() => customers.updateCustomer(request.params.customerId, request.body, changeContext(request))),
-      )
+      return customerJson(await customers.updateCustomer(request.params.customerId, request.body, changeContext(request)))
     },
   )
 }

@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import type { UsageBucket } from '../../usage/repository.js'
 import { ADMIN_AUTH, type AdminApp, changeContext, errorResponses } from '../common/routes.js'
-import { callService, iso, parseTime } from '../common/views.js'
+import { iso, parseTime } from '../common/views.js'
 import { type AdminCustomersOptions, CustomerIdParams, tags } from './schemas.js'
 
 // No `format` in request schemas: the validator has no formats; the handler parses the time.
@@ -51,12 +51,10 @@ export function getCustomerUsageHistory(app: AdminApp, { customers }: AdminCusto
     },
     async (request) => {
       const { granularity = 'minute', from, to } = request.query
-      const buckets = await callService(() =>
-        customers.usageHistory(
-          request.params.customerId,
-          { granularity, from: parseTime('from', from) ?? undefined, to: parseTime('to', to) ?? undefined },
-          changeContext(request),
-        ),
+      const buckets = await customers.usageHistory(
+        request.params.customerId,
+        { granularity, from: parseTime('from', from) ?? undefined, to: parseTime('to', to) ?? undefined },
+        changeContext(request),
       )
       return { data: buckets.map((b) => ({ start: iso(b.start), ...b.counts })) }
     },

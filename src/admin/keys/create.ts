@@ -2,7 +2,7 @@ import { type Static, Type } from 'typebox'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { customerId, plan, ref } from '../common/schemas.js'
-import { callService, parseTime } from '../common/views.js'
+import { parseTime } from '../common/views.js'
 import { AdminKeySchema, expiresAt, keyName, limit, metadata, scopes, secret, tags } from './schemas.js'
 import { assertStorableJson, createdKeyJson } from './views.js'
 
@@ -58,9 +58,7 @@ export function createKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
     async (request, reply) => {
       const { expiresAt, metadata, ...rest } = request.body
       if (metadata !== undefined) assertStorableJson(metadata, 'metadata')
-      const created = await callService(() =>
-        admin.createKey({ ...rest, expiresAt: parseTime('expiresAt', expiresAt), metadata }, changeContext(request)),
-      )
+      const created = await admin.createKey({ ...rest, expiresAt: parseTime('expiresAt', expiresAt), metadata }, changeContext(request))
       return reply.code(201).header('location', `${ADMIN_PREFIX}/keys/${created.view.id}`).send(createdKeyJson(created))
     },
   )

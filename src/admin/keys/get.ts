@@ -1,7 +1,6 @@
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { KeyIdParams, ref } from '../common/schemas.js'
-import { callService } from '../common/views.js'
 import { AdminKeySchema, tags } from './schemas.js'
 import { keyJson } from './views.js'
 
@@ -22,6 +21,6 @@ export function getKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
         },
       },
     },
-    async (request) => keyJson(await callService(() => admin.getKey(request.params.keyId, changeContext(request)))),
+    async (request) => keyJson(await admin.getKey(request.params.keyId, changeContext(request))),
   )
 }

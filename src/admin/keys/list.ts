@@ -12,7 +12,6 @@ import {
   linkHeaderDoc,
 } from '../common/routes.js'
 import { ADMIN_LIST_LIMIT, customerId, keyId, pageLimit, plan, ref } from '../common/schemas.js'
-import { callService } from '../common/views.js'
 import { AdminKeySchema, tags } from './schemas.js'
 import { keyPageJson } from './views.js'
 
@@ -68,7 +67,7 @@ export function listKeys(app: AdminApp, { admin }: AdminRoutesOptions): void {
     },
     async (request, reply) => {
       const { limit = ADMIN_LIST_LIMIT.default, after, plan, customerId, state, name } = request.query
-      const page = await callService(() => admin.listKeys({ limit, after, plan, customerId, state, name }, changeContext(request)))
+      const page = await admin.listKeys({ limit, after, plan, customerId, state, name }, changeContext(request))
       if (page.nextAfter !== null) {
         reply.header('link', link(`${ADMIN_PREFIX}/keys`, { limit, plan, customerId, state, name, after: page.nextAfter }))
       }

@@ -4,7 +4,6 @@ import { ApiError } from '../../shared/errors.js'
 import { displayPrefix } from '../../shared/key-redaction.js'
 import { ADMIN_AUTH, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { ADMIN_LIST_LIMIT, keyId, ref } from '../common/schemas.js'
-import { callService } from '../common/views.js'
 import { KeyPageSchema } from './list.js'
 import { AdminKeySchema, tags } from './schemas.js'
 import { keyJson, keyPageJson } from './views.js'
@@ -91,10 +90,10 @@ export function lookupKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
       if (key !== undefined) {
         if (limit !== undefined || after !== undefined)
           throw new ApiError('invalid_request', `${limit !== undefined ? 'limit' : 'after'}: only with prefix`)
-        return keyJson(await callService(() => admin.lookupKey(key, changeContext(request))))
+        return keyJson(await admin.lookupKey(key, changeContext(request)))
       }
       const query = { prefix: displayPrefix(prefix!), limit: limit ?? ADMIN_LIST_LIMIT.default, after }
-      return keyPageJson(await callService(() => admin.listKeys(query, changeContext(request))))
+      return keyPageJson(await admin.listKeys(query, changeContext(request)))
     },
   )
 }

@@ -3,7 +3,6 @@ import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ApiError } from '../../shared/errors.js'
 import { ADMIN_AUTH, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { KeyIdParams, ref } from '../common/schemas.js'
-import { callService } from '../common/views.js'
 import { AdminKeySchema, tags } from './schemas.js'
 import { revokedKeyJson } from './views.js'
 
@@ -48,7 +47,7 @@ export function revokeKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
       if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)) {
         throw new ApiError('invalid_request', 'revoke takes no body: send none, or {}')
       }
-      return revokedKeyJson(await callService(() => admin.revokeKey(request.params.keyId, changeContext(request))))
+      return revokedKeyJson(await admin.revokeKey(request.params.keyId, changeContext(request)))
     },
   )
 }

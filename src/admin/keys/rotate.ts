@@ -3,7 +3,6 @@ import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { MAX_GRACE_SECONDS } from '../../keys/administration.js'
 import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { KeyIdParams, ref } from '../common/schemas.js'
-import { callService } from '../common/views.js'
 import { type AdminKey, AdminKeySchema, secret, tags } from './schemas.js'
 import { rotatedKeyJson } from './views.js'
 
@@ -56,9 +55,7 @@ export function rotateKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
       },
     },
     async (request, reply) => {
-      const rotated = await callService(() =>
-        admin.rotateKey(request.params.keyId, { graceSeconds: request.body.gracePeriodSeconds }, changeContext(request)),
-      )
+      const rotated = await admin.rotateKey(request.params.keyId, { graceSeconds: request.body.gracePeriodSeconds }, changeContext(request))
       return reply.code(201).header('location', `${ADMIN_PREFIX}/keys/${rotated.view.id}`).send(rotatedKeyJson(rotated))
     },
   )

@@ -3,7 +3,7 @@ import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ApiError } from '../../shared/errors.js'
 import { ADMIN_AUTH, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { KeyIdParams, plan, ref } from '../common/schemas.js'
-import { callService, parseTime } from '../common/views.js'
+import { parseTime } from '../common/views.js'
 import { AdminKeySchema, expiresAt, keyName, limit, metadata, scopes, tags } from './schemas.js'
 import { assertStorableJson, keyJson } from './views.js'
 
@@ -64,7 +64,7 @@ export function updateKey(app: AdminApp, { admin }: AdminRoutesOptions): void {
         ...(expiresAt === undefined ? {} : { expiresAt: parseTime('expiresAt', expiresAt) }),
         ...(metadata === undefined ? {} : { metadata }),
       }
-      return keyJson(await callService(() => admin.updateKey(request.params.keyId, patch, changeContext(request))))
+      return keyJson(await admin.updateKey(request.params.keyId, patch, changeContext(request)))
     },
   )
 }

@@ -2,7 +2,6 @@ import { Type } from 'typebox'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { KeyIdParams, nullableTime, ref, time } from '../common/schemas.js'
-import { callService } from '../common/views.js'
 import { tags } from './schemas.js'
 import { usageJson } from './views.js'
 
@@ -60,6 +59,6 @@ export function getKeyUsage(app: AdminApp, { admin }: AdminRoutesOptions): void 
         },
       },
     },
-    async (request) => usageJson(await callService(() => admin.keyUsage(request.params.keyId, changeContext(request)))),
+    async (request) => usageJson(await admin.keyUsage(request.params.keyId, changeContext(request))),
   )
 }

@@ -2,12 +2,12 @@ import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ApiError } from '../../shared/errors.js'
 import { ADMIN_AUTH, type AdminApp, changeContext } from '../common/routes.js'
 import { ref } from '../common/schemas.js'
-import { type AdminOrdersOptions, auditEntry, orderErrorResponses } from './audit.js'
+import { type AdminOrdersOptions, orderErrorResponses } from './options.js'
 import { AdminOrderSchema, OrderIdParams, tags } from './schemas.js'
-import { orderJson, orderNotFound } from './views.js'
+import { orderJson } from './views.js'
 
 /** POST /orders/{orderId}/cancel (cancelAnyOrder): any caller's placed order, as its owner cancels it on /v1. */
-export function cancelOrder(app: AdminApp, options: AdminOrdersOptions): void {
+export function cancelOrder(app: AdminApp, { orders }: AdminOrdersOptions): void {
   app.post(
     '/orders/:orderId/cancel',
     {
@@ -30,17 +30,8 @@ export function cancelOrder(app: AdminApp, options: AdminOrdersOptions): void {
       const body = request.body as unknown
       if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0))
         throw new ApiError('invalid_request', 'cancel takes no body: send none, or {}')
-      const id = request.params.orderId
-      // No owner: an operator may cancel anyone's order. Its audit entry is written in the same
-      // transaction, as a key change's is: no cancel without its entry, nor the reverse.
-      const ctx = changeContext(request)
-      const result = await options.orders.changeOrder(id, 'cancel', {
-        audit: (order) => auditEntry(options, ctx, 'order.cancel', order.keyId, { orderId: String(order.id), owner: order.owner }),
-      })
-      if (result.outcome === 'not_found') throw orderNotFound(id)
-      if (result.outcome === 'not_placed')
-        throw new ApiError('order_not_placed', `Order ${result.order.id} cannot be cancelled: it is ${result.order.status}`)
-      return orderJson(result.order)
+      // No owner: an operator may cancel anyone's order, with its audit entry in the same transaction.
+      return orderJson(await orders.cancel(request.params.orderId, changeContext(request)))
     },
   )
 }

@@ -1,14 +1,12 @@
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
-import type { OrderRepository } from '../../orders/repository.js'
 import { ADMIN_AUTH, type AdminApp, changeContext } from '../common/routes.js'
 import { ref } from '../common/schemas.js'
-import { type AdminOrdersOptions, orderErrorResponses, record } from './audit.js'
+import { type AdminOrdersOptions, orderErrorResponses } from './options.js'
 import { AdminOrderSchema, OrderIdParams, tags } from './schemas.js'
-import { orderJson, orderNotFound } from './views.js'
+import { orderJson } from './views.js'
 
 /** GET /orders/{orderId} (getAnyOrder): any caller's order. */
-export function getOrder(app: AdminApp, options: AdminOrdersOptions): void {
-  const orders: OrderRepository = options.orders
+export function getOrder(app: AdminApp, { orders }: AdminOrdersOptions): void {
   app.get(
     '/orders/:orderId',
     {
@@ -24,12 +22,6 @@ export function getOrder(app: AdminApp, options: AdminOrdersOptions): void {
         },
       },
     },
-    async (request) => {
-      const id = request.params.orderId
-      const order = await orders.getOrder(id)
-      if (order === undefined) throw orderNotFound(id)
-      await record(options, changeContext(request), 'order.read', order.keyId, { orderId: String(id) })
-      return orderJson(order)
-    },
+    async (request) => orderJson(await orders.get(request.params.orderId, changeContext(request))),
   )
 }

@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, changeContext, link, linkHeaderDoc } from '../common/routes.js'
 import { ADMIN_LIST_LIMIT, keyId, pageLimit, ref } from '../common/schemas.js'
-import { type AdminOrdersOptions, orderErrorResponses, record } from './audit.js'
+import { type AdminOrdersOptions, orderErrorResponses } from './options.js'
 import { AdminOrderSchema, orderStatus, tags } from './schemas.js'
 import { orderJson } from './views.js'
 
@@ -34,7 +34,7 @@ export const ListOrdersQuery = Type.Object(
 )
 
 /** GET /orders (listAnyOrders): everyone's orders, as the key list pages keys. */
-export function listOrders(app: AdminApp, options: AdminOrdersOptions): void {
+export function listOrders(app: AdminApp, { orders }: AdminOrdersOptions): void {
   app.get(
     '/orders',
     {
@@ -54,18 +54,10 @@ export function listOrders(app: AdminApp, options: AdminOrdersOptions): void {
     },
     async (request, reply) => {
       const { limit = ADMIN_LIST_LIMIT.default, after, status, keyId } = request.query
-      // One more than the page: whether there is a next page, without a count.
-      const rows = await options.orders.listOrders({ limit: limit + 1, afterId: after, status, keyId })
-      const data = rows.slice(0, limit)
-      const nextAfter = rows.length > limit ? String(data[data.length - 1]!.id) : null
-      // `after` may be a bigint (int64 above 2^53), which JSON cannot hold: the audit details keep its digits.
-      await record(options, changeContext(request), 'order.list', keyId ?? null, {
-        limit,
-        after: after === undefined ? undefined : String(after),
-        status,
-      })
+      const page = await orders.list({ limit, after, status, keyId }, changeContext(request))
+      const { nextAfter } = page
       if (nextAfter !== null) reply.header('link', link(`${ADMIN_PREFIX}/orders`, { limit, status, keyId, after: nextAfter }))
-      return { data: data.map(orderJson), nextAfter }
+      return { data: page.orders.map(orderJson), nextAfter }
     },
   )
 }

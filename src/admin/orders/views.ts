@@ -1,7 +1,5 @@
 import type { Static } from 'typebox'
 import type { OrderRecord } from '../../orders/repository.js'
-import { ApiError } from '../../shared/errors.js'
-import type { Int64 } from '../../shared/int64.js'
 import { iso, isoOrNull } from '../common/views.js'
 import type { AdminOrderSchema } from './schemas.js'
 
@@ -15,5 +13,3 @@ export const orderJson = (r: OrderRecord): Static<typeof AdminOrderSchema> => ({
   expiresAt: iso(r.expiresAt),
   endedAt: isoOrNull(r.endedAt),
 })
-
-export const orderNotFound = (id: Int64) => new ApiError('not_found', `No order with id ${id}`)

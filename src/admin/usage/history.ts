@@ -3,7 +3,7 @@ import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import type { UsageBucket } from '../../usage/repository.js'
 import { ADMIN_AUTH, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { KeyIdParams, ref, time } from '../common/schemas.js'
-import { callService, iso, parseTime } from '../common/views.js'
+import { iso, parseTime } from '../common/views.js'
 import { count, rangeEnd, tags, USAGE_LATENESS, usageCounts } from './schemas.js'
 
 export const UsageBucketSchema = Type.Object(
@@ -81,12 +81,10 @@ export function getKeyUsageHistory(app: AdminApp, { usage }: AdminRoutesOptions)
     },
     async (request) => {
       const { granularity = 'minute', scope = 'key', from, to } = request.query
-      const buckets = await callService(() =>
-        usage.history(
-          request.params.keyId,
-          { granularity, scope, from: parseTime('from', from) ?? undefined, to: parseTime('to', to) ?? undefined },
-          changeContext(request),
-        ),
+      const buckets = await usage.history(
+        request.params.keyId,
+        { granularity, scope, from: parseTime('from', from) ?? undefined, to: parseTime('to', to) ?? undefined },
+        changeContext(request),
       )
       return { data: buckets.map(usageBucketJson) }
     },

@@ -4,7 +4,7 @@ import type { KeyTotals } from '../../usage/repository.js'
 import { requestsOf } from '../../usage/usage-history.js'
 import { ADMIN_AUTH, type AdminApp, type AdminRoutesOptions, changeContext, errorResponses } from '../common/routes.js'
 import { plan, ref } from '../common/schemas.js'
-import { callService, parseTime } from '../common/views.js'
+import { parseTime } from '../common/views.js'
 import { count, rangeEnd, tags, USAGE_LATENESS, usageCounts } from './schemas.js'
 
 export const TopUsageEntrySchema = Type.Object(
@@ -82,8 +82,9 @@ export function listTopUsage(app: AdminApp, { usage }: AdminRoutesOptions): void
     },
     async (request) => {
       const { from, to, by = 'requests', limit = TOP_USAGE_LIMIT.default } = request.query
-      const top = await callService(() =>
-        usage.top({ from: parseTime('from', from) ?? undefined, to: parseTime('to', to) ?? undefined, by, limit }, changeContext(request)),
+      const top = await usage.top(
+        { from: parseTime('from', from) ?? undefined, to: parseTime('to', to) ?? undefined, by, limit },
+        changeContext(request),
       )
       return { data: top.keys.map(topUsageJson) }
     },

@@ -6,7 +6,7 @@ import {
   type AdminTokenRevocation,
   withinRole,
 } from '../../admin-tokens/admin-token-repository.js'
-import type { AuditDraft } from '../../keys/repository.js'
+import type { RecordedChange } from '../../changes/audit-log.js'
 import {
   ADMIN_TOKEN_COLUMNS,
   ADMIN_TOKEN_TREE,
@@ -15,11 +15,9 @@ import {
   revocationOf,
   toAdminTokenRecord,
 } from '../admin-token-row.js'
-import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
 import type { Db } from './connection.js'
 import { logKeyChanges } from './key-change-log.js'
-
-const INSERT_AUDIT = `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+import { writeChange } from './write-change.js'
 
 /**
  * Every change of admin tokens (an insert, a revocation) takes this lock first, one at a time
@@ -34,7 +32,7 @@ export class PostgresAdminTokenRepository implements AdminTokenRepository {
   constructor(private readonly db: Db) {}
 
   /** The key change log carries new admin tokens too: every instance adds the token to its filter of known secrets. */
-  async insert(t: AdminTokenRecord, audit?: AuditDraft): Promise<AdminTokenInsert> {
+  async insert(t: AdminTokenRecord, recorded?: RecordedChange): Promise<AdminTokenInsert> {
     return this.db.transaction(async (client) => {
       await lockTokens(client)
       if (t.createdBy !== null) {
@@ -51,7 +49,7 @@ export class PostgresAdminTokenRepository implements AdminTokenRepository {
         adminTokenValues(t),
       )
       await logKeyChanges(client, [t.hash], t.createdAt)
-      if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit))
+      if (recorded !== undefined) await writeChange(client, recorded)
       return 'inserted'
     })
   }
@@ -69,7 +67,7 @@ export class PostgresAdminTokenRepository implements AdminTokenRepository {
   async revoke(
     id: string,
     at: number,
-    audit?: (revocation: AdminTokenRevocation) => AuditDraft[],
+    recorded?: (revocation: AdminTokenRevocation) => RecordedChange,
   ): Promise<AdminTokenRevocation | undefined> {
     return this.db.transaction(async (client) => {
       await lockTokens(client)
@@ -87,7 +85,7 @@ export class PostgresAdminTokenRepository implements AdminTokenRepository {
           at,
         )
       }
-      for (const entry of audit?.(revocation) ?? []) await client.query(INSERT_AUDIT, auditValues(entry))
+      if (recorded !== undefined) await writeChange(client, recorded(revocation))
       return revocation
     })
   }

@@ -1,8 +1,7 @@
-import type { AuditPage, AuditQuery, AuditRepository } from '../../keys/administration.js'
-import type { AuditDraft } from '../../keys/repository.js'
+import type { AuditPage, AuditQuery, AuditRepository, RecordedChange } from '../../changes/audit-log.js'
 import { AUDIT_SCAN_LIMITS, type AuditScanLimits, listAuditPage } from '../audit-query.js'
-import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
 import type { Db } from './connection.js'
+import { writeChange } from './write-change.js'
 
 export class PostgresAuditRepository implements AuditRepository {
   constructor(
@@ -11,8 +10,8 @@ export class PostgresAuditRepository implements AuditRepository {
     private readonly scanLimits: AuditScanLimits = AUDIT_SCAN_LIMITS,
   ) {}
 
-  async append(entry: AuditDraft): Promise<void> {
-    await this.db.query(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, auditValues(entry))
+  async write(change: RecordedChange): Promise<void> {
+    await this.db.transaction((client) => writeChange(client, change))
   }
 
   async list(query: AuditQuery): Promise<AuditPage> {

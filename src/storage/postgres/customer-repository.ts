@@ -1,25 +1,23 @@
+import type { RecordedChange } from '../../changes/audit-log.js'
 import type { CustomerRecord } from '../../customers/customer.js'
 import type { CustomerPageFilter, CustomerRepository, CustomerUpdate } from '../../customers/repository.js'
-import type { AuditDraft } from '../../keys/repository.js'
 import { CUSTOMER_COLUMNS, type CustomerRow, customerValues, toCustomerRecord } from '../customer-row.js'
-import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
 import type { Db } from './connection.js'
 import { logKeyChanges } from './key-change-log.js'
+import { writeChange } from './write-change.js'
 
 const INSERT = `INSERT INTO customers (${CUSTOMER_COLUMNS}) VALUES (${CUSTOMER_COLUMNS.split(', ')
   .map((_, i) => `$${i + 1}`)
   .join(', ')})`
 
-const INSERT_AUDIT = `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`
-
-/** Customers in PostgreSQL: each change one transaction with its keys' plan, their change-log rows (and NOTIFY) and its audit entry. */
+/** Customers in PostgreSQL: each change one transaction with its keys' plan, their change-log rows (and NOTIFY) and what it records (its audit entry). */
 export class PostgresCustomerRepository implements CustomerRepository {
   constructor(private readonly db: Db) {}
 
-  async insertCustomer(record: CustomerRecord, audit: AuditDraft): Promise<void> {
+  async insertCustomer(record: CustomerRecord, recorded: RecordedChange): Promise<void> {
     await this.db.transaction(async (client) => {
       await client.query(INSERT, customerValues(record))
-      await client.query(INSERT_AUDIT, auditValues(audit))
+      await writeChange(client, recorded)
     })
   }
 
@@ -53,7 +51,7 @@ export class PostgresCustomerRepository implements CustomerRepository {
     id: string,
     expectedUpdatedAt: number,
     u: CustomerUpdate,
-    audit: AuditDraft,
+    recorded: RecordedChange,
   ): Promise<{ customer: CustomerRecord; keyHashes: string[] } | undefined> {
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<CustomerRow>(
@@ -80,7 +78,7 @@ export class PostgresCustomerRepository implements CustomerRepository {
       )
       const keyHashes = keys.rows.map((k) => k.hash)
       if (keyHashes.length > 0) await logKeyChanges(client, keyHashes, u.updatedAt)
-      await client.query(INSERT_AUDIT, auditValues(audit))
+      await writeChange(client, recorded)
       return { customer: toCustomerRecord(row), keyHashes }
     })
   }

@@ -1,7 +1,7 @@
 import type pg from 'pg'
+import type { RecordedChange } from '../../changes/audit-log.js'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
 import type {
-  AuditDraft,
   KeyChangeBatch,
   KeyPageFilter,
   KeyRepository,
@@ -11,16 +11,15 @@ import type {
   KeyUpdated,
 } from '../../keys/repository.js'
 import { scopesToText } from '../../shared/scopes.js'
-import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
+import { KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
 import type { Db } from './connection.js'
 import { logKeyChanges } from './key-change-log.js'
 import type { KeyChangeWatcher } from './key-change-watcher.js'
+import { writeChange } from './write-change.js'
 
 const INSERT = `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${KEY_COLUMNS.split(', ')
   .map((_, i) => `$${i + 1}`)
   .join(', ')})`
-
-const INSERT_AUDIT = `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`
 
 /** WHERE clause of a time-dependent key state; `now` is bound as the parameter numbered `n`. */
 const stateSql = (state: 'active' | 'expired', n: number): string =>
@@ -41,16 +40,16 @@ export class PostgresKeyRepository implements KeyRepository {
 
   readonly watchChanges?: (listener: (hash: string) => void) => Promise<() => Promise<void>>
 
-  async insertKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<void> {
+  async insertKey(record: ApiKeyRecord, recorded?: RecordedChange): Promise<void> {
     await this.db.transaction(async (client) => {
       await client.query(INSERT, keyValues(record))
       // A creation is in the change log too: every instance adds the key to its filter of known secrets.
       await logKeyChanges(client, [record.hash], record.createdAt)
-      if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit))
+      if (recorded !== undefined) await writeChange(client, recorded)
     })
   }
 
-  async insertFirstKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<boolean> {
+  async insertFirstKey(record: ApiKeyRecord, recorded?: RecordedChange): Promise<boolean> {
     // Every start after the first one ends here, without taking a lock.
     if ((await this.db.query('SELECT 1 FROM api_keys LIMIT 1')).length > 0) return false
     return this.db.transaction(async (client) => {
@@ -60,7 +59,7 @@ export class PostgresKeyRepository implements KeyRepository {
       if ((await client.query('SELECT 1 FROM api_keys LIMIT 1')).rowCount) return false
       await client.query(INSERT, keyValues(record))
       await logKeyChanges(client, [record.hash], record.createdAt)
-      if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit))
+      if (recorded !== undefined) await writeChange(client, recorded)
       return true
     })
   }
@@ -120,7 +119,7 @@ export class PostgresKeyRepository implements KeyRepository {
     return rows.map(toKeyRecord)
   }
 
-  async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, audit: AuditDraft): Promise<KeyUpdated | undefined> {
+  async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, recorded: RecordedChange): Promise<KeyUpdated | undefined> {
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<KeyRow>(
         `UPDATE api_keys SET name = $1, plan = $2, per_minute = $3, per_day = $4, expires_at = $5, metadata = $6, scopes = $7, updated_at = $8
@@ -150,12 +149,12 @@ export class PostgresKeyRepository implements KeyRepository {
       )
       const chain = others.rows.map((r) => r.hash)
       await logKeyChanges(client, [row.hash, ...chain], u.updatedAt)
-      await client.query(INSERT_AUDIT, auditValues(audit))
+      await writeChange(client, recorded)
       return { record: toKeyRecord(row), chain }
     })
   }
 
-  async rotateKey(r: KeyRotation, audit: AuditDraft): Promise<boolean> {
+  async rotateKey(r: KeyRotation, recorded: RecordedChange): Promise<boolean> {
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<{ hash: string }>(
         `UPDATE api_keys SET rotated_to = $1, expires_at = $2, revoked_at = $3, updated_at = $4
@@ -166,12 +165,12 @@ export class PostgresKeyRepository implements KeyRepository {
       if (hash === undefined) return false
       await client.query(INSERT, keyValues(r.successor))
       await logKeyChanges(client, [hash, r.successor.hash], r.at)
-      await client.query(INSERT_AUDIT, auditValues(audit))
+      await writeChange(client, recorded)
       return true
     })
   }
 
-  async revokeKey(id: string, at: number, audit?: (revocation: KeyRevocation) => AuditDraft[]): Promise<KeyRevocation> {
+  async revokeKey(id: string, at: number, recorded?: (revocation: KeyRevocation) => RecordedChange): Promise<KeyRevocation> {
     return this.db.transaction(async (client: pg.PoolClient) => {
       // The chain's rows locked in one order first: two revocations in one chain wait, never deadlock.
       await client.query('SELECT 1 FROM api_keys WHERE quota_id = (SELECT quota_id FROM api_keys WHERE id = $1) ORDER BY id FOR UPDATE', [
@@ -189,9 +188,8 @@ export class PostgresKeyRepository implements KeyRepository {
       )
       const revocation = { revoked: rows.length > 0, graces: graces.rows.map(toKeyRecord) }
       const hashes = [...rows, ...graces.rows].map((r) => r.hash)
-      if (hashes.length === 0) return revocation
-      await logKeyChanges(client, hashes, at)
-      for (const entry of audit?.(revocation) ?? []) await client.query(INSERT_AUDIT, auditValues(entry))
+      if (hashes.length > 0) await logKeyChanges(client, hashes, at)
+      if (recorded !== undefined) await writeChange(client, recorded(revocation))
       return revocation
     })
   }

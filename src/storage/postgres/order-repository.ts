@@ -7,6 +7,7 @@ import type {
   ListOrdersOptions,
   NewOrder,
   OrderRecord,
+  OrderRecording,
   OrderRepository,
   PlaceOutcome,
 } from '../../orders/repository.js'
@@ -14,7 +15,6 @@ import { type ClientChange, TRANSITIONS } from '../../orders/state.js'
 import type { PetStatus } from '../../pets/schemas.js'
 import type { Clock } from '../../shared/clock.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
-import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
 import {
   DUE_ORDERS,
   INSERT_ORDER,
@@ -27,8 +27,7 @@ import {
   toOrder,
 } from '../order-sql.js'
 import { type Db, int8Param } from './connection.js'
-
-const INSERT_AUDIT = `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+import { writeChange } from './write-change.js'
 
 type Params = Record<string, unknown>
 
@@ -50,7 +49,7 @@ const releasePets = (() => {
 const expireOrders = (() => {
   const { from, to } = TRANSITIONS.expire.order
   return `UPDATE orders SET status = '${to}', ended_at = $1, version = version + 1
-           WHERE id = ANY($2::bigint[]) AND status = '${from}' AND expires_at <= $1 RETURNING pet_id`
+           WHERE id = ANY($2::bigint[]) AND status = '${from}' AND expires_at <= $1 RETURNING ${ORDER_COLUMNS}`
 })()
 
 /**
@@ -77,7 +76,7 @@ export class PostgresOrderRepository implements OrderRepository {
     private readonly holdClock?: Clock,
   ) {}
 
-  async placeOrder(order: NewOrder, claim?: IdempotencyClaim): Promise<PlaceOutcome> {
+  async placeOrder(order: NewOrder, claim?: IdempotencyClaim, recorded?: OrderRecording): Promise<PlaceOutcome> {
     if (!inInt64(order.petId)) return { outcome: 'unknown_pet' }
     return this.db.transaction(async (client) => {
       if (claim !== undefined) {
@@ -102,7 +101,7 @@ export class PostgresOrderRepository implements OrderRepository {
       for (let attempt = 1; ; attempt++) {
         if ((await run(client, petTransition('place'), pet)).rowCount === 1) break
         // A hold that ran out frees the animal for this order at once, sweep or not.
-        if (await this.expireOrder(client, orderTransition('expire', 'due-of-pet'), { pet: pet.pet, now })) continue
+        if (await this.expireOrder(client, orderTransition('expire', 'due-of-pet'), { pet: pet.pet, now }, recorded)) continue
         const found = await client.query<{ status: PetStatus | null }>('SELECT status FROM pets WHERE id = $1', [pet.pet])
         if (found.rows.length === 0) return { outcome: 'unknown_pet' }
         const status = found.rows[0]!.status
@@ -123,22 +122,23 @@ export class PostgresOrderRepository implements OrderRepository {
           'INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, order_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
           [claim.scope, claim.key, claim.fingerprint, placed.petId, placed.id, claim.createdAt],
         )
+      if (recorded !== undefined) await writeChange(client, recorded(placed))
       return { outcome: 'placed', order: placed }
     })
   }
 
-  async changeOrder(id: Int64, change: ClientChange, { owner, audit }: ChangeOptions): Promise<ChangeOutcome> {
+  async changeOrder(id: Int64, change: ClientChange, { owner, recorded }: ChangeOptions): Promise<ChangeOutcome> {
     if (!inInt64(id)) return { outcome: 'not_found' }
     return this.db.transaction(async (client) => {
       const found = await this.orderIn(client, id)
       if (found === undefined || (owner !== undefined && found.owner !== owner)) return { outcome: 'not_found' }
       const now = await this.now(client)
-      await this.expireOrder(client, orderTransition('expire', 'due'), { id: int8(id), now })
+      await this.expireOrder(client, orderTransition('expire', 'due'), { id: int8(id), now }, recorded)
       const changed = (await run(client, orderTransition(change, 'id'), { id: int8(id), now })).rows[0] as OrderRow | undefined
       if (changed === undefined) return { outcome: 'not_placed', order: (await this.orderIn(client, id))! }
       await movePet(client, change, changed.pet_id)
       const order = toOrder(changed)
-      if (audit !== undefined) await client.query(INSERT_AUDIT, auditValues(audit(order)))
+      if (recorded !== undefined) await writeChange(client, recorded(order))
       return { outcome: 'changed', order }
     })
   }
@@ -163,18 +163,19 @@ export class PostgresOrderRepository implements OrderRepository {
    * One batch: the due orders no other transaction holds (SKIP LOCKED: several instances sweep
    * side by side without waiting on each other), expired and their animals released together.
    */
-  async expireDue(limit: number): Promise<number> {
+  async expireDue(limit: number, recorded?: OrderRecording): Promise<number> {
     return this.db.transaction(async (client) => {
       const now = await this.now(client)
       const due = await client.query<{ id: Int64 }>(`${DUE_ORDERS.postgres} FOR UPDATE SKIP LOCKED`, DUE_ORDERS.values({ now, limit }))
       if (due.rows.length === 0) return 0
-      const expired = await client.query<{ pet_id: Int64 }>(expireOrders, [now, due.rows.map((r) => String(r.id))])
+      const expired = await client.query<OrderRow>(expireOrders, [now, due.rows.map((r) => String(r.id))])
       const pets = expired.rows.map((r) => String(r.pet_id))
       const released = await client.query(releasePets, [pets])
       if (released.rowCount !== pets.length)
         throw new Error(
           `order invariant broken: ${pets.length - (released.rowCount ?? 0)} animals were not pending under their placed orders`,
         )
+      if (recorded !== undefined) for (const row of expired.rows) await writeChange(client, recorded(toOrder(row)))
       return pets.length
     })
   }
@@ -200,11 +201,17 @@ export class PostgresOrderRepository implements OrderRepository {
     return found.rows[0] === undefined ? undefined : toOrder(found.rows[0])
   }
 
-  /** Expires the placed order `statement` names if its hold ran out, with its animal; whether it did. */
-  private async expireOrder(client: pg.PoolClient, statement: Named, params: Params): Promise<boolean> {
+  /** Expires the placed order `statement` names if its hold ran out, with its animal and its record; whether it did. */
+  private async expireOrder(
+    client: pg.PoolClient,
+    statement: Named,
+    params: Params,
+    recorded: OrderRecording | undefined,
+  ): Promise<boolean> {
     const expired = (await run(client, statement, params)).rows[0] as OrderRow | undefined
     if (expired === undefined) return false
     await movePet(client, 'expire', expired.pet_id)
+    if (recorded !== undefined) await writeChange(client, recorded(toOrder(expired)))
     return true
   }
 }

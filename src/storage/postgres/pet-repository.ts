@@ -1,9 +1,10 @@
 import type { IdempotencyClaim } from '../../idempotency/claim.js'
-import type { IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
+import type { IdempotentCreate, ListPetsOptions, PetRecording, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
 import { type PetRow, petIdOf, toPet } from '../pet-row.js'
 import { type Db, int8Param } from './connection.js'
+import { writeChange } from './write-change.js'
 
 /**
  * A pet's columns under the names of Pet's fields and in Pet's order, so that the object pg
@@ -35,6 +36,7 @@ const DELETE_BATCH = 1000
 
 const inInt64 = (v: Int64): boolean => typeof v === 'number' || (v >= INT64_MIN && v <= INT64_MAX)
 
+const INSERT_PET = `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`
 const PAGE = `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`
 const PAGE_BY_STATUS = `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`
 
@@ -48,12 +50,15 @@ function asPets(rows: PetShapedRow[]): Pet[] {
 export class PostgresPetRepository implements PetRepository {
   constructor(private readonly db: Db) {}
 
-  async createPet(pet: NewPet): Promise<Pet> {
-    const [row] = await this.db.query<PetShapedRow>(
-      `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`,
-      [pet.name, int8Param(pet.categoryId), pet.status ?? null],
-    )
-    return asPet(row!)
+  /** One statement; with `recorded`, one transaction with what it records. */
+  async createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet> {
+    const values = [pet.name, int8Param(pet.categoryId), pet.status ?? null]
+    if (recorded === undefined) return asPet((await this.db.query<PetShapedRow>(INSERT_PET, values))[0]!)
+    return this.db.transaction(async (client) => {
+      const created = asPet((await client.query<PetShapedRow>(INSERT_PET, values)).rows[0]!)
+      await writeChange(client, recorded(created))
+      return created
+    })
   }
 
   /**
@@ -62,7 +67,7 @@ export class PostgresPetRepository implements PetRepository {
    * the lock, the key's record either exists (replay or reuse) or is written with the new pet.
    * The lock goes with the transaction: a crashed instance leaves nothing behind that blocks a retry.
    */
-  async createPetOnce(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
+  async createPetOnce(pet: NewPet, claim: IdempotencyClaim, recorded?: PetRecording): Promise<IdempotentCreate> {
     return this.db.transaction(async (client) => {
       const lock = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok', [
         `idempotency:${claim.scope}:${claim.key}`,
@@ -85,10 +90,7 @@ export class PostgresPetRepository implements PetRepository {
           ? { outcome: 'pet_missing', petId: found.pet_id }
           : { outcome: 'replayed', pet: toPet({ ...found, id: found.id }) }
       }
-      const inserted = await client.query<PetShapedRow>(
-        `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`,
-        [pet.name, int8Param(pet.categoryId), pet.status ?? null],
-      )
+      const inserted = await client.query<PetShapedRow>(INSERT_PET, [pet.name, int8Param(pet.categoryId), pet.status ?? null])
       const created = asPet(inserted.rows[0]!)
       await client.query('INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, created_at) VALUES ($1, $2, $3, $4, $5)', [
         claim.scope,
@@ -97,6 +99,7 @@ export class PostgresPetRepository implements PetRepository {
         created.id,
         claim.createdAt,
       ])
+      if (recorded !== undefined) await writeChange(client, recorded(created))
       return { outcome: 'created', pet: created }
     })
   }

@@ -6,7 +6,7 @@ import {
   type AdminTokenRevocation,
   withinRole,
 } from '../../admin-tokens/admin-token-repository.js'
-import type { AuditDraft } from '../../keys/repository.js'
+import type { RecordedChange } from '../../changes/audit-log.js'
 import {
   ADMIN_TOKEN_COLUMNS,
   ADMIN_TOKEN_TREE,
@@ -15,7 +15,7 @@ import {
   revocationOf,
   toAdminTokenRecord,
 } from '../admin-token-row.js'
-import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
+import { writeChange } from './write-change.js'
 
 /**
  * Admin tokens in SQLite. Each change is one IMMEDIATE transaction (the write lock first), so a
@@ -29,7 +29,6 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
   private readonly tree
   private readonly revokeRow
   private readonly logChange
-  private readonly auditRow
   private readonly insertLogged
   private readonly revokeLogged
 
@@ -41,10 +40,9 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
     this.tree = db.prepare<[{ id: string }], AdminTokenRow>(ADMIN_TOKEN_TREE.sqlite)
     this.revokeRow = db.prepare<[number, string]>('UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
     this.logChange = db.prepare('INSERT INTO key_changes (key_hash, changed_at) VALUES (?, ?)')
-    this.auditRow = db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`)
     // The key change log carries admin tokens too: every instance learns of a new token (its filter
     // of known secrets) and drops a revoked one from its cache.
-    this.insertLogged = db.transaction((t: AdminTokenRecord, audit?: AuditDraft): AdminTokenInsert => {
+    this.insertLogged = db.transaction((t: AdminTokenRecord, recorded?: RecordedChange): AdminTokenInsert => {
       if (t.createdBy !== null) {
         const maker = this.byId.get(t.createdBy)
         if (maker === undefined || maker.revoked_at !== null) return 'maker_revoked'
@@ -52,11 +50,11 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
       }
       this.insertRow.run(...adminTokenValues(t))
       this.logChange.run(t.hash, t.createdAt)
-      if (audit !== undefined) this.auditRow.run(...auditValues(audit))
+      if (recorded !== undefined) writeChange(db, recorded)
       return 'inserted'
     })
     this.revokeLogged = db.transaction(
-      (id: string, at: number, audit?: (revocation: AdminTokenRevocation) => AuditDraft[]): AdminTokenRevocation | undefined => {
+      (id: string, at: number, recorded?: (revocation: AdminTokenRevocation) => RecordedChange): AdminTokenRevocation | undefined => {
         const tree = this.tree.all({ id })
         if (tree.length === 0) return undefined
         const { changed, revocation } = revocationOf(tree, at)
@@ -64,14 +62,14 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
           this.revokeRow.run(at, t.id)
           this.logChange.run(t.hash, at)
         }
-        for (const entry of audit?.(revocation) ?? []) this.auditRow.run(...auditValues(entry))
+        if (recorded !== undefined) writeChange(db, recorded(revocation))
         return revocation
       },
     )
   }
 
-  async insert(t: AdminTokenRecord, audit?: AuditDraft): Promise<AdminTokenInsert> {
-    return this.insertLogged.immediate(t, audit)
+  async insert(t: AdminTokenRecord, recorded?: RecordedChange): Promise<AdminTokenInsert> {
+    return this.insertLogged.immediate(t, recorded)
   }
 
   async findByHash(hash: string): Promise<AdminTokenRecord | undefined> {
@@ -86,8 +84,8 @@ export class SqliteAdminTokenRepository implements AdminTokenRepository {
   async revoke(
     id: string,
     at: number,
-    audit?: (revocation: AdminTokenRevocation) => AuditDraft[],
+    recorded?: (revocation: AdminTokenRevocation) => RecordedChange,
   ): Promise<AdminTokenRevocation | undefined> {
-    return this.revokeLogged.immediate(id, at, audit)
+    return this.revokeLogged.immediate(id, at, recorded)
   }
 }

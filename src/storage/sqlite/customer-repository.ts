@@ -1,25 +1,21 @@
 import type Database from 'better-sqlite3'
+import type { RecordedChange } from '../../changes/audit-log.js'
 import type { CustomerRecord } from '../../customers/customer.js'
 import type { CustomerPageFilter, CustomerRepository, CustomerUpdate } from '../../customers/repository.js'
-import type { AuditDraft } from '../../keys/repository.js'
 import { CUSTOMER_COLUMNS, type CustomerRow, customerValues, toCustomerRecord } from '../customer-row.js'
-import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
+import { writeChange } from './write-change.js'
 
-/** Customers in SQLite: each change one IMMEDIATE transaction with its keys' plan and its audit entry. */
+/** Customers in SQLite: each change one IMMEDIATE transaction with its keys' plan and what it records (its audit entry). */
 export class SqliteCustomerRepository implements CustomerRepository {
   constructor(private readonly db: Database.Database) {}
 
-  private audit(entry: AuditDraft): void {
-    this.db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(...auditValues(entry))
-  }
-
-  async insertCustomer(record: CustomerRecord, audit: AuditDraft): Promise<void> {
+  async insertCustomer(record: CustomerRecord, recorded: RecordedChange): Promise<void> {
     this.db
       .transaction(() => {
         this.db
           .prepare(`INSERT INTO customers (${CUSTOMER_COLUMNS}) VALUES (${CUSTOMER_COLUMNS.replace(/\w+/g, '?')})`)
           .run(...customerValues(record))
-        this.audit(audit)
+        writeChange(this.db, recorded)
       })
       .immediate()
   }
@@ -44,7 +40,7 @@ export class SqliteCustomerRepository implements CustomerRepository {
     id: string,
     expectedUpdatedAt: number,
     u: CustomerUpdate,
-    audit: AuditDraft,
+    recorded: RecordedChange,
   ): Promise<{ customer: CustomerRecord; keyHashes: string[] } | undefined> {
     return this.db
       .transaction(() => {
@@ -73,7 +69,7 @@ export class SqliteCustomerRepository implements CustomerRepository {
           .all(u.plan, u.perMinute, u.perDay, u.updatedAt, id, u.plan, u.perMinute, u.perDay)
         const log = this.db.prepare('INSERT INTO key_changes (key_hash, changed_at) VALUES (?, ?)')
         for (const { hash } of keys) log.run(hash, u.updatedAt)
-        this.audit(audit)
+        writeChange(this.db, recorded)
         return { customer: toCustomerRecord(row), keyHashes: keys.map((k) => k.hash) }
       })
       .immediate()

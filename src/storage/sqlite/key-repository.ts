@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
+import type { RecordedChange } from '../../changes/audit-log.js'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
 import type {
-  AuditDraft,
   KeyChangeBatch,
   KeyPageFilter,
   KeyRepository,
@@ -11,7 +11,8 @@ import type {
   KeyUpdated,
 } from '../../keys/repository.js'
 import { scopesToText } from '../../shared/scopes.js'
-import { AUDIT_COLUMNS, auditValues, KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
+import { KEY_COLUMNS, type KeyRow, keyValues, toKeyRecord } from '../key-row.js'
+import { writeChange } from './write-change.js'
 
 /** WHERE clause of each key state at `now` (bound as the named parameter @now). */
 const STATE_SQL = {
@@ -35,29 +36,24 @@ export class SqliteKeyRepository implements KeyRepository {
     this.db.prepare('INSERT INTO key_changes (key_hash, changed_at) VALUES (?, ?)').run(hash, at)
   }
 
-  private audit(entry: AuditDraft | undefined): void {
-    if (entry !== undefined)
-      this.db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(...auditValues(entry))
-  }
-
-  async insertKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<void> {
+  async insertKey(record: ApiKeyRecord, recorded?: RecordedChange): Promise<void> {
     this.db
       .transaction(() => {
         this.insertRow(record)
         // A creation is in the change log too: every instance adds the key to its filter of known secrets.
         this.logChange(record.hash, record.createdAt)
-        this.audit(audit)
+        if (recorded !== undefined) writeChange(this.db, recorded)
       })
       .immediate()
   }
 
-  async insertFirstKey(record: ApiKeyRecord, audit?: AuditDraft): Promise<boolean> {
+  async insertFirstKey(record: ApiKeyRecord, recorded?: RecordedChange): Promise<boolean> {
     return this.db
       .transaction(() => {
         if (this.db.prepare('SELECT 1 FROM api_keys LIMIT 1').get()) return false
         this.insertRow(record)
         this.logChange(record.hash, record.createdAt)
-        this.audit(audit)
+        if (recorded !== undefined) writeChange(this.db, recorded)
         return true
       })
       .immediate()
@@ -103,7 +99,7 @@ export class SqliteKeyRepository implements KeyRepository {
       .map(toKeyRecord)
   }
 
-  async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, audit: AuditDraft): Promise<KeyUpdated | undefined> {
+  async updateKey(id: string, expectedUpdatedAt: number, u: KeyUpdate, recorded: RecordedChange): Promise<KeyUpdated | undefined> {
     return this.db
       .transaction(() => {
         const row = this.db
@@ -135,13 +131,13 @@ export class SqliteKeyRepository implements KeyRepository {
           )
           .all(u.plan, u.perMinute, u.perDay, scopes, u.updatedAt, row.quota_id, id, u.plan, u.perMinute, u.perDay, scopes)
         for (const { hash } of [row, ...others]) this.logChange(hash, u.updatedAt)
-        this.audit(audit)
+        writeChange(this.db, recorded)
         return { record: toKeyRecord(row), chain: others.map((o) => o.hash) }
       })
       .immediate()
   }
 
-  async rotateKey(r: KeyRotation, audit: AuditDraft): Promise<boolean> {
+  async rotateKey(r: KeyRotation, recorded: RecordedChange): Promise<boolean> {
     return this.db
       .transaction(() => {
         const old = this.db
@@ -154,13 +150,13 @@ export class SqliteKeyRepository implements KeyRepository {
         this.insertRow(r.successor)
         this.logChange(old.hash, r.at)
         this.logChange(r.successor.hash, r.at)
-        this.audit(audit)
+        writeChange(this.db, recorded)
         return true
       })
       .immediate()
   }
 
-  async revokeKey(id: string, at: number, audit?: (revocation: KeyRevocation) => AuditDraft[]): Promise<KeyRevocation> {
+  async revokeKey(id: string, at: number, recorded?: (revocation: KeyRevocation) => RecordedChange): Promise<KeyRevocation> {
     return this.db
       .transaction((): KeyRevocation => {
         const row = this.db
@@ -178,7 +174,7 @@ export class SqliteKeyRepository implements KeyRepository {
           .map(toKeyRecord)
         const revocation = { revoked: row !== undefined, graces }
         for (const { hash } of [...(row === undefined ? [] : [row]), ...graces]) this.logChange(hash, at)
-        if (row !== undefined || graces.length > 0) for (const entry of audit?.(revocation) ?? []) this.audit(entry)
+        if (recorded !== undefined) writeChange(this.db, recorded(revocation))
         return revocation
       })
       .immediate()

@@ -7,6 +7,7 @@ import type {
   ListOrdersOptions,
   NewOrder,
   OrderRecord,
+  OrderRecording,
   OrderRepository,
   PlaceOutcome,
 } from '../../orders/repository.js'
@@ -14,7 +15,6 @@ import type { ClientChange } from '../../orders/state.js'
 import type { PetStatus } from '../../pets/schemas.js'
 import type { Clock } from '../../shared/clock.js'
 import type { Int64 } from '../../shared/int64.js'
-import { AUDIT_COLUMNS, auditValues } from '../key-row.js'
 import {
   DUE_ORDERS,
   INSERT_ORDER,
@@ -27,6 +27,7 @@ import {
   toOrder,
 } from '../order-sql.js'
 import type { CatalogueClock } from './catalogue-clock.js'
+import { writeChange } from './write-change.js'
 
 type Params = Record<string, unknown>
 
@@ -68,26 +69,25 @@ export class SqliteOrderRepository implements OrderRepository {
       'INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, order_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     )
     this.counts = db.prepare<[], { status: PetStatus; pets: number }>('SELECT status, pets FROM pet_status_counts')
-    this.place = db.transaction((order: NewOrder, claim: IdempotencyClaim | undefined) => this.placeNow(order, claim))
-    const insertAudit = db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-    this.change = db.transaction((id: Int64, change: ClientChange, options: ChangeOptions) => {
-      const outcome = this.changeNow(id, change, options.owner, this.clock.now())
-      if (outcome.outcome === 'changed' && options.audit !== undefined) insertAudit.run(...auditValues(options.audit(outcome.order)))
-      return outcome
-    })
-    this.expire = db.transaction((limit: number) => {
+    this.place = db.transaction((order: NewOrder, claim: IdempotencyClaim | undefined, recorded: OrderRecording | undefined) =>
+      this.placeNow(order, claim, recorded),
+    )
+    this.change = db.transaction((id: Int64, change: ClientChange, options: ChangeOptions) =>
+      this.changeNow(id, change, options, this.clock.now()),
+    )
+    this.expire = db.transaction((limit: number, recorded: OrderRecording | undefined) => {
       const now = this.clock.now()
       let expired = 0
       for (const { id } of this.statement(DUE_ORDERS).all({ now, limit }) as Array<{ id: number }>)
-        if (this.expireOrder({ id, now }, 'due')) expired++
+        if (this.expireOrder({ id, now }, 'due', recorded)) expired++
       return expired
     })
   }
 
-  async placeOrder(order: NewOrder, claim?: IdempotencyClaim): Promise<PlaceOutcome> {
+  async placeOrder(order: NewOrder, claim?: IdempotencyClaim, recorded?: OrderRecording): Promise<PlaceOutcome> {
     if (!inRange(order.petId)) return { outcome: 'unknown_pet' }
     try {
-      return this.place.immediate(order, claim)
+      return this.place.immediate(order, claim, recorded)
     } finally {
       this.catalogue.committed()
     }
@@ -122,9 +122,9 @@ export class SqliteOrderRepository implements OrderRepository {
     return (this.statement(page).all(params) as OrderRow[]).map(toOrder)
   }
 
-  async expireDue(limit: number): Promise<number> {
+  async expireDue(limit: number, recorded?: OrderRecording): Promise<number> {
     try {
-      return this.expire.immediate(limit)
+      return this.expire.immediate(limit, recorded)
     } finally {
       this.catalogue.committed()
     }
@@ -137,7 +137,7 @@ export class SqliteOrderRepository implements OrderRepository {
   }
 
   /** Inside the transaction. Never throws for a refusal: only a broken invariant rolls it back. */
-  private placeNow(order: NewOrder, claim: IdempotencyClaim | undefined): PlaceOutcome {
+  private placeNow(order: NewOrder, claim: IdempotencyClaim | undefined, recorded: OrderRecording | undefined): PlaceOutcome {
     const now = this.clock.now()
     if (claim !== undefined) {
       const earlier = this.findClaim.get(claim.scope, claim.key)
@@ -150,7 +150,7 @@ export class SqliteOrderRepository implements OrderRepository {
     const pet = { pet: order.petId }
     let reserved = this.run(petTransition('place'), pet).changes === 1
     // A hold that ran out frees the animal for this order at once, sweep or not.
-    if (!reserved && this.expireOrder({ pet: order.petId, now }, 'due-of-pet'))
+    if (!reserved && this.expireOrder({ pet: order.petId, now }, 'due-of-pet', recorded))
       reserved = this.run(petTransition('place'), pet).changes === 1
     if (!reserved) {
       const found = this.petStatus.get(order.petId)
@@ -165,24 +165,28 @@ export class SqliteOrderRepository implements OrderRepository {
     }) as OrderRow
     const placed = toOrder(row)
     if (claim !== undefined) this.insertClaim.run(claim.scope, claim.key, claim.fingerprint, placed.petId, placed.id, claim.createdAt)
+    if (recorded !== undefined) writeChange(this.db, recorded(placed))
     return { outcome: 'placed', order: placed }
   }
 
-  private changeNow(id: Int64, change: ClientChange, owner: string | undefined, now: number): ChangeOutcome {
+  private changeNow(id: Int64, change: ClientChange, { owner, recorded }: ChangeOptions, now: number): ChangeOutcome {
     const row = this.byId.get(id)
     if (row === undefined || (owner !== undefined && row.owner !== owner)) return { outcome: 'not_found' }
-    this.expireOrder({ id, now }, 'due')
+    this.expireOrder({ id, now }, 'due', recorded)
     const changed = this.statement(orderTransition(change, 'id')).get({ id, now }) as OrderRow | undefined
     if (changed === undefined) return { outcome: 'not_placed', order: toOrder(this.byId.get(id)!) }
     this.movePet(change, changed.pet_id)
-    return { outcome: 'changed', order: toOrder(changed) }
+    const order = toOrder(changed)
+    if (recorded !== undefined) writeChange(this.db, recorded(order))
+    return { outcome: 'changed', order }
   }
 
-  /** Expires the placed order `target` names if its hold ran out, with its animal; whether it did. */
-  private expireOrder(params: Params, target: 'due' | 'due-of-pet'): boolean {
+  /** Expires the placed order `target` names if its hold ran out, with its animal and its record; whether it did. */
+  private expireOrder(params: Params, target: 'due' | 'due-of-pet', recorded: OrderRecording | undefined): boolean {
     const expired = this.statement(orderTransition('expire', target)).get(params) as OrderRow | undefined
     if (expired === undefined) return false
     this.movePet('expire', expired.pet_id)
+    if (recorded !== undefined) writeChange(this.db, recorded(toOrder(expired)))
     return true
   }
 

@@ -1,14 +1,16 @@
 import type Database from 'better-sqlite3'
 import type { IdempotencyClaim } from '../../idempotency/claim.js'
-import type { IdempotentCreate, ListPetsOptions, PetRepository } from '../../pets/repository.js'
+import type { IdempotentCreate, ListPetsOptions, PetRecording, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { type Int64, toInt64 } from '../../shared/int64.js'
 import { type PetRow, toPet } from '../pet-row.js'
 import type { CatalogueClock } from './catalogue-clock.js'
+import { writeChange } from './write-change.js'
 
 interface PendingInsert {
   pet: NewPet
   claim: IdempotencyClaim | undefined
+  recorded: PetRecording | undefined
   resolve: (created: IdempotentCreate) => void
   reject: (error: unknown) => void
 }
@@ -29,7 +31,7 @@ export class SqlitePetRepository implements PetRepository {
   private readonly insertBatch
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly clock: CatalogueClock,
   ) {
     // safeIntegers: int64 columns come back as bigint, so nothing above 2^53 is rounded.
@@ -43,7 +45,7 @@ export class SqlitePetRepository implements PetRepository {
       'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
     )
     this.pageByStatus.safeIntegers(true)
-    this.insertBatch = db.transaction((batch: PendingInsert[]) => batch.map(({ pet, claim }) => this.insertOne(pet, claim)))
+    this.insertBatch = db.transaction((batch: PendingInsert[]) => batch.map((p) => this.insertOne(p)))
     this.findClaim = db.prepare<[string, string], { fingerprint: string; pet_id: bigint; order_id: bigint | null }>(
       'SELECT fingerprint, pet_id, order_id FROM idempotency_keys WHERE key_id = ? AND idem_key = ?',
     )
@@ -69,13 +71,13 @@ export class SqlitePetRepository implements PetRepository {
    * WAL commit (and, with power durability, one fsync) covers them all. Each promise resolves
    * only after that commit.
    */
-  async createPet(pet: NewPet): Promise<Pet> {
-    return ((await this.enqueue(pet, undefined)) as { pet: Pet }).pet
+  async createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet> {
+    return ((await this.enqueue(pet, undefined, recorded)) as { pet: Pet }).pet
   }
 
   /** In the same group commit: the record and the pet it creates are in one transaction. */
-  createPetOnce(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
-    return this.enqueue(pet, claim)
+  createPetOnce(pet: NewPet, claim: IdempotencyClaim, recorded?: PetRecording): Promise<IdempotentCreate> {
+    return this.enqueue(pet, claim, recorded)
   }
 
   async deleteIdempotencyRecords(before: number): Promise<number> {
@@ -89,10 +91,10 @@ export class SqlitePetRepository implements PetRepository {
     }
   }
 
-  private enqueue(pet: NewPet, claim: IdempotencyClaim | undefined): Promise<IdempotentCreate> {
+  private enqueue(pet: NewPet, claim: IdempotencyClaim | undefined, recorded: PetRecording | undefined): Promise<IdempotentCreate> {
     return new Promise((resolve, reject) => {
       if (this.queue.length === 0) setImmediate(() => this.flush())
-      this.queue.push({ pet, claim, resolve, reject })
+      this.queue.push({ pet, claim, recorded, resolve, reject })
     })
   }
 
@@ -112,7 +114,7 @@ export class SqlitePetRepository implements PetRepository {
   }
 
   /** Never throws for one insert's reason: a throw here would roll back the whole batch. */
-  private insertOne(pet: NewPet, claim: IdempotencyClaim | undefined): IdempotentCreate {
+  private insertOne({ pet, claim, recorded }: PendingInsert): IdempotentCreate {
     if (claim !== undefined) {
       const earlier = this.findClaim.get(claim.scope, claim.key)
       if (earlier !== undefined) {
@@ -126,6 +128,7 @@ export class SqlitePetRepository implements PetRepository {
     const created: Pet = { id: Number(row.id), name: pet.name, categoryId: pet.categoryId }
     if (pet.status !== undefined) created.status = pet.status
     if (claim !== undefined) this.insertClaim.run(claim.scope, claim.key, claim.fingerprint, row.id, claim.createdAt)
+    if (recorded !== undefined) writeChange(this.db, recorded(created))
     return { outcome: 'created', pet: created }
   }
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
+import type { AuditRepository } from '../../changes/audit-log.js'
 import { type Durability, sqliteFilename } from '../../config/config.js'
 import type { CustomerRepository } from '../../customers/repository.js'
-import type { AuditRepository } from '../../keys/administration.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'

@@ -98,8 +98,8 @@ describe('admin API: audit log filters and order', () => {
     const actor = { type: 'admin_token' as const, id: 'adm_walked' }
     const at = Date.parse('2030-01-01T00:00:00Z')
     for (let i = 0; i < 1_000; i++)
-      await t.storage.audit.append({ at, actor, action: 'key.read', keyId: null, details: {}, requestId: null })
-    await t.storage.audit.append({ at, actor, action: 'key.create', keyId: null, details: { last: true }, requestId: null })
+      await t.storage.audit.write({ audit: [{ at, actor, action: 'key.read', keyId: null, details: {}, requestId: null }] })
+    await t.storage.audit.write({ audit: [{ at, actor, action: 'key.create', keyId: null, details: { last: true }, requestId: null }] })
     const first = await list('actor=adm_walked&action=key.create')
     assert.deepEqual(first.entries, [], 'the first 1,000 entries of the actor hold no key.create')
     assert.ok(first.nextAfter !== null)

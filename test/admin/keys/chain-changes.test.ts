@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import type { ChangeContext } from '../../../src/keys/administration.js'
+import type { ChangeContext } from '../../../src/changes/audit-log.js'
+import { ChangeRecorder } from '../../../src/changes/change-recorder.js'
 import { KeyService } from '../../../src/keys/key-service.js'
 import { SCOPES } from '../../../src/shared/scopes.js'
 import { bearer, buildTestApp } from '../../helpers/app.js'
@@ -77,7 +78,7 @@ for (const engine of STORE_ENGINES) {
       // Another instance, or the CLI: its own key service on the same store, without this instance's cache.
       const elsewhere = new KeyService({
         keys: storage.keys,
-        audit: storage.audit,
+        recorder: new ChangeRecorder(storage.audit, here.clock),
         limiter: here.limiter,
         env: here.config.env,
         clock: here.clock,

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import Database from 'better-sqlite3'
-import type { ChangeContext } from '../../../src/keys/administration.js'
+import type { ChangeContext } from '../../../src/changes/audit-log.js'
+import { ChangeRecorder } from '../../../src/changes/change-recorder.js'
 import { KeyService } from '../../../src/keys/key-service.js'
 import { SqliteStorage } from '../../../src/storage/sqlite/sqlite-storage.js'
 import { bearer, buildTestApp, TEST_NOW } from '../../helpers/app.js'
@@ -122,7 +123,7 @@ test('a chain revoked by another instance (or the CLI) is refused here at the ne
   // The CLI, or another instance: its own key service on the same store, without this instance's cache.
   const elsewhere = new KeyService({
     keys: service.storage.keys,
-    audit: service.storage.audit,
+    recorder: new ChangeRecorder(service.storage.audit, service.clock),
     limiter: service.limiter,
     env: service.config.env,
     clock: service.clock,

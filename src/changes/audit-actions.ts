@@ -1,7 +1,6 @@
 /**
  * The audit log's closed lists, in a module that imports nothing: the operator console's browser
  * bundle takes them from here (its filters), so the API and the console cannot drift apart.
- * administration.ts re-exports them with the rest of the key service's contract.
  */
 
 /**
@@ -24,7 +23,7 @@ const READ_ACTIONS = [
   'customer.usage_history',
 ] as const
 
-/** Every action the audit log records (see administration.ts for when each is written), in the order the API lists them. */
+/** Every action the audit log records (change-recorder.ts says when each is written), in the order the API lists them. */
 export const AUDIT_ACTIONS = [
   'key.create',
   'key.update',
