@@ -43,7 +43,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { availableParallelism, devNull } from 'node:os'
+import { availableParallelism, devNull, setPriority } from 'node:os'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -130,6 +130,16 @@ function filesByKind() {
 
 /** Kinds whose files share nothing (no port, no process, no wall-clock budget): run concurrently. */
 const CONCURRENT = new Set(['unit', 'http', 'fuzz'])
+/**
+ * The niceness of the in-process kinds' processes while system files run beside them: the
+ * scheduler gives a process of niceness 10 about a tenth of what one of 0 gets when both want a
+ * core, so a system file's servers and clients run nearly as if the in-process tests were not
+ * there, and the in-process tests run on what the system files leave (most of a system file's time
+ * is spent waiting on its servers). They share nothing with the system files (no port, no wall-clock
+ * budget); their waits on the shared PostgreSQL and Redis are bounded as generously as on a busy
+ * machine.
+ */
+const IN_PROCESS_NICENESS = 10
 /** `fast`: these kinds, without the external servers. */
 const FAST = ['unit', 'http']
 
@@ -263,7 +273,7 @@ async function killGroupAndWait(pgid) {
  * must end as a named failure well inside it, not as a silent timeout of the whole run. A process
  * left in the group after the file's node has exited is a leak: it is listed and killed.
  */
-export function runWatched(args, { env = {}, buffer = false, timeoutS, label }) {
+export function runWatched(args, { env = {}, buffer = false, timeoutS, label, niceness = 0 }) {
   return new Promise((resolve) => {
     if (stopping) return resolve({ status: 1, output: '' })
     const child = spawn(process.execPath, args, {
@@ -272,6 +282,14 @@ export function runWatched(args, { env = {}, buffer = false, timeoutS, label }) 
       env: { ...process.env, ...env },
       detached: true,
     })
+    // Before it has started anything: the processes it starts inherit it.
+    if (niceness !== 0 && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, niceness)
+      } catch {
+        // not permitted here: it runs at the runner's priority
+      }
+    }
     testProcesses.add(child)
     const closed = new Promise((done) => child.once('close', done))
     let output = ''
@@ -325,9 +343,9 @@ function stopOnSignal(signal) {
 }
 
 /** Runs `files` with node --test; resolves with its exit status and output (streamed unless `buffer`). */
-async function runFiles(files, { concurrency, env, nodeOptions, buffer = false, timeoutS = FILE_TIMEOUT_S }) {
+async function runFiles(files, { concurrency, env, nodeOptions, buffer = false, timeoutS = FILE_TIMEOUT_S, niceness = 0 }) {
   const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporterOptions(buffer), ...nodeOptions, ...files]
-  const result = await runWatched(args, { env, buffer, timeoutS, label: files.length === 1 ? files[0] : `${files.length} files` })
+  const result = await runWatched(args, { env, buffer, timeoutS, niceness, label: files.length === 1 ? files[0] : `${files.length} files` })
   if (result.status !== 0) recordFileFailure(files, result.timedOut ? `timed out after ${timeoutS} s` : `exit status ${result.status}`)
   return result
 }
@@ -338,7 +356,7 @@ async function runFiles(files, { concurrency, env, nodeOptions, buffer = false, 
  * paid once per core rather than once per file. `npm test` still runs every file in a process of
  * its own. Each process's report is printed whole when it ends.
  */
-async function runTogether(files, { env, nodeOptions }) {
+async function runTogether(files, { env, nodeOptions, niceness = 0 }) {
   const lanes = Math.min(files.length, Math.max(1, availableParallelism()))
   const buckets = Array.from({ length: lanes }, (_, i) => files.filter((_, j) => j % lanes === i))
   const results = await Promise.all(
@@ -347,6 +365,7 @@ async function runTogether(files, { env, nodeOptions }) {
       const result = await runWatched(args, {
         env,
         buffer: true,
+        niceness,
         timeoutS: PHASE_TIMEOUT_S,
         label: `${bucket.length} unit/http files together`,
       })
@@ -371,12 +390,14 @@ async function runTimed(file, { env, nodeOptions, buffer }) {
  * files, each in a process of its own: a process per file paid the start-up of Node, tsx and the
  * app's modules (about 2 s of CPU) sixty times over, more than most files' tests take.
  */
-async function runConcurrentKinds(files, byKind, { env, nodeOptions }) {
+async function runConcurrentKinds(files, byKind, { env, nodeOptions, niceness = 0 }) {
   const fuzz = files.filter((file) => byKind.fuzz.includes(file))
   const together = files.filter((file) => !fuzz.includes(file))
   const [first, second] = await Promise.all([
-    together.length > 0 ? runTogether(together, { env, nodeOptions }) : 0,
-    fuzz.length > 0 ? runFiles(fuzz, { concurrency: fuzz.length, env, nodeOptions, timeoutS: PHASE_TIMEOUT_S }).then((r) => r.status) : 0,
+    together.length > 0 ? runTogether(together, { env, nodeOptions, niceness }) : 0,
+    fuzz.length > 0
+      ? runFiles(fuzz, { concurrency: fuzz.length, env, nodeOptions, niceness, timeoutS: PHASE_TIMEOUT_S }).then((r) => r.status)
+      : 0,
   ])
   return first || second
 }
@@ -414,6 +435,13 @@ async function runSystem(files, { lanes, env, nodeOptions }) {
   }
   await Promise.all(running)
   return { status, durations }
+}
+
+/** When each part of the run ended, counted from its start (they run at the same time). */
+function printTiers(tiers) {
+  const seconds = (ms) => `${(ms / 1000).toFixed(0).padStart(4)} s`
+  const ran = tiers.filter(([, ms]) => ms > 0)
+  if (ran.length > 2) process.stdout.write(`\n# run times:\n${ran.map(([name, ms]) => `#   ${seconds(ms)}  ${name}\n`).join('')}`)
 }
 
 /** The files by duration, for whoever wants CI faster. */
@@ -473,7 +501,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     mkdirSync(dirname(FAILURES_FILE), { recursive: true })
     writeFileSync(FAILURES_FILE, '')
     setTimeout(() => stopOnSignal('deadline'), TOTAL_TIMEOUT_S * 1000).unref()
-    // The concurrent kinds in one run (one summary), then the system files.
     // Every test process's failures recorder writes where --failures reads.
     const env = { TEST_FAILURES_FILE: FAILURES_FILE, ...(fast ? { TEST_SERVICES: 'none' } : {}) }
     const concurrent = chosen.filter((k) => CONCURRENT.has(k)).flatMap((k) => byKind[k])
@@ -483,23 +510,42 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     // time); the EXCLUSIVE files, which time or saturate the machine, still run alone.
     const lanes = Number(process.env.TEST_SYSTEM_LANES ?? Math.min(2, availableParallelism()))
     const background = system.filter((file) => BACKGROUND.has(file))
-    const waiting = background.map((file) => runTimed(file, { env, nodeOptions, buffer: true }))
-    let status = 0
-    if (fast) status = await runTogether(concurrent, { env, nodeOptions })
-    else if (concurrent.length > 0) status = await runConcurrentKinds(concurrent, byKind, { env, nodeOptions })
     const foreground = system.filter((file) => !BACKGROUND.has(file))
-    const timed = []
-    if (foreground.length > 0) {
+    const started = performance.now()
+    const waiting = background.map((file) => runTimed(file, { env, nodeOptions, buffer: true }))
+    // The in-process kinds and the system files start together, the in-process ones at a lower
+    // priority (IN_PROCESS_NICENESS): they take the CPU the system files leave while they wait on
+    // their servers, and yield it whenever a system file's processes want it.
+    const niceness = foreground.length > 0 ? IN_PROCESS_NICENESS : 0
+    const inProcess = (async () => {
+      if (concurrent.length === 0) return { status: 0, ms: 0 }
+      const status = fast
+        ? await runTogether(concurrent, { env, nodeOptions })
+        : await runConcurrentKinds(concurrent, byKind, { env, nodeOptions, niceness })
+      return { status, ms: performance.now() - started }
+    })()
+    const systemRun = (async () => {
+      if (foreground.length === 0) return { status: 0, durations: [], ms: 0 }
       const result = await runSystem(foreground, { lanes: Number.isInteger(lanes) && lanes > 0 ? lanes : 1, env, nodeOptions })
-      status = result.status || status
-      timed.push(...result.durations)
-    }
+      return { ...result, ms: performance.now() - started }
+    })()
+    const [inProcessResult, systemResult] = await Promise.all([inProcess, systemRun])
+    let status = inProcessResult.status || systemResult.status
+    const timed = [...systemResult.durations]
     for (const result of await Promise.all(waiting)) {
       process.stdout.write(result.output)
       status = result.status || status
       timed.push([result.file, result.ms, result.status])
     }
     if (timed.length > 0) printDurations(timed, lanes)
+    printTiers([
+      [
+        `in-process kinds (${chosen.filter((k) => CONCURRENT.has(k)).join(', ')})${niceness ? `, at niceness ${niceness}` : ''}`,
+        inProcessResult.ms,
+      ],
+      [`system files, ${lanes} lane${lanes > 1 ? 's' : ''}`, systemResult.ms],
+      ['whole run', performance.now() - started],
+    ])
     if (status !== 0) process.stdout.write(formatFailures(readFailures()))
     process.exit(status)
   }
