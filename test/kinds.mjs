@@ -162,7 +162,8 @@ const BACKGROUND = new Set(['test/system/client/free-key-proof.test.ts'])
  * 500 ms command timeout, exact counts that a decision past that timeout would make the
  * fallback's). A file that only needs its servers to answer within generous deadlines, however
  * busy it keeps the machine, runs beside another: crash-durability's kills and checks hold
- * whatever the speed (a create that waits 8 s fails it, which no neighbour causes).
+ * whatever the speed (only a create that waits 8 s for its answer fails it; it passed one at a time
+ * on a machine with five runnable processes per core, and beside the other system files).
  */
 const EXCLUSIVE = new Set([
   'test/system/bench/bench-smoke.test.ts',
