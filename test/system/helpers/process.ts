@@ -28,7 +28,8 @@ export const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 
 const USE_DIST = process.env.ANIMAL_STORE_TEST_BUILD === 'dist'
 
-const entry = (name: 'server' | 'cli') => entryArgs(name, { source: !USE_DIST })
+/** The arguments after `node` that run the server or the CLI: from dist/ or through tsx, as above. */
+export const entry = (name: 'server' | 'cli') => entryArgs(name, { source: !USE_DIST })
 
 export type EnvOverrides = Record<string, string | undefined>
 
