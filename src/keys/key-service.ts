@@ -28,7 +28,7 @@ import {
   type Revocation,
   type UpdateKeyRequest,
 } from './administration.js'
-import { type ApiKeyRecord, hashKey, limiterIdentity } from './api-key.js'
+import { type ApiKeyRecord, countedQuotaId, hashKey, limiterIdentity } from './api-key.js'
 import { changedFields, describe, refuseRetired } from './key-records.js'
 import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan, checkScopes } from './key-validation.js'
 import { newKey, newRecord, refusePlanOfCustomer } from './new-key.js'
@@ -277,7 +277,7 @@ export class KeyService implements KeyAdministration {
     await this.recordRead(ctx, 'key.usage', id, this.clock.now(), {})
     return {
       keyId: record.id,
-      quotaId: record.quotaId,
+      quotaId: countedQuotaId(record),
       minute: usage.minute,
       day: usage.day,
       ban: usage.ban,
