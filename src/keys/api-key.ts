@@ -56,7 +56,10 @@ export const countedQuotaId = (record: Pick<ApiKeyRecord, 'quotaId' | 'customerI
  * rotated key keeps its orders.
  */
 export const orderOwner = (record: Pick<ApiKeyRecord, 'quotaId' | 'customerId'>): string =>
-  record.customerId === null ? 'k:' + record.quotaId : 'c:' + record.customerId
+  record.customerId === null ? 'k:' + record.quotaId : customerOrderOwner(record.customerId)
+
+/** The owner of a customer's orders (orderOwner of any key of it): an operator's filter by customer. */
+export const customerOrderOwner = (customerId: string): string => 'c:' + customerId
 
 const partitionKeys = new WeakMap<object, string>()
 

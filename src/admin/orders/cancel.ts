@@ -4,7 +4,7 @@ import { ADMIN_AUTH, type AdminApp, changeContext } from '../common/routes.js'
 import { ref } from '../common/schemas.js'
 import { type AdminOrdersOptions, auditEntry, orderErrorResponses } from './audit.js'
 import { AdminOrderSchema, OrderIdParams, tags } from './schemas.js'
-import { orderJson, orderNotFound } from './views.js'
+import { oneOrderJson, orderNotFound } from './views.js'
 
 /** POST /orders/{orderId}/cancel (cancelAnyOrder): any caller's placed order, as its owner cancels it on /v1. */
 export function cancelOrder(app: AdminApp, options: AdminOrdersOptions): void {
@@ -40,7 +40,7 @@ export function cancelOrder(app: AdminApp, options: AdminOrdersOptions): void {
       if (result.outcome === 'not_found') throw orderNotFound(id)
       if (result.outcome === 'not_placed')
         throw new ApiError('order_not_placed', `Order ${result.order.id} cannot be cancelled: it is ${result.order.status}`)
-      return orderJson(result.order)
+      return oneOrderJson(options.admin, result.order)
     },
   )
 }

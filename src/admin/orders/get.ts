@@ -4,7 +4,7 @@ import { ADMIN_AUTH, type AdminApp, changeContext } from '../common/routes.js'
 import { ref } from '../common/schemas.js'
 import { type AdminOrdersOptions, orderErrorResponses, record } from './audit.js'
 import { AdminOrderSchema, OrderIdParams, tags } from './schemas.js'
-import { orderJson, orderNotFound } from './views.js'
+import { oneOrderJson, orderNotFound } from './views.js'
 
 /** GET /orders/{orderId} (getAnyOrder): any caller's order. */
 export function getOrder(app: AdminApp, options: AdminOrdersOptions): void {
@@ -29,7 +29,7 @@ export function getOrder(app: AdminApp, options: AdminOrdersOptions): void {
       const order = await orders.getOrder(id)
       if (order === undefined) throw orderNotFound(id)
       await record(options, changeContext(request), 'order.read', order.keyId, { orderId: String(id) })
-      return orderJson(order)
+      return oneOrderJson(options.admin, order)
     },
   )
 }

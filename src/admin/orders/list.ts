@@ -1,10 +1,12 @@
 import { Type } from 'typebox'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
+import { LIST_ORDERS } from '../../keys/administration.js'
+import { customerOrderOwner } from '../../keys/api-key.js'
 import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, changeContext, link, linkHeaderDoc } from '../common/routes.js'
-import { ADMIN_LIST_LIMIT, keyId, pageLimit, ref } from '../common/schemas.js'
+import { ADMIN_LIST_LIMIT, customerId, keyId, pageLimit, ref } from '../common/schemas.js'
 import { type AdminOrdersOptions, orderErrorResponses, record } from './audit.js'
 import { AdminOrderSchema, orderStatus, tags } from './schemas.js'
-import { orderJson } from './views.js'
+import { orderJson, placingKeys } from './views.js'
 
 export const OrderPageSchema = Type.Object(
   {
@@ -24,11 +26,23 @@ export const ListOrdersQuery = Type.Object(
         type: 'integer',
         format: 'int64',
         minimum: 0,
-        description: 'Return orders with an id after this one (ascending id order); follow Link rel="next" rather than build it.',
+        description:
+          'Cursor, in the listing order: orders past this id (with `order=asc`, higher ids; with `order=desc`, lower). Follow Link rel="next" rather than build it.',
+      }),
+    ),
+    order: Type.Optional(
+      Type.Unsafe<(typeof LIST_ORDERS)[number]>({
+        type: 'string',
+        enum: [...LIST_ORDERS],
+        // No schema default: a listing without `order` keeps its links and its audit entry as before.
+        description: '`asc`: oldest first (ascending id, the default, as before this parameter); `desc`: newest first.',
       }),
     ),
     status: Type.Optional(orderStatus),
     keyId: Type.Optional(keyId('Only the orders placed with this API key (an unknown key: an empty page).')),
+    customerId: Type.Optional(
+      customerId('Only the orders of this customer, placed with any of its keys (an unknown customer: an empty page).'),
+    ),
   },
   { additionalProperties: false },
 )
@@ -43,7 +57,8 @@ export function listOrders(app: AdminApp, options: AdminOrdersOptions): void {
         operationId: 'listAnyOrders',
         summary: 'List orders',
         description:
-          'Any caller\'s orders in ascending id order, optionally filtered by status and by the API key that placed them. Paged with `after` (Link rel="next").',
+          "Any caller's orders, oldest first (ascending id) or newest first with `order=desc`, optionally filtered by status, by the API key that placed them and by customer (all filters combined with AND). " +
+          'Each order names the key that placed it (`keyId`, `keyName`) and its customer (`customerId`). Paged with `after`, an order id in the listing order (Link rel="next" keeps the filters and the order).',
         tags,
         querystring: ListOrdersQuery,
         response: {
@@ -53,19 +68,24 @@ export function listOrders(app: AdminApp, options: AdminOrdersOptions): void {
       },
     },
     async (request, reply) => {
-      const { limit = ADMIN_LIST_LIMIT.default, after, status, keyId } = request.query
+      const { limit = ADMIN_LIST_LIMIT.default, after, order, status, keyId, customerId } = request.query
+      const owner = customerId === undefined ? undefined : customerOrderOwner(customerId)
       // One more than the page: whether there is a next page, without a count.
-      const rows = await options.orders.listOrders({ limit: limit + 1, afterId: after, status, keyId })
+      const rows = await options.orders.listOrders({ limit: limit + 1, afterId: after, order, status, keyId, owner })
       const data = rows.slice(0, limit)
       const nextAfter = rows.length > limit ? String(data[data.length - 1]!.id) : null
+      const keys = await placingKeys(options.admin, data)
       // `after` may be a bigint (int64 above 2^53), which JSON cannot hold: the audit details keep its digits.
       await record(options, changeContext(request), 'order.list', keyId ?? null, {
         limit,
         after: after === undefined ? undefined : String(after),
+        order,
         status,
+        customerId,
       })
-      if (nextAfter !== null) reply.header('link', link(`${ADMIN_PREFIX}/orders`, { limit, status, keyId, after: nextAfter }))
-      return { data: data.map(orderJson), nextAfter }
+      if (nextAfter !== null)
+        reply.header('link', link(`${ADMIN_PREFIX}/orders`, { limit, order, status, keyId, customerId, after: nextAfter }))
+      return { data: data.map((o) => orderJson(o, keys.get(o.keyId))), nextAfter }
     },
   )
 }
