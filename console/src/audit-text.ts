@@ -1,5 +1,3 @@
-import type { AuditEntry } from './api.js'
-
 /**
  * What a change entry with no details did, in words: its action says it all, and an empty cell
  * read as "nothing recorded". A revocation that took no other key of its chain has none (the
@@ -10,7 +8,7 @@ const WITHOUT_DETAILS: Partial<Record<string, string>> = {
 }
 
 /** An entry's details in one line (never a secret: the API writes none), or what its action did when it has none. */
-export function auditDetailText(entry: Pick<AuditEntry, 'action' | 'details'>): string {
+export function auditDetailText(entry: { action: string; details: Record<string, unknown> }): string {
   const fields = Object.entries(entry.details)
   if (fields.length === 0) return WITHOUT_DETAILS[entry.action] ?? '—'
   return fields.map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ')

@@ -1,17 +1,27 @@
-import type { Plan } from './api.js'
-import type { AdminCustomer } from './customers-api.js'
 import { metadataText, parseMetadata } from './metadata.js'
+
+/*
+ * Pure, apart from the API client and Preact (tested in-process by test/console/): the fields of a
+ * customer it edits, as the admin API answers them (AdminCustomer of customers-api.ts has them).
+ */
+export interface EditedCustomer {
+  name: string
+  plan: string
+  perMinute: number
+  perDay: number
+  metadata: Record<string, unknown> | null
+}
 
 /** The customer's edit form as typed. */
 export interface CustomerForm {
   name: string
-  plan: Plan
+  plan: string
   perMinute: string
   perDay: string
   metadata: string
 }
 
-export const customerForm = (c: AdminCustomer): CustomerForm => ({
+export const customerForm = (c: EditedCustomer): CustomerForm => ({
   name: c.name,
   plan: c.plan,
   perMinute: String(c.perMinute),
@@ -25,7 +35,7 @@ export const customerForm = (c: AdminCustomer): CustomerForm => ({
  * Enterprise (the API needs them then) and each alone when it changes. Throws when the metadata
  * cannot be read (nothing is sent).
  */
-export function customerChanges(c: AdminCustomer, form: CustomerForm): Record<string, unknown> {
+export function customerChanges(c: EditedCustomer, form: CustomerForm): Record<string, unknown> {
   const body: Record<string, unknown> = {}
   if (form.name !== c.name) body.name = form.name
   if (form.plan !== c.plan) body.plan = form.plan
