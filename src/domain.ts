@@ -11,6 +11,7 @@ import { KeyService } from './keys/key-service.js'
 import { LastUsedRecorder } from './keys/last-used.js'
 import { createLimiter } from './limits/index.js'
 import type { RateLimiter } from './limits/limiter.js'
+import { jobWarnings } from './ops/job-warnings.js'
 import type { Metrics } from './ops/metrics.js'
 import { Readiness } from './ops/readiness.js'
 import { OperatorOrders } from './orders/operator-orders.js'
@@ -154,7 +155,7 @@ function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropp
 export async function buildDomain(config: Config, overrides: DomainOverrides = {}): Promise<Domain> {
   const clock = overrides.clock ?? systemClock
   const { logger } = overrides
-  const warn = (message: string) => (error: unknown) => logger?.warn({ err: error }, message)
+  const warn = jobWarnings(logger)
   const opened: Array<{ close(): Promise<unknown> }> = []
   const closeOpened = async () => {
     for (const resource of opened.reverse()) await resource.close().catch(() => {})

@@ -1493,7 +1493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the state of the resource (or of an earlier request). Codes: `idempotency_conflict` (A request with the same Idempotency-Key is still being processed; retry after Retry-After seconds.); `pet_not_available` (The animal cannot be ordered: it is pending (held by another order), sold, or has no status (not for sale); the message names its status.) */
+            /** @description The request conflicts with the state of the resource (or of an earlier request). Codes: `pet_not_available` (The animal cannot be ordered: it is pending (held by another order), sold, or has no status (not for sale); the message names its status.); `idempotency_conflict` (A request with the same Idempotency-Key is still being processed; retry after Retry-After seconds.) */
             409: {
                 headers: {
                     /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */

@@ -14,7 +14,10 @@ export interface AdminKey {
   perMinute: number
   perDay: number
   prefix: string
+  /** The quota it counts against: its customer's id, else its rotation chain's. */
   quotaId: string
+  /** The customer it belongs to (its plan, limits and quota are the customer's), or null. */
+  customerId: string | null
   /** In the list's order; all four for a key created without a choice. */
   scopes: Scope[]
   state: KeyState
@@ -100,6 +103,10 @@ export interface AdminOrder {
   status: OrderStatus
   owner: string
   keyId: string
+  /** The name of the key that placed it (null: no such key). */
+  keyName: string | null
+  /** Its customer's id, or null. */
+  customerId: string | null
   createdAt: string
   expiresAt: string
   endedAt: string | null
@@ -195,7 +202,8 @@ export const api = {
   topKeys: (query: { from: string; to: string; by: 'requests' | 'rateLimited'; limit: number }) =>
     call<{ data: TopKey[] }>('GET', '/usage/top', { query }),
   auditLog: (query: AuditQuery) => call<AuditPage>('GET', '/audit-log', { query }),
-  listOrders: (query: { status?: string; keyId?: string; after?: string; limit?: number }) => call<OrderPage>('GET', '/orders', { query }),
+  listOrders: (query: { status?: string; keyId?: string; customerId?: string; order?: 'asc' | 'desc'; after?: string; limit?: number }) =>
+    call<OrderPage>('GET', '/orders', { query }),
   cancelOrder: (id: number) => call<AdminOrder>('POST', `/orders/${id}/cancel`),
   listAdminTokens: (query: { after?: string; limit?: number }) =>
     call<{ data: AdminTokenSummary[]; nextAfter: string | null }>('GET', '/admin-tokens', { query }),

@@ -45,3 +45,18 @@ export const WHOLE_INCREMENTS: number[] = Array.from({ length: 30 }, (_, i) => [
 export function lastBusy<B extends Counts>(buckets: B[]): B | undefined {
   return buckets.findLast((b) => total(b) > 0)
 }
+
+/** The most steps between the y axis's gridlines (260 px of chart: about 40 px or more between them). */
+export const Y_STEPS = 5
+
+/**
+ * The y axis of the chart: a whole step from WHOLE_INCREMENTS, the smallest that needs at most
+ * `steps` of them, and a top that is the first multiple of it at or above the tallest bar, each
+ * gridline labelled. Left to itself, uPlot topped the scale at the tallest bar (9) and labelled
+ * the steps below it (0 to 8): the bar rose above the highest label, and read as 8.
+ */
+export function yAxis(tallest: number, steps = Y_STEPS): { top: number; step: number; splits: number[] } {
+  const step = WHOLE_INCREMENTS.find((s) => Math.ceil(tallest / s) <= steps) ?? WHOLE_INCREMENTS.at(-1)!
+  const top = Math.max(1, Math.ceil(tallest / step)) * step
+  return { top, step, splits: Array.from({ length: top / step + 1 }, (_, i) => i * step) }
+}

@@ -1,6 +1,7 @@
 import { createdKeyJson, keyJson, keyPageJson, revokedKeyJson, rotatedKeyJson, usageJson } from '../admin/keys/views.js'
 import type { ChangeContext } from '../changes/audit-log.js'
 import { KEY_STATES, type KeyState, type KeyView, type Revocation } from '../keys/administration.js'
+import { countedQuotaId } from '../keys/api-key.js'
 import type { KeyService } from '../keys/key-service.js'
 import { displayPrefix } from '../shared/key-redaction.js'
 import { LimiterUnavailableError } from '../shared/outages.js'
@@ -284,7 +285,7 @@ const rotate = defineCommand(
         print(
           values.json,
           rotatedKeyJson(rotated),
-          `Rotated ${id} to ${view.id}; the old key ${until}. Both count against one quota (${view.quotaId}).\n` +
+          `Rotated ${id} to ${view.id}; the old key ${until}. Both count against one quota (${countedQuotaId(view)}).\n` +
             `This is the only time the new key is shown; store it now:\n\n  ${key}\n\n`,
         )
       })

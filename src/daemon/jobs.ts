@@ -44,7 +44,7 @@ export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usag
     clock,
     onError: warn('deleting old usage history failed; retried by the next run'),
   })
-  const idempotencySweep = new IdempotencySweep(storage.pets, clock, warn('idempotency record sweep failed'))
+  const idempotencySweep = new IdempotencySweep(storage.pets, clock, warn('idempotency record sweep failed; the next sweep tries again'))
   const scanReportSweep = reportSweep(storage.scanReports, clock, warn('secret scanning report sweep failed'))
   const orderExpiry = new OrderExpiry(storage.orders, {
     intervalMs: config.orderSweepMs,

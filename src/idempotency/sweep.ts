@@ -5,6 +5,13 @@ import { PeriodicJob } from '../shared/periodic-job.js'
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000
 /** How often each instance deletes expired records (a record lives at most retention + this). */
 export const IDEMPOTENCY_SWEEP_MS = 10 * 60 * 1000
+/**
+ * The quiet retries of a sweep that storage did not answer (after 2 s, 10 s, 30 s): the sweep at
+ * start meets a database still busy with every instance starting at once (three PostgreSQL
+ * instances on a loaded machine each logged a "Query read timeout" with its stack). Still down
+ * after them, the outage is logged once, and the next sweep tries again.
+ */
+export const IDEMPOTENCY_SWEEP_RETRIES_MS = [2_000, 10_000, 30_000] as const
 
 /** Where the Idempotency-Key records are kept (one table, written by the pets' and the orders' stores). */
 export interface IdempotencyRecords {
@@ -24,11 +31,13 @@ export class IdempotencySweep {
     private readonly records: IdempotencyRecords,
     private readonly clock: Clock,
     onError: (error: unknown) => void,
+    { outageRetriesMs = IDEMPOTENCY_SWEEP_RETRIES_MS }: { outageRetriesMs?: readonly number[] } = {},
   ) {
     this.job = new PeriodicJob(() => this.records.deleteIdempotencyRecords(this.clock.now() - IDEMPOTENCY_RETENTION_MS), {
       intervalMs: IDEMPOTENCY_SWEEP_MS,
       onError,
       runAtStart: true,
+      outageRetriesMs,
     })
   }
 

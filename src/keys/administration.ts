@@ -24,7 +24,10 @@ export interface KeyView {
   perDay: number
   /** Display prefix (`as_live_AbCd`), safe to show and log. */
   prefix: string
-  /** The quota the key counts against: the id of the first key of its rotation chain. */
+  /**
+   * The key's own quota: the id of the first key of its rotation chain (shared along it). A key of a
+   * customer counts against the customer's instead: countedQuotaId (api-key.ts) names the one counted.
+   */
   quotaId: string
   /**
    * The customer the key belongs to (cus_…), or null. A customer's keys share its quota and its
@@ -106,6 +109,7 @@ export interface WindowUsage {
 /** The same numbers the rate-limit headers show, without counting a request. */
 export interface KeyUsage {
   keyId: string
+  /** The quota counted: its customer's id, else its rotation chain's (countedQuotaId of api-key.ts). */
   quotaId: string
   minute: WindowUsage
   day: WindowUsage

@@ -43,12 +43,23 @@ export const limiterIdentity = (record: Pick<ApiKeyRecord, 'quotaId' | 'customer
   record.customerId === null ? 'k:' + record.quotaId : 'c:' + record.customerId
 
 /**
+ * The quota a key counts against, as the admin API and the CLI name it (`quotaId`): its customer's
+ * id (`cus_…`) when it has one, whose quota every key of it shares, else its own quota's id (the
+ * first key of its rotation chain). The same quota as limiterIdentity's, in the ids an operator
+ * knows; the record's own `quotaId` stays the chain's (rotation and a chain's usage history read it).
+ */
+export const countedQuotaId = (record: Pick<ApiKeyRecord, 'quotaId' | 'customerId'>): string => record.customerId ?? record.quotaId
+
+/**
  * Whose orders a key places and sees (stored with each order, opaque to everything else): its
  * customer's, for every key of it, or else the key's quota, shared along its rotation chain, so a
  * rotated key keeps its orders.
  */
 export const orderOwner = (record: Pick<ApiKeyRecord, 'quotaId' | 'customerId'>): string =>
-  record.customerId === null ? 'k:' + record.quotaId : 'c:' + record.customerId
+  record.customerId === null ? 'k:' + record.quotaId : customerOrderOwner(record.customerId)
+
+/** The owner of a customer's orders (orderOwner of any key of it): an operator's filter by customer. */
+export const customerOrderOwner = (customerId: string): string => 'c:' + customerId
 
 const partitionKeys = new WeakMap<object, string>()
 

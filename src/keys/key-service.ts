@@ -21,7 +21,7 @@ import {
   type Revocation,
   type UpdateKeyRequest,
 } from './administration.js'
-import { type ApiKeyRecord, hashKey, limiterIdentity } from './api-key.js'
+import { type ApiKeyRecord, countedQuotaId, hashKey, limiterIdentity } from './api-key.js'
 import { changedFields, describe, refuseRetired } from './key-records.js'
 import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan, checkScopes } from './key-validation.js'
 import { newKey, newRecord, refusePlanOfCustomer } from './new-key.js'
@@ -289,7 +289,7 @@ export class KeyService implements KeyAdministration {
     await this.recorder.read(ctx, { action: 'key.usage', keyId: id, details: {} })
     return {
       keyId: record.id,
-      quotaId: record.quotaId,
+      quotaId: countedQuotaId(record),
       minute: usage.minute,
       day: usage.day,
       ban: usage.ban,

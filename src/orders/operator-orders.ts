@@ -1,5 +1,6 @@
-import type { ChangeContext } from '../changes/audit-log.js'
+import type { ChangeContext, ListOrder } from '../changes/audit-log.js'
 import type { ChangeRecorder } from '../changes/change-recorder.js'
+import { customerOrderOwner } from '../keys/api-key.js'
 import type { Clock } from '../shared/clock.js'
 import type { Int64 } from '../shared/int64.js'
 import { notFound, Refusal } from '../shared/refusal.js'
@@ -14,6 +15,10 @@ export interface AnyOrdersQuery {
   status?: OrderStatus
   /** Only the orders placed with this API key. */
   keyId?: string
+  /** Only the orders of this customer, placed with any of its keys. */
+  customerId?: string
+  /** `desc`: newest first; ascending (the default) otherwise. */
+  order?: ListOrder
 }
 
 /**
@@ -28,17 +33,18 @@ export class OperatorOrders {
     private readonly clock: Clock,
   ) {}
 
-  /** A page in ascending id order; `nextAfter` when another page follows. */
+  /** A page in ascending id order (descending with `order: 'desc'`); `nextAfter` when another page follows. */
   async list(query: AnyOrdersQuery, ctx?: ChangeContext): Promise<{ orders: OrderRecord[]; nextAfter: string | null }> {
-    const { limit, after, status, keyId } = query
+    const { limit, after, status, keyId, customerId, order } = query
+    const owner = customerId === undefined ? undefined : customerOrderOwner(customerId)
     // One more than the page: whether there is a next page, without a count.
-    const rows = await this.orders.listOrders({ limit: limit + 1, afterId: after, status, keyId })
+    const rows = await this.orders.listOrders({ limit: limit + 1, afterId: after, order, status, keyId, owner })
     const orders = rows.slice(0, limit)
     // `after` may be a bigint (int64 above 2^53), which JSON cannot hold: the audit details keep its digits.
     await this.recorder.read(ctx, {
       action: 'order.list',
       keyId: keyId ?? null,
-      details: { limit, after: after === undefined ? undefined : String(after), status },
+      details: { limit, after: after === undefined ? undefined : String(after), order, status, customerId },
     })
     return { orders, nextAfter: rows.length > limit ? String(orders[orders.length - 1]!.id) : null }
   }

@@ -60,8 +60,10 @@ export interface ListOrdersOptions {
   /** Only the orders placed with this API key (operators). */
   keyId?: string
   status?: OrderStatus
-  /** Keyset paging: only ids strictly greater than this. */
+  /** Keyset paging: only the ids past this one in the listing's order (greater ascending, smaller descending). */
   afterId?: Int64
+  /** `desc`: newest first (highest id first); ascending otherwise. */
+  order?: 'asc' | 'desc'
 }
 
 /** Counts of animals by status; an animal without a status is in none. */
@@ -108,7 +110,7 @@ export interface OrderRepository {
   changeOrder(id: Int64, change: ClientChange, options: ChangeOptions): Promise<ChangeOutcome>
   /** The order, if it exists (and is `owner`'s, when given). */
   getOrder(id: Int64, options?: { owner?: string }): Promise<OrderRecord | undefined>
-  /** Ascending id order. */
+  /** Ascending id order, or descending with `order: 'desc'`. */
   listOrders(options: ListOrdersOptions): Promise<OrderRecord[]>
   /** Expires up to `limit` placed orders due now (the store's clock), each with its animal and what `recorded` makes of it; resolves with how many. */
   expireDue(limit: number, recorded?: OrderRecording): Promise<number>

@@ -92,13 +92,29 @@ export const DUE_ORDERS = named(
   `SELECT id FROM orders WHERE status = '${OPEN_STATUS}' AND expires_at <= :now ORDER BY expires_at, id LIMIT :limit`,
 )
 
-/** A page of orders: the filters given, keyset paging on the id. */
-export function ordersPage(filters: { owner: boolean; keyId: boolean; status: boolean }): Named {
-  const where = ['id > :after']
+/**
+ * A page of orders: the filters given, keyset paging on the id (:after, past it in the listing's
+ * order), ascending or newest first. Each filter's index ends in the id (migration 008), and is
+ * walked backwards for newest first.
+ */
+export function ordersPage(filters: { owner: boolean; keyId: boolean; status: boolean; after: boolean; desc: boolean }): Named {
+  const where: string[] = []
+  if (filters.after) where.push(filters.desc ? 'id < :after' : 'id > :after')
   if (filters.owner) where.push('owner = :owner')
   if (filters.keyId) where.push('key_id = :key_id')
   if (filters.status) where.push('status = :status')
-  return named(`SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where.join(' AND ')} ORDER BY id LIMIT :limit`)
+  const filtered = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`
+  return named(`SELECT ${ORDER_COLUMNS} FROM orders${filtered} ORDER BY id${filters.desc ? ' DESC' : ''} LIMIT :limit`)
+}
+
+/**
+ * The `after` of a page as the engines can bind it: an id beyond int64 (a cursor is any integer
+ * the API accepts) is past every order, or before them all, depending on the order: no page at all
+ * (`'none'`), or no bound (undefined).
+ */
+export function pageBound(afterId: Int64 | undefined, desc: boolean, fits: (id: Int64) => boolean): Int64 | undefined | 'none' {
+  if (afterId === undefined || fits(afterId)) return afterId
+  return afterId > 0 !== desc ? 'none' : undefined
 }
 
 /** An orders row as both engines return it (same column names in both migrations). */

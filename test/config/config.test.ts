@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { test } from 'node:test'
 import Fastify from 'fastify'
 // @ts-expect-error: a plain .mjs script, run by tsx
-import { CONFIGURATION_MD, generateConfigurationDoc } from '../../scripts/config-docs.mjs'
+import { CONFIGURATION_MD, generateConfigurationDoc, generateReadme, README_MD } from '../../scripts/config-docs.mjs'
 import { CONFIG_VARIABLES, loadConfig, redisTarget } from '../../src/config/config.js'
 import { CONFIG_FILE_VARIABLE } from '../../src/config/config-file.js'
 import { ConfigError } from '../../src/shared/startup-error.js'
@@ -222,6 +222,19 @@ test('the reference table in docs/configuration.md is the one the variables gene
     'docs/configuration.md is stale: the variables in src/config/variables.ts changed. Run `npm run config:generate` and commit it',
   )
   for (const name of CONFIG_VARIABLES) assert.ok(generated.includes(`| \`${name}\` |`), name)
+})
+
+// Issue 43: the README said HOST defaulted to 0.0.0.0 (it is 127.0.0.1), and a newcomer in a
+// container could not reach the service. Its defaults are generated from the declarations now.
+test('the README’s table of the most used variables is the one the variables generate, HOST’s default among them', async () => {
+  const generated = (await generateReadme()) as string
+  const readme = await readFile(README_MD, 'utf8')
+  assert.ok(
+    generated === readme,
+    'README.md is stale: the variables in src/config/variables.ts changed. Run `npm run config:generate` and commit it',
+  )
+  assert.match(readme, /^\| `HOST` \| `127\.0\.0\.1` \|$/m)
+  assert.match(readme, /`HOST=0\.0\.0\.0`/, 'the README says what a container sets')
 })
 
 // Issue 32: the quick start listens on loopback only (Fastify's own default, like ADMIN_HOST);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { byDay, lastBusy, stackTops, total, WHOLE_INCREMENTS } from '../../console/src/usage-bars.js'
+import { byDay, lastBusy, stackTops, total, WHOLE_INCREMENTS, yAxis } from '../../console/src/usage-bars.js'
 
 // Issue 32: the three outcomes were drawn over one another, so a minute with 60 allowed, 59
 // rate-limited and 21 banned read as one bar 60 high. Stacked, the bar is the minute's total and
@@ -43,4 +43,20 @@ test('usage bars: 30 days of hours fold into 30 daily bars (a readable width), t
 test('usage bars: the y axis steps in whole requests (an idle key shows no 0.2 ticks)', () => {
   assert.ok(WHOLE_INCREMENTS.every((n) => Number.isInteger(n) && n >= 1))
   assert.deepEqual(WHOLE_INCREMENTS.slice(0, 6), [1, 2, 5, 10, 20, 50])
+})
+
+// Issue 43: uPlot topped the y scale at the tallest bar and labelled the whole steps below it, so
+// a bar of 9 rose above the highest label (8). The top is now a labelled step at or above it.
+test('usage bars: the y axis tops at a labelled step at or above the tallest bar, in whole steps, at most 5 of them', () => {
+  assert.deepEqual(yAxis(9), { top: 10, step: 2, splits: [0, 2, 4, 6, 8, 10] })
+  assert.deepEqual(yAxis(0), { top: 1, step: 1, splits: [0, 1] })
+  assert.deepEqual(yAxis(5), { top: 5, step: 1, splits: [0, 1, 2, 3, 4, 5] })
+  assert.deepEqual(yAxis(140), { top: 150, step: 50, splits: [0, 50, 100, 150] })
+  for (let tallest = 0; tallest <= 5000; tallest += 7) {
+    const { top, step, splits } = yAxis(tallest)
+    assert.ok(top >= tallest, `${tallest}: the top is not below the tallest bar`)
+    assert.equal(splits.at(-1), top, `${tallest}: the top is labelled`)
+    assert.ok(splits.length - 1 <= 5, `${tallest}: at most 5 steps`)
+    assert.ok(WHOLE_INCREMENTS.includes(step) && top - step < Math.max(tallest, 1), `${tallest}: the first such top`)
+  }
 })

@@ -237,7 +237,7 @@ for (const engine of STORE_ENGINES) {
       )
     })
 
-    test('pages by owner, key and status, in id order from `after`', async (t) => {
+    test('pages by owner, key and status, in id order from `after`, ascending or newest first', async (t) => {
       const clock = new ManualClock(T0)
       const storage = await engine.open(t, { holdClock: clock })
       if (!storage) return
@@ -257,6 +257,15 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual(of(await orders.listOrders({ limit: 10, keyId: 'key_1' })), [1, 4])
       assert.deepEqual(of(await orders.listOrders({ limit: 10, keyId: 'key_2', owner: 'k:a', status: 'cancelled' })), [2])
       assert.deepEqual(await orders.listOrders({ limit: 10, afterId: (2n ** 64n) as unknown as number }), [])
+      // Newest first (the operator console's default), paged the other way from `after`.
+      const desc = { order: 'desc' } as const
+      assert.deepEqual(of(await orders.listOrders({ limit: 10, ...desc })), [5, 4, 3, 2, 1, 0])
+      assert.deepEqual(of(await orders.listOrders({ limit: 2, owner: 'k:a', ...desc })), [4, 2])
+      assert.deepEqual(of(await orders.listOrders({ limit: 10, owner: 'k:a', afterId: ids[4]!, ...desc })), [2, 0])
+      assert.deepEqual(of(await orders.listOrders({ limit: 10, keyId: 'key_1', status: 'placed', ...desc })), [4, 1])
+      assert.deepEqual(of(await orders.listOrders({ limit: 10, status: 'cancelled', afterId: ids[2]!, ...desc })), [])
+      assert.deepEqual(of(await orders.listOrders({ limit: 1, afterId: (2n ** 64n) as unknown as number, ...desc })), [5])
+      assert.deepEqual(await orders.listOrders({ limit: 10, afterId: -(2n ** 64n) as unknown as number, ...desc }), [])
     })
 
     test('every change moves the rows’ versions; the one-placed-order-per-animal index holds whatever the code does', async (t) => {

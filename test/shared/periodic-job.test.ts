@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { StorageUnavailableError } from '../../src/shared/outages.js'
 import { PeriodicJob } from '../../src/shared/periodic-job.js'
 
 /** A run that ends when the test says so. */
@@ -57,4 +58,25 @@ test('stop waits for the run in flight (nothing touches the store after it close
   const runs = gate.runs()
   await new Promise((resolve) => setTimeout(resolve, 30))
   assert.equal(gate.runs(), runs, 'the timer is gone')
+})
+
+// An hour's wait: only the stop can end it before the test's timeout.
+test('a run that storage did not answer is retried after each wait; stop ends a wait at once and reports the outage', {
+  timeout: 30_000,
+}, async () => {
+  const errors: unknown[] = []
+  let tries = 0
+  const job = new PeriodicJob(
+    async () => {
+      tries++
+      throw new StorageUnavailableError(new Error('timeout expired'))
+    },
+    { intervalMs: 60_000, onError: (error) => errors.push(error), outageRetriesMs: [1, 3_600_000] },
+  )
+  const running = job.run()
+  while (tries < 2) await new Promise((resolve) => setTimeout(resolve, 1))
+  await job.stop()
+  assert.equal(await running, 0)
+  assert.equal(tries, 2, 'no try after the stop')
+  assert.equal(errors.length, 1, 'the outage, once')
 })

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS } from '../../../src/changes/audit-actions.js'
 import { type AuditEntry, type AuditQuery, api } from '../api.js'
+import { auditDetailText } from '../audit-text.js'
 import { ErrorNote, Field, useLoad } from '../components.js'
 import { time } from '../format.js'
 import { href, navigate } from '../router.js'
@@ -110,12 +111,6 @@ export function AuditLog({ query }: { query: URLSearchParams }) {
   )
 }
 
-/** What an entry changed, in one line: its details as the API gives them (never a secret). */
-const detailText = (details: Record<string, unknown>) =>
-  Object.entries(details)
-    .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
-    .join('; ')
-
 /** Entries as a table; the reads are greyed, so that the changes stand out. */
 export function AuditTable({ entries, showKey }: { entries: AuditEntry[]; showKey: boolean }) {
   if (entries.length === 0) return <p class="empty">No entry.</p>
@@ -152,7 +147,7 @@ export function AuditTable({ entries, showKey }: { entries: AuditEntry[]; showKe
             </td>
             <td>{e.action}</td>
             {showKey && <td>{e.keyId === null ? '—' : <a href={href.key(e.keyId)}>{e.keyId}</a>}</td>}
-            <td class="details-text">{detailText(e.details)}</td>
+            <td class="details-text">{auditDetailText(e)}</td>
           </tr>
         ))}
       </tbody>

@@ -1,9 +1,13 @@
 import { useState } from 'preact/hooks'
 import { PLANS } from '../api.js'
 import { ErrorNote, Field, useLoad } from '../components.js'
-import { customersApi } from '../customers-api.js'
+import { sharedBy, sharedByText, useCustomerKeys } from '../customer-links.js'
+import { CUSTOMER_KEYS_SHOWN, customersApi } from '../customers-api.js'
 import { count, time } from '../format.js'
+import { StateBadge } from '../key-state.js'
 import { href, navigate } from '../router.js'
+import { useMayChange } from '../session.js'
+import { EditCustomer } from './customer-form.js'
 import { UsageChart } from './usage-chart.js'
 
 const PAGE_SIZE = 20
@@ -84,17 +88,32 @@ export function CustomerList({ query }: { query: URLSearchParams }) {
   )
 }
 
-/** One customer: its plan (shared by its keys), its keys, and its usage chart (the sum of its keys'). */
+/**
+ * One customer: its plan and limits (one quota for all its keys, how many said), its metadata, its
+ * keys, its orders (a link), its usage chart (the sum of its keys'), and, for an admin token, the
+ * form that changes it.
+ */
 export function CustomerPage({ id }: { id: string }) {
+  const mayChange = useMayChange()
   const customer = useLoad(() => customersApi.get(id), [id])
-  const keys = useLoad(() => customersApi.keys(id), [id])
-  const c = customer.value
+  const keys = useCustomerKeys(id)
+  const c = customer.value?.id === id ? customer.value : undefined
+  const reload = () => {
+    customer.reload()
+    keys.reload()
+  }
   return (
     <main>
-      <header class="page-head">
+      <p class="crumbs">
+        <a href={href.customers()}>Customers</a> / <code>{id}</code>
+      </p>
+      <header class="page-head" data-customer-id={id}>
         <h1>{c ? c.name : id}</h1>
+        <a class="button" href={href.orders({ customerId: id })}>
+          Its orders
+        </a>
       </header>
-      <ErrorNote message={customer.error} />
+      <ErrorNote message={customer.error ?? keys.error} />
       {c && (
         <dl class="details">
           <dt>Id</dt>
@@ -102,18 +121,25 @@ export function CustomerPage({ id }: { id: string }) {
             <code>{c.id}</code>
           </dd>
           <dt>Plan</dt>
-          <dd>
-            {c.plan}: {count(c.perMinute)}/min, {count(c.perDay)}/day, one quota for all its keys
+          <dd data-field="plan">{c.plan}</dd>
+          <dt>Limits</dt>
+          <dd data-field="limits">
+            {count(c.perMinute)} / minute, {count(c.perDay)} / day
+          </dd>
+          <dt>Quota</dt>
+          <dd data-field="quota" data-shared-by={keys.value ? sharedBy(keys.value).count : undefined}>
+            one quota (windows and ban) shared by {keys.value ? sharedByText(keys.value) : 'its keys'}
           </dd>
           <dt>Created</dt>
           <dd>{time(c.createdAt)}</dd>
+          <dt>Updated</dt>
+          <dd>{time(c.updatedAt)}</dd>
           <dt>Metadata</dt>
-          <dd>{c.metadata === null ? '—' : <code>{JSON.stringify(c.metadata)}</code>}</dd>
+          <dd data-field="metadata">{c.metadata === null ? '—' : <code>{JSON.stringify(c.metadata)}</code>}</dd>
         </dl>
       )}
-      <section>
+      <section class="customer-keys">
         <h2>Keys</h2>
-        <ErrorNote message={keys.error} />
         {keys.value && keys.value.data.length === 0 && <p class="empty">No key yet: create one with this customer's id.</p>}
         {keys.value && keys.value.data.length > 0 && (
           <table class="customer-keys">
@@ -122,27 +148,59 @@ export function CustomerPage({ id }: { id: string }) {
                 <th>Name</th>
                 <th>Prefix</th>
                 <th>State</th>
+                <th>Created</th>
                 <th>Last used</th>
+                <th>Key id</th>
               </tr>
             </thead>
             <tbody>
               {keys.value.data.map((k) => (
-                <tr>
+                <tr data-key-id={k.id}>
                   <td>
                     <a href={href.key(k.id)}>{k.name}</a>
                   </td>
                   <td>
                     <code>{k.prefix}…</code>
                   </td>
-                  <td>{k.state}</td>
+                  <td>
+                    <StateBadge apiKey={k} />
+                  </td>
+                  <td>{time(k.createdAt)}</td>
                   <td>{time(k.lastUsedAt, 'never')}</td>
+                  <td>
+                    <code>{k.id}</code>
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
         )}
+        {keys.value?.nextAfter && (
+          <p class="hint">
+            The first {CUSTOMER_KEYS_SHOWN}: <a href={href.keys()}>the keys list</a> has them all.
+          </p>
+        )}
       </section>
-      <UsageChart keyId={id} rotated={false} history={(query) => customersApi.usageHistory(id, query)} />
+      <UsageChart
+        keyId={id}
+        rotated={false}
+        history={(query) => customersApi.usageHistory(id, query)}
+        title="Usage over time (all its keys)"
+      />
+      {c &&
+        (mayChange ? (
+          <section class="actions">
+            <h2>Change the customer</h2>
+            <EditCustomer
+              key={`${c.id} ${c.updatedAt}`}
+              customer={c}
+              keys={keys.value ? sharedByText(keys.value) : 'its keys'}
+              onChanged={reload}
+            />
+          </section>
+        ) : (
+          <p class="hint read-only">Signed in with a read token: this customer can be viewed, not changed.</p>
+        ))}
     </main>
   )
 }

@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks'
 import { type AdminKey, api, PLANS, type Plan } from '../api.js'
 import { Confirm, ErrorNote, Field } from '../components.js'
+import type { AdminCustomer } from '../customers-api.js'
 import { EXPIRY_LABEL, fromUtcInput, problem, time, toUtcInput } from '../format.js'
 import { type Scope, scopesText } from '../key-scopes.js'
+import { metadataText, parseMetadata } from '../metadata.js'
 import { href, navigate } from '../router.js'
 import { ScopeChoice } from '../scope-choice.js'
 import { handOverSecret } from '../secret-handover.js'
@@ -10,8 +12,12 @@ import { handOverSecret } from '../secret-handover.js'
 const DEFAULT_GRACE_S = 86_400
 const MAX_GRACE_S = 604_800
 
-/** Update (plan, limits, expiry, name, metadata, scopes), rotate with a grace period, revoke: each after a confirmation. */
-export function KeyActions({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => void }) {
+/**
+ * Update (plan, limits, expiry, name, metadata, scopes), rotate with a grace period, revoke: each
+ * after a confirmation. A key of a customer takes the customer's plan and limits: those are
+ * changed on the customer's page (`customer`: the customer once read, null if it could not be).
+ */
+export function KeyActions({ apiKey, customer, onChanged }: { apiKey: AdminKey; customer?: AdminCustomer | null; onChanged: () => void }) {
   const [grace, setGrace] = useState(String(DEFAULT_GRACE_S))
   const changeable = apiKey.state !== 'revoked' && apiKey.rotatedTo === null
   return (
@@ -20,7 +26,7 @@ export function KeyActions({ apiKey, onChanged }: { apiKey: AdminKey; onChanged:
       {!changeable && (
         <p class="hint">{apiKey.state === 'revoked' ? 'A revoked key cannot change.' : 'This key was rotated: change its successor.'}</p>
       )}
-      {changeable && <EditKey key={`${apiKey.id} ${apiKey.updatedAt}`} apiKey={apiKey} onChanged={onChanged} />}
+      {changeable && <EditKey key={`${apiKey.id} ${apiKey.updatedAt}`} apiKey={apiKey} customer={customer} onChanged={onChanged} />}
       <div class="action-row">
         {changeable && apiKey.state === 'active' && (
           <Confirm
@@ -59,22 +65,6 @@ export function KeyActions({ apiKey, onChanged }: { apiKey: AdminKey; onChanged:
   )
 }
 
-/** The metadata as edited: a JSON object, or empty for none (null). Throws with what is wrong. */
-function parseMetadata(text: string): Record<string, unknown> | null {
-  if (text.trim() === '') return null
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (e) {
-    throw new Error(`Metadata is not JSON: ${problem(e)}`)
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new Error('Metadata is a JSON object ({"customer": "c_42"}), or empty for none.')
-  return value as Record<string, unknown>
-}
-
-const metadataText = (m: AdminKey['metadata']) => (m === null ? '' : JSON.stringify(m, null, 2))
-
 /** A field's value as the confirmation shows it. */
 const shown = (field: string, value: unknown): string => {
   if (value === null || value === undefined) return field === 'expiresAt' ? 'never' : 'none'
@@ -84,7 +74,8 @@ const shown = (field: string, value: unknown): string => {
 }
 
 /** The fields an update can change; only those that differ from the key are sent. */
-function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => void }) {
+function EditKey({ apiKey, customer, onChanged }: { apiKey: AdminKey; customer?: AdminCustomer | null; onChanged: () => void }) {
+  const ofCustomer = apiKey.customerId !== null
   const initial = () => ({
     name: apiKey.name,
     plan: apiKey.plan,
@@ -103,8 +94,8 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
   const changes = (): Record<string, unknown> => {
     const body: Record<string, unknown> = {}
     if (form.name !== apiKey.name) body.name = form.name
-    if (form.plan !== apiKey.plan) body.plan = form.plan
-    if (form.plan === 'enterprise') {
+    if (!ofCustomer && form.plan !== apiKey.plan) body.plan = form.plan
+    if (!ofCustomer && form.plan === 'enterprise') {
       if (form.plan !== apiKey.plan || Number(form.perMinute) !== apiKey.perMinute) body.perMinute = Number(form.perMinute)
       if (form.plan !== apiKey.plan || Number(form.perDay) !== apiKey.perDay) body.perDay = Number(form.perDay)
     }
@@ -155,7 +146,7 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
         <input name="name" value={form.name} onInput={set('name')} />
       </Field>
       <Field label="Plan">
-        <select name="plan" value={form.plan} onChange={set('plan')}>
+        <select name="plan" value={form.plan} disabled={ofCustomer} onChange={set('plan')}>
           {PLANS.map((p: Plan) => (
             <option value={p}>{p}</option>
           ))}
@@ -167,13 +158,26 @@ function EditKey({ apiKey, onChanged }: { apiKey: AdminKey; onChanged: () => voi
           name="perMinute"
           min={1}
           value={form.perMinute}
-          disabled={form.plan !== 'enterprise'}
+          disabled={ofCustomer || form.plan !== 'enterprise'}
           onInput={set('perMinute')}
         />
       </Field>
       <Field label="Per day">
-        <input type="number" name="perDay" min={1} value={form.perDay} disabled={form.plan !== 'enterprise'} onInput={set('perDay')} />
+        <input
+          type="number"
+          name="perDay"
+          min={1}
+          value={form.perDay}
+          disabled={ofCustomer || form.plan !== 'enterprise'}
+          onInput={set('perDay')}
+        />
       </Field>
+      {apiKey.customerId !== null && (
+        <p class="hint customer-owned">
+          Plan and limits are the customer’s, for all its keys: change them on{' '}
+          <a href={href.customer(apiKey.customerId)}>{customer ? `${customer.name}’s page` : 'the customer’s page'}</a>.
+        </p>
+      )}
       <Field label={EXPIRY_LABEL}>
         <input name="expiresAt" placeholder="2027-06-30 18:00" autocomplete="off" value={form.expiresAt} onInput={set('expiresAt')} />
       </Field>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { type AdminKey, api, PLANS, STATES } from '../api.js'
 import { ErrorNote, Field, useLoad } from '../components.js'
+import { CustomerLink, type Customers, useCustomers } from '../customer-links.js'
 import { count, time } from '../format.js'
 import { StateBadge } from '../key-state.js'
 import { href, navigate } from '../router.js'
@@ -30,6 +31,7 @@ export function KeyList({ query }: { query: URLSearchParams }) {
       }),
     [filters.name, filters.plan, filters.state, after],
   )
+  const customers = useCustomers(page.value?.data.map((k) => k.customerId) ?? [])
   const go = (changes: Record<string, string | undefined>, resetPaging = true) => {
     if (resetPaging) setPrevious([])
     navigate(href.keys({ ...filters, after: resetPaging ? undefined : after, ...changes }))
@@ -74,7 +76,7 @@ export function KeyList({ query }: { query: URLSearchParams }) {
         <button type="submit">Search</button>
       </form>
       <ErrorNote message={page.error} />
-      {page.value && <KeyTable keys={page.value.data} />}
+      {page.value && <KeyTable keys={page.value.data} customers={customers.value} />}
       {page.value && page.value.data.length === 0 && <p class="empty">No key matches these filters.</p>}
       <nav class="pager">
         <button
@@ -105,7 +107,7 @@ export function KeyList({ query }: { query: URLSearchParams }) {
   )
 }
 
-function KeyTable({ keys }: { keys: AdminKey[] }) {
+function KeyTable({ keys, customers }: { keys: AdminKey[]; customers: Customers | undefined }) {
   if (keys.length === 0) return null
   // The name with the display prefix under it: two keys of one name are told apart at a glance.
   return (
@@ -113,6 +115,7 @@ function KeyTable({ keys }: { keys: AdminKey[] }) {
       <thead>
         <tr>
           <th>Name</th>
+          <th>Customer</th>
           <th>Plan</th>
           <th class="num">Per minute</th>
           <th class="num">Per day</th>
@@ -128,6 +131,9 @@ function KeyTable({ keys }: { keys: AdminKey[] }) {
           <tr data-key-id={key.id}>
             <td>
               <a href={href.key(key.id)}>{key.name}</a> <code class="prefix">{key.prefix}…</code> <ScopeBadge scopes={key.scopes} />
+            </td>
+            <td data-column="customer">
+              <CustomerLink id={key.customerId} customers={customers} />
             </td>
             <td>{key.plan}</td>
             <td class="num">{count(key.perMinute)}</td>

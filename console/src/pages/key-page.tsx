@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { type AdminKey, api, type KeyUsage } from '../api.js'
 import { ErrorNote, SecretOnce, useLoad } from '../components.js'
+import { CustomerLink, type Customers, sharedBy, sharedByText, useCustomerKeys, useCustomers } from '../customer-links.js'
 import { count, time } from '../format.js'
 import { StateBadge } from '../key-state.js'
 import { href } from '../router.js'
@@ -19,12 +20,19 @@ export function KeyPage({ id }: { id: string }) {
   const mayChange = useMayChange()
   const key = useLoad(() => api.getKey(id), [id])
   const usage = useLoad(() => api.keyUsage(id), [id])
+  // A key of a customer: its plan, limits and quota are the customer's, shared by its keys.
+  const customerId = key.value?.id === id ? key.value.customerId : null
+  const customers = useCustomers([customerId])
+  const customerKeys = useCustomerKeys(customerId)
+  const customer = customerId === null ? undefined : customers.value?.get(customerId)
   // A rotation's new secret, on the new key's page only: taken when this page shows that key.
   const [secret, setSecret] = useState(() => takeSecret(id))
   useEffect(() => setSecret((shown) => (shown?.keyId === id ? shown : takeSecret(id))), [id])
   const reload = () => {
     key.reload()
     usage.reload()
+    customers.reload()
+    customerKeys.reload()
   }
   return (
     <main>
@@ -43,16 +51,27 @@ export function KeyPage({ id }: { id: string }) {
             </button>
           </header>
           <div class="columns">
-            <KeyDetails apiKey={key.value} />
-            <section>
-              <h2>Current usage</h2>
-              <ErrorNote message={usage.error} />
-              {usage.value && <UsageNow usage={usage.value} />}
+            <KeyDetails apiKey={key.value} customers={customers.value} />
+            <section class="current-usage">
+              <h2>{customerId === null ? 'Current usage' : 'Current usage of the customer’s quota'}</h2>
+              <ErrorNote message={usage.error ?? customerKeys.error} />
+              {customerId !== null && customerKeys.value && (
+                <p class="hint shared-quota" data-shared-by={sharedBy(customerKeys.value).count}>
+                  These windows and the ban are <CustomerLink id={customerId} customers={customers.value} />
+                  ’s, shared by {sharedByText(customerKeys.value)}: a request of any of them counts here. The chart below counts this key’s
+                  own requests.
+                </p>
+              )}
+              {usage.value && <UsageNow usage={usage.value} ofCustomer={customerId !== null} />}
             </section>
           </div>
-          <UsageChart keyId={id} rotated={key.value.rotatedFrom !== null || key.value.rotatedTo !== null} />
+          <UsageChart
+            keyId={id}
+            rotated={key.value.rotatedFrom !== null || key.value.rotatedTo !== null}
+            title={customerId === null ? undefined : 'This key’s requests over time'}
+          />
           {mayChange ? (
-            <KeyActions apiKey={key.value} onChanged={reload} />
+            <KeyActions apiKey={key.value} customer={customerId === null ? undefined : (customer ?? null)} onChanged={reload} />
           ) : (
             <p class="hint read-only">Signed in with a read token: this key can be viewed, not changed.</p>
           )}
@@ -64,7 +83,7 @@ export function KeyPage({ id }: { id: string }) {
   )
 }
 
-function KeyDetails({ apiKey: k }: { apiKey: AdminKey }) {
+function KeyDetails({ apiKey: k, customers }: { apiKey: AdminKey; customers: Customers | undefined }) {
   return (
     <section>
       <h2>Key</h2>
@@ -72,6 +91,16 @@ function KeyDetails({ apiKey: k }: { apiKey: AdminKey }) {
         <dt>Key id</dt>
         <dd>
           <code>{k.id}</code>
+        </dd>
+        <dt>Customer</dt>
+        <dd data-field="customer">
+          {k.customerId === null ? (
+            'none: its own plan and quota'
+          ) : (
+            <>
+              <CustomerLink id={k.customerId} customers={customers} /> (its plan, limits and quota)
+            </>
+          )}
         </dd>
         <dt>Prefix</dt>
         <dd>
@@ -106,7 +135,7 @@ function KeyDetails({ apiKey: k }: { apiKey: AdminKey }) {
   )
 }
 
-function UsageNow({ usage }: { usage: KeyUsage }) {
+function UsageNow({ usage, ofCustomer }: { usage: KeyUsage; ofCustomer: boolean }) {
   const row = (label: string, w: KeyUsage['minute']) => (
     <tr>
       <th>{label}</th>
@@ -136,7 +165,7 @@ function UsageNow({ usage }: { usage: KeyUsage }) {
       <p>
         {usage.ban.active ? <strong class="state state-revoked">Banned until {time(usage.ban.until)}</strong> : 'Not banned'}
         {usage.ban.level > 0 && ` (ban level ${usage.ban.level})`}
-        {usage.quotaId !== usage.keyId && (
+        {!ofCustomer && usage.quotaId !== usage.keyId && (
           <>
             {' '}
             · quota shared with its rotation chain (<code>{usage.quotaId}</code>)

@@ -3,7 +3,7 @@ import uPlot from 'uplot'
 import { api, type UsageBucket } from '../api.js'
 import { ErrorNote, useLoad } from '../components.js'
 import { count } from '../format.js'
-import { type Bucket, byDay, lastBusy, stackTops, total, WHOLE_INCREMENTS } from '../usage-bars.js'
+import { type Bucket, byDay, lastBusy, stackTops, total, yAxis } from '../usage-bars.js'
 
 const MINUTE_MS = 60_000
 const HOUR_MS = 3_600_000
@@ -38,12 +38,15 @@ export function UsageChart({
   keyId,
   rotated,
   history: load,
+  title = 'Usage over time',
 }: {
   /** The key's id, or the id of whatever `history` reads (a customer's). */
   keyId: string
   rotated: boolean
   /** Another history than the key's (a customer's: the sum of its keys'). */
   history?: (query: { granularity: 'minute' | 'hour'; from: string; to: string }) => Promise<{ data: UsageBucket[] }>
+  /** The heading: what the bars count (a customer's key says they are its own, not its customer's). */
+  title?: string
 }) {
   const [range, setRange] = useState<RangeName>('hour')
   const [scope, setScope] = useState<'key' | 'chain'>('key')
@@ -68,7 +71,7 @@ export function UsageChart({
   return (
     <section class="usage-chart">
       <header class="page-head">
-        <h2>Usage over time</h2>
+        <h2>{title}</h2>
         <fieldset class="segmented" aria-label="Range">
           {(Object.keys(RANGES) as RangeName[]).map((name) => (
             <button type="button" aria-pressed={range === name} onClick={() => setRange(name)}>
@@ -178,6 +181,7 @@ function Plot({ buckets, step, onHover }: { buckets: Bucket[]; step: number; onH
     const first = starts[0] ?? 0
     const end = (starts.at(-1) ?? 0) + step / 1000
     const tops = stackTops(buckets)
+    const y = yAxis(Math.max(0, ...tops[2]))
     const order = [2, 1, 0] as const
     const data: uPlot.AlignedData = [starts, ...order.map((i) => tops[i])]
     const plot = new uPlot(
@@ -185,13 +189,23 @@ function Plot({ buckets, step, onHover }: { buckets: Bucket[]; step: number; onH
         width: Math.max(320, element.clientWidth),
         height: 260,
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-        scales: { x: { time: true, range: () => [first, end] }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        // The top a labelled step at or above the tallest bar (usage-bars.ts), with a gridline at each step.
+        scales: { x: { time: true, range: () => [first, end] }, y: { range: () => [0, y.top] } },
         axes: [
           { label: 'Time (UTC)', values: (_u, splits, _axis, _space, increment) => utcTickLabels(splits, increment) },
-          { label: 'requests', size: 60, incrs: WHOLE_INCREMENTS },
+          { label: 'requests', size: 60, splits: () => y.splits },
         ],
         cursor: { points: { show: false } },
-        hooks: { setCursor: [(u) => onHover(u.cursor.idx ?? undefined)] },
+        hooks: {
+          setCursor: [(u) => onHover(u.cursor.idx ?? undefined)],
+          // What the y axis shows, for what drives the console: its labelled values and the scale's top.
+          draw: [
+            (u) => {
+              element.dataset.yLabels = ((u.axes[1] as { _splits?: number[] })._splits ?? []).join(' ')
+              element.dataset.yTop = String(u.scales.y!.max)
+            },
+          ],
+        },
         series: [
           {
             label: step === MINUTE_MS ? 'Minute (UTC)' : step === HOUR_MS ? 'Hour (UTC)' : 'Day (UTC)',

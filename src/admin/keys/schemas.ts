@@ -56,7 +56,8 @@ export const AdminKeySchema = Type.Object(
     perDay: Type.Integer({ description: 'Requests per UTC day.' }),
     prefix: Type.String({ description: 'Display prefix (as_live_AbCd): enough to recognise the key, safe to show and log.' }),
     quotaId: Type.String({
-      description: 'The id of the first key of its rotation chain: the quota the key counts against when it has no customer.',
+      description:
+        'The quota the key counts against: its customer’s id (cus_…) when it has one, shared by every key of the customer; else the id of the first key of its rotation chain (key_…), shared along the chain.',
     }),
     customerId: Type.Union([Type.String(), Type.Null()], {
       description: 'The customer the key belongs to (cus_…): its keys share one quota and its orders, and take its plan. null: none.',

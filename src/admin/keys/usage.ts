@@ -19,7 +19,10 @@ const windowUsage = (window: string) =>
 export const KeyUsageSchema = Type.Object(
   {
     keyId: Type.String(),
-    quotaId: Type.String({ description: 'The quota counted (shared by the keys of one rotation chain).' }),
+    quotaId: Type.String({
+      description:
+        'The quota counted, whose windows these are: the customer’s id (cus_…) for a key of a customer (its keys share them), else the id of the first key of its rotation chain.',
+    }),
     minute: windowUsage('minute'),
     day: windowUsage('UTC day'),
     ban: Type.Object(

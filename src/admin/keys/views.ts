@@ -1,4 +1,5 @@
 import type { KeyUsage, KeyView, Revocation } from '../../keys/administration.js'
+import { countedQuotaId } from '../../keys/api-key.js'
 import { ApiError } from '../../shared/errors.js'
 import { iso, isoOrNull } from '../common/views.js'
 import type { AdminKey } from './schemas.js'
@@ -11,7 +12,7 @@ export function keyJson(view: KeyView): AdminKey {
     perMinute: view.perMinute,
     perDay: view.perDay,
     prefix: view.prefix,
-    quotaId: view.quotaId,
+    quotaId: countedQuotaId(view),
     customerId: view.customerId,
     scopes: view.scopes,
     state: view.state,

@@ -4,10 +4,10 @@ import { ADMIN_AUTH, type AdminApp, changeContext } from '../common/routes.js'
 import { ref } from '../common/schemas.js'
 import { type AdminOrdersOptions, orderErrorResponses } from './options.js'
 import { AdminOrderSchema, OrderIdParams, tags } from './schemas.js'
-import { orderJson } from './views.js'
+import { oneOrderJson } from './views.js'
 
 /** POST /orders/{orderId}/cancel (cancelAnyOrder): any caller's placed order, as its owner cancels it on /v1. */
-export function cancelOrder(app: AdminApp, { orders }: AdminOrdersOptions): void {
+export function cancelOrder(app: AdminApp, { orders, admin }: AdminOrdersOptions): void {
   app.post(
     '/orders/:orderId/cancel',
     {
@@ -31,7 +31,7 @@ export function cancelOrder(app: AdminApp, { orders }: AdminOrdersOptions): void
       if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0))
         throw new ApiError('invalid_request', 'cancel takes no body: send none, or {}')
       // No owner: an operator may cancel anyone's order, with its audit entry in the same transaction.
-      return orderJson(await orders.cancel(request.params.orderId, changeContext(request)))
+      return oneOrderJson(admin, await orders.cancel(request.params.orderId, changeContext(request)))
     },
   )
 }

@@ -3,10 +3,10 @@ import { ADMIN_AUTH, type AdminApp, changeContext } from '../common/routes.js'
 import { ref } from '../common/schemas.js'
 import { type AdminOrdersOptions, orderErrorResponses } from './options.js'
 import { AdminOrderSchema, OrderIdParams, tags } from './schemas.js'
-import { orderJson } from './views.js'
+import { oneOrderJson } from './views.js'
 
 /** GET /orders/{orderId} (getAnyOrder): any caller's order. */
-export function getOrder(app: AdminApp, { orders }: AdminOrdersOptions): void {
+export function getOrder(app: AdminApp, { orders, admin }: AdminOrdersOptions): void {
   app.get(
     '/orders/:orderId',
     {
@@ -22,6 +22,6 @@ export function getOrder(app: AdminApp, { orders }: AdminOrdersOptions): void {
         },
       },
     },
-    async (request) => orderJson(await orders.get(request.params.orderId, changeContext(request))),
+    async (request) => oneOrderJson(admin, await orders.get(request.params.orderId, changeContext(request))),
   )
 }

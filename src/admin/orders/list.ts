@@ -1,10 +1,11 @@
 import { Type } from 'typebox'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
+import { LIST_ORDERS } from '../../changes/audit-log.js'
 import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, changeContext, link, linkHeaderDoc } from '../common/routes.js'
-import { ADMIN_LIST_LIMIT, keyId, pageLimit, ref } from '../common/schemas.js'
+import { ADMIN_LIST_LIMIT, customerId, keyId, pageLimit, ref } from '../common/schemas.js'
 import { type AdminOrdersOptions, orderErrorResponses } from './options.js'
 import { AdminOrderSchema, orderStatus, tags } from './schemas.js'
-import { orderJson } from './views.js'
+import { orderJson, placingKeys } from './views.js'
 
 export const OrderPageSchema = Type.Object(
   {
@@ -24,17 +25,29 @@ export const ListOrdersQuery = Type.Object(
         type: 'integer',
         format: 'int64',
         minimum: 0,
-        description: 'Return orders with an id after this one (ascending id order); follow Link rel="next" rather than build it.',
+        description:
+          'Cursor, in the listing order: orders past this id (with `order=asc`, higher ids; with `order=desc`, lower). Follow Link rel="next" rather than build it.',
+      }),
+    ),
+    order: Type.Optional(
+      Type.Unsafe<(typeof LIST_ORDERS)[number]>({
+        type: 'string',
+        enum: [...LIST_ORDERS],
+        // No schema default: a listing without `order` keeps its links and its audit entry as before.
+        description: '`asc`: oldest first (ascending id, the default, as before this parameter); `desc`: newest first.',
       }),
     ),
     status: Type.Optional(orderStatus),
     keyId: Type.Optional(keyId('Only the orders placed with this API key (an unknown key: an empty page).')),
+    customerId: Type.Optional(
+      customerId('Only the orders of this customer, placed with any of its keys (an unknown customer: an empty page).'),
+    ),
   },
   { additionalProperties: false },
 )
 
 /** GET /orders (listAnyOrders): everyone's orders, as the key list pages keys. */
-export function listOrders(app: AdminApp, { orders }: AdminOrdersOptions): void {
+export function listOrders(app: AdminApp, { orders, admin }: AdminOrdersOptions): void {
   app.get(
     '/orders',
     {
@@ -43,7 +56,8 @@ export function listOrders(app: AdminApp, { orders }: AdminOrdersOptions): void 
         operationId: 'listAnyOrders',
         summary: 'List orders',
         description:
-          'Any caller\'s orders in ascending id order, optionally filtered by status and by the API key that placed them. Paged with `after` (Link rel="next").',
+          "Any caller's orders, oldest first (ascending id) or newest first with `order=desc`, optionally filtered by status, by the API key that placed them and by customer (all filters combined with AND). " +
+          'Each order names the key that placed it (`keyId`, `keyName`) and its customer (`customerId`). Paged with `after`, an order id in the listing order (Link rel="next" keeps the filters and the order).',
         tags,
         querystring: ListOrdersQuery,
         response: {
@@ -53,11 +67,13 @@ export function listOrders(app: AdminApp, { orders }: AdminOrdersOptions): void 
       },
     },
     async (request, reply) => {
-      const { limit = ADMIN_LIST_LIMIT.default, after, status, keyId } = request.query
-      const page = await orders.list({ limit, after, status, keyId }, changeContext(request))
+      const { limit = ADMIN_LIST_LIMIT.default, after, order, status, keyId, customerId } = request.query
+      const page = await orders.list({ limit, after, order, status, keyId, customerId }, changeContext(request))
       const { nextAfter } = page
-      if (nextAfter !== null) reply.header('link', link(`${ADMIN_PREFIX}/orders`, { limit, status, keyId, after: nextAfter }))
-      return { data: page.orders.map(orderJson), nextAfter }
+      const keys = await placingKeys(admin, page.orders)
+      if (nextAfter !== null)
+        reply.header('link', link(`${ADMIN_PREFIX}/orders`, { limit, order, status, keyId, customerId, after: nextAfter }))
+      return { data: page.orders.map((o) => orderJson(o, keys.get(o.keyId))), nextAfter }
     },
   )
 }

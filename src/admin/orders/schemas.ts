@@ -21,6 +21,13 @@ export const AdminOrderSchema = Type.Object(
     status: orderStatus,
     owner: Type.String({ description: 'Whose order it is: the quota it belongs to (its owner on /v1; opaque).' }),
     keyId: keyId('The API key that placed it.'),
+    keyName: Type.Union([Type.String(), Type.Null()], {
+      description: 'The name of that key, as it is now (null: no such key in this store).',
+    }),
+    customerId: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The customer of that key (cus_…), whose order it is: every key of the customer sees it on /v1. null: a key without a customer.',
+    }),
     createdAt: time('When it was placed.'),
     expiresAt: time('When its hold ends: still placed then, it expires.'),
     endedAt: nullableTime('When it was cancelled, completed or expired (its status says which); null while placed.'),

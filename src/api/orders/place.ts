@@ -51,8 +51,9 @@ export function placeOrder(app: PublicApp, { placement, holdMs }: PublicRoutesOp
           ...errorResponses(
             400,
             401,
-            'idempotency_conflict',
+            // The 409 a client meets first (Swagger UI shows a response's first example): the animal is taken.
             'pet_not_available',
+            'idempotency_conflict',
             413,
             415,
             'idempotency_key_reused',

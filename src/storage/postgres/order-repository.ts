@@ -23,6 +23,7 @@ import {
   type OrderRow,
   ordersPage,
   orderTransition,
+  pageBound,
   petTransition,
   toOrder,
 } from '../order-sql.js'
@@ -149,13 +150,19 @@ export class PostgresOrderRepository implements OrderRepository {
     return row === undefined || (owner !== undefined && row.owner !== owner) ? undefined : toOrder(row)
   }
 
-  async listOrders({ limit, owner, keyId, status, afterId = 0 }: ListOrdersOptions): Promise<OrderRecord[]> {
-    if (!inInt64(afterId)) {
-      if (afterId > 0) return []
-      afterId = 0
-    }
-    const page = ordersPage({ owner: owner !== undefined, keyId: keyId !== undefined, status: status !== undefined })
-    const rows = await this.db.query<OrderRow>(page.postgres, page.values({ after: int8(afterId), limit, owner, key_id: keyId, status }))
+  async listOrders({ limit, owner, keyId, status, afterId, order }: ListOrdersOptions): Promise<OrderRecord[]> {
+    const desc = order === 'desc'
+    const after = pageBound(afterId, desc, inInt64)
+    if (after === 'none') return []
+    const page = ordersPage({
+      owner: owner !== undefined,
+      keyId: keyId !== undefined,
+      status: status !== undefined,
+      after: after !== undefined,
+      desc,
+    })
+    const bound = after === undefined ? undefined : int8(after)
+    const rows = await this.db.query<OrderRow>(page.postgres, page.values({ after: bound, limit, owner, key_id: keyId, status }))
     return rows.map(toOrder)
   }
 

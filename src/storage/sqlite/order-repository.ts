@@ -23,6 +23,7 @@ import {
   type OrderRow,
   ordersPage,
   orderTransition,
+  pageBound,
   petTransition,
   toOrder,
 } from '../order-sql.js'
@@ -109,13 +110,19 @@ export class SqliteOrderRepository implements OrderRepository {
     return row === undefined || (owner !== undefined && row.owner !== owner) ? undefined : toOrder(row)
   }
 
-  async listOrders({ limit, owner, keyId, status, afterId = 0 }: ListOrdersOptions): Promise<OrderRecord[]> {
-    if (!inRange(afterId)) {
-      if (afterId > 0) return []
-      afterId = 0
-    }
-    const page = ordersPage({ owner: owner !== undefined, keyId: keyId !== undefined, status: status !== undefined })
-    const params: Params = { after: afterId, limit }
+  async listOrders({ limit, owner, keyId, status, afterId, order }: ListOrdersOptions): Promise<OrderRecord[]> {
+    const desc = order === 'desc'
+    const after = pageBound(afterId, desc, inRange)
+    if (after === 'none') return []
+    const page = ordersPage({
+      owner: owner !== undefined,
+      keyId: keyId !== undefined,
+      status: status !== undefined,
+      after: after !== undefined,
+      desc,
+    })
+    const params: Params = { limit }
+    if (after !== undefined) params.after = after
     if (owner !== undefined) params.owner = owner
     if (keyId !== undefined) params.key_id = keyId
     if (status !== undefined) params.status = status

@@ -211,6 +211,34 @@ describe('the shared quota of a customer (in-memory limiter)', () => {
     assert.equal((await a.call('GET', '/admin/v1/customers/cus_0000000000000000/usage/history')).statusCode, 404)
   })
 
+  // Issue 43: a customer's key answered its own id as quotaId, though the customer's quota is
+  // the one it counts against (the pk and the counts said so).
+  test('quotaId names the quota counted: the customer’s id for its keys (view, list, usage, rotation), the chain’s for a plain key', async (t) => {
+    const a = await buildAdminTestApp(t)
+    const make = async (path: string, body: unknown) => (await a.call('POST', path, body)).json()
+    const c = await make('/admin/v1/customers', { name: 'Quota Co', plan: 'free' })
+    const one = (await make('/admin/v1/keys', { name: 'one', customerId: c.id })).apiKey
+    const two = (await make('/admin/v1/keys', { name: 'two', customerId: c.id })).apiKey
+    const plain = (await make('/admin/v1/keys', { name: 'plain', plan: 'free' })).apiKey
+    assert.deepEqual([one.quotaId, two.quotaId, plain.quotaId], [c.id, c.id, plain.id])
+    assert.equal((await a.call('GET', `/admin/v1/keys/${one.id}`)).json().quotaId, c.id)
+    const listed = (await a.call('GET', `/admin/v1/keys?customerId=${c.id}`)).json().data
+    assert.deepEqual(
+      listed.map((k: { quotaId: string }) => k.quotaId),
+      [c.id, c.id],
+    )
+    // The usage is the customer's: what one key spent, the other's usage shows, under the same quotaId.
+    const key = (await make('/admin/v1/keys', { name: 'three', customerId: c.id })).key
+    assert.equal((await a.api.inject({ url: '/v1/pets', headers: bearer(key) })).statusCode, 200)
+    const usage = (await a.call('GET', `/admin/v1/keys/${one.id}/usage`)).json()
+    assert.deepEqual([usage.keyId, usage.quotaId, usage.minute.used], [one.id, c.id, 1])
+    assert.equal((await a.call('GET', `/admin/v1/keys/${plain.id}/usage`)).json().quotaId, plain.id)
+    const rotated = (await a.call('POST', `/admin/v1/keys/${one.id}/rotate`, { gracePeriodSeconds: 60 })).json()
+    assert.deepEqual([rotated.apiKey.quotaId, rotated.previous.quotaId], [c.id, c.id])
+    const plainNext = (await a.call('POST', `/admin/v1/keys/${plain.id}/rotate`, { gracePeriodSeconds: 60 })).json()
+    assert.equal(plainNext.apiKey.quotaId, plain.id, 'a plain key’s successor counts against the chain’s quota')
+  })
+
   test('pk: the same for every key of a customer, another for another customer and for a plain key; none without a key', async (t) => {
     const a = await buildAdminTestApp(t)
     const make = async (path: string, body: unknown) => (await a.call('POST', path, body)).json()

@@ -112,6 +112,54 @@ describe('admin orders', () => {
     assert.equal(reads.json().data.length, 1)
   })
 
+  // Issue 43: the console listed the oldest orders first and named their owner by key id only.
+  test('newest first with order=desc (paged the same way), a customer filter, and each order names its key and customer', async () => {
+    const customer = (await t.call('POST', '/admin/v1/customers', { name: 'Order Co', plan: 'pro' })).json()
+    const made = await t.call('POST', '/admin/v1/keys', { name: 'Order Co web', customerId: customer.id })
+    assert.equal(made.statusCode, 201, made.body)
+    const web = { key: made.json().key as string, id: made.json().apiKey.id as string }
+    const batchKey = (await t.call('POST', '/admin/v1/keys', { name: 'Order Co batch', customerId: customer.id })).json().key as string
+    const plain = await newKey('plain')
+    const c1 = await placeOrder(web.key)
+    const p1 = await placeOrder(plain.key)
+    const c2 = await placeOrder(batchKey)
+    const ids = (res: { json(): { data: Array<{ id: number }> } }) => res.json().data.map((o) => o.id)
+
+    const newest = await t.call('GET', '/admin/v1/orders?order=desc&limit=2')
+    assert.equal(newest.statusCode, 200, newest.body)
+    assert.deepEqual(ids(newest), [c2.id, p1.id])
+    assert.equal(newest.headers.link, `</admin/v1/orders?limit=2&order=desc&after=${p1.id}>; rel="next"`)
+    const older = await t.call('GET', `/admin/v1/orders?order=desc&limit=2&after=${p1.id}`)
+    assert.equal(ids(older)[0], c1.id)
+    assert.ok(
+      ids(older).every((id: number, i: number, all: number[]) => id < p1.id && (i === 0 || id < all[i - 1]!)),
+      'the next page holds the older orders, newest first',
+    )
+    const oldest = await t.call('GET', '/admin/v1/orders?limit=1')
+    assert.ok(ids(oldest)[0]! < c1.id, 'without order: oldest first, as before')
+
+    const ofCustomer = await t.call('GET', `/admin/v1/orders?customerId=${customer.id}&order=desc`)
+    assert.deepEqual(ids(ofCustomer), [c2.id, c1.id], 'the orders of every key of the customer, and only theirs')
+    assert.deepEqual(ids(await t.call('GET', `/admin/v1/orders?customerId=${customer.id}&keyId=${web.id}`)), [c1.id])
+    assert.deepEqual((await t.call('GET', '/admin/v1/orders?customerId=cus_AAAAAAAAAAAAAAAA')).json(), { data: [], nextAfter: null })
+    assert.equal((await t.call('GET', '/admin/v1/orders?customerId=acme')).statusCode, 400)
+    assert.equal((await t.call('GET', '/admin/v1/orders?order=newest')).statusCode, 400)
+
+    const [second, first] = ofCustomer.json().data
+    assert.deepEqual([second.keyName, second.customerId], ['Order Co batch', customer.id])
+    assert.deepEqual([first.keyId, first.keyName, first.customerId], [web.id, 'Order Co web', customer.id])
+    const plainOne = (await t.call('GET', `/admin/v1/orders/${p1.id}`)).json()
+    assert.deepEqual([plainOne.keyName, plainOne.customerId], ['plain', null])
+    const cancelled = (await t.call('POST', `/admin/v1/orders/${c1.id}/cancel`)).json()
+    assert.deepEqual([cancelled.status, cancelled.keyName, cancelled.customerId], ['cancelled', 'Order Co web', customer.id])
+
+    const listed = (await t.call('GET', '/admin/v1/audit-log?action=order.list&order=desc&limit=3')).json().data
+    assert.ok(
+      listed.some((e: { details: Record<string, unknown> }) => e.details.customerId === customer.id && e.details.order === 'desc'),
+      'the listing is on record with its customer filter and order',
+    )
+  })
+
   // The fuzzer: `after` above 2^53 is parsed as a bigint, which the audit entry's JSON could not
   // hold (a 500). Its digits are kept as written.
   test('a page after an id above 2^53 is an empty page, on record with its digits', async () => {

@@ -220,4 +220,13 @@ describe('the store in the OpenAPI document', () => {
     for (const code of ['pet_not_available', 'order_not_placed', 'unknown_pet'])
       assert.match(doc.info.description, new RegExp(`\`${code}\``), `the error table explains ${code}`)
   })
+
+  // Issue 43: /docs showed idempotency_conflict (two requests with one Idempotency-Key at once) as
+  // the 409 of placing an order; a client nearly always meets pet_not_available there. Swagger UI
+  // shows a response's first example, and its description lists the codes in the same order.
+  test("placeOrder's 409 shows pet_not_available first (the one clients meet), idempotency_conflict after it", () => {
+    const conflict = doc.paths['/store/orders'].post.responses['409']
+    assert.deepEqual(Object.keys(conflict.content['application/json'].examples), ['pet_not_available', 'idempotency_conflict'])
+    assert.match(conflict.description, /Codes: `pet_not_available`.*; `idempotency_conflict`/)
+  })
 })

@@ -1,8 +1,9 @@
 /**
- * The operator console's Orders page in a real browser, against a real server: a placed order is
- * listed with its key, the status and key filters narrow the list (kept in the address), and Cancel,
- * after a confirmation, makes the order cancelled and its animal available again. Needs Debian's
- * chromium (playwright-core).
+ * The operator console's Orders page in a real browser, against a real server: newest first (the
+ * oldest first on asking), each order with its key's name and its customer (issue 43: the oldest
+ * came first, named by key id only), the status, key and customer filters narrow the list (kept in
+ * the address), and Cancel, after a confirmation, makes the order cancelled and its animal
+ * available again. Needs Debian's chromium (playwright-core).
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
@@ -44,8 +45,18 @@ test('the console lists, filters and cancels orders', { timeout: 120_000 }, asyn
   }
   const alice = await newKey('Alice')
   const bob = await newKey('Bob')
+  const made = await request(`${admin}/admin/v1/customers`, { method: 'POST', headers: auth, body: { name: 'Acme', plan: 'pro' } })
+  assert.equal(made.status, 201, made.text)
+  const acme = made.body as { id: string }
+  const acmeKey = await request(`${admin}/admin/v1/keys`, {
+    method: 'POST',
+    headers: auth,
+    body: { name: 'Acme web', customerId: acme.id },
+  })
+  assert.equal(acmeKey.status, 201, acmeKey.text)
   const a = await place(alice.key)
   const b = await place(bob.key)
+  const c = await place((acmeKey.body as { key: string }).key)
   const done = await request(`${server.url}/v1/store/orders/${b.id}/complete`, {
     method: 'POST',
     headers: { authorization: `Bearer ${bob.key}` },
@@ -56,8 +67,26 @@ test('the console lists, filters and cancels orders', { timeout: 120_000 }, asyn
   await signIn(page, admin, token)
   await followLink(page.locator('nav.top').getByRole('link', { name: 'Orders' }))
   const rows = () => page.$$eval('table.orders tbody tr', (trs) => trs.map((r) => Number(r.getAttribute('data-order-id'))))
-  assert.deepEqual(await rows(), [a.id, b.id])
-  assert.match(await page.locator(`tr[data-order-id="${a.id}"]`).innerText(), new RegExp(alice.apiKey.id))
+  assert.deepEqual(await rows(), [c.id, b.id, a.id], 'newest first')
+  const cell = (order: number, column: string) => page.locator(`tr[data-order-id="${order}"] td[data-column=${column}]`)
+  assert.equal(await cell(a.id, 'key').locator('a').innerText(), 'Alice')
+  assert.match(await cell(a.id, 'key').innerText(), new RegExp(alice.apiKey.id))
+  assert.equal(await cell(a.id, 'customer').innerText(), '—')
+  assert.equal(await cell(c.id, 'key').locator('a').innerText(), 'Acme web')
+  assert.equal(await cell(c.id, 'customer').innerText(), 'Acme')
+  assert.equal(await cell(c.id, 'customer').locator('a').getAttribute('href'), `#/customers/${acme.id}`)
+  await page.selectOption('select[name=order]', 'asc')
+  await pageLoaded(page, '#/orders?order=asc')
+  assert.deepEqual(await rows(), [a.id, b.id, c.id], 'oldest first, on asking')
+  await page.selectOption('select[name=order]', '')
+  await pageLoaded(page, '#/orders')
+  await page.fill('input[name=customerId]', acme.id)
+  await page.press('input[name=customerId]', 'Enter')
+  await pageLoaded(page, `#/orders?customerId=${acme.id}`)
+  assert.deepEqual(await rows(), [c.id], 'the customer’s orders only')
+  await page.fill('input[name=customerId]', '')
+  await page.press('input[name=customerId]', 'Enter')
+  await pageLoaded(page, '#/orders')
 
   await page.selectOption('select[name=status]', 'completed')
   await pageLoaded(page, '#/orders?status=completed')

@@ -85,7 +85,7 @@ test('the console tests wait for the state they act on, however late the answers
     // had the bar moved in between, the release would land beside the link and nothing would open.
     await followLink(page.locator('nav.top').getByRole('link', { name: 'Orders' }), { delay: 2 * LATE_MS })
     const rows = await page.$$eval('table.orders tbody tr', (trs) => trs.map((r) => r.getAttribute('data-order-id')))
-    assert.deepEqual(rows, [placed, completed])
+    assert.deepEqual(rows, [completed, placed], 'newest first')
     await page.context().close()
   })
 
@@ -109,7 +109,7 @@ test('the console tests wait for the state they act on, however late the answers
     const rows = await page.$$eval('table.orders tbody tr', (trs) => trs.map((r) => r.getAttribute('data-order-id')))
     assert.deepEqual(rows, [completed])
     const seen = (await page.evaluate('window.seen')) as Array<{ address: string; loaded: boolean; rows: string[] }>
-    const expected: Record<string, string[]> = { '#/orders': [placed, completed], '#/orders?status=completed': [completed] }
+    const expected: Record<string, string[]> = { '#/orders': [completed, placed], '#/orders?status=completed': [completed] }
     assert.ok(
       seen.some((s) => s.address === '#/orders?status=completed' && !s.loaded && s.rows.join() === expected['#/orders']!.join()),
       `the last rows were seen under the new address, unmarked: ${JSON.stringify(seen)}`,

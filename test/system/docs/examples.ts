@@ -7,8 +7,10 @@
  * for its own line only). Lines `# -> …` after a command are what it prints, each judged on its own:
  *   `# -> HTTP/1.1 201 Created`   the status of a `curl -i` answer
  *   `# -> Name: value`            a header of a `curl -i` answer
- *   `# -> {…}` or `# -> […]`      the JSON body: every field shown has the value shown (fields left
- *                                 out are not compared; an array has the length shown)
+ *   `# -> {…}` or `# -> […]`      the JSON body: every field shown has the value shown, and an
+ *                                 object shows every field of the answer's, unless it ends with a
+ *                                 bare `…` (`{"code":"not_found",…}`: shortened, the fields left out
+ *                                 are not compared); an array has the length shown
  *   `# -> any other text`         a line the command prints
  * `…` in a value or a line stands for any text. Other comment lines are for the reader.
  */
@@ -68,7 +70,40 @@ export function matchesShown(pattern: string, text: string): boolean {
   return new RegExp(`^${source}$`, 's').test(text)
 }
 
-/** Where `actual` differs from the JSON `shown` (its fields only), or undefined when it agrees. */
+/** The key an object shown as shortened (`{"a":1,…}`) holds once parsed: no answer has it. */
+export const SHORTENED = '\u0000…'
+
+/**
+ * A JSON answer as a page shows it: JSON, where an object may end with a bare `…` (after its last
+ * member, or alone: `{…}`) to say it is shortened. Throws, as JSON.parse does, on anything else.
+ */
+export function parseShown(text: string): unknown {
+  let json = ''
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i]!
+    if (inString) {
+      json += char
+      if (char === '\\') json += text[++i] ?? ''
+      else if (char === '"') inString = false
+      continue
+    }
+    if (char === '"') inString = true
+    if (char === '…' && /^\s*}/.test(text.slice(i + 1))) {
+      const member = `${JSON.stringify(SHORTENED)}:true`
+      json = /{\s*$/.test(json) ? json + member : json.replace(/,\s*$/, `,${member}`)
+      if (!json.endsWith(member)) throw new SyntaxError(`a bare … must end an object (at ${i} of ${text})`)
+      continue
+    }
+    json += char
+  }
+  return JSON.parse(json)
+}
+
+/**
+ * Where `actual` differs from the JSON `shown`, or undefined when it agrees: every field shown has
+ * the value shown, and an object shows all the answer's fields unless it is shortened (`…`).
+ */
 export function jsonDifference(shown: unknown, actual: unknown, path = '$'): string | undefined {
   if (typeof shown === 'string') {
     return typeof actual === 'string' && matchesShown(shown, actual)
@@ -87,10 +122,14 @@ export function jsonDifference(shown: unknown, actual: unknown, path = '$'): str
   if (shown !== null && typeof shown === 'object') {
     if (actual === null || typeof actual !== 'object' || Array.isArray(actual))
       return `${path}: shown an object, got ${JSON.stringify(actual)}`
-    for (const [key, value] of Object.entries(shown)) {
+    const fields = Object.entries(shown).filter(([key]) => key !== SHORTENED)
+    for (const [key, value] of fields) {
       const difference = jsonDifference(value, (actual as Record<string, unknown>)[key], `${path}.${key}`)
       if (difference) return difference
     }
+    const unshown = Object.keys(actual).filter((key) => !(key in shown))
+    if (!(SHORTENED in shown) && unshown.length > 0)
+      return `${path}: the answer has ${unshown.join(', ')}, not shown: show every field, or end the object with … (shortened)`
     return undefined
   }
   return shown === actual ? undefined : `${path}: shown ${JSON.stringify(shown)}, got ${JSON.stringify(actual)}`
@@ -122,7 +161,14 @@ export function differences(example: Example, stdout: string): string[] {
         problems.push(`shown JSON ${shown}, got ${JSON.stringify(body)}`)
         continue
       }
-      const difference = jsonDifference(JSON.parse(shown), actual)
+      let expected: unknown
+      try {
+        expected = parseShown(shown)
+      } catch (error) {
+        problems.push(`the shown JSON cannot be read: ${(error as Error).message}`)
+        continue
+      }
+      const difference = jsonDifference(expected, actual)
       if (difference) problems.push(difference)
     } else if (http && header) {
       const value = headers.get(header[1]!.toLowerCase())
