@@ -105,6 +105,7 @@ export async function buildApp(domain: Domain, options: AppOptions = {}): Promis
         orders: domain.services.operatorOrders,
         auditLog: domain.services.auditLog,
         customers: domain.services.customers,
+        webhookEndpoints: domain.services.webhookEndpoints,
         now: () => clock.now(),
       })
 

@@ -16,6 +16,7 @@ import { CUSTOMERS } from './cli/customers-command.js'
 import { flagOf } from './cli/key-flags.js'
 import { KEYS } from './cli/keys-command.js'
 import { serveCommand } from './cli/serve-command.js'
+import { WEBHOOKS } from './cli/webhooks-command.js'
 import { loadConfiguration, takeConfigFileOption } from './config/config-file.js'
 import { buildCommandDomain } from './domain.js'
 import { CLI } from './shared/command-name.js'
@@ -23,7 +24,7 @@ import { Refusal, SUBJECTS, type Subject } from './shared/refusal.js'
 import { ConfigError, StartupError, startFailureLine } from './shared/startup-error.js'
 import { SERVICE_VERSION } from './shared/version.js'
 
-const GROUPS: Record<string, CommandGroup> = { keys: KEYS, customers: CUSTOMERS, 'admin-tokens': ADMIN_TOKENS }
+const GROUPS: Record<string, CommandGroup> = { keys: KEYS, customers: CUSTOMERS, 'admin-tokens': ADMIN_TOKENS, webhooks: WEBHOOKS }
 
 /** `serve`: the server of server.ts, or a cluster of them (imported only when it runs: the other commands start fast). */
 const SERVE = serveCommand(async (config, source, workers) => {
@@ -35,7 +36,7 @@ const SERVE = serveCommand(async (config, source, workers) => {
   const { startCluster } = await import('./lifecycle/cluster.js')
   await startCluster(config, workers, source, startServer)
 })
-const COMMAND_NAMES = 'serve, keys, customers or admin-tokens'
+const COMMAND_NAMES = 'serve, keys, customers, admin-tokens or webhooks'
 
 function help(): string {
   const program = programName()
@@ -87,7 +88,12 @@ function resolve(argv: string[], at: (path: string) => void): { command: Command
 }
 
 /** The command that lists what a `not_found` refusal names, to point at its ids. */
-const LISTS: Partial<Record<Subject, string>> = { key: 'keys list', customer: 'customers list', admin_token: 'admin-tokens list' }
+const LISTS: Partial<Record<Subject, string>> = {
+  key: 'keys list',
+  customer: 'customers list',
+  admin_token: 'admin-tokens list',
+  webhook_endpoint: 'webhooks list',
+}
 
 /**
  * A service's refusal as the CLI says it (the admin API's is `toApiError`, http/error-handler.ts):

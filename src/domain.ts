@@ -20,6 +20,8 @@ import { openStorage } from './storage/index.js'
 import type { Storage } from './storage/storage.js'
 import { UsageRecorder } from './usage/recorder.js'
 import { UsageHistory } from './usage/usage-history.js'
+import { type HostResolver, systemResolver } from './webhooks/destination.js'
+import { WebhookEndpointService } from './webhooks/endpoint-service.js'
 
 /** The use cases the adapters call: the admin API and the CLI the same ones. */
 export interface Services {
@@ -31,6 +33,8 @@ export interface Services {
   auditLog: AuditLogService
   /** Every caller's orders, as operators see and cancel them. */
   operatorOrders: OperatorOrders
+  /** Where events are sent: webhook endpoints and their secrets. */
+  webhookEndpoints: WebhookEndpointService
 }
 
 /** What every domain has, the CLI's too: the store, the caches, the recorders and the services over them. */
@@ -81,6 +85,8 @@ export interface DomainOverrides {
   clock?: Clock
   metrics?: Metrics
   logger?: FastifyBaseLogger
+  /** How host names are resolved to judge a webhook endpoint's URL (default: the system's resolver); a test gives its own. */
+  resolveHost?: HostResolver
 }
 
 interface CoreParts {
@@ -90,10 +96,11 @@ interface CoreParts {
   limiter: Pick<RateLimiter, 'peek'>
   warn: (message: string) => (error: unknown) => void
   onUsageDropped?: () => void
+  resolveHost?: HostResolver
 }
 
 /** The core of every domain, each part built once. */
-function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropped }: CoreParts): DomainCore {
+function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropped, resolveHost }: CoreParts): DomainCore {
   const keyResolver = new KeyResolver(storage.keys, {
     env: config.env,
     refreshMs: config.keyRefreshMs,
@@ -134,6 +141,13 @@ function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropp
   const adminTokens = new AdminTokenService(storage.adminTokens, adminTokenResolver)
   const auditLog = new AuditLogService(storage.audit, changes)
   const operatorOrders = new OperatorOrders(storage.orders, changes, clock)
+  const webhookEndpoints = new WebhookEndpointService({
+    endpoints: storage.webhookEndpoints,
+    recorder: changes,
+    customers: storage.customers,
+    destinations: { allowPrivateNetworks: config.webhookAllowPrivateNetworks, resolve: resolveHost ?? systemResolver },
+    clock,
+  })
   return {
     config,
     storage,
@@ -142,7 +156,7 @@ function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropp
     adminTokenResolver,
     recorders: { lastUsed, usage },
     changes,
-    services: { keys, customers, adminTokens, usageHistory, auditLog, operatorOrders },
+    services: { keys, customers, adminTokens, usageHistory, auditLog, operatorOrders, webhookEndpoints },
   }
 }
 
@@ -168,7 +182,14 @@ export async function buildDomain(config: Config, overrides: DomainOverrides = {
     const limiter =
       overrides.limiter ?? (await createLimiter(config, clock, metrics, logger ?? (await import('pino')).pino({ enabled: false })))
     if (overrides.limiter === undefined) opened.push(limiter)
-    const core = buildCore(config, { storage, clock, limiter, warn, onUsageDropped: () => metrics.usageDropped.inc() })
+    const core = buildCore(config, {
+      storage,
+      clock,
+      limiter,
+      warn,
+      onUsageDropped: () => metrics.usageDropped.inc(),
+      resolveHost: overrides.resolveHost,
+    })
     const readiness = new Readiness({
       storage,
       limiter,

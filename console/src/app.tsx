@@ -9,6 +9,8 @@ import { KeyList } from './pages/key-list.js'
 import { KeyPage } from './pages/key-page.js'
 import { OrderList } from './pages/orders.js'
 import { SignIn } from './pages/sign-in.js'
+import { WebhookPage } from './pages/webhook-page.js'
+import { WebhookList } from './pages/webhooks.js'
 import { href, useRoute } from './router.js'
 import { SignedInAs, session } from './session.js'
 
@@ -70,6 +72,9 @@ export function App() {
         <a href={href.adminTokens()} aria-current={route.page === 'adminTokens' ? 'page' : undefined}>
           Admin tokens
         </a>
+        <a href={href.webhooks()} aria-current={route.page === 'webhooks' || route.page === 'webhook' ? 'page' : undefined}>
+          Webhooks
+        </a>
         {me !== null && (
           <span class="signed-in-as" title={`${me.id} (${me.prefix}…)`}>
             signed in as {me.name} ({me.role})
@@ -103,6 +108,8 @@ export function App() {
         {route.page === 'customers' && <CustomerList query={route.query} />}
         {route.page === 'customer' && <CustomerPage id={route.id} />}
         {route.page === 'adminTokens' && <AdminTokens query={route.query} />}
+        {route.page === 'webhooks' && <WebhookList query={route.query} />}
+        {route.page === 'webhook' && <WebhookPage id={route.id} />}
       </PageShown>
     </SignedInAs.Provider>
   )

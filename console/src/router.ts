@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 
 /**
- * The console's pages are fragment routes (`#/keys`, `#/keys/key_…`, `#/audit`, `#/orders`, `#/admin-tokens`, `#/new`): one HTML
+ * The console's pages are fragment routes (`#/keys`, `#/keys/key_…`, `#/audit`, `#/orders`, `#/admin-tokens`, `#/webhooks`, `#/new`): one HTML
  * page at /admin/console serves them all, a deep link to a key page is just its address, and the
  * fragment never reaches the server or a log. Filters live in the route's query (`#/keys?plan=pro`),
  * so the back button and a shared link keep them.
@@ -15,6 +15,8 @@ export type Route =
   | { page: 'customers'; query: URLSearchParams }
   | { page: 'customer'; id: string }
   | { page: 'adminTokens'; query: URLSearchParams }
+  | { page: 'webhooks'; query: URLSearchParams }
+  | { page: 'webhook'; id: string }
 
 export function parseRoute(hash: string): Route {
   const [path = '', search = ''] = hash.replace(/^#/, '').split('?')
@@ -28,6 +30,9 @@ export function parseRoute(hash: string): Route {
   if (customer) return { page: 'customer', id: decodeURIComponent(customer[1]!) }
   if (path === '/customers') return { page: 'customers', query }
   if (path === '/admin-tokens') return { page: 'adminTokens', query }
+  const webhook = /^\/webhooks\/([^/]+)$/.exec(path)
+  if (webhook) return { page: 'webhook', id: decodeURIComponent(webhook[1]!) }
+  if (path === '/webhooks') return { page: 'webhooks', query }
   return { page: 'keys', query }
 }
 
@@ -40,6 +45,8 @@ export const href = {
   customers: (query: Record<string, string | undefined> = {}) => withQuery('#/customers', query),
   customer: (id: string) => `#/customers/${encodeURIComponent(id)}`,
   adminTokens: (query: Record<string, string | undefined> = {}) => withQuery('#/admin-tokens', query),
+  webhooks: (query: Record<string, string | undefined> = {}) => withQuery('#/webhooks', query),
+  webhook: (id: string) => `#/webhooks/${encodeURIComponent(id)}`,
 }
 
 function withQuery(path: string, query: Record<string, string | undefined>): string {

@@ -7,6 +7,7 @@ import type { CustomerService } from '../customers/customer-service.js'
 import type { KeyAdministration } from '../keys/administration.js'
 import type { OperatorOrders } from '../orders/operator-orders.js'
 import type { UsageHistory } from '../usage/usage-history.js'
+import type { WebhookEndpointService } from '../webhooks/endpoint-service.js'
 import { ADMIN_TOKEN_SCHEMAS, type AdminTokenRoutesOptions, adminTokenRoutes } from './admin-tokens/index.js'
 import { type AdminAuditOptions, AUDIT_SCHEMAS, auditRoutes } from './audit/index.js'
 import { ADMIN_PREFIX, type AdminApp } from './common/routes.js'
@@ -17,6 +18,7 @@ import { registerAdminOpenApi } from './openapi.js'
 import { type AdminOrdersOptions, ORDER_SCHEMAS, orderRoutes } from './orders/index.js'
 import { TOKEN_SCHEMAS, tokenRoutes } from './token/index.js'
 import { USAGE_SCHEMAS, usageRoutes } from './usage/index.js'
+import { type AdminWebhookEndpointsOptions, WEBHOOK_ENDPOINT_SCHEMAS, webhookEndpointRoutes } from './webhook-endpoints/index.js'
 
 export interface AdminApiOptions {
   admin: KeyAdministration
@@ -31,19 +33,22 @@ export interface AdminApiOptions {
   auditLog: AuditLogService
   /** Customers (the customers resource). */
   customers: CustomerService
+  /** Webhook endpoints (the webhook endpoints resource). */
+  webhookEndpoints: WebhookEndpointService
   now: () => number
 }
 
 /**
- * The admin API, by resource (keys/, usage/, audit/, orders/, token/, customers/, admin-tokens/; what they share in common/), under
- * /admin/v1. Thin: each handler parses its input, calls the key service (keys/administration.ts)
- * or usage history and writes the answer; every rule lives in the service. Every route has
+ * The admin API, by resource (keys/, usage/, audit/, orders/, token/, customers/, admin-tokens/,
+ * webhook-endpoints/; what they share in common/), under /admin/v1. Thin: each handler parses its
+ * input, calls the key service (keys/administration.ts) or usage history and writes the answer;
+ * every rule lives in the service. Every route has
  * `auth: 'admin'`: an admin token, the admin quota. The schemas are added first, all of them,
  * in the order of the document's components; the operations follow in the order of its paths.
  */
 async function adminRoutes(
   app: AdminApp,
-  options: AdminOrdersOptions & AdminAuditOptions & AdminCustomersOptions & AdminTokenRoutesOptions,
+  options: AdminOrdersOptions & AdminAuditOptions & AdminCustomersOptions & AdminTokenRoutesOptions & AdminWebhookEndpointsOptions,
 ): Promise<void> {
   for (const schema of [
     ...KEY_SCHEMAS,
@@ -53,6 +58,7 @@ async function adminRoutes(
     ...TOKEN_SCHEMAS,
     ...CUSTOMER_SCHEMAS,
     ...ADMIN_TOKEN_SCHEMAS,
+    ...WEBHOOK_ENDPOINT_SCHEMAS,
   ])
     app.addSchema(schema)
   keyRoutes(app, options)
@@ -62,6 +68,7 @@ async function adminRoutes(
   tokenRoutes(app)
   customerRoutes(app, options)
   adminTokenRoutes(app, options)
+  webhookEndpointRoutes(app, options)
 }
 
 /**
@@ -69,7 +76,7 @@ async function adminRoutes(
  * auth/guard.ts, routes with `auth: 'admin'`) and `register`, which mounts its document and routes
  * under /admin/v1, and the operator console at /admin/console.
  */
-export function adminApi({ admin, usage, adminTokens, tokens, orders, auditLog, customers, now }: AdminApiOptions): {
+export function adminApi({ admin, usage, adminTokens, tokens, orders, auditLog, customers, webhookEndpoints, now }: AdminApiOptions): {
   credential: ReturnType<typeof adminTokenCredential>
   register(app: FastifyInstance): Promise<void>
 } {
@@ -85,6 +92,7 @@ export function adminApi({ admin, usage, adminTokens, tokens, orders, auditLog, 
         orders,
         auditLog,
         customers,
+        webhookEndpoints,
         now,
         adminTokens,
       })

@@ -95,6 +95,10 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
         { name: 'token', description: 'The admin token of the call: who is calling, with which role' },
         { name: 'customers', description: 'Customers: their keys share one quota and their orders, and take their plan' },
         { name: 'admin tokens', description: 'Admin tokens: list, create (with a role), revoke' },
+        {
+          name: 'webhook endpoints',
+          description: 'Webhook endpoints: the URLs that are sent events, signed with their secret (shown once), and how they are rotated',
+        },
       ],
       components: {
         securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: `Admin token, ${ADMIN_TOKEN_PREFIX}…` } },

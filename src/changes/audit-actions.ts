@@ -21,6 +21,8 @@ const READ_ACTIONS = [
   'customer.list',
   'customer.read',
   'customer.usage_history',
+  'webhook_endpoint.list',
+  'webhook_endpoint.read',
 ] as const
 
 /** Every action the audit log records (change-recorder.ts says when each is written), in the order the API lists them. */
@@ -36,6 +38,10 @@ export const AUDIT_ACTIONS = [
   ...READ_ACTIONS,
   'admin_token.create',
   'admin_token.revoke',
+  'webhook_endpoint.create',
+  'webhook_endpoint.update',
+  'webhook_endpoint.delete',
+  'webhook_endpoint.rotate_secret',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

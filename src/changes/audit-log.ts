@@ -66,7 +66,14 @@ export type ListOrder = (typeof LIST_ORDERS)[number]
  * The fields of an entry's `details` that hold a time: Unix ms (or null) like every time here, which
  * the admin API writes as RFC 3339 like the rest of its times.
  */
-export const AUDIT_TIME_DETAILS: readonly string[] = ['expiresAt', 'oldKeyExpiresAt', 'oldKeyRevokedAt', 'from', 'to']
+export const AUDIT_TIME_DETAILS: readonly string[] = [
+  'expiresAt',
+  'oldKeyExpiresAt',
+  'oldKeyRevokedAt',
+  'from',
+  'to',
+  'previousSecretExpiresAt',
+]
 
 export interface AuditQuery {
   limit: number

@@ -7,19 +7,21 @@ import type { AuditDraft, AuditRepository, ChangeContext, RecordedChange } from 
  *
  * - A change (`key.create`, `key.update`, `key.rotate`, `key.revoke`, `key.leak_reported`,
  *   `customer.create`, `customer.update`, `admin_token.create`, `admin_token.revoke`,
- *   `order.cancel`): the service makes its RecordedChange (`change`) and hands it to the repository
- *   method that makes the change, whose store writes it in the change's own transaction
- *   (`writeChange`, one function per engine). A revocation's record is made from what the
- *   transaction found (which keys or tokens it revoked, whether the one named was revoked already),
- *   so a repeated revoke (`alreadyRevoked: true`) is written there too, like any revoke. A leaked
- *   key's report is written in the transaction of the revocation it makes, or alone when it is
+ *   `order.cancel`, `webhook_endpoint.create`, `.update`, `.delete`, `.rotate_secret`): the service
+ *   makes its RecordedChange (`change`) and hands it to the repository method that makes the
+ *   change, whose store writes it in the change's own transaction (`writeChange`, one function per
+ *   engine). A revocation's record is made from what the transaction found (which keys or tokens it
+ *   revoked, whether the one named was revoked already), so a repeated revoke (`alreadyRevoked:
+ *   true`) is written there too, like any revoke; so is a deletion's, from the row it deleted. A
+ *   leaked key's report is written in the transaction of the revocation it makes, or alone when it is
  *   only flagged (`record`).
  * - A call that succeeds without changing anything: the reads (`key.list`, `key.read`, `key.usage`,
  *   `key.lookup`, `audit_log.list`, `key.usage_history`, `usage.top`, `order.list`, `order.read`,
- *   `customer.list`, `customer.read`, `customer.usage_history`) and an update to the values a key
- *   or a customer already has (`key.update`, `customer.update` with `changed: []`): written after
- *   it (`read`), when the caller says who it is (the admin API always does; the CLI, which reads
- *   the database itself, does not for its reads).
+ *   `customer.list`, `customer.read`, `customer.usage_history`, `webhook_endpoint.list`,
+ *   `webhook_endpoint.read`) and an update to the values a key, a customer or a webhook endpoint
+ *   already has (`key.update`, `customer.update`, `webhook_endpoint.update` with `changed: []`):
+ *   written after it (`read`), when the caller says who it is (the admin API always does; the CLI,
+ *   which reads the database itself, does not for its reads).
  */
 
 /** One entry of a change or a read: what was done, to which key (a key's history lists it), the details. */

@@ -7,7 +7,7 @@ import { UsageError } from './command-errors.js'
  */
 
 /** The flags whose names are not the field's in kebab case. */
-const FLAGS: Record<string, string> = { customerId: '--customer', gracePeriodSeconds: '--grace' }
+const FLAGS: Record<string, string> = { customerId: '--customer', gracePeriodSeconds: '--grace', expiresInSeconds: '--expires-in' }
 
 /** The flag of a service's field, for its refusals (cli.ts): `perMinute` -> `--per-minute`. */
 export const flagOf = (field: string): string => FLAGS[field] ?? `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`

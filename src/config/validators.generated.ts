@@ -597,7 +597,7 @@ validate36.errors = vErrors;
 return errors === 0;
 }
 
-export const BOOTSTRAP_KEY = validate37;
+export const WEBHOOK_ALLOW_PRIVATE_NETWORKS = validate37;
 const schema38 = {"type":"boolean"};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -611,36 +611,22 @@ validate37.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_THRESHOLD = validate38;
-const schema39 = {"type":"integer","minimum":0,"maximum":1000000};
+export const BOOTSTRAP_KEY = validate38;
+const schema39 = {"type":"boolean"};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "boolean"){
+validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate38.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
-return false;
-}
-else {
-if(data < 0 || isNaN(data)){
-validate38.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 validate38.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_BASE_SECONDS = validate39;
-const schema40 = {"type":"integer","minimum":1,"maximum":86400};
+export const BAN_THRESHOLD = validate39;
+const schema40 = {"type":"integer","minimum":0,"maximum":1000000};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -651,13 +637,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 86400 || isNaN(data)){
-validate39.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400}}];
+if(data > 1000000 || isNaN(data)){
+validate39.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate39.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 0 || isNaN(data)){
+validate39.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -667,8 +653,8 @@ validate39.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_MAX_SECONDS = validate40;
-const schema41 = {"type":"integer","minimum":1,"maximum":604800};
+export const BAN_BASE_SECONDS = validate40;
+const schema41 = {"type":"integer","minimum":1,"maximum":86400};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -679,8 +665,8 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 604800 || isNaN(data)){
-validate40.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800}}];
+if(data > 86400 || isNaN(data)){
+validate40.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400}}];
 return false;
 }
 else {
@@ -695,50 +681,50 @@ validate40.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_STATE_FILE = validate41;
-const schema42 = {"type":"string"};
+export const BAN_MAX_SECONDS = validate41;
+const schema42 = {"type":"integer","minimum":1,"maximum":604800};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data !== "string"){
-validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 604800 || isNaN(data)){
+validate41.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate41.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
 }
 validate41.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_SNAPSHOT_MS = validate42;
-const schema43 = {"type":"integer","minimum":100,"maximum":600000};
+export const LIMITER_STATE_FILE = validate42;
+const schema43 = {"type":"string"};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "string"){
+validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate42.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
-return false;
-}
-else {
-if(data < 100 || isNaN(data)){
-validate42.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
-return false;
-}
-}
-}
 }
 validate42.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_MAX_ADDRESSES = validate43;
-const schema44 = {"type":"integer","minimum":0,"maximum":10000000};
+export const LIMITER_SNAPSHOT_MS = validate43;
+const schema44 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -749,13 +735,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 10000000 || isNaN(data)){
-validate43.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}}];
+if(data > 600000 || isNaN(data)){
+validate43.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 0 || isNaN(data)){
-validate43.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data < 100 || isNaN(data)){
+validate43.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -765,8 +751,8 @@ validate43.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_LEASE_MAX = validate44;
-const schema45 = {"type":"integer","minimum":1,"maximum":100000};
+export const LIMITER_MAX_ADDRESSES = validate44;
+const schema45 = {"type":"integer","minimum":0,"maximum":10000000};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -777,13 +763,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 100000 || isNaN(data)){
-validate44.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000}}];
+if(data > 10000000 || isNaN(data)){
+validate44.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate44.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 0 || isNaN(data)){
+validate44.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -793,8 +779,8 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 
-export const REQUEST_TIMEOUT_MS = validate45;
-const schema46 = {"type":"integer","minimum":100,"maximum":600000};
+export const LIMITER_LEASE_MAX = validate45;
+const schema46 = {"type":"integer","minimum":1,"maximum":100000};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -805,13 +791,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate45.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+if(data > 100000 || isNaN(data)){
+validate45.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000}}];
 return false;
 }
 else {
-if(data < 100 || isNaN(data)){
-validate45.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+if(data < 1 || isNaN(data)){
+validate45.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -821,7 +807,7 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-export const HEADERS_TIMEOUT_MS = validate46;
+export const REQUEST_TIMEOUT_MS = validate46;
 const schema47 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -849,7 +835,7 @@ validate46.errors = vErrors;
 return errors === 0;
 }
 
-export const KEEP_ALIVE_TIMEOUT_MS = validate47;
+export const HEADERS_TIMEOUT_MS = validate47;
 const schema48 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -877,8 +863,8 @@ validate47.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_HEADER_BYTES = validate48;
-const schema49 = {"type":"integer","minimum":1024,"maximum":65536};
+export const KEEP_ALIVE_TIMEOUT_MS = validate48;
+const schema49 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -889,13 +875,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 65536 || isNaN(data)){
-validate48.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
+if(data > 600000 || isNaN(data)){
+validate48.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 1024 || isNaN(data)){
-validate48.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
+if(data < 100 || isNaN(data)){
+validate48.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -905,8 +891,8 @@ validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS = validate49;
-const schema50 = {"type":"integer","minimum":1,"maximum":1000000};
+export const MAX_HEADER_BYTES = validate49;
+const schema50 = {"type":"integer","minimum":1024,"maximum":65536};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -917,13 +903,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate49.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 65536 || isNaN(data)){
+validate49.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate49.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 1024 || isNaN(data)){
+validate49.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
@@ -933,7 +919,7 @@ validate49.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS_PER_ADDRESS = validate50;
+export const MAX_CONNECTIONS = validate50;
 const schema51 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -961,7 +947,7 @@ validate50.errors = vErrors;
 return errors === 0;
 }
 
-export const ADMIN_MAX_CONNECTIONS = validate51;
+export const MAX_CONNECTIONS_PER_ADDRESS = validate51;
 const schema52 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -989,10 +975,38 @@ validate51.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_HEAP_MB = validate52;
-const schema53 = {"anyOf":[{"type":"integer","minimum":64,"maximum":65536},{"type":"string","const":"off"}]};
+export const ADMIN_MAX_CONNECTIONS = validate52;
+const schema53 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 1000000 || isNaN(data)){
+validate52.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate52.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+
+export const MAX_HEAP_MB = validate53;
+const schema54 = {"anyOf":[{"type":"integer","minimum":64,"maximum":65536},{"type":"string","const":"off"}]};
+
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -1070,7 +1084,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate52.errors = vErrors;
+validate53.errors = vErrors;
 return false;
 }
 else {
@@ -1084,38 +1098,38 @@ vErrors = null;
 }
 }
 }
-validate52.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
 
-export const SHUTDOWN_DRAIN_MS = validate53;
-const schema54 = {"type":"integer","minimum":0,"maximum":300000};
+export const SHUTDOWN_DRAIN_MS = validate54;
+const schema55 = {"type":"integer","minimum":0,"maximum":300000};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+validate54.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
 if(data > 300000 || isNaN(data)){
-validate53.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+validate54.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
 return false;
 }
 else {
 if(data < 0 || isNaN(data)){
-validate53.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate54.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
 
 
 /** Each variable's validator, by the variable's name. */
-export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, LIMITER_LEASE_MAX, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, MAX_HEAP_MB, SHUTDOWN_DRAIN_MS };
+export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, WEBHOOK_ALLOW_PRIVATE_NETWORKS, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, LIMITER_LEASE_MAX, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, MAX_HEAP_MB, SHUTDOWN_DRAIN_MS };

@@ -229,6 +229,12 @@ export const VARIABLES = {
     description:
       'what a verified report of a leaked key does: `revoke` it (and the rest of its rotation chain’s grace), or `flag` it (a `key.leak_reported` audit entry only); both are audited by `secret_scanner`/`github`',
   }),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag(false, {
+    field: 'webhookAllowPrivateNetworks',
+    cli: true,
+    description:
+      'let webhook endpoints use `http` and point at loopback, private, link-local and other non-public addresses, for development and tests. Off by default: an endpoint must be `https` and its host must be, and resolve only to, public addresses, so that whoever may create an endpoint cannot make the service send requests inside its own network (its admin listener, a database’s HTTP port, the cloud’s metadata service at 169.254.169.254) and learn from the delivery log what answered (events.md)',
+  }),
   BOOTSTRAP_KEY: flag(true, { field: 'bootstrapKey', description: 'create and print one Free key on a first start with no key' }),
   BAN_THRESHOLD: integer(0, 1_000_000, 0, {
     field: 'banThreshold',

@@ -18,7 +18,13 @@ export const REFUSAL_KINDS = [
 export type RefusalKind = (typeof REFUSAL_KINDS)[number]
 
 /** What a call may name that does not exist, and its name in a message. */
-export const SUBJECTS = { key: 'key', customer: 'customer', admin_token: 'admin token', order: 'order' } as const
+export const SUBJECTS = {
+  key: 'key',
+  customer: 'customer',
+  admin_token: 'admin token',
+  order: 'order',
+  webhook_endpoint: 'webhook endpoint',
+} as const
 export type Subject = keyof typeof SUBJECTS
 
 /**

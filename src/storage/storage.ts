@@ -6,6 +6,7 @@ import type { OrderRepository } from '../orders/repository.js'
 import type { PetRepository } from '../pets/repository.js'
 import type { ScanReportRepository } from '../secret-scanning/repository.js'
 import type { UsageRepository } from '../usage/repository.js'
+import type { WebhookEndpointRepository } from '../webhooks/repository.js'
 
 /** One storage engine: the repositories the routes depend on, plus health and lifecycle. */
 export interface Storage {
@@ -24,6 +25,8 @@ export interface Storage {
   readonly customers: CustomerRepository
   /** GitHub's secret scanning reports already acted on, by body hash (secret-scanning/). */
   readonly scanReports: ScanReportRepository
+  /** Webhook endpoints: where events are sent, and the secrets that sign them (webhooks/). */
+  readonly webhookEndpoints: WebhookEndpointRepository
   /**
    * A random secret made once for this database (256 bits, migration 019's `service_secrets`,
    * written by the first start that finds none), the same on every instance that uses it and

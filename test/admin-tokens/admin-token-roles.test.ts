@@ -24,18 +24,26 @@ describe('admin token roles', () => {
   let operations: Operation[]
   let keyId: string
   let customerId: string
+  let endpointId: string
   before(async () => {
     reader = (await createAdminToken(t.storage.adminTokens, { name: 'auditor', role: 'read' })).token
     keyId = (await t.call('POST', '/admin/v1/keys', { plan: 'free', name: 'seen' })).json().apiKey.id
     customerId = (await t.call('POST', '/admin/v1/customers', { plan: 'free', name: 'seen' })).json().id
+    endpointId = (await t.call('POST', '/admin/v1/webhook-endpoints', { url: 'https://93.184.215.14/hook', events: ['*'] })).json().endpoint
+      .id
     const doc = (await t.call('GET', '/admin/v1/openapi.json')).json()
     operations = Object.entries(doc.paths as Record<string, Record<string, Omit<Operation, 'method' | 'path'>>>).flatMap(
       ([path, methods]) => Object.entries(methods).map(([method, op]) => ({ ...op, method: method.toUpperCase(), path })),
     )
   })
 
-  /** A path of the document with its parameters filled in: an existing key and customer, an order id. */
-  const url = (path: string) => `/admin/v1${path.replace('{keyId}', keyId).replace('{orderId}', '1').replace('{customerId}', customerId)}`
+  /** A path of the document with its parameters filled in: an existing key, customer and webhook endpoint, an order id. */
+  const url = (path: string) =>
+    `/admin/v1${path
+      .replace('{keyId}', keyId)
+      .replace('{orderId}', '1')
+      .replace('{customerId}', customerId)
+      .replace('{endpointId}', endpointId)}`
   const asReader = (method: string, path: string, payload?: string) =>
     t.app.inject({
       method: method as 'GET',

@@ -55,6 +55,7 @@ describe('admin OpenAPI document', () => {
       Object.entries(methods as Record<string, { operationId: string }>).map(([m, op]) => `${m.toUpperCase()} ${path} ${op.operationId}`),
     )
     assert.deepEqual(operations.sort(), [
+      'DELETE /webhook-endpoints/{endpointId} deleteWebhookEndpoint',
       'GET /admin-tokens listAdminTokens',
       'GET /audit-log listAuditLog',
       'GET /customers listCustomers',
@@ -68,8 +69,11 @@ describe('admin OpenAPI document', () => {
       'GET /orders/{orderId} getAnyOrder',
       'GET /token getAdminToken',
       'GET /usage/top listTopUsage',
+      'GET /webhook-endpoints listWebhookEndpoints',
+      'GET /webhook-endpoints/{endpointId} getWebhookEndpoint',
       'PATCH /customers/{customerId} updateCustomer',
       'PATCH /keys/{keyId} updateKey',
+      'PATCH /webhook-endpoints/{endpointId} updateWebhookEndpoint',
       'POST /admin-tokens createAdminToken',
       'POST /admin-tokens/{tokenId}/revoke revokeAdminToken',
       'POST /customers createCustomer',
@@ -78,6 +82,8 @@ describe('admin OpenAPI document', () => {
       'POST /keys/{keyId}/revoke revokeKey',
       'POST /keys/{keyId}/rotate rotateKey',
       'POST /orders/{orderId}/cancel cancelAnyOrder',
+      'POST /webhook-endpoints createWebhookEndpoint',
+      'POST /webhook-endpoints/{endpointId}/rotate-secret rotateWebhookEndpointSecret',
     ])
     const schemas = Object.keys(doc.components.schemas).sort()
     assert.equal(schemas.includes('Pet'), false)
@@ -114,6 +120,10 @@ describe('admin OpenAPI document', () => {
     // A second read token, revoked by the case below (the first is used by the 403 cases after it).
     const readerId = (await createAdminToken(t.storage.adminTokens, { name: 'doc reader 2', role: 'read' })).record.id
     for (let i = 0; i < 3; i++) await t.call('POST', '/admin/v1/keys', { plan: 'free', name: `doc ${i}` })
+    // A public address as the host: no name to resolve.
+    const hook = await t.call('POST', '/admin/v1/webhook-endpoints', { url: 'https://93.184.215.14/hook', events: ['*'] })
+    const hookId = hook.json().endpoint.id as string
+    const hooks = '/admin/v1/webhook-endpoints'
     const cases: Array<[string, string, number, () => Promise<LightMyRequestResponse>]> = [
       ['createKey', 'POST', 201, async () => created],
       ['createKey', 'POST', 400, () => t.call('POST', '/admin/v1/keys', { plan: 'gold', name: 'x' })],
@@ -161,6 +171,24 @@ describe('admin OpenAPI document', () => {
         403,
         () => t.app.inject({ method: 'POST', url: '/admin/v1/keys', headers: { authorization: `Bearer ${reader}` } }),
       ],
+      ['createWebhookEndpoint', 'POST', 201, async () => hook],
+      ['createWebhookEndpoint', 'POST', 400, () => t.call('POST', hooks, { url: 'https://127.0.0.1/hook', events: ['*'] })],
+      ['listWebhookEndpoints', 'GET', 200, () => t.call('GET', `${hooks}?limit=1`)],
+      ['listWebhookEndpoints', 'GET', 400, () => t.call('GET', `${hooks}?state=gone`)],
+      ['getWebhookEndpoint', 'GET', 200, () => t.call('GET', `${hooks}/${hookId}`)],
+      ['getWebhookEndpoint', 'GET', 404, () => t.call('GET', `${hooks}/we_0000000000000000`)],
+      ['updateWebhookEndpoint', 'PATCH', 200, () => t.call('PATCH', `${hooks}/${hookId}`, { enabled: false })],
+      ['updateWebhookEndpoint', 'PATCH', 400, () => t.call('PATCH', `${hooks}/${hookId}`, { events: ['nope'] })],
+      ['rotateWebhookEndpointSecret', 'POST', 200, () => t.call('POST', `${hooks}/${hookId}/rotate-secret`, {})],
+      ['rotateWebhookEndpointSecret', 'POST', 404, () => t.call('POST', `${hooks}/we_0000000000000000/rotate-secret`, {})],
+      [
+        'deleteWebhookEndpoint',
+        'DELETE',
+        403,
+        () => t.app.inject({ method: 'DELETE', url: `${hooks}/${hookId}`, headers: { authorization: `Bearer ${reader}` } }),
+      ],
+      ['deleteWebhookEndpoint', 'DELETE', 204, () => t.call('DELETE', `${hooks}/${hookId}`)],
+      ['deleteWebhookEndpoint', 'DELETE', 404, () => t.call('DELETE', `${hooks}/${hookId}`)],
       ['listAuditLog', 'GET', 400, () => t.call('GET', '/admin/v1/audit-log?limit=x')],
       ['listAuditLog', 'GET', 401, () => t.app.inject({ url: '/admin/v1/audit-log', headers: { authorization: 'Bearer as_live_x' } })],
       ['listKeys', 'GET', 500, () => failing(new Error('disk on fire'))],
@@ -187,8 +215,11 @@ describe('admin OpenAPI document', () => {
           method.toLowerCase()
         ].responses[String(status)]
       assert.ok(documented, `${why}: status documented`)
-      const body = api.validator.validateResponse(res.json(), operationId, status)
-      assert.equal(body.valid, true, `${why}: ${JSON.stringify(body.errors)}`)
+      if (status === 204) assert.equal(res.body, '', `${why}: no body`)
+      else {
+        const body = api.validator.validateResponse(res.json(), operationId, status)
+        assert.equal(body.valid, true, `${why}: ${JSON.stringify(body.errors)}`)
+      }
       for (const name of Object.keys(documented.headers ?? {})) {
         if (['Link', 'WWW-Authenticate', 'Retry-After'].includes(name)) continue
         assert.ok(res.headers[name.toLowerCase()] !== undefined, `${why}: header ${name}`)

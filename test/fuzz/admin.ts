@@ -99,7 +99,7 @@ export class AdminFixture {
     await this.app.close()
   }
 
-  /** A few keys in every state, made through the API (so they are known ids): active, enterprise, expiring, rotated, revoked; a customer and its key; an admin token. */
+  /** A few keys in every state, made through the API (so they are known ids): active, enterprise, expiring, rotated, revoked; a customer and its key; an admin token; webhook endpoints. */
   private async seed(): Promise<void> {
     const soon = new Date(this.t.clock.now() + 120_000).toISOString()
     const call = async (method: string, path: string, body: unknown) => {
@@ -141,6 +141,9 @@ export class AdminFixture {
       adminToken: { id: string }
     }
     this.endpoint.knownIds.push(colleague.adminToken.id)
+    // A webhook endpoint of the customer (its id known from its Location), and one of every event.
+    await call('POST', '/webhook-endpoints', { url: 'https://hooks.example.com/fuzz', events: ['order.placed'], customerId: customer.id })
+    await call('POST', '/webhook-endpoints', { url: 'https://93.184.215.14/fuzz', events: ['*'], description: 'seed' })
   }
 
   private async snapshot(): Promise<Snapshot> {

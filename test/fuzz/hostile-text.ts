@@ -46,7 +46,8 @@ export const hostileText = (kind: HostileKind): fc.Arbitrary<string> =>
   kind === 'key-shaped' ? fc.oneof(fc.constantFrom(...HOSTILE_TEXT['key-shaped']), keyShapedText) : fc.constantFrom(...HOSTILE_TEXT[kind])
 
 /**
- * More of a secret than its display prefix (4 characters after the prefix): what no error answer
- * and no log line may hold. (The 201s of key creation and rotation carry the key on purpose.)
+ * More of a secret than its display prefix (4 characters after the prefix), or any of a webhook
+ * endpoint's signing secret (which has no display prefix): what no error answer and no log line may
+ * hold. (The answers that make a key or a webhook secret carry it on purpose.)
  */
-export const SECRET_SHAPED = /as_(live|test|admin)_[0-9A-Za-z]{5,}/
+export const SECRET_SHAPED = /as_(live|test|admin)_[0-9A-Za-z]{5,}|whsec_[0-9A-Za-z+/]{5,}/

@@ -162,11 +162,12 @@ export class Oracle {
       } catch {
         problems.push(`response body is not JSON: ${JSON.stringify(bodyText.slice(0, 200))}`)
       }
-    } else if (!isHead && status !== 304) {
+    } else if (!isHead && status !== 304 && status !== 204) {
       problems.push(`empty response body (status ${status}); every answer must carry an Error, Pet or Pets body`)
     }
-    // 304 Not Modified (a conditional read whose If-None-Match names the current ETag): no body (RFC 9110 section 15.4.5).
-    if (status === 304 && hasBody) problems.push('a 304 with a body')
+    // 304 Not Modified (a conditional read whose If-None-Match names the current ETag) and 204 No
+    // Content (a deletion): no body (RFC 9110 sections 15.4.5 and 15.3.5).
+    if ((status === 304 || status === 204) && hasBody) problems.push(`a ${status} with a body`)
 
     const isErrorBody = body !== null && typeof body === 'object' && !Array.isArray(body) && ('code' in body || 'error' in body)
     const code = isErrorBody ? String((body as { code?: unknown }).code) : undefined

@@ -60,7 +60,13 @@ export class FuzzServer {
         done()
       },
     })
-    const t = await openTestApp({ env: options.env, logger: pino({ level: 'info' }, sink), storage: options.storage })
+    // Webhook endpoints' host names resolve to a public address without asking the machine's DNS.
+    const t = await openTestApp({
+      env: options.env,
+      logger: pino({ level: 'info' }, sink),
+      storage: options.storage,
+      resolveHost: async () => ['93.184.215.14'],
+    })
     if (options.now !== undefined) (t.clock as ManualClock).set(options.now)
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     const address = t.app.server.address()

@@ -9,6 +9,7 @@ import { buildService } from '../../src/service.js'
 import { type Clock, ManualClock } from '../../src/shared/clock.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
+import type { HostResolver } from '../../src/webhooks/destination.js'
 import { REDIS_KEY_PREFIX } from '../../tools/service-env.mjs'
 import { createApiKey } from './keys.js'
 
@@ -46,6 +47,8 @@ export interface TestAppOptions {
   storage?: Storage
   limiter?: RateLimiter
   logger?: FastifyBaseLogger
+  /** How webhook endpoints' host names resolve (default: the system's resolver). */
+  resolveHost?: HostResolver
 }
 
 /**
@@ -83,6 +86,7 @@ export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp
     storage: options.storage ?? memoryStorage(given),
     limiter: options.limiter,
     logger: options.logger,
+    resolveHost: options.resolveHost,
   })
   const { storage, limiter, clock, metrics } = domain
   return {

@@ -52,6 +52,9 @@ describe('query strings on every operation', () => {
     keyId = created.json().apiKey.id
     customerId = (await t.call('POST', '/admin/v1/customers', { plan: 'free', name: 'customer' })).json().id
     const revocableTokenId = (await createAdminToken(t.storage.adminTokens, { name: 'revocable', role: 'read' })).record.id
+    // A public address as the host: no name to resolve.
+    const hook = { url: 'https://93.184.215.14/hook', events: ['*'] }
+    const endpointId = (await t.call('POST', '/admin/v1/webhook-endpoints', hook)).json().endpoint.id as string
     const pet = await t.api.inject({
       method: 'POST',
       url: '/v1/pets',
@@ -102,6 +105,12 @@ describe('query strings on every operation', () => {
       listAdminTokens: { url: '/admin/v1/admin-tokens' },
       createAdminToken: { url: '/admin/v1/admin-tokens', body: { name: 'colleague', role: 'read' } },
       revokeAdminToken: { url: `/admin/v1/admin-tokens/${revocableTokenId}/revoke` },
+      createWebhookEndpoint: { url: '/admin/v1/webhook-endpoints', body: hook },
+      listWebhookEndpoints: { url: '/admin/v1/webhook-endpoints' },
+      getWebhookEndpoint: { url: `/admin/v1/webhook-endpoints/${endpointId}` },
+      updateWebhookEndpoint: { url: `/admin/v1/webhook-endpoints/${endpointId}`, body: { enabled: false } },
+      deleteWebhookEndpoint: { url: `/admin/v1/webhook-endpoints/${endpointId}` },
+      rotateWebhookEndpointSecret: { url: `/admin/v1/webhook-endpoints/${endpointId}/rotate-secret`, body: {} },
     }
   })
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
-import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { LIST_ORDERS } from '../../changes/audit-log.js'
+import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, ADMIN_PREFIX, type AdminApp, changeContext, link, linkHeaderDoc } from '../common/routes.js'
 import { ADMIN_LIST_LIMIT, customerId, keyId, pageLimit, ref } from '../common/schemas.js'
 import { type AdminOrdersOptions, orderErrorResponses } from './options.js'

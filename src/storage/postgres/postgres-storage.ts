@@ -9,6 +9,7 @@ import type { PetRepository } from '../../pets/repository.js'
 import type { ScanReportRepository } from '../../secret-scanning/repository.js'
 import type { Clock } from '../../shared/clock.js'
 import type { UsageRepository } from '../../usage/repository.js'
+import type { WebhookEndpointRepository } from '../../webhooks/repository.js'
 import { insertServiceSecret, newServiceSecret, SELECT_SERVICE_SECRET } from '../service-secret.js'
 import type { Storage } from '../storage.js'
 import { StorageFaults } from '../storage-faults.js'
@@ -22,6 +23,7 @@ import { PostgresOrderRepository } from './order-repository.js'
 import { PostgresPetRepository } from './pet-repository.js'
 import { PostgresScanReportRepository } from './scan-report-repository.js'
 import { PostgresUsageRepository } from './usage-repository.js'
+import { PostgresWebhookEndpointRepository } from './webhook-endpoint-repository.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
 /** Enough for a request-bound workload (each request holds a connection for one short query). */
@@ -116,6 +118,7 @@ export class PostgresStorage implements Storage {
   readonly usage: UsageRepository
   readonly customers: CustomerRepository
   readonly scanReports: ScanReportRepository
+  readonly webhookEndpoints: WebhookEndpointRepository
   readonly serviceSecret: string
   private readonly db: Db
   private readonly watcher: KeyChangeWatcher | undefined
@@ -140,6 +143,7 @@ export class PostgresStorage implements Storage {
     this.usage = this.faults.watch(new PostgresUsageRepository(this.db))
     this.customers = this.faults.watch(new PostgresCustomerRepository(this.db))
     this.scanReports = this.faults.watch(new PostgresScanReportRepository(this.db))
+    this.webhookEndpoints = this.faults.watch(new PostgresWebhookEndpointRepository(this.db))
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */

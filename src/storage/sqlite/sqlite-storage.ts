@@ -8,6 +8,7 @@ import type { PetRepository } from '../../pets/repository.js'
 import type { ScanReportRepository } from '../../secret-scanning/repository.js'
 import { type Clock, systemClock } from '../../shared/clock.js'
 import type { UsageRepository } from '../../usage/repository.js'
+import type { WebhookEndpointRepository } from '../../webhooks/repository.js'
 import { insertServiceSecret, newServiceSecret, SELECT_SERVICE_SECRET } from '../service-secret.js'
 import type { Storage } from '../storage.js'
 import { StorageFaults } from '../storage-faults.js'
@@ -23,6 +24,7 @@ import { SqliteScanReportRepository } from './scan-report-repository.js'
 import { toSqliteStorageError } from './sqlite-errors.js'
 import { prepareSqliteFile } from './sqlite-file.js'
 import { SqliteUsageRepository } from './usage-repository.js'
+import { SqliteWebhookEndpointRepository } from './webhook-endpoint-repository.js'
 
 export interface SqliteOptions {
   databaseUrl: string
@@ -41,6 +43,7 @@ export class SqliteStorage implements Storage {
   readonly usage: UsageRepository
   readonly customers: CustomerRepository
   readonly scanReports: ScanReportRepository
+  readonly webhookEndpoints: WebhookEndpointRepository
   readonly serviceSecret: string
   private readonly db: Database.Database
   /** Every repository's failures go through it: a full disk or a corrupt page is a 503 and shows in ping(). */
@@ -62,6 +65,7 @@ export class SqliteStorage implements Storage {
     this.usage = this.faults.watch(new SqliteUsageRepository(this.db))
     this.customers = this.faults.watch(new SqliteCustomerRepository(this.db))
     this.scanReports = this.faults.watch(new SqliteScanReportRepository(this.db))
+    this.webhookEndpoints = this.faults.watch(new SqliteWebhookEndpointRepository(this.db))
   }
 
   /** A read; after a storage fault, a write (see StorageFaults) until one succeeds. */

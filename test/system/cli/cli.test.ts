@@ -263,7 +263,7 @@ test("input errors: one line naming the problem and a hint at the command's --he
     { args: ['serve', '--workers', 'two'], stderr: /^--workers must be a positive integer/, help: 'serve', why: 'bad --workers' },
     { args: ['frobnicate'], stderr: /^unknown command "frobnicate"/, help: '', why: 'unknown command' },
     { args: ['--json'], stderr: /^unknown option --json$/, help: '', why: 'unknown program flag' },
-    { args: [], stderr: /^missing command: serve, keys, customers or admin-tokens$/, help: '', why: 'no command' },
+    { args: [], stderr: /^missing command: serve, keys, customers, admin-tokens or webhooks$/, help: '', why: 'no command' },
   ]
   const results = await runEach(
     cases.map((c) => c.args),
@@ -301,9 +301,12 @@ test('--help of the program, of each group and of every command: usage on stdout
       'keys revoke',
       'keys usage',
       'admin-tokens create',
+      'webhooks create',
+      'webhooks rotate-secret',
     ],
     keys: ['create', 'list', 'show', 'update', 'rotate', 'revoke', 'usage'],
     'admin-tokens': ['create', 'list', 'revoke'],
+    webhooks: ['create', 'list', 'show', 'update', 'delete', 'rotate-secret'],
   }
   const helps: Array<{ args: string[]; usage: string; mentions: string[] }> = [
     { args: ['--help'], usage: 'Usage: node dist/cli.js COMMAND [options]', mentions: [...commands[''], '--version'] },
