@@ -3,13 +3,14 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import { adminApi } from './admin/index.js'
 import { registerPublicApi } from './api/index.js'
 import { AddressRefusals } from './auth/address-refusals.js'
+import { presentedOf, registerAdmission } from './auth/admission.js'
 import { apiKeyCredential } from './auth/api-key-credential.js'
 import { createGuard } from './auth/guard.js'
 import type { Domain } from './domain.js'
 import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
 import { commonHeaders } from './http/common-headers.js'
-import { countDeferred, EntityTags } from './http/conditional-reads.js'
+import { EntityTags } from './http/conditional-reads.js'
 import { registerCors } from './http/cors.js'
 import { registerDeprecation } from './http/deprecation.js'
 import { DOCS_PATH, OPENAPI_PATH } from './http/doc-paths.js'
@@ -120,28 +121,21 @@ export async function buildApp(domain: Domain, options: AppOptions = {}): Promis
 
   if (config.corsOrigins !== undefined && main) await registerCors(app, config.corsOrigins)
   const deprecation = registerDeprecation(app, clock, linkBase)
-  app.decorateRequest('apiKey', null)
-  app.decorateRequest('usageKeyId', null)
-  app.decorateRequest('limitOutcome', null)
-  app.decorateRequest('deferredCount', null)
-  app.decorateRequest('quotaRead', null)
-  app.decorate('admission', [
-    commonHeaders,
-    refuseWhileClosing(app),
-    deprecation.announce,
-    createGuard({
-      limiter,
-      metrics,
-      credentials: { apiKey: apiKeyCredential({ keys, clock, lastUsed }), admin: admin?.credential },
-    }),
-  ])
+  registerAdmission(app)
+  const guard = createGuard({
+    limiter,
+    metrics,
+    credentials: { apiKey: apiKeyCredential({ keys, clock, lastUsed }), admin: admin?.credential },
+  })
+  app.decorate('admissionSteps', [commonHeaders, refuseWhileClosing(app), deprecation.announce, guard.admit])
   const routing: Step[] = [requireHost, answerUnrouted(routes), deprecation.enforceSunset]
-  const steps = [...app.admission, ...routing]
+  const steps = [...app.admissionSteps, ...routing]
   app.addHook('onRequest', (request, reply, done) => runSteps(steps, request, reply, done))
 
-  if (main) app.addHook('onSend', countDeferred)
+  if (main) app.addHook('onSend', guard.settle)
   if (main) app.addHook('onResponse', countUsage(usage, clock))
-  app.addHook('onResponse', accessLog(app.log, metrics, domain.logger === undefined ? undefined : infoLines.get(domain.logger)))
+  const writeLine = domain.logger === undefined ? undefined : infoLines.get(domain.logger)
+  app.addHook('onResponse', accessLog(app.log, metrics, writeLine, presentedOf))
 
   if (main)
     await registerPublicApi(app, {

@@ -1,6 +1,6 @@
-import { bearerChallenge } from '../auth/bearer.js'
 import type { ChangeContext } from '../changes/audit-log.js'
 import { type ChangeEntry, recordedChange } from '../changes/change-recorder.js'
+import { bearerChallenge } from '../http/bearer.js'
 import {
   ADMIN_TOKEN_PREFIX,
   generateAdminToken,

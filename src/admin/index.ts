@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import { adminTokenCredential } from '../admin-tokens/admin-token-credential.js'
 import type { AdminTokenService } from '../admin-tokens/admin-token-service.js'
 import type { AdminTokenResolver } from '../admin-tokens/admin-tokens.js'
+import { adminTokenCredential } from '../auth/admin-token-credential.js'
 import type { AuditLogService } from '../changes/audit-log-service.js'
 import type { CustomerService } from '../customers/customer-service.js'
 import type { KeyAdministration } from '../keys/administration.js'
@@ -83,7 +83,6 @@ export function adminApi({ admin, usage, adminTokens, tokens, orders, auditLog, 
   return {
     credential: adminTokenCredential(tokens),
     async register(app) {
-      app.decorateRequest('adminToken', null)
       await registerAdminOpenApi(app)
       await app.register(adminRoutes, {
         prefix: ADMIN_PREFIX,

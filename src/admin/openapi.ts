@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
-import { isAdminRead } from '../admin-tokens/admin-token-credential.js'
+import { isAdminRead } from '../auth/admin-token-credential.js'
 import { DEFAULT_ADMIN_PORT } from '../config/config.js'
 import { keepReferencedSchemas } from '../http/openapi-components.js'
 import { MAX_GRACE_SECONDS, MAX_METADATA_BYTES } from '../keys/administration.js'

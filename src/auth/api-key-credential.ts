@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify'
+import { bearerChallenge } from '../http/bearer.js'
 import { settingsOf } from '../http/route-settings.js'
 import { type ApiKeyRecord, limiterIdentity, partitionKey } from '../keys/api-key.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
@@ -6,26 +7,8 @@ import type { LastUsedRecorder } from '../keys/last-used.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
 import type { Scope } from '../shared/scopes.js'
-import type { LimitOutcome } from '../usage/counts.js'
-import { bearerChallenge } from './bearer.js'
-import type { CredentialKind, Unauthenticated } from './credential.js'
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    apiKey: ApiKeyRecord | null
-    /**
-     * The id of the key the request presented, once storage knows that key, whether or not it was
-     * let through (expired, revoked, over its limit): the access line names it.
-     */
-    presentedKeyId?: string
-    /**
-     * The valid key whose quota the limiter judged this request by, and its verdict (null without
-     * one): usage history counts the request against it once the answer is sent (usage/count-hook.ts).
-     */
-    usageKeyId: string | null
-    limitOutcome: LimitOutcome | null
-  }
-}
+import type { ApiKeyAdmission } from './admission.js'
+import type { CredentialKind, Judged, Unauthenticated } from './credential.js'
 
 export interface ApiKeyCredentialOptions {
   keys: KeyResolver
@@ -43,6 +26,10 @@ const UNAUTHORIZED: Record<Unauthenticated['problem'], string> = {
   invalid: 'Invalid or revoked API key',
 }
 
+/** An unknown or revoked key (the same words for both: a revoked key's id is only logged). */
+const INVALID_KEY: Unauthenticated = { problem: 'invalid' }
+const INVALID: Judged<ApiKeyRecord, Expired> = { refused: INVALID_KEY }
+
 /**
  * API keys, the credential of every route but the admin API's (auth/guard.ts). A valid key is
  * limited by its plan, under its quota (`limiterIdentity`: its customer's, or its rotation chain's). An
@@ -58,20 +45,17 @@ export function apiKeyCredential({
     resolveCached: (secret) => keys.resolveCached(secret),
     mayExist: (secret) => keys.mayExist(secret),
     resolve: (secret) => keys.resolve(secret),
-    admit(request, found) {
-      if (!found) return { refused: { problem: 'invalid' } }
-      request.presentedKeyId = found.id
+    judge(found) {
+      if (!found) return INVALID
       const now = clock.now()
-      if (found.revokedAt !== null) return { refused: { problem: 'invalid' } }
-      if (found.expiresAt !== null && found.expiresAt <= now) return { refused: { problem: 'expired', expiredAt: found.expiresAt } }
+      if (found.revokedAt !== null) return { refused: INVALID_KEY, presented: { keyId: found.id } }
+      if (found.expiresAt !== null && found.expiresAt <= now)
+        return { refused: { problem: 'expired', expiredAt: found.expiresAt }, presented: { keyId: found.id } }
       lastUsed.touch(found.id, now)
       return { credential: found }
     },
     limitedAs: (key) => ({ identity: limiterIdentity(key), quota: key, who: { keyId: key.id }, partitionKey: partitionKey(key) }),
-    decided(request, key, decision) {
-      request.usageKeyId = key.id
-      request.limitOutcome = decision.allowed ? 'allowed' : (decision.reason ?? 'rate_limited')
-    },
+    admitted: (key, limits, decision, usage, quotaRead): ApiKeyAdmission => ({ kind: 'apiKey', key, limits, decision, usage, quotaRead }),
     // What a key may do (shared/scopes.ts): the route's `scope`. After the limiter, as GitHub does,
     // so a refused request counts like any other (a key cannot probe what it may do for free), and
     // before the body is read: nothing is parsed, nothing is done.
@@ -79,9 +63,6 @@ export function apiKeyCredential({
       const scope = settingsOf(request).scope
       if (scope === undefined || key.scopes.includes(scope)) return undefined
       return insufficientScope(request, key, scope)
-    },
-    accept(request, key) {
-      request.apiKey = key
     },
     unauthorized(refused) {
       if (refused.problem === 'expired')

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { LimitDecision } from '../limits/limiter.js'
 import type { ApiError } from '../shared/errors.js'
-import type { Quota } from '../shared/plans.js'
+import type { Admission, KeyUsage, Limits, Presented, QuotaRead } from './admission.js'
 
 /**
  * Why a request has no credential, in words every kind shares: no Authorization header, one that
@@ -10,11 +10,11 @@ import type { Quota } from '../shared/plans.js'
  */
 export type Unauthenticated = { problem: 'missing' | 'malformed' | 'invalid' }
 
-/** A presented secret as of this request: the credential to limit it by, or why there is none. */
-export type Admission<C, R> = { credential: C; refused?: undefined } | { credential?: undefined; refused: Unauthenticated | R }
-
-/** Who a request was limited as, when a credential was valid: named by a refusal's log line and its 429. */
-export type LimitedAs = { keyId: string } | { adminTokenId: string }
+/**
+ * A presented secret as of this request: the credential to limit it by, or why there is none and
+ * who presented it when storage knew the secret (revoked, expired).
+ */
+export type Judged<C, R> = { credential: C } | { refused: Unauthenticated | R; presented?: Presented }
 
 /**
  * One kind of credential (API keys for /v1, admin tokens for /admin/v1), as the guard
@@ -28,20 +28,21 @@ export interface CredentialKind<Found, C, R = never> {
   /** For a secret that is not cached: false when it cannot exist (the filter of known secrets), without storage. */
   mayExist(secret: string): boolean
   resolve(secret: string): Promise<Found>
-  /** What was found, judged for this request (expiry, revocation); notes on the request who presented it. */
-  admit(request: FastifyRequest, found: Found): Admission<C, R>
+  /** What was found, judged for this request (expiry, revocation). */
+  judge(found: Found): Judged<C, R>
   /** The limiter identity and quota of a valid credential, and how a refusal names it. */
-  limitedAs(credential: C): { identity: string; quota: Quota; who: LimitedAs; partitionKey?: string }
-  /** The limiter's decision on a valid credential, allowed or not. */
-  decided?(request: FastifyRequest, credential: C, decision: LimitDecision): void
+  limitedAs(credential: C): Limits
+  /**
+   * The request's admission for a valid credential, with the limiter's decision (allowed or not),
+   * how it counts and, for a quota read, what it answers: the kind's variant of Admission.
+   */
+  admitted(credential: C, limits: Limits, decision: LimitDecision, usage: KeyUsage, quotaRead: QuotaRead | undefined): Admission
   /**
    * A valid credential, let through by the limiter, that may still not call this route: the 403
-   * to answer with, or undefined. Only a kind with such a rule has one (admin tokens: their role),
-   * so a kind without it (API keys) costs the guard nothing more.
+   * to answer with, or undefined. Only a kind with such a rule has one (admin tokens: their role;
+   * API keys: their scopes).
    */
   authorize?(request: FastifyRequest, credential: C): ApiError | undefined
-  /** A valid credential let through: put on the request for the handlers. */
-  accept(request: FastifyRequest, credential: C): void
   /** The 401 of a request without a valid credential of this kind. */
   unauthorized(refused: Unauthenticated | R): ApiError
 }

@@ -1,15 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { parseBearer } from '../http/bearer.js'
 import { clientAddress } from '../http/client-address.js'
 import type { Done, Step } from '../http/pipeline.js'
 import { settingsOf } from '../http/route-settings.js'
 import type { LimitDecision, RateLimiter } from '../limits/limiter.js'
 import type { Metrics } from '../ops/metrics.js'
 import { ApiError } from '../shared/errors.js'
-import { ANONYMOUS_QUOTA, type Quota } from '../shared/plans.js'
+import { ANONYMOUS_QUOTA } from '../shared/plans.js'
 import { addressIdentity } from './address-identity.js'
 import { decideIfAddressRefused } from './address-precheck.js'
-import { parseBearer } from './bearer.js'
-import type { Admission, CredentialKind, LimitedAs } from './credential.js'
+import { type KeyUsage, type Limits, type Presented, PUBLIC_ADMISSION, type QuotaRead } from './admission.js'
+import type { CredentialKind, Judged, Unauthenticated } from './credential.js'
 import { secondsUntilRetry, setRateLimitHeaders } from './rate-limit-headers.js'
 import { UncountedReads } from './uncounted-reads.js'
 
@@ -19,7 +20,7 @@ export interface GuardOptions {
   /**
    * The credential each route needs, chosen by its route config: `apiKey` (API keys,
    * auth/api-key-credential.ts) by default, `admin` (admin tokens,
-   * admin-tokens/admin-token-credential.ts) for routes with `auth: 'admin'`, on the listener that
+   * auth/admin-token-credential.ts) for routes with `auth: 'admin'`, on the listener that
    * has them.
    */
   // biome-ignore lint/suspicious/noExplicitAny: each kind is typed where it is built; the guard only passes its values back to it.
@@ -30,7 +31,7 @@ export interface GuardOptions {
  * The 429 for a refused limiter decision (counted in the metrics; a ban's start logged), for API
  * keys and admin tokens alike. `who` names the credential the request was limited by, if any.
  */
-export function refusal(request: FastifyRequest, decision: LimitDecision, metrics: Metrics, who: LimitedAs | undefined): ApiError {
+export function refusal(request: FastifyRequest, decision: LimitDecision, metrics: Metrics, who: Presented | undefined): ApiError {
   const banned = decision.reason === 'key_banned'
   metrics.rateLimited.inc({ code: banned ? 'key_banned' : 'rate_limited' })
   if (decision.banStarted) {
@@ -44,6 +45,14 @@ export function refusal(request: FastifyRequest, decision: LimitDecision, metric
     : new ApiError('rate_limited', `Rate limit exceeded; retry after ${wait} s`)
 }
 
+/** The guard of an app: its admission step, and the hook that settles what it left to the answer. */
+export interface Guard {
+  /** The admission step of every request (see createGuard): sets `request.admission` once. */
+  admit: Step
+  /** onSend: settles a conditional read's count by its answer (auth/uncounted-reads.ts); main listener only. */
+  settle: UncountedReads['settle']
+}
+
 /**
  * Authentication, then rate limiting, as one request step, so both run before the body is read or
  * validated: a request without a valid credential is 401, and a flood is refused before it costs
@@ -53,127 +62,148 @@ export function refusal(request: FastifyRequest, decision: LimitDecision, metric
  * what its 401s say. Anything without a valid credential (no secret, a malformed, unknown,
  * revoked or expired one) is limited per client address at the Free plan's rates, which also
  * throttles guessing. Routes with `public: true` skip it; a request no route serves is limited
- * but not refused for want of a credential (it gets its 404/405).
+ * but not refused for want of a credential (it gets its 404/405). Whatever it decides, it says
+ * once, in `request.admission` (auth/admission.ts); the handlers read nothing else.
  *
  * A cached secret and the in-memory limiter decide without a promise (this runs on every
  * request); storage lookups and Redis go async. A secret that is not cached is looked up when it
  * may exist (the filter of known secrets, keys/known-secrets.ts), whatever its address, so a
  * valid one is judged by its own quota; one that cannot exist only when its address is not
  * refused already (auth/address-precheck.ts): a limited or banned guesser costs storage nothing.
+ *
+ * An API key's conditional reads and quota reads are judged by auth/uncounted-reads.ts, whose
+ * hook (`settle`) settles a conditional read's count once its answer is known.
  */
-export function createGuard({ limiter, metrics, credentials }: GuardOptions): Step {
-  const apiKey = guardStep(credentials.apiKey, limiter, metrics)
-  const admin = credentials.admin && guardStep(credentials.admin, limiter, metrics)
-  return (request, reply, done) => {
-    const settings = settingsOf(request)
-    if (settings.public === true) {
-      done()
-      return
-    }
-    if (settings.auth === 'admin' && admin !== undefined) return admin(request, reply, done)
-    apiKey(request, reply, done)
+export function createGuard({ limiter, metrics, credentials }: GuardOptions): Guard {
+  const uncountedReads = new UncountedReads(limiter, (request, decision, who) => refusal(request, decision, metrics, who))
+  const apiKey = guardStep(credentials.apiKey, limiter, metrics, uncountedReads)
+  const admin = credentials.admin && guardStep(credentials.admin, limiter, metrics, undefined)
+  return {
+    admit(request, reply, done) {
+      const settings = settingsOf(request)
+      if (settings.public === true) {
+        request.admission = PUBLIC_ADMISSION
+        done()
+        return
+      }
+      if (settings.auth === 'admin' && admin !== undefined) return admin(request, reply, done)
+      apiKey(request, reply, done)
+    },
+    settle: uncountedReads.settle,
   }
 }
 
-/** The guard's steps for the routes of one credential kind. */
-function guardStep<Found, C, R>(kind: CredentialKind<Found, C, R>, limiter: RateLimiter, metrics: Metrics): Step {
-  const uncountedReads = new UncountedReads(limiter, (request, decision, who) => refusal(request, decision, metrics, who))
-  /** Applies a limiter decision and the authentication outcome: the error to answer with, if any. */
-  const conclude = (
+/** A request's credential when its header names none: the same for every such request. */
+const MISSING: { refused: Unauthenticated } = { refused: { problem: 'missing' } }
+const MALFORMED: { refused: Unauthenticated } = { refused: { problem: 'malformed' } }
+const INVALID: { refused: Unauthenticated } = { refused: { problem: 'invalid' } }
+
+/**
+ * The guard's steps for the routes of one credential kind; `uncountedReads` for the kind whose
+ * routes have conditional reads and quota reads (API keys: /v1).
+ */
+function guardStep<Found, C, R>(
+  kind: CredentialKind<Found, C, R>,
+  limiter: RateLimiter,
+  metrics: Metrics,
+  uncountedReads: UncountedReads | undefined,
+): Step {
+  /** A valid credential's limiter decision: the admission, and the error to answer with, if any. */
+  const admitted = (
     request: FastifyRequest,
     reply: FastifyReply,
-    admission: Admission<C, R>,
+    credential: C,
+    limits: Limits,
     decision: LimitDecision,
-    who: LimitedAs | undefined,
-    /** The credential's partition key (the headers' `pk`), if its kind has one. */
-    partitionKey?: string,
+    usage: KeyUsage,
+    quotaRead: QuotaRead | undefined,
   ): ApiError | undefined => {
-    setRateLimitHeaders(reply, decision, partitionKey)
-    const { credential } = admission
-    if (credential !== undefined) kind.decided?.(request, credential, decision)
-    if (!decision.allowed) return refusal(request, decision, metrics, who)
-    if (credential !== undefined) {
-      // Before the body is read or validated, as the 401 is: a refused change costs no parse.
-      const forbidden = kind.authorize?.(request, credential)
-      if (forbidden !== undefined) return forbidden
-      kind.accept(request, credential)
-      return undefined
-    }
+    setRateLimitHeaders(reply, decision, limits.partitionKey)
+    request.admission = kind.admitted(credential, limits, decision, usage, quotaRead)
+    if (!decision.allowed) return refusal(request, decision, metrics, limits.who)
+    // Before the body is read or validated, as the 401 is: a refused change costs no parse.
+    return kind.authorize?.(request, credential)
+  }
+
+  /** A request without a valid credential, limited by its address: the admission, and the error to answer with, if any. */
+  const anonymous = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    refused: Unauthenticated | R,
+    presented: Presented | undefined,
+    decision: LimitDecision,
+  ): ApiError | undefined => {
+    setRateLimitHeaders(reply, decision)
+    request.admission = { kind: 'anonymous', decision, presented }
+    if (!decision.allowed) return refusal(request, decision, metrics, undefined)
     if (settingsOf(request).url === undefined) return undefined
-    return kind.unauthorized(admission.refused!)
+    return kind.unauthorized(refused)
+  }
+
+  /** A lookup or the limiter failed: the request is answered with that error. */
+  const failed = (request: FastifyRequest, presented: Presented | undefined, done: Done) => (error: Error) => {
+    request.admission = { kind: 'failed', presented }
+    done(error)
   }
 
   const limit = (
     request: FastifyRequest,
     reply: FastifyReply,
-    admission: Admission<C, R>,
+    judged: Judged<C, R>,
     done: Done,
     /** The address's decision, already taken for this request (decideIfAddressRefused). */
     addressDecision?: LimitDecision,
   ) => {
-    const { credential } = admission
-    if (credential === undefined && addressDecision !== undefined) {
-      done(conclude(request, reply, admission, addressDecision, undefined))
+    if ('refused' in judged) {
+      const { refused, presented } = judged
+      if (addressDecision !== undefined) return done(anonymous(request, reply, refused, presented, addressDecision))
+      const identity = addressIdentity(clientAddress(request))
+      const decided = limiter.consumeSync?.(identity, ANONYMOUS_QUOTA)
+      if (decided !== undefined) return done(anonymous(request, reply, refused, presented, decided))
+      limiter
+        .consume(identity, ANONYMOUS_QUOTA)
+        .then((decision) => done(anonymous(request, reply, refused, presented, decision)), failed(request, presented, done))
       return
     }
-    let identity: string
-    let quota: Quota
-    let who: LimitedAs | undefined
-    let partitionKey: string | undefined
-    if (credential !== undefined) {
-      const limitedAs = kind.limitedAs(credential)
-      ;({ identity, quota, who, partitionKey } = limitedAs)
-      // A conditional read is counted only if its answer is not a 304; a quota read not at all, within its budget (auth/uncounted-reads.ts).
-      const judged = uncountedReads.judge(request, reply, limitedAs)
-      if (judged !== undefined) {
-        judged.then(
-          ({ decision, unrecorded }) => {
-            const error = conclude(request, reply, admission, decision, who, partitionKey)
-            // Nothing was counted: usage history's `allowed` stays the requests the quota counted.
-            if (unrecorded) request.usageKeyId = null
-            done(error)
-          },
-          (error: Error) => done(error),
-        )
-        return
-      }
-    } else {
-      identity = addressIdentity(clientAddress(request))
-      quota = ANONYMOUS_QUOTA
-    }
-    const decided = limiter.consumeSync?.(identity, quota)
-    if (decided !== undefined) {
-      done(conclude(request, reply, admission, decided, who, partitionKey))
+    const { credential } = judged
+    const limits = kind.limitedAs(credential)
+    // A conditional read is counted only if its answer is not a 304; a quota read not at all, within its budget (auth/uncounted-reads.ts).
+    const judging = uncountedReads?.judge(request, limits)
+    if (judging !== undefined) {
+      judging.then(
+        ({ decision, usage, quotaRead }) => done(admitted(request, reply, credential, limits, decision, usage, quotaRead)),
+        failed(request, limits.who, done),
+      )
       return
     }
-    limiter.consume(identity, quota).then(
-      (decision) => done(conclude(request, reply, admission, decision, who, partitionKey)),
-      (error: Error) => done(error),
-    )
+    const decided = limiter.consumeSync?.(limits.identity, limits.quota)
+    if (decided !== undefined) return done(admitted(request, reply, credential, limits, decided, 'counted', undefined))
+    limiter
+      .consume(limits.identity, limits.quota)
+      .then(
+        (decision) => done(admitted(request, reply, credential, limits, decision, 'counted', undefined)),
+        failed(request, limits.who, done),
+      )
   }
 
   return (request, reply, done) => {
     const header = request.headers.authorization
-    if (header === undefined || header === '') return limit(request, reply, { refused: { problem: 'missing' } }, done)
+    if (header === undefined || header === '') return limit(request, reply, MISSING, done)
     const secret = parseBearer(header)
-    if (secret === undefined) return limit(request, reply, { refused: { problem: 'malformed' } }, done)
+    if (secret === undefined) return limit(request, reply, MALFORMED, done)
     const cached = kind.resolveCached(secret)
-    if (cached !== undefined) return limit(request, reply, kind.admit(request, cached), done)
+    if (cached !== undefined) return limit(request, reply, kind.judge(cached), done)
     const lookUp = (decided?: LimitDecision) =>
-      kind.resolve(secret).then(
-        (found) => limit(request, reply, kind.admit(request, found), done, decided),
-        (error: Error) => done(error),
-      )
+      kind.resolve(secret).then((found) => limit(request, reply, kind.judge(found), done, decided), failed(request, undefined, done))
     // A secret that may exist is looked up, whatever its address: if valid, its own quota decides.
     if (kind.mayExist(secret)) return void lookUp()
     // One that cannot is asked about only if its address is not refused anyway (then storage is asked nothing).
     decideIfAddressRefused(limiter, addressIdentity(clientAddress(request))).then(
       (decided) => {
-        if (decided !== undefined && !decided.allowed)
-          return done(conclude(request, reply, { refused: { problem: 'invalid' } }, decided, undefined))
+        if (decided !== undefined && !decided.allowed) return done(anonymous(request, reply, INVALID.refused, undefined, decided))
         lookUp(decided)
       },
-      (error: Error) => done(error),
+      failed(request, undefined, done),
     )
   }
 }

@@ -1,27 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { type DeferredCount, isConditionalRead } from '../http/conditional-reads.js'
+import { isConditionalRead } from '../http/conditional-reads.js'
+import { toApiError } from '../http/error-handler.js'
 import { settingsOf } from '../http/route-settings.js'
 import type { LimitDecision, RateLimiter, UsageSnapshot } from '../limits/limiter.js'
+import { bodyOf } from '../shared/error-body.js'
 import type { ApiError } from '../shared/errors.js'
 import type { Quota } from '../shared/plans.js'
-import type { LimitedAs } from './credential.js'
+import type { ApiKeyAdmission, KeyUsage, Limits, Presented, QuotaRead } from './admission.js'
 import { setRateLimitHeaders } from './rate-limit-headers.js'
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** On a route with `config.quotaRead`, for a valid key: its windows after the guard's decision (null otherwise). */
-    quotaRead: QuotaRead | null
-  }
-}
-
-/** What a quota read answers (rate-limit/routes.ts): the key's windows as the next counted request finds them, and its budget. */
-export interface QuotaRead {
-  usage: UsageSnapshot
-  /** The decision on this request's unit of the quota-read budget (`r:<identity>`): refused once it is spent. */
-  budget: LimitDecision
-  /** The credential's partition key (the headers' `pk`). */
-  partitionKey?: string
-}
 
 /**
  * How many conditional reads a key may send per window, as a multiple of its plan's minute and
@@ -43,13 +29,11 @@ export const conditionalBudget = (quota: Quota): Quota => ({
   perDay: quota.perDay * CONDITIONAL_FACTOR,
 })
 
-/** A valid credential's limiter identity, quota and name in logs (CredentialKind.limitedAs). */
-type LimitedAsQuota = { identity: string; quota: Quota; who: LimitedAs; partitionKey?: string }
-
-/** The guard's decision on an uncounted read, and whether usage history leaves the request out (nothing was counted). */
+/** The guard's decision on an uncounted read: the headers' decision, how the request counts, and what a quota read answers. */
 export interface UncountedDecision {
   decision: LimitDecision
-  unrecorded: boolean
+  usage: KeyUsage
+  quotaRead?: QuotaRead
 }
 
 /** The headers of a request the limiter has not counted: the windows as the next request finds them. */
@@ -57,6 +41,11 @@ function uncounted(usage: UsageSnapshot): LimitDecision {
   const window = ({ limit, remaining, resetAt }: UsageSnapshot['minute']) => ({ limit, remaining, resetAt })
   return { allowed: true, now: usage.now, minute: window(usage.minute), day: window(usage.day), retryAfter: 0 }
 }
+
+/** What Fastify sets for a serialized body (and the conditional reads for theirs). */
+const JSON_UTF8 = 'application/json; charset=utf-8'
+
+type OnSendDone = (error: null, payload: unknown) => void
 
 /**
  * Reads that do not count against a valid key's minute and day quota, each kind within a
@@ -68,67 +57,97 @@ function uncounted(usage: UsageSnapshot): LimitDecision {
  * Conditional reads (http/conditional-reads.ts), GitHub's rule that a 304 does not count: the
  * budget is CONDITIONAL_FACTOR times the plan's limits (`c:<identity>`) and, while the key's own
  * windows have room and it is not banned, the request is let through uncounted, with the headers
- * of a peek. The route then counts it unless it answers 304 (`request.deferredCount`); when the
- * key's windows are exhausted or banned, it is counted at once.
+ * of a peek, its admission `deferred`: its answer settles it (`settle`, the one onSend hook), so
+ * the route only decides 304 or 200 and never counts anything. When the key's windows are
+ * exhausted or banned, it is counted at once.
  *
  * Quota reads (a route with `config.quotaRead`: GET /v1/rate_limit), GitHub's GET /rate_limit:
  * the budget is the plan's own limits (`r:<identity>`), and within it the read is answered
  * uncounted even while the key's windows are exhausted or it is banned (when a client needs it
- * most); it is left out of usage history, as a 304 is. `request.quotaRead` holds what it answers.
+ * most); it is left out of usage history, as a 304 is. The admission's `quotaRead` holds what it answers.
  */
 export class UncountedReads {
   constructor(
     private readonly limiter: RateLimiter,
     /** The 429 of a refused count (metrics, ban log), as the guard makes it. */
-    private readonly refuse: (request: FastifyRequest, decision: LimitDecision, who: LimitedAs) => ApiError,
+    private readonly refuse: (request: FastifyRequest, decision: LimitDecision, who: Presented) => ApiError,
   ) {}
 
   /** The decision for a valid credential's request, or undefined when it is no uncounted read (the guard counts it as always). */
-  judge(request: FastifyRequest, reply: FastifyReply, limitedAs: LimitedAsQuota): Promise<UncountedDecision> | undefined {
-    if (settingsOf(request).quotaRead === true) return this.quotaRead(request, limitedAs)
-    return isConditionalRead(request) ? this.conditional(request, reply, limitedAs) : undefined
+  judge(request: FastifyRequest, limits: Limits): Promise<UncountedDecision> | undefined {
+    if (settingsOf(request).quotaRead === true) return this.quotaRead(limits)
+    return isConditionalRead(request) ? this.conditional(limits) : undefined
   }
 
-  private async conditional(request: FastifyRequest, reply: FastifyReply, limitedAs: LimitedAsQuota): Promise<UncountedDecision> {
-    const { identity, quota } = limitedAs
+  private async conditional({ identity, quota }: Limits): Promise<UncountedDecision> {
     const budget = await this.limiter.consume(conditionalIdentity(identity), conditionalBudget(quota))
     if (budget.allowed) {
       const usage = await this.limiter.peek(identity, quota)
-      if (!usage.ban.active && usage.minute.remaining > 0 && usage.day.remaining > 0) {
-        request.deferredCount = this.deferred(request, reply, limitedAs)
-        return { decision: uncounted(usage), unrecorded: false }
-      }
+      if (!usage.ban.active && usage.minute.remaining > 0 && usage.day.remaining > 0)
+        return { decision: uncounted(usage), usage: 'deferred' }
     }
-    return { decision: await this.limiter.consume(identity, quota), unrecorded: false }
+    return { decision: await this.limiter.consume(identity, quota), usage: 'counted' }
   }
 
-  private async quotaRead(request: FastifyRequest, { identity, quota, partitionKey }: LimitedAsQuota): Promise<UncountedDecision> {
+  private async quotaRead({ identity, quota, partitionKey }: Limits): Promise<UncountedDecision> {
     const budget = await this.limiter.consume(quotaReadIdentity(identity), quota)
     if (budget.allowed) {
       const usage = await this.limiter.peek(identity, quota)
-      request.quotaRead = { usage, budget, partitionKey }
-      return { decision: uncounted(usage), unrecorded: true }
+      return { decision: uncounted(usage), usage: 'uncounted', quotaRead: { usage, budget, partitionKey } }
     }
     const decision = await this.limiter.consume(identity, quota)
     // Counted and let through: the answer shows the windows with this request in them.
-    if (decision.allowed) request.quotaRead = { usage: await this.limiter.peek(identity, quota), budget, partitionKey }
-    return { decision, unrecorded: false }
+    if (!decision.allowed) return { decision, usage: 'counted' }
+    return { decision, usage: 'counted', quotaRead: { usage: await this.limiter.peek(identity, quota), budget, partitionKey } }
   }
 
-  private deferred(request: FastifyRequest, reply: FastifyReply, { identity, quota, who, partitionKey }: LimitedAsQuota): DeferredCount {
-    return {
-      count: async () => {
-        request.deferredCount = null
-        const decision = await this.limiter.consume(identity, quota)
-        setRateLimitHeaders(reply, decision, partitionKey)
-        request.limitOutcome = decision.allowed ? 'allowed' : (decision.reason ?? 'rate_limited')
-        if (!decision.allowed) throw this.refuse(request, decision, who)
-      },
-      waive: () => {
-        request.deferredCount = null
-        // Nothing was counted: usage history's `allowed` stays the requests the quota counted.
-        request.usageKeyId = null
-      },
+  /**
+   * onSend: settles a deferred conditional read by its answer. A 304 (the route found the tag
+   * named) leaves it uncounted, in the limiter and in usage history; any other answer (the 200,
+   * or an error raised before the route answered: a bad parameter, a 404, a 403 of its scope) is
+   * counted now, with the headers of that count, and should the quota refuse it the answer becomes
+   * that 429, as it would have been had the guard counted the request. A callback, not an async
+   * hook: every other answer passes without a promise.
+   */
+  readonly settle = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: OnSendDone): void => {
+    const admission = request.admission
+    if (admission === null || admission.kind !== 'apiKey' || admission.usage !== 'deferred') {
+      done(null, payload)
+      return
     }
+    if (reply.statusCode === 304) {
+      admission.usage = 'uncounted'
+      done(null, payload)
+      return
+    }
+    // Counted from here on, whatever the limiter answers (a failing limiter leaves the guard's verdict).
+    admission.usage = 'counted'
+    this.count(request, reply, admission).then(
+      (refused) => done(null, refused === undefined ? payload : answerInstead(request, reply, refused)),
+      (error: unknown) => done(null, answerInstead(request, reply, error)),
+    )
   }
+
+  /** Counts a settled read against its key's quota: the 429 when the quota refuses it. */
+  private async count(request: FastifyRequest, reply: FastifyReply, admission: ApiKeyAdmission): Promise<ApiError | undefined> {
+    const { identity, quota, who, partitionKey } = admission.limits
+    const decision = await this.limiter.consume(identity, quota)
+    admission.decision = decision
+    setRateLimitHeaders(reply, decision, partitionKey)
+    return decision.allowed ? undefined : this.refuse(request, decision, who)
+  }
+}
+
+/**
+ * The error answer that replaces a settled read's payload, with the Error schema's bytes (its
+ * three fields in this order), the same answer, header for header, as when the route counted the
+ * read itself: in place of its 200, as http/error-handler.ts (sendError) answers an error a route
+ * throws (its type last); in place of an error answered before the route ran, with that answer's type.
+ */
+function answerInstead(request: FastifyRequest, reply: FastifyReply, error: unknown): string {
+  const refused = toApiError(error)
+  if (refused.code === 'internal_error') request.log.error({ err: error }, 'request failed')
+  if (reply.statusCode < 300) reply.removeHeader('content-type')
+  reply.code(refused.status).headers(refused.headers).type(JSON_UTF8)
+  return JSON.stringify(bodyOf(refused))
 }

@@ -59,6 +59,9 @@ class RequestLogger implements FastifyBaseLogger {
   }
 }
 
+/** Who presented a credential, as the access line names it: a key id or an admin token id. */
+export type PresentedCredential = { keyId: string } | { adminTokenId: string }
+
 /** The field naming the request id in log lines (Fastify's requestIdLogLabel), as the access line writes it. */
 export const REQUEST_ID_LABEL = 'reqId'
 
@@ -77,7 +80,13 @@ export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Bindings,
  * by `writeLine` when the logger given to the app offers one (see ops/logger.ts: Fastify wraps that
  * logger in a child of its own, which writes the same line), else through pino's info().
  */
-export function accessLog(log: FastifyBaseLogger, metrics: Metrics, writeLine: InfoLineWriter | undefined) {
+export function accessLog(
+  log: FastifyBaseLogger,
+  metrics: Metrics,
+  writeLine: InfoLineWriter | undefined,
+  /** The key or admin token presented, when storage knew it (the guard's admission: auth/admission.ts). */
+  presented: (request: FastifyRequest) => PresentedCredential | undefined,
+) {
   return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
     const status = reply.statusCode
     const ms = reply.elapsedTime
@@ -85,8 +94,9 @@ export function accessLog(log: FastifyBaseLogger, metrics: Metrics, writeLine: I
     const url = redactKeys(request.url)
     const rounded = Math.round(ms * 100) / 100
     const ip = clientAddress(request)
-    const keyId = request.presentedKeyId
-    const adminTokenId = request.presentedAdminTokenId
+    const who = presented(request)
+    const keyId = who !== undefined && 'keyId' in who ? who.keyId : undefined
+    const adminTokenId = who !== undefined && 'adminTokenId' in who ? who.adminTokenId : undefined
     if (writeLine !== undefined) {
       // The fields in the order of the object below; undefined ones left out, as pino does.
       writeLine(

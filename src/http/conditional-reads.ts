@@ -1,34 +1,16 @@
 import { createHmac } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { bodyOf } from '../shared/error-body.js'
-import { toApiError } from './error-handler.js'
 import { settingsOf } from './route-settings.js'
 
 /**
  * Conditional reads (RFC 9110 section 13), as GitHub's REST API answers them: a route with
  * `config.conditional` sends a strong `ETag` with every 200, and a request whose `If-None-Match`
- * names it gets 304 Not Modified without a body. A 304 answered for a valid key that named the
- * tag does not count against the key's minute and day quota (the guard defers the count:
- * auth/uncounted-reads.ts); any other answer is counted, once, either by the route before it
- * sends its 200 (`sendConditional`) or, for an answer the route never reached (400, 404,
- * 500...), by `countDeferred` when it is sent. `If-None-Match: *` is counted at once by the
- * guard: it gets its 304 (RFC 9110), but shows no copy held, so it is a read like any other.
+ * names it gets 304 Not Modified without a body. Here only what HTTP says: the tags, the match,
+ * the 304 or the 200. Whether the request counts against the key's quota is the guard's, settled
+ * by the answer once it is sent (auth/uncounted-reads.ts): a 304 to a valid key that named the tag
+ * is not counted, any other answer is. `If-None-Match: *` is counted at once by the guard: it gets
+ * its 304 (RFC 9110), but shows no copy held, so it is a read like any other.
  */
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set when the guard let a conditional read through without counting it yet; null otherwise, or once settled. */
-    deferredCount: DeferredCount | null
-  }
-}
-
-/** The count of a conditional read, put off until its answer is known (set by auth/uncounted-reads.ts). */
-export interface DeferredCount {
-  /** Counts the request against its key's quota and sets the headers of that count; rejects with the 429 when refused. */
-  count(): Promise<void>
-  /** The answer is a 304: nothing is counted, in the limiter or in usage history. */
-  waive(): void
-}
 
 /**
  * The strong entity tags of representations: HMAC-SHA256 (base64url) of exactly what the 200
@@ -95,44 +77,11 @@ const JSON_UTF8 = 'application/json; charset=utf-8'
 
 /**
  * Sends a route's 200 (`body`, already serialized by the route's response schema) with its
- * `etag`, or 304 without a body when `If-None-Match` names it (or is `*`). A 304 to a deferred
- * read leaves the quota uncounted (its rate-limit headers show the windows as the guard found
- * them); a 200 counts it first, so a refusal is the usual 429.
+ * `etag`, or 304 without a body when `If-None-Match` names it (or is `*`). Which of the two is
+ * all it decides: how the answer counts is settled by the guard's hook when it is sent.
  */
-export async function sendConditional(request: FastifyRequest, reply: FastifyReply, body: string, etag: string): Promise<FastifyReply> {
+export function sendConditional(request: FastifyRequest, reply: FastifyReply, body: string, etag: string): FastifyReply {
   reply.header('etag', etag)
-  if (ifNoneMatchNames(request.headers['if-none-match'], etag)) {
-    request.deferredCount?.waive()
-    return reply.code(304).send()
-  }
-  await request.deferredCount?.count()
+  if (ifNoneMatchNames(request.headers['if-none-match'], etag)) return reply.code(304).send()
   return reply.type(JSON_UTF8).send(body)
-}
-
-/**
- * onSend: counts a deferred conditional read whose answer is not the 304 (an error the route
- * threw, or one raised before it ran: a bad parameter, a 404). Should the quota refuse it, the
- * answer becomes that 429, as it would have been had the guard counted the request. A callback,
- * not an async hook: every other answer passes without a promise.
- */
-export function countDeferred(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  payload: unknown,
-  done: (error: null, payload: unknown) => void,
-): void {
-  const deferred = request.deferredCount
-  if (deferred === null) {
-    done(null, payload)
-    return
-  }
-  deferred.count().then(
-    () => done(null, payload),
-    (error: unknown) => {
-      const refused = toApiError(error)
-      reply.code(refused.status).headers(refused.headers).type(JSON_UTF8)
-      // The Error schema's serializer writes the same bytes: its three fields in this order.
-      done(null, JSON.stringify(bodyOf(refused)))
-    },
-  )
 }

@@ -5,7 +5,7 @@ export type Done = (error?: Error) => void
 declare module 'fastify' {
   interface FastifyInstance {
     /** The steps every request takes before routing (headers, shutdown, deprecation notice, authentication and limits). */
-    admission: readonly Step[]
+    admissionSteps: readonly Step[]
   }
 }
 

@@ -32,7 +32,7 @@ declare module 'fastify' {
     auth?: 'admin'
     /**
      * With `auth: 'admin'`: a POST (or other method with a body) that only reads, which an admin
-     * token of the role `read` may call like any GET or HEAD (admin-tokens/admin-token-credential.ts).
+     * token of the role `read` may call like any GET or HEAD (auth/admin-token-credential.ts).
      */
     adminRead?: boolean
     /** A read with a strong ETag whose 304 (If-None-Match) does not count against the key's quota (http/conditional-reads.ts). */

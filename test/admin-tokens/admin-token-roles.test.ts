@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { isAdminRead } from '../../src/admin-tokens/admin-token-credential.js'
 import { createAdminToken } from '../../src/admin-tokens/admin-tokens.js'
+import { isAdminRead } from '../../src/auth/admin-token-credential.js'
 import { buildAdminSuiteApp } from '../admin/helpers.js'
 
 /**

@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import { adminTokenJson } from '../../admin-tokens/admin-tokens.js'
+import { adminTokenOf } from '../../auth/admission.js'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, type AdminApp, changeContext, errorResponses } from '../common/routes.js'
 import { ref } from '../common/schemas.js'
@@ -52,7 +53,7 @@ export function createAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
     async (request, reply) => {
       const { actor } = changeContext(request)
       const { token, record } = await options.adminTokens.create(
-        { ...request.body, by: request.adminToken! },
+        { ...request.body, by: adminTokenOf(request) },
         { actor, requestId: request.id },
         options.now(),
       )

@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import { adminTokenJson } from '../../admin-tokens/admin-tokens.js'
+import { adminTokenOf } from '../../auth/admission.js'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ApiError } from '../../shared/errors.js'
 import { ADMIN_AUTH, type AdminApp, changeContext, errorResponses } from '../common/routes.js'
@@ -65,7 +66,7 @@ export function revokeAdminTokenRoute(app: AdminApp, options: AdminTokenRoutesOp
       const { tokenId } = request.params
       const { actor } = changeContext(request)
       // This process's cache at once (the service); the others from the change log.
-      const outcome = await options.adminTokens.revoke(tokenId, { actor, requestId: request.id }, options.now(), request.adminToken!)
+      const outcome = await options.adminTokens.revoke(tokenId, { actor, requestId: request.id }, options.now(), adminTokenOf(request))
       return {
         adminToken: adminTokenJson(outcome.record),
         alreadyRevoked: outcome.alreadyRevoked,

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
+import { adminTokenOf } from '../../auth/admission.js'
 import type { ChangeContext } from '../../changes/audit-log.js'
 import { errorResponses as sharedErrorResponses } from '../../http/openapi-docs.js'
 import type { KeyAdministration } from '../../keys/administration.js'
@@ -22,7 +23,7 @@ export const ADMIN_AUTH = { auth: 'admin' as const }
 
 /** Who is changing what, for the audit log the service writes: the admin token and the request id. */
 export const changeContext = (request: FastifyRequest): ChangeContext => ({
-  actor: { type: 'admin_token', id: request.adminToken!.id },
+  actor: { type: 'admin_token', id: adminTokenOf(request).id },
   requestId: request.id,
 })
 

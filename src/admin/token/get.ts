@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { ADMIN_TOKEN_ROLES, type AdminTokenRecord } from '../../admin-tokens/admin-token-repository.js'
+import { adminTokenOf } from '../../auth/admission.js'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { ADMIN_AUTH, type AdminApp, errorResponses } from '../common/routes.js'
 import { ref, time } from '../common/schemas.js'
@@ -51,6 +52,6 @@ export function getAdminToken(app: AdminApp): void {
         },
       },
     },
-    async (request) => adminTokenView(request.adminToken!),
+    async (request) => adminTokenView(adminTokenOf(request)),
   )
 }

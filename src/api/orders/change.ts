@@ -1,3 +1,4 @@
+import { apiKeyOf } from '../../auth/admission.js'
 import { errorResponses, rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { orderOwner } from '../../keys/api-key.js'
 import type { OrderRecord } from '../../orders/repository.js'
@@ -54,7 +55,7 @@ export function registerOrderChange(app: PublicApp, { orders }: PublicRoutesOpti
       if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0))
         throw new ApiError('invalid_request', `${change} takes no body: send none, or {}`)
       const id = request.params.orderId
-      const result = await orders.changeOrder(id, change, { owner: orderOwner(request.apiKey!) })
+      const result = await orders.changeOrder(id, change, { owner: orderOwner(apiKeyOf(request)) })
       if (result.outcome === 'not_found') throw orderNotFound(id)
       if (result.outcome === 'not_placed') throw notPlaced(result.order, change)
       return orderView(result.order)

@@ -1,3 +1,4 @@
+import { apiKeyOf } from '../../auth/admission.js'
 import { sendConditional } from '../../http/conditional-reads.js'
 import { errorResponses, etagHeaderDoc, ifNoneMatchHeaders, notModifiedResponse, rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { orderOwner } from '../../keys/api-key.js'
@@ -28,7 +29,7 @@ export function getOrder(app: PublicApp, { orders, entityTags }: PublicRoutesOpt
     },
     async (request, reply) => {
       const id = request.params.orderId
-      const found = await orders.getOrder(id, { owner: orderOwner(request.apiKey!) })
+      const found = await orders.getOrder(id, { owner: orderOwner(apiKeyOf(request)) })
       if (found === undefined) throw orderNotFound(id)
       const body = reply.serialize(orderView(found)) as string
       return sendConditional(request, reply, body, entityTags.of(body))

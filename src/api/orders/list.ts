@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { apiKeyOf } from '../../auth/admission.js'
 import { sendConditional } from '../../http/conditional-reads.js'
 import { errorResponses, etagHeaderDoc, ifNoneMatchHeaders, notModifiedResponse, rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { orderOwner } from '../../keys/api-key.js'
@@ -63,7 +64,7 @@ export function listOrders(app: PublicApp, { orders, linkBase, entityTags }: Pub
     },
     async (request, reply) => {
       const { limit = LIST_LIMIT.default, status, after } = request.query
-      const rows = await orders.listOrders({ limit: limit + 1, owner: orderOwner(request.apiKey!), status, afterId: after })
+      const rows = await orders.listOrders({ limit: limit + 1, owner: orderOwner(apiKeyOf(request)), status, afterId: after })
       let link: string | undefined
       if (rows.length > limit) {
         link = nextLink(linkBase, `${V1_PREFIX}/store/orders`, { limit, status, lastId: rows[limit - 1]!.id })

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { apiKeyOf } from '../../auth/admission.js'
 import { errorResponses, rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { parseIdempotencyKey } from '../../idempotency/header.js'
 import { NewOrderSchema, OrderSchema } from '../../orders/schemas.js'
@@ -67,7 +68,7 @@ export function placeOrder(app: PublicApp, { placement, holdMs }: PublicRoutesOp
     },
     async (request, reply) => {
       const key = parseIdempotencyKey(request.headers['idempotency-key'])
-      const { order: placed, replayed } = await placement.place(request.apiKey!, request.body.petId, key)
+      const { order: placed, replayed } = await placement.place(apiKeyOf(request), request.body.petId, key)
       if (replayed) reply.header('idempotent-replayed', 'true')
       return reply.code(201).header('location', orderPath(placed)).send(orderView(placed))
     },

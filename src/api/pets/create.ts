@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { apiKeyOf } from '../../auth/admission.js'
 import { errorResponses, rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { parseIdempotencyKey } from '../../idempotency/header.js'
 import { idempotencyScope } from '../../idempotency/scope.js'
@@ -58,7 +59,7 @@ export function createPet(app: PublicApp, { pets, creates }: PublicRoutesOptions
         const created = await pets.createPet(request.body)
         return reply.code(201).header('location', `${V1_PREFIX}/pets/${created.id}`).send(created)
       }
-      const { pet: created, replayed } = await creates.create(idempotencyScope(request.apiKey!), key, request.body)
+      const { pet: created, replayed } = await creates.create(idempotencyScope(apiKeyOf(request)), key, request.body)
       if (replayed) reply.header('idempotent-replayed', 'true')
       return reply.code(201).header('location', `${V1_PREFIX}/pets/${created.id}`).send(created)
     },

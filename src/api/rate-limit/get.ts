@@ -1,7 +1,6 @@
-import type { FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
+import { type QuotaRead, quotaReadOf } from '../../auth/admission.js'
 import { secondsUntilRetry, setQuotaReadHeaders, tightestWindow } from '../../auth/rate-limit-headers.js'
-import type { QuotaRead } from '../../auth/uncounted-reads.js'
 import { errorResponses, rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import type { ApiKeyRecord } from '../../keys/api-key.js'
 import type { WindowUsage } from '../../limits/limiter.js'
@@ -13,7 +12,8 @@ import { ref } from '../common/schemas.js'
 /**
  * GET /v1/rate_limit: what it answers, one TypeBox schema (validation of the answer,
  * serialization, the OpenAPI document, these types), with the examples the docs console shows; the
- * guard does the work of not counting it (auth/uncounted-reads.ts, `config.quotaRead`).
+ * guard does the work of not counting it (auth/uncounted-reads.ts, `config.quotaRead`), and its decision holds
+ * what the route answers (`quotaReadOf`, auth/admission.ts).
  */
 
 const unixSeconds = (description: string) => Type.Integer({ minimum: 0, description, example: 1_795_000_020 })
@@ -159,13 +159,6 @@ export function rateLimitStatus(key: ApiKeyRecord, { usage, budget, partitionKey
   }
 }
 
-/** Set by the guard for every keyed request this route serves (auth/uncounted-reads.ts). */
-function quotaReadOf(request: FastifyRequest): QuotaRead {
-  const read = request.quotaRead
-  if (read === null) throw new Error('GET /v1/rate_limit reached without the guard’s quota read')
-  return read
-}
-
 /** GET /rate_limit (getRateLimit): the caller's key and quota, not counted against it. */
 export function getRateLimit(app: PublicApp): void {
   app.get(
@@ -191,9 +184,9 @@ export function getRateLimit(app: PublicApp): void {
       },
     },
     async (request, reply) => {
-      const read = quotaReadOf(request)
+      const { key, read } = quotaReadOf(request)
       setQuotaReadHeaders(reply, read.usage, read.partitionKey)
-      return rateLimitStatus(request.apiKey!, read)
+      return rateLimitStatus(key, read)
     },
   )
 }

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks'
 import type { Quota } from '../../shared/plans.js'
 import type { LimitDecision, UsageSnapshot } from '../limiter.js'
 import { DAY_MS, MINUTE_MS } from '../policy.js'
+import type { RedisQuotaStore, Reservation } from './quota-store.js'
 
 /**
  * Quota leases: one script call reserves a run of consecutive admission numbers of an identity's
@@ -32,6 +33,9 @@ import { DAY_MS, MINUTE_MS } from '../policy.js'
  * fall to one number and the last requests of a window go to Redis one by one, as without leases.
  * Callers waiting while a call is in flight share it: the call reserves enough for all of them.
  *
+ * The leases call the store (quota-store.ts) and nothing else: a request Redis cannot answer now
+ * gets `undefined`, and the limiter that asked (redis-limiter.ts) decides it by its failure policy.
+ *
  * What the headers mean: X-RateLimit-Remaining is `limit − n − 1` for the request's admission
  * number n in the window, so it is exact in admission order. Across instances, admission order is
  * not arrival order: an instance using an older run may answer a higher Remaining than another
@@ -49,25 +53,11 @@ const CLOCK_MARGIN_MS = 50
 /** Identities with a lease or a call in flight kept at most; beyond, the oldest is dropped (only under-admits). */
 const MAX_LEASES = 10_000
 
-/** What the script answered to a call that asked for `want` admissions. */
-export interface Reservation {
-  /** The first admission's decision (or the refusal), exactly as a one-number call would get it. */
-  decision: LimitDecision
-  /** Admission numbers reserved: 0 when refused, else 1..want. */
-  granted: number
-  /** When refused by a ban: its end (ms, Redis' clock); else 0. */
-  banUntil: number
-}
-
-export interface LeaseBackend {
-  /** One script call: reserves up to `want` numbers; undefined when Redis cannot answer now. */
-  reserve(identity: string, quota: Quota, want: number): Promise<Reservation | undefined>
-  /** The decision for one request while Redis cannot answer (the failure policy: fallback or throw). */
-  withoutRedis(identity: string, quota: Quota): Promise<LimitDecision>
-}
+/** A request's decision, or undefined when Redis could not answer it (the limiter decides it then). */
+type Decided = LimitDecision | undefined
 
 interface Waiter {
-  resolve(decision: LimitDecision): void
+  resolve(decision: Decided): void
   reject(error: unknown): void
 }
 
@@ -110,15 +100,12 @@ export class QuotaLeases {
   private readonly bans = new Map<string, KnownBan>()
 
   constructor(
-    private readonly backend: LeaseBackend,
+    /** One script call: reserves up to `want` numbers; undefined when Redis cannot answer now. */
+    private readonly store: Pick<RedisQuotaStore, 'reserve'>,
     private readonly leaseMax: number,
     /** Local ms, monotonic (tests pass their own). */
     private readonly clock: () => number = localNow,
   ) {}
-
-  now(): number {
-    return this.clock()
-  }
 
   /**
    * An admission from this instance's run, the refusal of a ban Redis answered, or undefined when
@@ -136,8 +123,11 @@ export class QuotaLeases {
     return this.takeFrom(lease)
   }
 
-  /** Waits for a call to Redis (one per identity in flight; callers arriving meanwhile share it). */
-  consume(identity: string, quota: Quota): Promise<LimitDecision> {
+  /**
+   * Waits for a call to Redis (one per identity in flight; callers arriving meanwhile share it):
+   * the decision, or undefined when Redis could not answer.
+   */
+  consume(identity: string, quota: Quota): Promise<Decided> {
     let lease = this.leases.get(identity)
     if (lease === undefined) {
       if (this.leases.size >= MAX_LEASES) this.dropIdle()
@@ -167,8 +157,23 @@ export class QuotaLeases {
     this.bans.clear()
   }
 
+  /**
+   * One request decided by its own call (a number of its own, or its own counted refusal), or by a
+   * ban already known: a keyless address's every request, and each request refused with others.
+   * Undefined when Redis could not answer.
+   */
+  async single(identity: string, quota: Quota): Promise<Decided> {
+    const refused = this.banned(identity, quota)
+    if (refused !== undefined) return refused
+    const sentAt = this.clock()
+    const reservation = await this.store.reserve(identity, quota, 1)
+    if (reservation === undefined) return undefined
+    this.noteBan(identity, quota, reservation, sentAt)
+    return reservation.decision
+  }
+
   /** Keeps a ban that Redis answered (a call sent at local `sentAt`), to refuse the identity here until its end. */
-  noteBan(identity: string, quota: Quota, { decision, banUntil }: Reservation, sentAt: number): void {
+  private noteBan(identity: string, quota: Quota, { decision, banUntil }: Reservation, sentAt: number): void {
     if (banUntil === 0 || decision.reason !== 'key_banned') return
     const offset = decision.now - sentAt
     if (this.bans.size >= MAX_LEASES) this.bans.delete(this.bans.keys().next().value as string)
@@ -210,11 +215,11 @@ export class QuotaLeases {
       while (lease.waiters.length > 0) {
         const want = this.nextSize(lease, quota)
         const sentAt = this.clock()
-        const reservation = await this.backend.reserve(identity, quota, want)
+        const reservation = await this.store.reserve(identity, quota, want)
         if (reservation === undefined) {
-          // Redis cannot answer: every waiter is decided by the failure policy, one by one.
+          // Redis cannot answer: every waiter is decided by the limiter's failure policy, one by one.
           this.dropRun(lease)
-          this.settleEach(lease.waiters.splice(0), () => this.backend.withoutRedis(identity, quota))
+          for (const waiter of lease.waiters.splice(0)) waiter.resolve(undefined)
           return
         }
         const { decision, granted } = reservation
@@ -227,7 +232,7 @@ export class QuotaLeases {
           lease.dayRemaining = decision.day.remaining
           this.noteBan(identity, quota, reservation, sentAt)
           lease.waiters.shift()?.resolve(decision)
-          this.settleEach(lease.waiters.splice(0), () => this.one(identity, quota))
+          this.settleEach(lease.waiters.splice(0), () => this.single(identity, quota))
           return
         }
         this.startRun(lease, quota, decision, granted, sentAt)
@@ -252,18 +257,7 @@ export class QuotaLeases {
     }
   }
 
-  /** One request decided by its own call (a number of its own, or its own counted refusal), or by a ban already known. */
-  private async one(identity: string, quota: Quota): Promise<LimitDecision> {
-    const refused = this.banned(identity, quota)
-    if (refused !== undefined) return refused
-    const sentAt = this.clock()
-    const reservation = await this.backend.reserve(identity, quota, 1)
-    if (reservation === undefined) return this.backend.withoutRedis(identity, quota)
-    this.noteBan(identity, quota, reservation, sentAt)
-    return reservation.decision
-  }
-
-  private settleEach(waiters: Waiter[], decide: () => Promise<LimitDecision>): void {
+  private settleEach(waiters: Waiter[], decide: () => Promise<Decided>): void {
     for (const waiter of waiters) decide().then(waiter.resolve, waiter.reject)
   }
 

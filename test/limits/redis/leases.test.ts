@@ -10,7 +10,8 @@ import { test } from 'node:test'
 import fc from 'fast-check'
 import type { LimitDecision } from '../../../src/limits/limiter.js'
 import { DAY_MS, MINUTE_MS } from '../../../src/limits/policy.js'
-import { type LeaseBackend, QuotaLeases, type Reservation } from '../../../src/limits/redis/leases.js'
+import { QuotaLeases } from '../../../src/limits/redis/leases.js'
+import type { RedisQuotaStore, Reservation } from '../../../src/limits/redis/quota-store.js'
 import type { Quota } from '../../../src/shared/plans.js'
 
 /** The script's counting (consume.lua) without bans: what leases rely on. */
@@ -81,6 +82,15 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 
 const settled = () => new Promise((resolve) => setImmediate(resolve))
 
+/** The one call QuotaLeases makes (RedisQuotaStore.reserve), here a model's. */
+type Store = Pick<RedisQuotaStore, 'reserve'>
+
+/** A decision Redis answered (undefined: it could not, and the limiter decides): every call answers in these tests. */
+function fromRedis(decision: LimitDecision | undefined): LimitDecision {
+  assert.ok(decision !== undefined, 'not expected: a request decided without Redis')
+  return decision
+}
+
 test('leases never admit outside the window that counted them, nor past its limit, nor twice under one number', async () => {
   await fc.assert(
     fc.asyncProperty(
@@ -101,9 +111,9 @@ test('leases never admit outside the window that counted them, nor past its limi
         // The decisions the server made itself (a call's first number): admitted when the script
         // ran, as a call per request is, however late its answer arrives.
         const byServer = new WeakSet<LimitDecision>()
-        const backend: LeaseBackend = {
+        // A call that fails answers undefined: the limiter decides that request without Redis (admitting none here).
+        const backend: Store = {
           reserve: (_identity, _quota, want) => new Promise((settle) => calls.push({ want, settle })),
-          withoutRedis: async () => ({ ...server.reserve(serverNow(), 0).decision, allowed: false, reason: 'rate_limited' }),
         }
         const instances = [0, 1, 2].map(() => new QuotaLeases(backend, leaseMax, () => local))
         // Each admission: the server time at which it happened, and its decision. A number of a run
@@ -112,9 +122,9 @@ test('leases never admit outside the window that counted them, nor past its limi
         const admitted: Array<{ at: number; decision: LimitDecision }> = []
         let answered = 0
         let asked = 0
-        const record = (decision: LimitDecision) => {
+        const record = (decision: LimitDecision | undefined) => {
           answered++
-          if (decision.allowed) admitted.push({ at: byServer.has(decision) ? decision.now : serverNow(), decision })
+          if (decision?.allowed) admitted.push({ at: byServer.has(decision) ? decision.now : serverNow(), decision })
         }
         const ask = (instance: QuotaLeases) => {
           asked++
@@ -186,18 +196,17 @@ test('a busy identity leases longer runs, so most requests make no call', async 
   let now = 1_000_000
   const server = new ModelServer({ perMinute: 1_000_000, perDay: 10_000_000 }, 0)
   let calls = 0
-  const backend: LeaseBackend = {
+  const backend: Store = {
     reserve: async (_identity, _quota, want) => {
       calls++
       return server.reserve(now, want)
     },
-    withoutRedis: () => Promise.reject(new Error('not expected')),
   }
   const leases = new QuotaLeases(backend, 256, () => now)
   const quota = { perMinute: 1_000_000, perDay: 10_000_000 }
   for (let i = 0; i < 5_000; i++) {
     now += 0.1
-    const decision = leases.take('k:1', quota) ?? (await leases.consume('k:1', quota))
+    const decision = leases.take('k:1', quota) ?? fromRedis(await leases.consume('k:1', quota))
     assert.equal(decision.allowed, true)
     assert.equal(decision.minute.remaining, quota.perMinute - i - 1, 'Remaining counts every admission in order')
   }
@@ -209,17 +218,16 @@ test('near the limit runs fall to one number: the last requests of a window are 
   const quota = { perMinute: 100, perDay: 1_000 }
   const server = new ModelServer(quota, 0)
   const calls: Array<{ want: number; left: number }> = []
-  const backend: LeaseBackend = {
+  const backend: Store = {
     reserve: async (_identity, _quota, want) => {
       calls.push({ want, left: quota.perMinute - (server.minuteStart === 0 ? server.minuteCount : 0) })
       return server.reserve(5_000, want)
     },
-    withoutRedis: () => Promise.reject(new Error('not expected')),
   }
   const leases = new QuotaLeases(backend, 256, () => 5_000)
   let allowed = 0
   for (let i = 0; i < 120; i++) {
-    const decision = leases.take('k:1', quota) ?? (await leases.consume('k:1', quota))
+    const decision = leases.take('k:1', quota) ?? fromRedis(await leases.consume('k:1', quota))
     if (decision.allowed) allowed++
   }
   assert.equal(allowed, 100)
@@ -240,22 +248,21 @@ test("a request in a window's last milliseconds gets the number its call reserve
   const server = new ModelServer(quota, 0)
   const wants: number[] = []
   const justBeforeTheEnd = MINUTE_MS - 2
-  const backend: LeaseBackend = {
+  const backend: Store = {
     reserve: async (_identity, _quota, want) => {
       wants.push(want)
       return server.reserve(justBeforeTheEnd, want)
     },
-    withoutRedis: () => Promise.reject(new Error('not expected')),
   }
   const leases = new QuotaLeases(backend, 256, () => justBeforeTheEnd)
-  const decision = leases.take('k:1', quota) ?? (await leases.consume('k:1', quota))
+  const decision = leases.take('k:1', quota) ?? fromRedis(await leases.consume('k:1', quota))
   assert.equal(decision.allowed, true)
   assert.equal(decision.minute.remaining, 4)
   assert.equal(decision.day.remaining, 19)
   assert.deepEqual(wants, [1], 'one call')
   assert.equal(server.minuteCount, 1, 'one number counted')
   // The next request is still decided by Redis (the run is past its margin), and is admitted.
-  const next = leases.take('k:1', quota) ?? (await leases.consume('k:1', quota))
+  const next = leases.take('k:1', quota) ?? fromRedis(await leases.consume('k:1', quota))
   assert.equal(next.allowed, true)
   assert.equal(next.minute.remaining, 3)
   assert.equal(server.minuteCount, 2)
@@ -269,27 +276,26 @@ test("a run's other numbers are not used once its window may have ended on Redis
   const windowEnd = 20 * DAY_MS + MINUTE_MS
   let local = windowEnd - 10_000
   const pending: Array<{ want: number; settle(r: Reservation): void }> = []
-  const backend: LeaseBackend = {
+  const backend: Store = {
     reserve: (_identity, _quota, want) => new Promise((settle) => pending.push({ want, settle })),
-    withoutRedis: () => Promise.reject(new Error('not expected')),
   }
   const leases = new QuotaLeases(backend, 256, () => local)
   const [a, b, c] = [leases.consume('k:1', quota), leases.consume('k:1', quota), leases.consume('k:1', quota)]
   const call1 = pending.shift()!
   call1.settle(server.reserve(local, call1.want))
-  assert.equal((await a).allowed, true)
+  assert.equal(fromRedis(await a).allowed, true)
   await settled()
   const call2 = pending.shift()!
   assert.equal(call2.want, 2, 'a run of two for the two waiting')
   const executed = server.reserve(local, call2.want) // runs at once, 10 s before the window's end
   local = windowEnd + 1_000 // its answer arrives after the window has ended
   call2.settle(executed)
-  assert.equal((await b).minute.resetAt * 1000, windowEnd, "the run's first number: Redis' own admission")
+  assert.equal(fromRedis(await b).minute.resetAt * 1000, windowEnd, "the run's first number: Redis' own admission")
   await settled()
   const call3 = pending.shift()
   assert.ok(call3 !== undefined, 'the last waiter needs a call of its own: the run is past its window')
   call3.settle(server.reserve(local, call3.want))
-  assert.equal((await c).minute.resetAt * 1000, windowEnd + MINUTE_MS, 'admitted in the next window')
+  assert.equal(fromRedis(await c).minute.resetAt * 1000, windowEnd + MINUTE_MS, 'admitted in the next window')
 })
 
 test("a key's new plan is never answered from a run reserved under the old one", async () => {
@@ -299,16 +305,15 @@ test("a key's new plan is never answered from a run reserved under the old one",
     [old.perMinute, new ModelServer(old, 0)],
     [upgraded.perMinute, new ModelServer(upgraded, 0)],
   ])
-  const backend: LeaseBackend = {
+  const backend: Store = {
     reserve: async (_identity, quota, want) => servers.get(quota.perMinute)!.reserve(5_000, want),
-    withoutRedis: () => Promise.reject(new Error('not expected')),
   }
   const leases = new QuotaLeases(backend, 256, () => 5_000)
   // A run of several numbers under the old plan, most of it unused.
-  for (let i = 0; i < 8; i++) leases.take('k:1', old) ?? (await leases.consume('k:1', old))
+  for (let i = 0; i < 8; i++) leases.take('k:1', old) ?? fromRedis(await leases.consume('k:1', old))
   assert.ok(leases.take('k:1', old) !== undefined, 'the old plan still has numbers in its run')
   assert.equal(leases.take('k:1', upgraded), undefined, 'the new plan is not answered from the old run')
-  const fresh = await leases.consume('k:1', upgraded)
+  const fresh = fromRedis(await leases.consume('k:1', upgraded))
   assert.equal(fresh.minute.limit, upgraded.perMinute)
   assert.equal(fresh.minute.remaining, upgraded.perMinute - 1)
   assert.equal(leases.take('k:1', old), undefined, 'the old run was dropped')

@@ -1,22 +1,11 @@
-import { bearerChallenge } from '../auth/bearer.js'
-import type { CredentialKind } from '../auth/credential.js'
+import type { AdminTokenRecord, AdminTokenRole } from '../admin-tokens/admin-token-repository.js'
+import { ADMIN_UNAUTHORIZED, type AdminAuthResult, type AdminTokenResolver } from '../admin-tokens/admin-tokens.js'
+import { bearerChallenge } from '../http/bearer.js'
 import { type RouteSettings, settingsOf } from '../http/route-settings.js'
 import { ApiError } from '../shared/errors.js'
 import { ADMIN_QUOTA } from '../shared/plans.js'
-import type { AdminTokenRecord, AdminTokenRole } from './admin-token-repository.js'
-import { ADMIN_UNAUTHORIZED, type AdminAuthResult, type AdminTokenResolver } from './admin-tokens.js'
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The admin token an admin route was called with (set by the guard). */
-    adminToken: AdminTokenRecord | null
-    /**
-     * The id of the admin token the request presented, once storage knows that token, whether or
-     * not it was let through (revoked, over its limit): the access line names it.
-     */
-    presentedAdminTokenId?: string
-  }
-}
+import type { AdminTokenAdmission } from './admission.js'
+import type { CredentialKind } from './credential.js'
 
 /**
  * Whether an admin route only reads, so that a token of the role `read` may call it: a GET or
@@ -48,11 +37,13 @@ export function adminTokenCredential(
     resolveCached: (secret) => tokens.resolveCached(secret),
     mayExist: (secret) => tokens.mayExist(secret),
     resolve: (secret) => tokens.resolve(secret),
-    admit(request, found) {
-      request.presentedAdminTokenId = found.token?.id ?? found.revokedTokenId
-      return found.token !== undefined ? { credential: found.token } : { refused: { problem: found.problem } }
+    judge(found) {
+      if (found.token !== undefined) return { credential: found.token }
+      const id = found.revokedTokenId
+      return { refused: { problem: found.problem }, presented: id === undefined ? undefined : { adminTokenId: id } }
     },
     limitedAs: (token) => ({ identity: 'adm:' + token.id, quota: ADMIN_QUOTA, who: { adminTokenId: token.id } }),
+    admitted: (token, limits, decision): AdminTokenAdmission => ({ kind: 'adminToken', token, limits, decision }),
     // Here, in the admin credential, rather than in the guard or a hook of every route: the role
     // is a rule of admin tokens, and /v1 requests (API keys) never run it. Checked after the
     // limiter (a refused change still counts against the token's quota, like any call) and before
@@ -69,9 +60,6 @@ export function adminTokenCredential(
         'admin change refused for role',
       )
       return forbiddenRole(token.role, request.method, template)
-    },
-    accept(request, token) {
-      request.adminToken = token
     },
     unauthorized: ({ problem }) =>
       new ApiError('unauthorized', ADMIN_UNAUTHORIZED[problem], {
