@@ -85,8 +85,10 @@ function validString(schema: Schema): fc.Arbitrary<string> {
   const min: number = schema.minLength ?? 0
   const max: number = Math.min(schema.maxLength ?? 200, 1000)
   const pattern = schema.pattern === undefined ? undefined : new RegExp(schema.pattern, 'u')
-  // An anchored pattern describes the whole string (an id): generate from it.
-  if (pattern !== undefined && String(schema.pattern).startsWith('^')) return fc.stringMatching(pattern)
+  const withinLength = (s: string) => [...s].length >= min && [...s].length <= max
+  // An anchored pattern describes the whole string (an id, a text without control characters):
+  // generate from it, within the schema's lengths too (a pattern with `*` matches the empty text).
+  if (pattern !== undefined && String(schema.pattern).startsWith('^')) return fc.stringMatching(pattern).filter(withinLength)
   return fc
     .oneof(
       { arbitrary: unicodeString(max), weight: 4 },
@@ -98,9 +100,8 @@ function validString(schema: Schema): fc.Arbitrary<string> {
       { arbitrary: fc.constantFrom(...HOSTILE_STRINGS), weight: 1 },
     )
     .filter((s) => {
-      const n = [...s].length
       // No NUL: every text of a request refuses it, whatever its schema says.
-      return n >= min && n <= max && isWellFormed(s) && !s.includes('\u0000') && (pattern === undefined || pattern.test(s))
+      return withinLength(s) && isWellFormed(s) && !s.includes('\u0000') && (pattern === undefined || pattern.test(s))
     })
 }
 
