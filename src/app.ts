@@ -10,6 +10,7 @@ import type { Domain } from './domain.js'
 import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
 import { commonHeaders } from './http/common-headers.js'
+import { DeferredCompilation } from './http/compile-on-first-use.js'
 import { EntityTags } from './http/conditional-reads.js'
 import { registerCors } from './http/cors.js'
 import { registerDeprecation } from './http/deprecation.js'
@@ -39,6 +40,8 @@ export interface AppOptions {
   listener?: 'main' | 'admin'
   /** Set by the server on a stop signal: /readyz answers 503 while it drains. */
   drain?: Drain
+  /** Collects the validators and serializers compiled on first use (a test compiles them all). */
+  compilation?: DeferredCompilation
 }
 
 const MAX_PARAM_LENGTH = 100
@@ -77,7 +80,7 @@ export async function buildApp(domain: Domain, options: AppOptions = {}): Promis
     // TRUST_PROXY names the main listener's proxies. The admin listener trusts none: otherwise any
     // local process could pick its client address per request and escape the limit on token guessing.
     trustProxy: main ? config.trustProxy : false,
-    schemaController: strictSchemaController,
+    schemaController: strictSchemaController(options.compilation ?? new DeferredCompilation()),
     return503OnClosing: false, // our own 503 while closing, in the Error shape (http/shutdown.ts)
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,

@@ -8,6 +8,7 @@ import {
   NUL_REFUSED,
 } from '../shared/control-characters.js'
 import { INT64_MAX, INT64_MIN, toInt64 } from '../shared/int64.js'
+import { type DeferredCompilation, serializersOnFirstUse, validatorOnFirstUse } from './compile-on-first-use.js'
 import { PLAIN_INTEGER } from './json-body.js'
 
 /**
@@ -113,27 +114,48 @@ function makeAjv(): Ajv {
   return ajv
 }
 
-/** Fastify's schemaController hook: one strict Ajv per build, shared schemas added once. */
-export const strictSchemaController = {
-  compilersFactory: {
-    buildValidator: (externalSchemas: unknown) => {
-      const ajv = makeAjv()
-      for (const schema of Object.values((externalSchemas ?? {}) as Record<string, SchemaObject>)) {
-        ajv.addSchema(transform(schema, 'body') as SchemaObject)
-      }
-      return ({ schema, httpPart }: { schema: unknown; httpPart?: string }) => {
-        const part = (httpPart ?? 'body') as HttpPart
-        // Headers never hold a NUL: Node's HTTP parser refuses the request first (and the one stored, Idempotency-Key, is visible ASCII).
-        if (part === 'headers') return ajv.compile(transform(schema, part) as SchemaObject)
-        if (part !== 'querystring') return refuseNul(ajv.compile(transform(schema, part) as SchemaObject))
-        const query = transform(schema, part) as SchemaObject & { properties?: object }
-        return refuseNul(givenOnce(ajv.compile({ ...query, additionalProperties: false }), Object.keys(query.properties ?? {})))
-      }
+/**
+ * Fastify's schemaController hook: one strict Ajv per build, shared schemas added once; each
+ * validator and serializer compiled on its first use (http/compile-on-first-use.ts says why).
+ */
+export function strictSchemaController(deferred: DeferredCompilation): NonNullable<FastifyServerOptions['schemaController']> {
+  // One Ajv for the whole app. Fastify asks for a validator compiler again in each plugin context
+  // that adds shared schemas (45 times for the two listeners), each with every shared schema so
+  // far: an Ajv each compiled the JSON Schema meta-schema and checked every shared schema against
+  // it again, about 0.8 s of CPU per server start. A shared schema is added once, by its $id; one
+  // $id given two different schemas is an error, as it would be in one Ajv.
+  const ajv = makeAjv()
+  const added = new Map<string, unknown>()
+  return {
+    compilersFactory: {
+      buildValidator: (externalSchemas: unknown) => {
+        for (const [id, schema] of Object.entries((externalSchemas ?? {}) as Record<string, SchemaObject>)) {
+          const known = added.get(id)
+          if (known === schema) continue
+          if (known !== undefined) {
+            if (JSON.stringify(known) === JSON.stringify(schema)) continue
+            throw new Error(`two different shared schemas with the $id ${id}`)
+          }
+          ajv.addSchema(transform(schema, 'body') as SchemaObject)
+          added.set(id, schema)
+        }
+        return ({ schema, httpPart }: { schema: unknown; httpPart?: string }) =>
+          validatorOnFirstUse(deferred, () => compileValidator(ajv, schema, (httpPart ?? 'body') as HttpPart))
+      },
+      buildSerializer: serializersOnFirstUse(deferred),
     },
-  },
-  // Fastify's type declares buildValidator's result as Ajv's compile(schema); at run time Fastify
-  // calls it with the route definition ({ schema, httpPart, ... }), as written above.
-} as unknown as NonNullable<FastifyServerOptions['schemaController']>
+    // Fastify's type declares buildValidator's result as Ajv's compile(schema); at run time Fastify
+    // calls it with the route definition ({ schema, httpPart, ... }), as written above.
+  } as unknown as NonNullable<FastifyServerOptions['schemaController']>
+}
+
+function compileValidator(ajv: Ajv, schema: unknown, part: HttpPart): ValidateFunction {
+  // Headers never hold a NUL: Node's HTTP parser refuses the request first (and the one stored, Idempotency-Key, is visible ASCII).
+  if (part === 'headers') return ajv.compile(transform(schema, part) as SchemaObject)
+  if (part !== 'querystring') return refuseNul(ajv.compile(transform(schema, part) as SchemaObject))
+  const query = transform(schema, part) as SchemaObject & { properties?: object }
+  return refuseNul(givenOnce(ajv.compile({ ...query, additionalProperties: false }), Object.keys(query.properties ?? {})))
+}
 
 /** The query string of an operation that declares no parameter: it accepts none. */
 const NO_QUERY_PARAMETERS = { type: 'object', properties: {}, additionalProperties: false }
