@@ -1,10 +1,10 @@
 /**
- * The layering of src/, checked by `npm run lint` (depcruise src). Every file is in a layer; from the top:
+ * The layering of src/, checked by `npm run lint` (depcruise src console). Every file is in a layer; from the top:
  *   wiring: the entry points and the composition root (app.ts, domain.ts, service.ts, server.ts, cli.ts, the
  *           only files directly in src/), the background jobs' owner (daemon/), the command line (cli/) and
  *           the process lifecycle (lifecycle/)
  *   -> APIs (api/: the public API, /v1; admin/: the admin API) -> features (pets/, orders/, idempotency/,
- *      keys/, customers/, auth/, limits/, usage/, admin-tokens/, secret-scanning/, changes/)
+ *      keys/, customers/, auth/, limits/, usage/, admin-tokens/, secret-scanning/, changes/, webhooks/)
  *   -> http/ (Fastify plumbing) -> ops/ (metrics, health, the logger) -> config/ (the configuration)
  *   -> shared/ (the ground floor)
  * and the stores (storage/) implement the features' interfaces; only the wiring picks a store.
@@ -14,15 +14,69 @@
  * @type {import('dependency-cruiser').IConfiguration}
  */
 
-/** The wiring: the five files directly in src/, daemon/, cli/ and lifecycle/. */
-const WIRING = '^src/[^/]+\\.ts$|^src/(daemon|cli|lifecycle)/'
-/** The APIs: each registers its routes, schemas and OpenAPI document. */
-const APIS = '^src/(api|admin)/'
-/** The features: rules, use cases, repository interfaces and resource schemas, used by the APIs, the CLI and the stores. */
-const FEATURES = '^src/(pets|orders|idempotency|keys|customers|auth|limits|usage|admin-tokens|secret-scanning|changes)/'
+/**
+ * The layers, top to bottom, as one table: every folder of src/ is in exactly one, and a file in a
+ * folder that no layer names fails lint (every-file-in-a-layer), so a new folder is placed before
+ * it is merged. The rules below say what each layer may import.
+ */
+const LAYERS = {
+  /** The entry points and the composition root (the five files directly in src/), daemon/, cli/ and lifecycle/. */
+  wiring: '^src/[^/]+\\.ts$|^src/(daemon|cli|lifecycle)/',
+  /** Each registers its routes, schemas and OpenAPI document. */
+  apis: '^src/(api|admin)/',
+  /** Rules, use cases, repository interfaces and resource schemas, used by the APIs, the CLI and the stores. */
+  features: '^src/(pets|orders|idempotency|keys|customers|auth|limits|usage|admin-tokens|secret-scanning|changes|webhooks)/',
+  framework: '^src/http/',
+  observability: '^src/ops/',
+  configuration: '^src/config/',
+  groundFloor: '^src/shared/',
+  /** One implementation each of the features' repository interfaces; only the wiring picks one. */
+  stores: '^src/storage/',
+}
+const WIRING = LAYERS.wiring
+const APIS = LAYERS.apis
+const FEATURES = LAYERS.features
+const IN_A_LAYER = Object.values(LAYERS)
+
+/**
+ * What the console (browser code, bundled apart) may take from src/: modules that import nothing,
+ * so that the bundle holds no server code.
+ */
+const FOR_THE_CONSOLE = '^src/(shared/scopes|webhooks/event-types|changes/audit-actions)\\.ts$'
 
 module.exports = {
   forbidden: [
+    {
+      name: 'every-file-in-a-layer',
+      severity: 'error',
+      comment:
+        'Every file of src/ is in a folder of the layer table (LAYERS above): a new folder is placed in a layer, and so seen by the rules, before it is merged.',
+      from: { path: '^src/', pathNot: IN_A_LAYER },
+      to: {},
+    },
+    {
+      name: 'every-import-in-a-layer',
+      severity: 'error',
+      comment: 'The same, seen from the importing side: a file that imports nothing is still found when something imports it.',
+      from: {},
+      to: { path: '^src/', pathNot: IN_A_LAYER },
+    },
+    {
+      name: 'console-takes-only-dependency-free-modules',
+      severity: 'error',
+      comment:
+        'The console is browser code: from src/ it takes only modules that import nothing (the scopes, the event types, the audit actions), ' +
+        'so its bundle never pulls in the server.',
+      from: { path: '^console/' },
+      to: { path: '^src/', pathNot: FOR_THE_CONSOLE },
+    },
+    {
+      name: 'console-modules-import-nothing',
+      severity: 'error',
+      comment: 'What the console takes from src/ stays free of imports (see console-takes-only-dependency-free-modules).',
+      from: { path: FOR_THE_CONSOLE },
+      to: {},
+    },
     {
       name: 'no-circular',
       severity: 'error',

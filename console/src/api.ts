@@ -1,5 +1,7 @@
 import type { Scope } from './key-scopes.js'
-import { session } from './session.js'
+import { type AdminTokenInfo, session } from './session.js'
+
+export type { AdminTokenInfo }
 
 /** The admin API's shapes the console reads (the schemas of src/admin/keys/, usage/ and audit/ are the contract). */
 export type Plan = 'free' | 'pro' | 'business' | 'enterprise'
@@ -74,14 +76,6 @@ export interface AuditEntry {
   keyId: string | null
   details: Record<string, unknown>
   requestId: string | null
-}
-/** The admin token the console is signed in with (GET /token): `read` may not change anything. */
-export interface AdminTokenInfo {
-  id: string
-  name: string
-  prefix: string
-  role: 'read' | 'admin'
-  createdAt: string
 }
 /** An admin token as the list shows it (GET /admin-tokens): never the token itself. */
 export interface AdminTokenSummary extends AdminTokenInfo {

@@ -1,12 +1,20 @@
 import { createContext } from 'preact'
 import { useContext } from 'preact/hooks'
-import type { AdminTokenInfo } from './api.js'
 
 /**
  * The admin token of this browser tab: in sessionStorage only (gone with the tab, never in a
  * cookie, a query string or a log). For automation the page also takes it once from its address,
  * `#token=…&key=<keyId>`, and takes it out of the address bar (and the history entry) at once.
  */
+/** The admin token the console is signed in with (GET /token): `read` may not change anything. */
+export interface AdminTokenInfo {
+  id: string
+  name: string
+  prefix: string
+  role: 'read' | 'admin'
+  createdAt: string
+}
+
 const STORAGE_KEY = 'animal-store.admin-token'
 
 export const session = {
