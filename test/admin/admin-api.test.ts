@@ -13,7 +13,7 @@ import { ADMIN_QUOTA } from '../../src/shared/plans.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { TEST_NOW } from '../helpers/app.js'
-import { PG_URL, pgReachable, REQUIRE_SERVICES, SERVICES_OFF } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, pgReachable, REQUIRE_SERVICES, SERVICES_OFF } from '../helpers/services.js'
 import { buildAdminSuiteApp, buildAdminTestApp } from './helpers.js'
 
 const READ_ACTIONS = ['key.list', 'key.read', 'key.usage', 'audit_log.list']
@@ -33,7 +33,7 @@ const ENGINES: Array<{ name: string; open(): Promise<{ storage: Storage; drop():
         return undefined
       }
       const schema = `test_${randomBytes(6).toString('hex')}`
-      const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema, poolSize: 2 })
+      const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema, poolSize: 2 })
       const drop = async () => {
         const client = new pg.Client({ connectionString: PG_URL })
         await client.connect()

@@ -9,7 +9,7 @@ import { describe, type TestContext, test } from 'node:test'
 import pg from 'pg'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { buildAdminTestApp } from './helpers.js'
 
 const ENGINES: Array<{ name: string; storage(t: TestContext): Promise<Storage | undefined | null> }> = [
@@ -25,7 +25,7 @@ const ENGINES: Array<{ name: string; storage(t: TestContext): Promise<Storage | 
         await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
         await client.end()
       })
-      return PostgresStorage.open({ databaseUrl: PG_URL, schema, poolSize: 2 })
+      return PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema, poolSize: 2 })
     },
   },
 ]

@@ -23,7 +23,7 @@ import { after, before, describe, test } from 'node:test'
 import fc from 'fast-check'
 import { notFound } from '../../src/shared/refusal.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 import { validNewPet } from './arbitraries.js'
 import { IDEMPOTENCY_PROPERTY } from './idempotency.js'
@@ -117,7 +117,7 @@ describe('HTTP fuzzing on PostgreSQL', { timeout: 180_000 }, () => {
       if (!(await requireService(t, 'PostgreSQL'))) return
       if (server === undefined) {
         schema = `fuzz_${randomBytes(6).toString('hex')}`
-        server = await FuzzServer.start({ storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) })
+        server = await FuzzServer.start({ storage: await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema }) })
       }
       const stats = new FuzzStats()
       const seed = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined

@@ -17,7 +17,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { ManualClock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { bearer, openTestApp, TEST_NOW, type TestApp } from '../helpers/app.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 import { invariantProblems } from '../orders/helpers.js'
 
@@ -185,7 +185,7 @@ describe('the state machine against a model', { timeout: 240_000 }, () => {
     const app = await openTestApp({
       env: { ORDER_HOLD_MINUTES: '5', ORDER_SWEEP_MS: '600000' },
       clock,
-      storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema, holdClock: clock }),
+      storage: await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema, holdClock: clock }),
     })
     try {
       await fc.assert(

@@ -13,7 +13,7 @@ import pg from 'pg'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { PG_URL, requireService } from './services.js'
+import { PG_PATIENCE, PG_URL, requireService } from './services.js'
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -93,7 +93,7 @@ async function postgresStore(t: TestContext, migrations: readonly string[], seed
     await client.query(sql, [...values])
   }
   await seed(run)
-  const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema, ...(listen ? {} : { listenUrl: 'off' }) })
+  const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema, ...(listen ? {} : { listenUrl: 'off' }) })
   t.after(() => storage.close())
   return { storage, run }
 }

@@ -3,6 +3,12 @@ import type { TestContext } from 'node:test'
 
 /** Real servers for the tests that need them; CI sets REQUIRE_SERVICES=1 so that a skip fails. */
 export const PG_URL = process.env.DATABASE_URL_PG ?? 'postgres://postgres@127.0.0.1:5432/test'
+/**
+ * What a test's store on the shared PostgreSQL waits to connect: a test process runs at a lower
+ * priority beside the system tests' servers (test/kinds.mjs), and may wait seconds for the CPU alone.
+ * Not for a test of the connect timeout itself.
+ */
+export const PG_PATIENCE = { connectTimeoutMs: 30_000 } as const
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 export const REQUIRE_SERVICES = process.env.REQUIRE_SERVICES === '1'
 /**

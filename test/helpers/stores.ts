@@ -5,7 +5,7 @@ import type { Clock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { PG_URL, requireService } from './services.js'
+import { PG_PATIENCE, PG_URL, requireService } from './services.js'
 
 /** A store for a test that runs the same assertions on SQLite and on PostgreSQL (a scratch schema). */
 export interface StoreEngine {
@@ -42,7 +42,7 @@ export const STORE_ENGINES: StoreEngine[] = [
     async open(t, { holdClock } = {}) {
       if (!(await requireService(t, 'PostgreSQL'))) return undefined
       const schema = `test_${randomBytes(6).toString('hex')}`
-      const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema, holdClock })
+      const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema, holdClock })
       t.after(async () => {
         await storage.close()
         await dropSchema(schema)

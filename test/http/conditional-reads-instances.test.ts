@@ -17,7 +17,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { bearer, openTestApp, type TestApp } from '../helpers/app.js'
-import { PG_URL, REDIS_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, REDIS_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 import { awayFromBoundary } from '../helpers/windows.js'
 
@@ -120,7 +120,8 @@ describe('conditional reads across instances', { timeout: 60_000 }, () => {
   test('one PostgreSQL database: the same tags on two apps and after a restart; another schema, other tags', async (t) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const schemas = [`etag_${randomBytes(6).toString('hex')}`, `etag_${randomBytes(6).toString('hex')}`]
-    const open = (schema: string) => async () => openTestApp({ storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) })
+    const open = (schema: string) => async () =>
+      openTestApp({ storage: await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema }) })
     try {
       await keyedPerDatabase(open(schemas[0]!), open(schemas[1]!))
     } finally {
@@ -146,7 +147,8 @@ describe('conditional reads across instances', { timeout: 60_000 }, () => {
     const schema = `etag_${randomBytes(6).toString('hex')}`
     const apps: TestApp[] = []
     try {
-      for (let i = 0; i < 2; i++) apps.push(await openTestApp({ storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) }))
+      for (let i = 0; i < 2; i++)
+        apps.push(await openTestApp({ storage: await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema }) }))
       await staleTagsAnswered(apps[0]!, apps[1]!, bearer(await apps[0]!.key(ENTERPRISE)))
     } finally {
       for (const app of apps) await app.close()
@@ -160,7 +162,9 @@ describe('conditional reads across instances', { timeout: 60_000 }, () => {
     const apps: TestApp[] = []
     try {
       for (let i = 0; i < 2; i++)
-        apps.push(await openTestApp({ env: { REDIS_URL }, storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) }))
+        apps.push(
+          await openTestApp({ env: { REDIS_URL }, storage: await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema }) }),
+        )
       const [a, b] = apps as [TestApp, TestApp]
       assert.equal(a.limiter.kind, 'redis')
       await staleTagsAnswered(a, b, bearer(await a.key(ENTERPRISE)))

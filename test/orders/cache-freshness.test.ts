@@ -15,7 +15,7 @@ import { describe, test } from 'node:test'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { bearer, openTestApp, type TestApp } from '../helpers/app.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 
 type Key = Record<string, string>
@@ -132,7 +132,8 @@ describe('reads after a change of an animal', { timeout: 60_000 }, () => {
     const schema = `cache_${randomBytes(6).toString('hex')}`
     const apps: TestApp[] = []
     try {
-      for (let i = 0; i < 2; i++) apps.push(await openTestApp({ storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }) }))
+      for (let i = 0; i < 2; i++)
+        apps.push(await openTestApp({ storage: await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema }) }))
       await changesSeenBy(apps[0]!, apps[1]!, bearer(await apps[0]!.key(ENTERPRISE)))
     } finally {
       for (const app of apps) await app.close()

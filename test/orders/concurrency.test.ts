@@ -12,7 +12,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { ManualClock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { bearer, openTestApp, TEST_NOW, type TestApp } from '../helpers/app.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 import { invariantProblems, petVersion, rawQuery } from './helpers.js'
 
@@ -46,7 +46,9 @@ async function postgresCluster(schema: string): Promise<Cluster> {
   // Each app's clock judges its store's holds too (holdClock), so that the test can run a hold out.
   for (let i = 0; i < 3; i++) {
     const clock = new ManualClock(TEST_NOW)
-    apps.push(await openTestApp({ clock, storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema, holdClock: clock }) }))
+    apps.push(
+      await openTestApp({ clock, storage: await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema, holdClock: clock }) }),
+    )
   }
   return { apps, key: bearer(await apps[0]!.key(ENTERPRISE)) }
 }

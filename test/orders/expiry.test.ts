@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { bearer, openTestApp, TEST_NOW, type TestApp } from '../helpers/app.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 import { waitFor } from '../helpers/wait.js'
 import { invariantProblems, petVersion } from './helpers.js'
@@ -103,7 +103,11 @@ describe('the expiry of holds', { timeout: 120_000 }, () => {
       for (let i = 0; i < 3; i++) {
         const clock = new ManualClock(TEST_NOW)
         apps.push(
-          await openTestApp({ env: ENV, clock, storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema, holdClock: clock }) }),
+          await openTestApp({
+            env: ENV,
+            clock,
+            storage: await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema, holdClock: clock }),
+          }),
         )
       }
       const key = bearer(await apps[0]!.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))

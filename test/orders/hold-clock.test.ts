@@ -13,7 +13,7 @@ import type { Clock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { bearer, openTestApp, type TestApp } from '../helpers/app.js'
 import { assertError } from '../helpers/errors.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 import { rawQuery } from './helpers.js'
 
@@ -45,7 +45,7 @@ describe('holds on PostgreSQL are judged by the database’s clock', { timeout: 
         await openTestApp({
           clock: skewed(offset),
           env: { ORDER_SWEEP_MS: '600000' },
-          storage: await PostgresStorage.open({ databaseUrl: PG_URL, schema }),
+          storage: await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema }),
         }),
       )
     const [slow, fast] = apps as [TestApp, TestApp]

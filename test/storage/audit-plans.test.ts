@@ -16,7 +16,7 @@ import { clientConfig, Db } from '../../src/storage/postgres/connection.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteAuditRepository } from '../../src/storage/sqlite/audit-repository.js'
 import { openMigrated } from '../../src/storage/sqlite/open-database.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 
 const ROWS = 40_000
@@ -147,7 +147,7 @@ describe('audit log pages walk an index, never the table', () => {
   test('on PostgreSQL: an index scan, never a sequential scan of audit_log, for every combination', async (t: TestContext) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const schema = `test_${randomBytes(6).toString('hex')}`
-    const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema, listenUrl: 'off' })
+    const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema, listenUrl: 'off' })
     const pool = new pg.Pool({ ...clientConfig(PG_URL, schema), max: 2 })
     t.after(async () => {
       await pool.end()

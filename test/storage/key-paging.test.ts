@@ -13,7 +13,7 @@ import type { KeyPageFilter, KeyRepository } from '../../src/keys/repository.js'
 import { ALL_SCOPES } from '../../src/shared/scopes.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 
 const T0 = 1_790_000_000_000
@@ -61,7 +61,7 @@ const ENGINES: Array<{ name: string; open(t: TestContext): Promise<KeyRepository
     async open(t) {
       if (!(await requireService(t, 'PostgreSQL'))) return undefined
       const schema = `test_${randomBytes(6).toString('hex')}`
-      const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema, listenUrl: 'off' })
+      const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema, listenUrl: 'off' })
       t.after(async () => {
         await storage.close()
         await dropSchema(schema)

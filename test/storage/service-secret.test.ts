@@ -12,7 +12,7 @@ import { describe, test } from 'node:test'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 
 const SECRET = /^[A-Za-z0-9_-]{43}$/
@@ -49,7 +49,7 @@ describe('the service secret', () => {
     const [schema, otherSchema] = [`secret_${randomBytes(6).toString('hex')}`, `secret_${randomBytes(6).toString('hex')}`]
     const stores: Storage[] = []
     try {
-      const open = (s: string) => PostgresStorage.open({ databaseUrl: PG_URL, schema: s, poolSize: 1, listenUrl: 'off' })
+      const open = (s: string) => PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema: s, poolSize: 1, listenUrl: 'off' })
       stores.push(...(await Promise.all([open(schema), open(schema), open(schema)])))
       const secrets = new Set(stores.map((s) => s.serviceSecret))
       assert.equal(secrets.size, 1, 'one secret for all')

@@ -20,7 +20,7 @@ import { KEY_CHANGE_CHANNEL } from '../../src/storage/postgres/key-change-watche
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { PG_URL, requireService } from '../helpers/services.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
 import { dropSchema } from '../helpers/stores.js'
 import { REVOCATION_DEADLINE_MS } from '../helpers/wait.js'
 
@@ -82,7 +82,7 @@ const ENGINES: Engine[] = [
     async create(t) {
       const schema = randomSchema()
       const track = tracker(t, () => dropSchema(schema))
-      const open = async () => track(await PostgresStorage.open({ databaseUrl: PG_URL, schema }))
+      const open = async () => track(await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema }))
       const deletePetRow = async (id: number) => {
         const client = new pg.Client({ connectionString: PG_URL })
         await client.connect()
@@ -688,7 +688,7 @@ describe('PostgreSQL specifics', () => {
   test('migrations run once when several instances open a new schema at the same moment', async (t) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const schema = randomSchema()
-    const stores = await Promise.all(Array.from({ length: 5 }, () => PostgresStorage.open({ databaseUrl: PG_URL, schema })))
+    const stores = await Promise.all(Array.from({ length: 5 }, () => PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })))
     t.after(async () => {
       for (const s of stores) await s.close()
       await dropSchema(schema)
@@ -711,8 +711,8 @@ describe('PostgreSQL specifics', () => {
   test('watchChanges delivers a revocation made through another instance', async (t) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const schema = randomSchema()
-    const watcher = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
-    const revoker = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    const watcher = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
+    const revoker = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
     t.after(async () => {
       await watcher.close()
       await revoker.close()
@@ -746,7 +746,7 @@ describe('PostgreSQL specifics', () => {
     const schema = randomSchema()
     const link = await relay(Number(new URL(PG_URL).port || 5432))
     const watcher = await PostgresStorage.open({ databaseUrl: link.url, schema })
-    const revoker = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    const revoker = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
     t.after(async () => {
       await watcher.close()
       await revoker.close()
@@ -777,8 +777,8 @@ describe('PostgreSQL specifics', () => {
   test('KeyResolver drops a key revoked by another instance at once, long before its next poll', async (t) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const schema = randomSchema()
-    const a = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
-    const b = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    const a = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
+    const b = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
     const resolver = new KeyResolver(a.keys, { env: 'staging', refreshMs: 60_000 })
     t.after(async () => {
       await resolver.stop()
@@ -806,8 +806,8 @@ describe('PostgreSQL specifics', () => {
   test('KeyResolver knows of a key created by another instance at once, long before its next poll', async (t) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const schema = randomSchema()
-    const a = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
-    const b = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    const a = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
+    const b = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
     const resolver = new KeyResolver(a.keys, { env: 'staging', refreshMs: 60_000 })
     t.after(async () => {
       await resolver.stop()

@@ -47,6 +47,12 @@ export interface PostgresOptions {
    * service): the database's, which every instance shares (orders/repository.ts).
    */
   holdClock?: Clock
+  /**
+   * Tests only: how long opening a connection (or waiting for a pooled one) may take. Undefined (always
+   * in the service): TIMEOUTS.connectMs. A test process at a lower priority beside busy servers can
+   * wait longer than that for the CPU alone, which is not the outage the timeout is there to detect.
+   */
+  connectTimeoutMs?: number
 }
 
 /**
@@ -153,15 +159,16 @@ export class PostgresStorage implements Storage {
     poolSize = DEFAULT_POOL_SIZE,
     listenUrl,
     holdClock,
+    connectTimeoutMs,
   }: PostgresOptions): Promise<PostgresStorage> {
     if (schema !== undefined) assertSchemaName(schema)
-    const config = clientConfig(databaseUrl, schema)
+    const config = clientConfig(databaseUrl, schema, connectTimeoutMs)
     await migrate(config, schema)
     const pool = new pg.Pool({ ...config, max: poolSize, idleTimeoutMillis: 30_000 })
     // An idle pooled connection that dies (server restart, failover) emits 'error'; unhandled, that
     // would crash the process. The pool already drops it; the next query opens a fresh one.
     pool.on('error', () => {})
-    const listenConfig = listenUrl === 'off' ? undefined : listenUrl === undefined ? config : clientConfig(listenUrl, schema)
+    const listenConfig = listenUrl === 'off' ? undefined : listenUrl === undefined ? config : clientConfig(listenUrl, schema, connectTimeoutMs)
     try {
       return new PostgresStorage(pool, listenConfig, await serviceSecret(new Db(pool)), holdClock)
     } catch (error) {

@@ -11,7 +11,7 @@ import { after, describe, test } from 'node:test'
 import pg from 'pg'
 import { PostgresStorage } from '../../../src/storage/postgres/postgres-storage.js'
 import type { Storage } from '../../../src/storage/storage.js'
-import { PG_URL, pgReachable, REQUIRE_SERVICES, SERVICES_OFF } from '../../helpers/services.js'
+import { PG_PATIENCE, PG_URL, pgReachable, REQUIRE_SERVICES, SERVICES_OFF } from '../../helpers/services.js'
 import { buildAdminSuiteApp, buildAdminTestApp } from '../helpers.js'
 
 const ENGINES: Array<{ name: string; open(): Promise<{ storage: Storage; drop(): Promise<void> } | undefined> }> = [
@@ -26,7 +26,7 @@ const ENGINES: Array<{ name: string; open(): Promise<{ storage: Storage; drop():
         return undefined
       }
       const schema = `test_${randomBytes(6).toString('hex')}`
-      const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema, poolSize: 2 })
+      const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema, poolSize: 2 })
       const drop = async () => {
         const client = new pg.Client({ connectionString: PG_URL })
         await client.connect()
