@@ -40,7 +40,11 @@ export function assertSchemaName(schema: string): void {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${JSON.stringify(schema)}`)
 }
 
-export function clientConfig(databaseUrl: string, schema: string | undefined, connectTimeoutMs: number = TIMEOUTS.connectMs): pg.ClientConfig {
+export function clientConfig(
+  databaseUrl: string,
+  schema: string | undefined,
+  connectTimeoutMs: number = TIMEOUTS.connectMs,
+): pg.ClientConfig {
   return {
     connectionString: databaseUrl,
     types,

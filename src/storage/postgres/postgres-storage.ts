@@ -168,7 +168,8 @@ export class PostgresStorage implements Storage {
     // An idle pooled connection that dies (server restart, failover) emits 'error'; unhandled, that
     // would crash the process. The pool already drops it; the next query opens a fresh one.
     pool.on('error', () => {})
-    const listenConfig = listenUrl === 'off' ? undefined : listenUrl === undefined ? config : clientConfig(listenUrl, schema, connectTimeoutMs)
+    const listenConfig =
+      listenUrl === 'off' ? undefined : listenUrl === undefined ? config : clientConfig(listenUrl, schema, connectTimeoutMs)
     try {
       return new PostgresStorage(pool, listenConfig, await serviceSecret(new Db(pool)), holdClock)
     } catch (error) {
