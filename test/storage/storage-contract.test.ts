@@ -16,7 +16,7 @@ import { INT64_MAX, INT64_MIN } from '../../src/shared/int64.js'
 import { StorageUnavailableError } from '../../src/shared/outages.js'
 import { ALL_SCOPES } from '../../src/shared/scopes.js'
 import { isUnavailable, TIMEOUTS } from '../../src/storage/postgres/connection.js'
-import { KEY_CHANGE_CHANNEL } from '../../src/storage/postgres/key-change-watcher.js'
+import { KEY_CHANGE_CHANNEL_SQL } from '../../src/storage/postgres/key-change-watcher.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
@@ -591,14 +591,15 @@ function withPort(url: string, port: number): string {
  * that is down), and on a busy machine that attempt can time out (TIMEOUTS.connectMs) and a retry
  * listen only later, losing what was sent before. A probe of its own is sent until it is heard.
  */
-async function untilListening(heard: string[]): Promise<void> {
+async function untilListening(heard: string[], schema: string): Promise<void> {
   const probe = `probe-${randomBytes(6).toString('hex')}`
-  const client = new pg.Client({ connectionString: PG_URL })
+  // On the schema's channel, as the store sends.
+  const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` })
   await client.connect()
   try {
     await waitFor(
       async () => {
-        await client.query('SELECT pg_notify($1, $2)', [KEY_CHANGE_CHANNEL, probe])
+        await client.query(`SELECT pg_notify(${KEY_CHANGE_CHANNEL_SQL}, $1)`, [probe])
         await new Promise((r) => setTimeout(r, 50))
         return heard.includes(probe)
       },
@@ -718,12 +719,9 @@ describe('PostgreSQL specifics', () => {
       await revoker.close()
       await dropSchema(schema)
     })
-    // The channel is the database's, not the schema's: test files running beside this one (other
-    // schemas of the same database) NOTIFY their own keys on it, so only this test's hashes count.
-    // (A busy CI run failed here: others' messages took the count past 2 between two looks.)
     const heard: string[] = []
     const unsubscribe = await watcher.keys.watchChanges!((hash) => heard.push(hash))
-    await untilListening(heard)
+    await untilListening(heard, schema)
     const key = keyRecord()
     const mine = () => heard.filter((hash) => hash === key.hash)
     await revoker.keys.insertKey(key)
@@ -739,6 +737,31 @@ describe('PostgreSQL specifics', () => {
     await revoker.keys.revokeKey(other.id, Date.now())
     await new Promise((r) => setTimeout(r, 200))
     assert.equal(heard.length, heardBefore, 'nothing after unsubscribe')
+  })
+
+  test('watchChanges hears its own schema only: a store in another schema of the same database does not wake it', async (t) => {
+    if (!(await requireService(t, 'PostgreSQL'))) return
+    const [schema, elsewhere] = [randomSchema(), randomSchema()]
+    const watcher = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
+    const neighbour = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema: elsewhere })
+    const revoker = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
+    t.after(async () => {
+      for (const store of [watcher, neighbour, revoker]) await store.close()
+      await dropSchema(schema)
+      await dropSchema(elsewhere)
+    })
+    const heard: string[] = []
+    const unsubscribe = await watcher.keys.watchChanges!((hash) => heard.push(hash))
+    t.after(unsubscribe)
+    await untilListening(heard, schema)
+    const theirs = keyRecord()
+    await neighbour.keys.insertKey(theirs)
+    await neighbour.keys.revokeKey(theirs.id, Date.now())
+    // Sent after theirs, on this schema's channel: once it is heard, theirs would have been too.
+    const mine = keyRecord()
+    await revoker.keys.insertKey(mine)
+    await waitFor(() => heard.includes(mine.hash), REVOCATION_DEADLINE_MS, "this schema's NOTIFY")
+    assert.ok(!heard.includes(theirs.hash), 'a change in another schema was heard')
   })
 
   test('watchChanges reconnects after its connection drops', async (t) => {

@@ -2,9 +2,12 @@ import type pg from 'pg'
 
 /**
  * Every key creation and change (update, rotation, revocation), and every admin token created or
- * revoked, NOTIFYs here inside its transaction, so a message means a committed change.
+ * revoked, NOTIFYs inside its transaction, so a message means a committed change. The channel is
+ * the schema's (NOTIFY's channels are per database, not per schema): a service in another schema of
+ * the same database, another deployment or a test beside this one, does not wake this one's
+ * listeners. Hashed to fit a channel name's 63 bytes whatever the schema's name.
  */
-export const KEY_CHANGE_CHANNEL = 'animal_store_key_changed'
+export const KEY_CHANGE_CHANNEL_SQL = "'animal_store_key_changed_' || left(md5(current_schema()), 16)"
 
 const BACKOFF = { initialMs: 100, maxMs: 5_000 } as const
 /** LISTEN alone never writes, so a half-open socket would go unnoticed for as long as TCP keepalive takes (minutes). */
@@ -58,8 +61,9 @@ export class KeyChangeWatcher {
   private async connect(): Promise<void> {
     const client = this.newClient()
     this.client = client
+    let channel: string | undefined
     client.on('notification', (message) => {
-      if (message.channel !== KEY_CHANGE_CHANNEL || !message.payload) return
+      if (message.channel !== channel || !message.payload) return
       for (const { listener } of [...this.listeners]) {
         // A throwing listener must not break the connection's message parsing, nor the others.
         try {
@@ -73,7 +77,10 @@ export class KeyChangeWatcher {
     client.on('end', () => this.lost(client))
     try {
       await client.connect()
-      await client.query(`LISTEN ${KEY_CHANGE_CHANNEL}`)
+      const { rows } = await client.query<{ channel: string }>(`SELECT ${KEY_CHANGE_CHANNEL_SQL} AS channel`)
+      channel = rows[0]!.channel
+      // Quoted: the name is made of [a-z0-9_] only, so nothing needs escaping.
+      await client.query(`LISTEN "${channel}"`)
     } catch {
       this.lost(client)
       return
