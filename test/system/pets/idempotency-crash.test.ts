@@ -19,7 +19,7 @@ import { useScratchDatabase, withPg } from '../helpers/cluster.js'
 import { bearer, createKeyViaCli, type ServerProcess, startServer, useTempDir } from '../helpers/process.js'
 
 const WORKERS = 16
-/** The kill lands at a random moment this long (ms) into the load, not just after an answer. */
+/** The kill lands at a random moment this long (ms) after the load's first answer, not just after an answer. */
 const KILL_AFTER_MS = [200, 700] as const
 /** Rounds of load and kill, until one leaves a committed but unanswered create (the case under test). */
 const MAX_ROUNDS = 3
@@ -55,13 +55,18 @@ async function crashAndReplay(t: TestContext, dir: string, db: string, committed
     const server = await startServer(t, { dir, db, env: DELAY_ANSWERS })
     let killed = false
     const [min, max] = KILL_AFTER_MS
-    const timer = setTimeout(
-      () => {
-        server.child.kill('SIGKILL')
-        killed = true
-      },
-      min + Math.random() * (max - min),
-    )
+    let timer: NodeJS.Timeout | undefined
+    // Counted from the first 201, not from the start: on a busy machine a fresh server's first
+    // answers can take longer than the whole range, and a kill before any commit proves nothing.
+    const armKill = () => {
+      timer ??= setTimeout(
+        () => {
+          server.child.kill('SIGKILL')
+          killed = true
+        },
+        min + Math.random() * (max - min),
+      )
+    }
     const errors: string[] = []
     const worker = async () => {
       while (!killed) {
@@ -75,6 +80,7 @@ async function crashAndReplay(t: TestContext, dir: string, db: string, committed
           const res = await post(server, auth, request)
           if (res.status !== 201) errors.push(`${res.status} ${res.text}`)
           request.answer = res.text
+          armKill()
         } catch (error) {
           if (!killed) errors.push(String(error))
           return
@@ -83,6 +89,7 @@ async function crashAndReplay(t: TestContext, dir: string, db: string, committed
     }
     await Promise.all(Array.from({ length: WORKERS }, worker))
     clearTimeout(timer)
+    assert.ok(timer !== undefined, `no create was answered before the workers stopped: ${errors.join('; ')}`)
     assert.equal((await server.exited).signal, 'SIGKILL')
     assert.deepEqual(errors, [], 'every create before the kill got 201')
     const committed = new Set(await committedNames())
