@@ -1,4 +1,4 @@
-import { closeSync, openSync } from 'node:fs'
+import { openSync } from 'node:fs'
 import { type Logger, pino } from 'pino'
 import type { Config } from '../config/config.js'
 import { errnoText, PRIVATE_FILE_MODE, prepareFileLocation, UnusableFileError } from '../shared/file-location.js'
@@ -32,9 +32,7 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logFile'>): Logg
   // text queued for every line it adds, and encodes each write twice; as bytes it adds lengths
   // and copies once.
   const destination = pino.destination({
-    dest: config.logFile === undefined ? 1 : openableLogFile(config.logFile),
-    // Should it ever create the file (reopen() after a rotation moved it away).
-    mode: PRIVATE_FILE_MODE,
+    dest: config.logFile === undefined ? 1 : openedLogFile(config.logFile),
     sync: false,
     contentMode: 'buffer',
     minLength: LOG_BATCH_BYTES,
@@ -97,11 +95,13 @@ export const infoLines = new WeakMap<object, InfoLineWriter>()
 const lineAsBytes = (line: string): string => Buffer.from(line) as unknown as string
 
 /**
- * LOG_FILE checked (and its directory created) before pino opens it: pino would open it
- * asynchronously and crash the process with a stack on an unusable path. Created private: it
- * holds client addresses and key ids.
+ * LOG_FILE opened here, at once (its directory created), and handed to pino as a descriptor. Given
+ * a path, pino opens it asynchronously: an unusable path crashed the process with a stack, and a
+ * start that failed before the open completed (an unusable DATABASE_URL, a port in use) flushed a
+ * log still opening, which crashed sonic-boom (it then writes a batch it does not have). Created
+ * private: it holds client addresses and key ids.
  */
-function openableLogFile(logFile: string): string {
+function openedLogFile(logFile: string): number {
   const unusable = (cause: string) => new StartupError({ LOG_FILE: logFile }, cause)
   let file: string
   try {
@@ -110,9 +110,8 @@ function openableLogFile(logFile: string): string {
     throw error instanceof UnusableFileError ? unusable(error.message) : error
   }
   try {
-    closeSync(openSync(file, 'a', PRIVATE_FILE_MODE))
+    return openSync(file, 'a', PRIVATE_FILE_MODE)
   } catch (error) {
     throw unusable(`${file} cannot be opened for appending: ${errnoText(error)}`)
   }
-  return file
 }
