@@ -2,27 +2,14 @@
  * POST /v1/store/orders/{orderId}/cancel (cancelOrder, api/orders/cancel.ts) through app.inject.
  */
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { bearer, openTestApp, TEST_NOW, type TestApp } from '../../helpers/app.js'
+import { describe, test } from 'node:test'
+import { TEST_NOW } from '../../helpers/app.js'
 import { assertError } from '../../helpers/errors.js'
-
-type Headers = Record<string, string>
-const JSON_TYPE = { 'content-type': 'application/json' }
+import { storeSuite } from '../../helpers/store-suite.js'
 
 describe('cancelOrder', () => {
-  let t: TestApp
-  let key: Headers
-  before(async () => {
-    t = await openTestApp()
-    key = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
-  })
-  after(() => t.close())
-
-  const send = (method: 'GET' | 'POST', url: string, payload?: unknown, headers: Headers = key) =>
-    t.app.inject({ method, url, headers: payload === undefined ? headers : { ...headers, ...JSON_TYPE }, payload: payload as string })
-  const newPet = async (status?: string): Promise<number> =>
-    (await send('POST', '/v1/pets', { name: 'Rex', categoryId: 7, ...(status ? { status } : {}) })).json().id
-  const place = (petId: unknown, headers: Headers = key) => send('POST', '/v1/store/orders', { petId }, headers)
+  const store = storeSuite()
+  const { send, newPet, place } = store
 
   test('cancel: the animal available again; a finished order is 409 order_not_placed naming its status', async () => {
     const [a, b] = [await newPet('available'), await newPet('available')]

@@ -2,28 +2,15 @@
  * POST /v1/store/orders/{orderId}/complete (completeOrder, api/orders/complete.ts) through app.inject, and the hold it may find ran out.
  */
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import type { ManualClock } from '../../../src/shared/clock.js'
-import { bearer, openTestApp, TEST_NOW, type TestApp } from '../../helpers/app.js'
+import { bearer, openTestApp, TEST_NOW } from '../../helpers/app.js'
 import { assertError } from '../../helpers/errors.js'
-
-type Headers = Record<string, string>
-const JSON_TYPE = { 'content-type': 'application/json' }
+import { storeSuite } from '../../helpers/store-suite.js'
 
 describe('completeOrder', () => {
-  let t: TestApp
-  let key: Headers
-  before(async () => {
-    t = await openTestApp()
-    key = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
-  })
-  after(() => t.close())
-
-  const send = (method: 'GET' | 'POST', url: string, payload?: unknown, headers: Headers = key) =>
-    t.app.inject({ method, url, headers: payload === undefined ? headers : { ...headers, ...JSON_TYPE }, payload: payload as string })
-  const newPet = async (status?: string): Promise<number> =>
-    (await send('POST', '/v1/pets', { name: 'Rex', categoryId: 7, ...(status ? { status } : {}) })).json().id
-  const place = (petId: unknown, headers: Headers = key) => send('POST', '/v1/store/orders', { petId }, headers)
+  const store = storeSuite()
+  const { send, newPet, place } = store
 
   test('complete: the animal sold; a finished order is 409 order_not_placed naming its status', async () => {
     const [a, b] = [await newPet('available'), await newPet('available')]
@@ -42,7 +29,12 @@ describe('completeOrder', () => {
     try {
       const k = bearer(await app.key({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 }))
       const req = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
-        app.app.inject({ method, url, headers: payload === undefined ? k : { ...k, ...JSON_TYPE }, payload: payload as string })
+        app.app.inject({
+          method,
+          url,
+          headers: payload === undefined ? k : { ...k, 'content-type': 'application/json' },
+          payload: payload as string,
+        })
       const pets = [] as number[]
       for (let i = 0; i < 3; i++) pets.push((await req('POST', '/v1/pets', { name: 'Rex', categoryId: 1, status: 'available' })).json().id)
       const orders = [] as Array<{ id: number; expiresAt: string }>

@@ -2,30 +2,17 @@
  * GET /v1/store/orders (listOrders, api/orders/list.ts) through app.inject: the caller's orders, paged.
  */
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { bearer, openTestApp, type TestApp } from '../../helpers/app.js'
+import { describe, test } from 'node:test'
+import { bearer } from '../../helpers/app.js'
 import { assertError } from '../../helpers/errors.js'
-
-type Headers = Record<string, string>
-const JSON_TYPE = { 'content-type': 'application/json' }
+import { storeSuite } from '../../helpers/store-suite.js'
 
 describe('listOrders', () => {
-  let t: TestApp
-  let key: Headers
-  before(async () => {
-    t = await openTestApp()
-    key = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
-  })
-  after(() => t.close())
-
-  const send = (method: 'GET' | 'POST', url: string, payload?: unknown, headers: Headers = key) =>
-    t.app.inject({ method, url, headers: payload === undefined ? headers : { ...headers, ...JSON_TYPE }, payload: payload as string })
-  const newPet = async (status?: string): Promise<number> =>
-    (await send('POST', '/v1/pets', { name: 'Rex', categoryId: 7, ...(status ? { status } : {}) })).json().id
-  const place = (petId: unknown, headers: Headers = key) => send('POST', '/v1/store/orders', { petId }, headers)
+  const store = storeSuite()
+  const { send, newPet, place } = store
 
   test('the list: a bare array, limit, status filter, keyset paging with Link rel="next" keeping the filter', async () => {
-    const caller = bearer(await t.key({ plan: 'enterprise', name: 'lister', perMinute: 10_000, perDay: 100_000 }))
+    const caller = bearer(await store.t.key({ plan: 'enterprise', name: 'lister', perMinute: 10_000, perDay: 100_000 }))
     const ids: number[] = []
     for (let i = 0; i < 5; i++) ids.push((await place(await newPet('available'), caller)).json().id)
     await send('POST', `/v1/store/orders/${ids[1]}/cancel`, undefined, caller)

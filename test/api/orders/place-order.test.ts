@@ -2,28 +2,15 @@
  * POST /v1/store/orders (placeOrder, api/orders/place.ts) through app.inject: the order, its refusals, and its Idempotency-Key.
  */
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { bearer, openTestApp, TEST_NOW, type TestApp } from '../../helpers/app.js'
+import { bearer, TEST_NOW } from '../../helpers/app.js'
 import { assertError } from '../../helpers/errors.js'
-
-type Headers = Record<string, string>
-const JSON_TYPE = { 'content-type': 'application/json' }
+import { storeSuite } from '../../helpers/store-suite.js'
 
 describe('placeOrder', () => {
-  let t: TestApp
-  let key: Headers
-  before(async () => {
-    t = await openTestApp()
-    key = bearer(await t.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
-  })
-  after(() => t.close())
-
-  const send = (method: 'GET' | 'POST', url: string, payload?: unknown, headers: Headers = key) =>
-    t.app.inject({ method, url, headers: payload === undefined ? headers : { ...headers, ...JSON_TYPE }, payload: payload as string })
-  const newPet = async (status?: string): Promise<number> =>
-    (await send('POST', '/v1/pets', { name: 'Rex', categoryId: 7, ...(status ? { status } : {}) })).json().id
-  const place = (petId: unknown, headers: Headers = key) => send('POST', '/v1/store/orders', { petId }, headers)
+  const store = storeSuite()
+  const { send, newPet, place } = store
   const inventory = async () => (await send('GET', '/v1/store/inventory')).json()
 
   test('an order for an available animal: 201 with Location, the animal pending, the inventory moved', async () => {
@@ -60,14 +47,19 @@ describe('placeOrder', () => {
     assertError(await send('POST', '/v1/store/orders', { petId, quantity: 1 }), 400, 'invalid_request', /quantity/)
     assertError(await send('POST', '/v1/store/orders', {}), 400, 'invalid_request', /petId/)
     assertError(
-      await t.app.inject({ method: 'POST', url: '/v1/store/orders', headers: { ...key, 'content-type': 'text/plain' }, payload: 'x' }),
+      await store.t.app.inject({
+        method: 'POST',
+        url: '/v1/store/orders',
+        headers: { ...store.key, 'content-type': 'text/plain' },
+        payload: 'x',
+      }),
       415,
       'unsupported_media_type',
     )
   })
 
-  test('Idempotency-Key: a retry replays the first answer (even after the order changed); another body or a key of a pet create is 422', async () => {
-    const caller = { ...bearer(await t.key({ plan: 'enterprise', name: 'idem', perMinute: 10_000, perDay: 100_000 })) }
+  test('Idempotency-Key: a retry replays the first answer (even after the order changed); another body or a store.key of a pet create is 422', async () => {
+    const caller = { ...bearer(await store.t.key({ plan: 'enterprise', name: 'idem', perMinute: 10_000, perDay: 100_000 })) }
     const petId = await newPet('available')
     const withKey = (value: string, body: unknown) =>
       send('POST', '/v1/store/orders', body, { ...caller, 'idempotency-key': value }) as Promise<LightMyRequestResponse>
@@ -89,7 +81,7 @@ describe('placeOrder', () => {
     assert.equal(created.statusCode, 201)
     assertError(await withKey('pet-1', { petId: created.json().id }), 422, 'idempotency_key_reused', /operation/)
     assertError(await withKey('two words', { petId }), 400, 'invalid_request', /Idempotency-Key/)
-    // A refusal records nothing: the same key works once the animal can be ordered.
+    // A refusal records nothing: the same store.key works once the animal can be ordered.
     const later = await newPet('sold')
     assertError(await withKey('order-2', { petId: later }), 409, 'pet_not_available')
     assert.equal((await withKey('order-2', { petId: created.json().id })).statusCode, 201)
