@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { PLANS, type Plan } from '../api.js'
 import { ErrorNote, Field } from '../components.js'
 import { customerChanges, customerForm, type CustomerForm as Form } from '../customer-edit.js'
@@ -19,6 +19,9 @@ export function EditCustomer({ customer, keys, onChanged }: { customer: AdminCus
   const [confirming, setConfirming] = useState(false)
   const [error, setError] = useState<string>()
   const [saved, setSaved] = useState(false)
+  // The customer as read again after a save (onChanged): the form starts from it, and "Saved." stays
+  // (a form remounted for the new customer lost it at once, before anyone could read it).
+  useEffect(() => setForm(customerForm(customer)), [customer.updatedAt])
   let pending: Record<string, unknown> = {}
   let invalid: string | undefined
   try {

@@ -191,12 +191,7 @@ export function CustomerPage({ id }: { id: string }) {
         (mayChange ? (
           <section class="actions">
             <h2>Change the customer</h2>
-            <EditCustomer
-              key={`${c.id} ${c.updatedAt}`}
-              customer={c}
-              keys={keys.value ? sharedByText(keys.value) : 'its keys'}
-              onChanged={reload}
-            />
+            <EditCustomer key={c.id} customer={c} keys={keys.value ? sharedByText(keys.value) : 'its keys'} onChanged={reload} />
           </section>
         ) : (
           <p class="hint read-only">Signed in with a read token: this customer can be viewed, not changed.</p>

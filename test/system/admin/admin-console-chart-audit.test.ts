@@ -5,12 +5,10 @@
  * what it did (its Details cell was empty). Needs Debian's chromium (playwright-core).
  */
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
-import { openPage, signIn } from '../helpers/console.js'
-import { request, runCli, startServer, useTempDir } from '../helpers/process.js'
+import { consoleService, openPage, signIn } from '../helpers/console.js'
+import { request } from '../helpers/process.js'
 
 /** Requests in the tallest minute: odd, so uPlot's own whole steps of 2 would label 8 and stop below it. */
 const TALLEST = 9
@@ -20,15 +18,7 @@ test('the usage chart tops at a labelled gridline above its tallest bar; a revoc
 }, async (t) => {
   const browser = await launchChromium(t)
   if (browser === undefined) return
-  ensureConsoleBuilt()
-  const dir = await useTempDir(t)
-  const db = join(dir, 'store.db')
-  const created = await runCli(['admin-tokens', 'create', '--name', 'console test', '--json'], { db })
-  assert.equal(created.code, 0, created.stderr)
-  const token = JSON.parse(created.stdout).token as string
-  const server = await startServer(t, { dir, db })
-  const admin = server.adminUrl
-  const auth = { authorization: `Bearer ${token}` }
+  const { token, server, admin, auth } = await consoleService(t)
   const made = await request(`${admin}/admin/v1/keys`, { method: 'POST', headers: auth, body: { plan: 'free', name: 'Nine' } })
   assert.equal(made.status, 201, made.text)
   const { key, apiKey } = made.body as { key: string; apiKey: { id: string } }

@@ -8,12 +8,10 @@
  * and limits, editable. Needs Debian's chromium (playwright-core).
  */
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
-import { followLink, openPage, pageLoaded, signIn } from '../helpers/console.js'
-import { request, runCli, startServer, useTempDir } from '../helpers/process.js'
+import { consoleService, followLink, openPage, pageLoaded, signIn } from '../helpers/console.js'
+import { request } from '../helpers/process.js'
 
 interface Key {
   id: string
@@ -26,15 +24,7 @@ interface Key {
 test('the console shows a key’s customer, its shared quota, and changes the customer on its page', { timeout: 120_000 }, async (t) => {
   const browser = await launchChromium(t)
   if (browser === undefined) return
-  ensureConsoleBuilt()
-  const dir = await useTempDir(t)
-  const db = join(dir, 'store.db')
-  const created = await runCli(['admin-tokens', 'create', '--name', 'console test', '--json'], { db })
-  assert.equal(created.code, 0, created.stderr)
-  const token = JSON.parse(created.stdout).token as string
-  const server = await startServer(t, { dir, db })
-  const admin = server.adminUrl
-  const auth = { authorization: `Bearer ${token}` }
+  const { token, admin, auth } = await consoleService(t)
   const call = async (method: string, path: string, body?: Record<string, unknown>) => {
     const res = await request(`${admin}/admin/v1${path}`, { method, headers: auth, body })
     assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${res.text}`)

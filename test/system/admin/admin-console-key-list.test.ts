@@ -9,12 +9,10 @@
  * the reads hidden until asked for. Needs Debian's chromium (playwright-core).
  */
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
-import { followLink, openPage, pageLoaded, signIn } from '../helpers/console.js'
-import { request, runCli, startServer, useTempDir } from '../helpers/process.js'
+import { consoleService, followLink, openPage, pageLoaded, signIn } from '../helpers/console.js'
+import { request } from '../helpers/process.js'
 
 interface Key {
   id: string
@@ -29,15 +27,7 @@ const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
 test('the console keys list, key page and audit log of issue 32, in a browser in New York', { timeout: 120_000 }, async (t) => {
   const browser = await launchChromium(t, { env: { TZ: 'America/New_York' } })
   if (browser === undefined) return
-  ensureConsoleBuilt()
-  const dir = await useTempDir(t)
-  const db = join(dir, 'store.db')
-  const created = await runCli(['admin-tokens', 'create', '--name', 'console test', '--json'], { db })
-  assert.equal(created.code, 0, created.stderr)
-  const token = JSON.parse(created.stdout).token as string
-  const server = await startServer(t, { dir, db })
-  const admin = server.adminUrl
-  const auth = { authorization: `Bearer ${token}` }
+  const { token, admin, auth } = await consoleService(t)
   const createKey = async (body: Record<string, unknown>) => {
     const res = await request(`${admin}/admin/v1/keys`, { method: 'POST', headers: auth, body })
     assert.equal(res.status, 201, res.text)

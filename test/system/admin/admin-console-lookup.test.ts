@@ -4,24 +4,15 @@
  * a secret that is no key's is said so. Needs Debian's chromium (playwright-core).
  */
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
-import { openPage, pageLoaded, signIn } from '../helpers/console.js'
-import { request, runCli, startServer, useTempDir } from '../helpers/process.js'
+import { consoleService, openPage, pageLoaded, signIn } from '../helpers/console.js'
+import { request } from '../helpers/process.js'
 
 test('the console finds a key by its secret or its prefix and opens its page', { timeout: 120_000 }, async (t) => {
   const browser = await launchChromium(t)
   if (browser === undefined) return
-  ensureConsoleBuilt()
-  const dir = await useTempDir(t)
-  const db = join(dir, 'store.db')
-  const created = await runCli(['admin-tokens', 'create', '--name', 'console test', '--json'], { db })
-  assert.equal(created.code, 0, created.stderr)
-  const token = JSON.parse(created.stdout).token as string
-  const server = await startServer(t, { dir, db })
-  const admin = server.adminUrl
+  const { token, admin } = await consoleService(t)
   const newKey = async (name: string) => {
     const res = await request(`${admin}/admin/v1/keys`, {
       method: 'POST',

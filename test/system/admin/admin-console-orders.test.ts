@@ -6,25 +6,15 @@
  * available again. Needs Debian's chromium (playwright-core).
  */
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
-import { followLink, pageLoaded, signIn } from '../helpers/console.js'
-import { request, runCli, startServer, useTempDir } from '../helpers/process.js'
+import { consoleService, followLink, pageLoaded, signIn } from '../helpers/console.js'
+import { request } from '../helpers/process.js'
 
 test('the console lists, filters and cancels orders', { timeout: 120_000 }, async (t) => {
   const browser = await launchChromium(t)
   if (browser === undefined) return
-  ensureConsoleBuilt()
-  const dir = await useTempDir(t)
-  const db = join(dir, 'store.db')
-  const created = await runCli(['admin-tokens', 'create', '--name', 'console test', '--json'], { db })
-  assert.equal(created.code, 0, created.stderr)
-  const token = JSON.parse(created.stdout).token as string
-  const server = await startServer(t, { dir, db })
-  const admin = server.adminUrl
-  const auth = { authorization: `Bearer ${token}` }
+  const { token, server, admin, auth } = await consoleService(t)
   const newKey = async (name: string) => {
     const res = await request(`${admin}/admin/v1/keys`, { method: 'POST', headers: auth, body: { plan: 'pro', name } })
     assert.equal(res.status, 201, res.text)

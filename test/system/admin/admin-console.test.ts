@@ -14,10 +14,9 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
-import { ensureConsoleBuilt } from '../../helpers/console-build.js'
 import { launchChromium } from '../helpers/browser.js'
-import { followLink, openPage, pageLoaded, signIn } from '../helpers/console.js'
-import { request, runCli, startServer, useTempDir, waitFor } from '../helpers/process.js'
+import { consoleService, followLink, openPage, pageLoaded, signIn } from '../helpers/console.js'
+import { request, waitFor } from '../helpers/process.js'
 
 interface Key {
   id: string
@@ -43,17 +42,9 @@ test('the operator console: sign-in, top keys, list, key page with its chart, cr
 }, async (t) => {
   const browser = await launchChromium(t)
   if (browser === undefined) return
-  ensureConsoleBuilt()
-  const dir = await useTempDir(t)
-  const db = join(dir, 'store.db')
-  const created = await runCli(['admin-tokens', 'create', '--name', 'console test', '--json'], { db })
-  assert.equal(created.code, 0, created.stderr)
-  const token = JSON.parse(created.stdout).token as string
   // A ban after 3 refusals in a minute (the default would be 10), and counts written often, so the
   // history read back is storage's rows plus the instance's unwritten counts, as in production.
-  const server = await startServer(t, { dir, db, env: { BAN_THRESHOLD: '3', USAGE_FLUSH_MS: '500' } })
-  const admin = server.adminUrl
-  const auth = { authorization: `Bearer ${token}` }
+  const { dir, token, server, admin, auth } = await consoleService(t, { BAN_THRESHOLD: '3', USAGE_FLUSH_MS: '500' })
 
   const createKey = async (body: Record<string, unknown>) => {
     const res = await request(`${admin}/admin/v1/keys`, { method: 'POST', headers: auth, body })

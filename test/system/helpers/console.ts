@@ -11,8 +11,12 @@
  *   once every load of that page has answered, in the same commit as what it drew.
  */
 import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
 import type { Locator, Page } from 'playwright-core'
 import { CONSOLE_PATH } from '../../../src/admin/console.js'
+import { ensureConsoleBuilt } from '../../helpers/console-build.js'
+import { type EnvOverrides, runCli, type ServerProcess, startServer, useTempDir } from './process.js'
 
 /** A CSS string's content: an address has no quote or backslash of its own, but a test's may. */
 const cssString = (text: string) => text.replace(/["\\]/g, '\\$&')
@@ -57,4 +61,28 @@ export async function followLink(link: Locator, click: { delay?: number } = {}):
   await link.click(click)
   await pageLoaded(link.page(), address)
   return address
+}
+
+/** What a console test runs against: a server on a new SQLite file and an admin token made with the CLI. */
+export interface ConsoleService {
+  dir: string
+  db: string
+  token: string
+  server: ServerProcess
+  /** The admin listener's origin. */
+  admin: string
+  /** The token's Authorization header, for calls the test makes itself. */
+  auth: { authorization: string }
+}
+
+/** The console's bundle built, a server started on a new SQLite file (with `env`), and an admin token. */
+export async function consoleService(t: TestContext, env?: EnvOverrides): Promise<ConsoleService> {
+  ensureConsoleBuilt()
+  const dir = await useTempDir(t)
+  const db = join(dir, 'store.db')
+  const created = await runCli(['admin-tokens', 'create', '--name', 'console test', '--json'], { db })
+  assert.equal(created.code, 0, created.stderr)
+  const token = JSON.parse(created.stdout).token as string
+  const server = await startServer(t, { dir, db, ...(env === undefined ? {} : { env }) })
+  return { dir, db, token, server, admin: server.adminUrl, auth: { authorization: `Bearer ${token}` } }
 }
