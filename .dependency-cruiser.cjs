@@ -19,7 +19,7 @@ const WIRING = '^src/[^/]+\\.ts$|^src/(daemon|cli|lifecycle)/'
 /** The APIs: each registers its routes, schemas and OpenAPI document. */
 const APIS = '^src/(api|admin)/'
 /** The features: rules, use cases, repository interfaces and resource schemas, used by the APIs, the CLI and the stores. */
-const FEATURES = '^src/(pets|orders|idempotency|keys|customers|auth|limits|usage|admin-tokens|secret-scanning|changes)/'
+const FEATURES = '^src/(pets|orders|idempotency|keys|customers|auth|limits|usage|admin-tokens|secret-scanning|changes|webhooks|events)/'
 
 module.exports = {
   forbidden: [
@@ -109,7 +109,7 @@ module.exports = {
       name: 'features-below-apis',
       severity: 'error',
       comment:
-        'The features (pets, orders, idempotency, keys, customers, auth, limits, usage, admin-tokens, secret-scanning, changes) ' +
+        'The features (pets, orders, idempotency, keys, customers, auth, limits, usage, admin-tokens, secret-scanning, changes, webhooks, events) ' +
         'serve the APIs (api, admin) and the CLI; they never import them: the rules live in the domain, and storage and ' +
         'the CLI use them without an API. A feature may use another (orders use pets and idempotency), without a cycle.',
       from: { path: FEATURES },

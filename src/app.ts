@@ -142,6 +142,7 @@ export async function buildApp(domain: Domain, options: AppOptions = {}): Promis
       config,
       pets: storage.pets,
       orders: storage.orders,
+      events: storage.events,
       clock,
       linkBase,
       // One database, one secret: every instance on it tags the same answer alike.

@@ -187,6 +187,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your events
+         * @description Returns up to `limit` events of the caller, oldest first: those of its customer (every key of it) or, for a key without one, those of its key chain (the key and the keys it was rotated from or to). An event is written in the same transaction as the change it tells of, and kept `EVENT_RETENTION_DAYS` (30 days unless the operator chose otherwise). When more exist, a `Link: <...>; rel="next"` header gives the next page; a client that polls keeps the last page's link and asks it again later. Any key may call it (it needs no scope), but order events (`order.*`) need `orders:read`, as the orders do: without it they are left out of the listing, and asking for one with `type=order.…` is 403 `insufficient_scope` naming `orders:read`. Counted against the quota like any request.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -421,6 +441,31 @@ export interface components {
                 reset: number;
             };
         };
+        /**
+         * EventType
+         * @description What happened: the closed list of event types (docs/events.md says what each one’s `data` holds).
+         * @enum {string}
+         */
+        EventType: "pet.created" | "order.placed" | "order.completed" | "order.cancelled" | "order.expired" | "key.created" | "key.rotated" | "key.revoked" | "key.leak_reported" | "key.usage_threshold" | "key.banned" | "webhook_endpoint.disabled";
+        /** Event */
+        Event: {
+            /**
+             * @description Unique and stable: the same wherever the event is shown or sent.
+             * @example evt_3d5QmJ0aP7Kx2LrV
+             */
+            id: string;
+            type: components["schemas"]["EventType"];
+            /**
+             * Format: date-time
+             * @description When it happened (RFC 3339, UTC).
+             * @example 2026-11-21T12:00:30.000Z
+             */
+            timestamp: string;
+            /** @description The resource as the API shows it, as it was when the event happened: an Order for `order.*`, a Pet for `pet.created`, a key (without its secret) for `key.*`. Never a secret. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -437,6 +482,8 @@ export type SchemaNewOrder = components['schemas']['NewOrder'];
 export type SchemaOrder = components['schemas']['Order'];
 export type SchemaInventory = components['schemas']['Inventory'];
 export type SchemaRateLimitStatus = components['schemas']['RateLimitStatus'];
+export type SchemaEventType = components['schemas']['EventType'];
+export type SchemaEvent = components['schemas']['Event'];
 export type $defs = Record<string, never>;
 export interface operations {
     listPets: {
@@ -2651,6 +2698,178 @@ export interface operations {
             };
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of events returned (1 to 100; never clamped: out of range is 400). */
+                limit?: number;
+                type?: components["schemas"]["EventType"];
+                /** @description The events after this position of the log. Clients follow the Link rel="next" header rather than building it. */
+                after?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: an array of events, oldest first. */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description rel="next": the next page, present only when more events may exist. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"][];
+                };
+            };
+            /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
 }
 type FlattenedDeepRequired<T> = {
     [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
@@ -2668,3 +2887,4 @@ export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>[
 export const rateLimitStatusKeyPlanValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["key"]["plan"]> = ["free", "pro", "business", "enterprise"];
 export const rateLimitStatusKeyScopesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["key"]["scopes"]> = ["pets:read", "pets:write", "orders:read", "orders:write"];
 export const rateLimitStatusWindowsNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["windows"]["name"]> = ["minute", "day"];
+export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EventType"]> = ["pet.created", "order.placed", "order.completed", "order.cancelled", "order.expired", "key.created", "key.rotated", "key.revoked", "key.leak_reported", "key.usage_threshold", "key.banned", "webhook_endpoint.disabled"];

@@ -1,3 +1,4 @@
+import type { EventDraft } from '../events/event.js'
 import type { Clock } from '../shared/clock.js'
 import type { AuditAction } from './audit-actions.js'
 import type { AuditDraft, AuditRepository, ChangeContext, RecordedChange } from './audit-log.js'
@@ -31,8 +32,12 @@ export interface ChangeEntry {
   details: Record<string, unknown>
 }
 
-/** A change with nothing to record (yet: its events will be). */
+/** A change with nothing to record. */
 export const NOTHING_RECORDED: RecordedChange = { audit: [] }
+
+/** A change's record with `events` after its own: what a store writes of a change that always has its events (an order's). */
+export const withEvents = (change: RecordedChange, ...events: EventDraft[]): RecordedChange =>
+  events.length === 0 ? change : { audit: change.audit, events: [...(change.events ?? []), ...events] }
 
 /**
  * A change's record: its entries by `ctx`, at `at` (the change's own time), in order; nothing without

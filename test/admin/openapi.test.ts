@@ -100,6 +100,8 @@ describe('admin OpenAPI document', () => {
     )
     assert.deepEqual(Object.keys(pub.components.schemas).sort(), [
       'Error',
+      'Event',
+      'EventType',
       'Inventory',
       'NewOrder',
       'NewPet',

@@ -82,6 +82,7 @@ describe('query strings on every operation', () => {
       completeOrder: { url: `/v1/store/orders/${order.json().id}/complete` },
       getInventory: { url: '/v1/store/inventory' },
       getRateLimit: { url: '/v1/rate_limit' },
+      listEvents: { url: '/v1/events' },
       createKey: { url: '/admin/v1/keys', body: { plan: 'free', name: 'new' } },
       listKeys: { url: '/admin/v1/keys' },
       lookupKey: { url: '/admin/v1/keys/lookup', body: { prefix: 'as_live_AbCd' } },
