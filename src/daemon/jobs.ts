@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.js'
+import { EventRetention } from '../events/retention.js'
 import { IdempotencySweep } from '../idempotency/sweep.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
 import type { LastUsedRecorder } from '../keys/last-used.js'
@@ -30,6 +31,7 @@ export interface Jobs {
   usageRetention: UsageRetention
   idempotencySweep: IdempotencySweep
   scanReportSweep: PeriodicJob
+  eventRetention: EventRetention
 }
 
 /**
@@ -50,6 +52,11 @@ export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usag
     intervalMs: config.orderSweepMs,
     onError: warn('expiring orders failed; retried by the next run'),
   })
+  const eventRetention = new EventRetention(storage.events, {
+    keepMs: config.eventRetentionMs,
+    clock,
+    onError: warn('deleting old events failed; retried by the next run'),
+  })
   const daemon = new Daemon([
     { name: 'key-change poll', start: () => keyResolver.start(), stop: () => keyResolver.stop() },
     { name: 'last-use flush', start: () => lastUsed.start(), stop: () => lastUsed.stop() },
@@ -58,6 +65,7 @@ export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usag
     { name: 'idempotency sweep', start: () => idempotencySweep.start(), stop: () => idempotencySweep.stop() },
     { name: 'scan report sweep', start: () => scanReportSweep.start(), stop: () => scanReportSweep.stop() },
     { name: 'order expiry', start: () => orderExpiry.start(), stop: () => orderExpiry.stop() },
+    { name: 'event retention', start: () => eventRetention.start(), stop: () => eventRetention.stop() },
   ])
-  return { daemon, orderExpiry, usageRetention, idempotencySweep, scanReportSweep }
+  return { daemon, orderExpiry, usageRetention, idempotencySweep, scanReportSweep, eventRetention }
 }
