@@ -6,6 +6,7 @@ import { ChangeRecorder } from './changes/change-recorder.js'
 import type { Config } from './config/config.js'
 import { CustomerService } from './customers/customer-service.js'
 import { type Jobs, serverJobs } from './daemon/jobs.js'
+import { EventLogService } from './events/event-log-service.js'
 import { KeyResolver } from './keys/key-resolver.js'
 import { KeyService } from './keys/key-service.js'
 import { LastUsedRecorder } from './keys/last-used.js'
@@ -35,6 +36,8 @@ export interface Services {
   operatorOrders: OperatorOrders
   /** Where events are sent: webhook endpoints and their secrets. */
   webhookEndpoints: WebhookEndpointService
+  /** Reading every caller's events. */
+  eventLog: EventLogService
 }
 
 /** What every domain has, the CLI's too: the store, the caches, the recorders and the services over them. */
@@ -156,7 +159,16 @@ function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropp
     adminTokenResolver,
     recorders: { lastUsed, usage },
     changes,
-    services: { keys, customers, adminTokens, usageHistory, auditLog, operatorOrders, webhookEndpoints },
+    services: {
+      keys,
+      customers,
+      adminTokens,
+      usageHistory,
+      auditLog,
+      operatorOrders,
+      webhookEndpoints,
+      eventLog: new EventLogService(storage.events, changes),
+    },
   }
 }
 

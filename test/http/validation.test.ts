@@ -94,6 +94,7 @@ describe('query strings on every operation', () => {
       getKeyUsageHistory: { url: `/admin/v1/keys/${keyId}/usage/history` },
       listTopUsage: { url: '/admin/v1/usage/top' },
       listAuditLog: { url: '/admin/v1/audit-log' },
+      listAnyEvents: { url: '/admin/v1/events' },
       listAnyOrders: { url: '/admin/v1/orders' },
       getAnyOrder: { url: `/admin/v1/orders/${order.json().id}` },
       cancelAnyOrder: { url: `/admin/v1/orders/${order.json().id}/cancel` },
