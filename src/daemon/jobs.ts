@@ -3,6 +3,7 @@ import { EventRetention } from '../events/retention.js'
 import { IdempotencySweep } from '../idempotency/sweep.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
 import type { LastUsedRecorder } from '../keys/last-used.js'
+import type { LimitEvents } from '../keys/limit-events.js'
 import { OrderExpiry } from '../orders/expiry.js'
 import { reportSweep } from '../secret-scanning/reports.js'
 import type { Clock } from '../shared/clock.js'
@@ -20,6 +21,8 @@ export interface JobParts {
   keyResolver: KeyResolver
   lastUsed: LastUsedRecorder
   usage: UsageRecorder
+  /** The limiter's events being written: a stop waits for them, before storage closes. */
+  limitEvents: LimitEvents
   /** Where a failed run is told, with what it means (the next run tries again). */
   warn: (message: string) => (error: unknown) => void
 }
@@ -39,7 +42,7 @@ export interface Jobs {
  * the key-change poll first (its first read of the change log and of the known secrets is done
  * before a request is served), then the recorders' flushes, then the sweeps.
  */
-export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usage, warn }: JobParts): Jobs {
+export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usage, limitEvents, warn }: JobParts): Jobs {
   const usageRetention = new UsageRetention(storage.usage, {
     keep: { minute: config.usageMinuteRetentionMs, hour: config.usageHourRetentionMs },
     intervalMs: USAGE_RETENTION_INTERVAL_MS,
@@ -61,6 +64,7 @@ export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usag
     { name: 'key-change poll', start: () => keyResolver.start(), stop: () => keyResolver.stop() },
     { name: 'last-use flush', start: () => lastUsed.start(), stop: () => lastUsed.stop() },
     { name: 'usage flush', start: () => usage.start(), stop: () => usage.stop() },
+    { name: 'limit events', start: () => {}, stop: () => limitEvents.settled() },
     { name: 'usage retention', start: () => usageRetention.start(), stop: () => usageRetention.stop() },
     { name: 'idempotency sweep', start: () => idempotencySweep.start(), stop: () => idempotencySweep.stop() },
     { name: 'scan report sweep', start: () => scanReportSweep.start(), stop: () => scanReportSweep.stop() },

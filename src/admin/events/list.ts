@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import type { EventLogService } from '../../events/event-log-service.js'
+import type { EventLogService } from '../../changes/event-log-service.js'
 import type { EventType } from '../../events/event-types.js'
 import { eventJson } from '../../events/payload.js'
 import { rateLimitHeaderDocs } from '../../http/openapi-docs.js'

@@ -1,6 +1,6 @@
-import type { ChangeContext } from '../changes/audit-log.js'
-import type { ChangeRecorder } from '../changes/change-recorder.js'
-import type { EventPage, EventQuery, EventRepository } from './event.js'
+import type { EventPage, EventQuery, EventRepository } from '../events/event.js'
+import type { ChangeContext } from './audit-log.js'
+import type { ChangeRecorder } from './change-recorder.js'
 
 /** Every caller's events, as operators read them (the admin API's `GET /events`), each read on record as `event.list`. */
 export class EventLogService {
