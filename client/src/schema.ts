@@ -208,7 +208,1045 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "pet.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An animal was added (createPet).
+         * @description Sent to the webhook endpoints subscribed to `pet.created` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "pet.created",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": 1,
+                     *         "name": "Rex",
+                     *         "categoryId": 7,
+                     *         "status": "available"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "pet.created";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["Pet"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.placed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was placed: its animal is pending until the order ends.
+         * @description Sent to the webhook endpoints subscribed to `order.placed` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "order.placed",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": 1,
+                     *         "petId": 1,
+                     *         "status": "placed",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": "2026-11-21T12:30:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "order.placed";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["Order"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was completed: its animal is sold.
+         * @description Sent to the webhook endpoints subscribed to `order.completed` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "order.completed",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": 1,
+                     *         "petId": 1,
+                     *         "status": "completed",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": "2026-11-21T12:30:30.000Z",
+                     *         "endedAt": "2026-11-21T12:05:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "order.completed";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["Order"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was cancelled (by its owner or an operator): its animal is available again.
+         * @description Sent to the webhook endpoints subscribed to `order.cancelled` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "order.cancelled",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": 1,
+                     *         "petId": 1,
+                     *         "status": "cancelled",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": "2026-11-21T12:30:30.000Z",
+                     *         "endedAt": "2026-11-21T12:05:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "order.cancelled";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["Order"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order’s hold ran out before it was completed or cancelled: its animal is available again. Told once, whoever found it.
+         * @description Sent to the webhook endpoints subscribed to `order.expired` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "order.expired",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": 1,
+                     *         "petId": 1,
+                     *         "status": "expired",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": "2026-11-21T12:30:30.000Z",
+                     *         "endedAt": "2026-11-21T12:30:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "order.expired";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["Order"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An API key was created.
+         * @description Sent to the webhook endpoints subscribed to `key.created` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.created",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": "key_4CqW2n7dPz9LmR1s",
+                     *         "name": "shop backend",
+                     *         "plan": "pro",
+                     *         "perMinute": 600,
+                     *         "perDay": 100000,
+                     *         "prefix": "as_live_Ab3x",
+                     *         "quotaId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "customerId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "scopes": [
+                     *           "pets:read",
+                     *           "pets:write",
+                     *           "orders:read",
+                     *           "orders:write"
+                     *         ],
+                     *         "state": "active",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "updatedAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": null,
+                     *         "revokedAt": null,
+                     *         "rotatedTo": null,
+                     *         "rotatedFrom": null,
+                     *         "metadata": null,
+                     *         "lastUsedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.created";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The key as the admin API shows it (never its secret: only its prefix), as it is after the change. */
+                        data: {
+                            /** @description key_… */
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            perMinute?: number;
+                            perDay?: number;
+                            /** @description The first characters of the key: enough to recognise it, never to use it. */
+                            prefix: string;
+                            /** @description The quota it counts against: its customer, or the first key of its rotation chain. */
+                            quotaId: string;
+                            /** @description Its customer (cus_…), or null. */
+                            customerId: string | null;
+                            scopes: string[];
+                            /** @enum {string} */
+                            state: "active" | "expired" | "revoked" | "rotated";
+                            /**
+                             * Format: date-time
+                             * @description When it was created.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last changed.
+                             */
+                            updatedAt: string;
+                            /** @description When it expires (RFC 3339), or null. */
+                            expiresAt?: string | null;
+                            /** @description When it was revoked (RFC 3339), or null. */
+                            revokedAt?: string | null;
+                            /** @description The key it was rotated to, or null. */
+                            rotatedTo?: string | null;
+                            /** @description The key it replaced, or null. */
+                            rotatedFrom?: string | null;
+                            /** @description The operator’s JSON object, or null. */
+                            metadata?: Record<string, never> | null;
+                            /** @description Its last use (RFC 3339), or null. */
+                            lastUsedAt?: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An API key was rotated: `data` is the old key, whose `rotatedTo` names its successor.
+         * @description Sent to the webhook endpoints subscribed to `key.rotated` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.rotated",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": "key_4CqW2n7dPz9LmR1s",
+                     *         "name": "shop backend",
+                     *         "plan": "pro",
+                     *         "perMinute": 600,
+                     *         "perDay": 100000,
+                     *         "prefix": "as_live_Ab3x",
+                     *         "quotaId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "customerId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "scopes": [
+                     *           "pets:read",
+                     *           "pets:write",
+                     *           "orders:read",
+                     *           "orders:write"
+                     *         ],
+                     *         "state": "rotated",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "updatedAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": "2026-11-22T12:00:30.000Z",
+                     *         "revokedAt": null,
+                     *         "rotatedTo": "key_9ZxY8wV7uT6sR5qP",
+                     *         "rotatedFrom": null,
+                     *         "metadata": null,
+                     *         "lastUsedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.rotated";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The key as the admin API shows it (never its secret: only its prefix), as it is after the change. */
+                        data: {
+                            /** @description key_… */
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            perMinute?: number;
+                            perDay?: number;
+                            /** @description The first characters of the key: enough to recognise it, never to use it. */
+                            prefix: string;
+                            /** @description The quota it counts against: its customer, or the first key of its rotation chain. */
+                            quotaId: string;
+                            /** @description Its customer (cus_…), or null. */
+                            customerId: string | null;
+                            scopes: string[];
+                            /** @enum {string} */
+                            state: "active" | "expired" | "revoked" | "rotated";
+                            /**
+                             * Format: date-time
+                             * @description When it was created.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last changed.
+                             */
+                            updatedAt: string;
+                            /** @description When it expires (RFC 3339), or null. */
+                            expiresAt?: string | null;
+                            /** @description When it was revoked (RFC 3339), or null. */
+                            revokedAt?: string | null;
+                            /** @description The key it was rotated to, or null. */
+                            rotatedTo?: string | null;
+                            /** @description The key it replaced, or null. */
+                            rotatedFrom?: string | null;
+                            /** @description The operator’s JSON object, or null. */
+                            metadata?: Record<string, never> | null;
+                            /** @description Its last use (RFC 3339), or null. */
+                            lastUsedAt?: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An API key was revoked (one event for each key a revocation takes along its rotation chain).
+         * @description Sent to the webhook endpoints subscribed to `key.revoked` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.revoked",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": "key_4CqW2n7dPz9LmR1s",
+                     *         "name": "shop backend",
+                     *         "plan": "pro",
+                     *         "perMinute": 600,
+                     *         "perDay": 100000,
+                     *         "prefix": "as_live_Ab3x",
+                     *         "quotaId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "customerId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "scopes": [
+                     *           "pets:read",
+                     *           "pets:write",
+                     *           "orders:read",
+                     *           "orders:write"
+                     *         ],
+                     *         "state": "revoked",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "updatedAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": null,
+                     *         "revokedAt": "2026-11-21T12:00:30.000Z",
+                     *         "rotatedTo": null,
+                     *         "rotatedFrom": null,
+                     *         "metadata": null,
+                     *         "lastUsedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.revoked";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The key as the admin API shows it (never its secret: only its prefix), as it is after the change. */
+                        data: {
+                            /** @description key_… */
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            perMinute?: number;
+                            perDay?: number;
+                            /** @description The first characters of the key: enough to recognise it, never to use it. */
+                            prefix: string;
+                            /** @description The quota it counts against: its customer, or the first key of its rotation chain. */
+                            quotaId: string;
+                            /** @description Its customer (cus_…), or null. */
+                            customerId: string | null;
+                            scopes: string[];
+                            /** @enum {string} */
+                            state: "active" | "expired" | "revoked" | "rotated";
+                            /**
+                             * Format: date-time
+                             * @description When it was created.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last changed.
+                             */
+                            updatedAt: string;
+                            /** @description When it expires (RFC 3339), or null. */
+                            expiresAt?: string | null;
+                            /** @description When it was revoked (RFC 3339), or null. */
+                            revokedAt?: string | null;
+                            /** @description The key it was rotated to, or null. */
+                            rotatedTo?: string | null;
+                            /** @description The key it replaced, or null. */
+                            rotatedFrom?: string | null;
+                            /** @description The operator’s JSON object, or null. */
+                            metadata?: Record<string, never> | null;
+                            /** @description Its last use (RFC 3339), or null. */
+                            lastUsedAt?: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.leak_reported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A secret scanner reported the key found in public; a `key.revoked` follows when the service revokes it.
+         * @description Sent to the webhook endpoints subscribed to `key.leak_reported` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.leak_reported",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": "key_4CqW2n7dPz9LmR1s",
+                     *         "name": "shop backend",
+                     *         "plan": "pro",
+                     *         "perMinute": 600,
+                     *         "perDay": 100000,
+                     *         "prefix": "as_live_Ab3x",
+                     *         "quotaId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "customerId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "scopes": [
+                     *           "pets:read",
+                     *           "pets:write",
+                     *           "orders:read",
+                     *           "orders:write"
+                     *         ],
+                     *         "state": "active",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "updatedAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": null,
+                     *         "revokedAt": null,
+                     *         "rotatedTo": null,
+                     *         "rotatedFrom": null,
+                     *         "metadata": null,
+                     *         "lastUsedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.leak_reported";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The key as the admin API shows it (never its secret: only its prefix), as it is after the change. */
+                        data: {
+                            /** @description key_… */
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            perMinute?: number;
+                            perDay?: number;
+                            /** @description The first characters of the key: enough to recognise it, never to use it. */
+                            prefix: string;
+                            /** @description The quota it counts against: its customer, or the first key of its rotation chain. */
+                            quotaId: string;
+                            /** @description Its customer (cus_…), or null. */
+                            customerId: string | null;
+                            scopes: string[];
+                            /** @enum {string} */
+                            state: "active" | "expired" | "revoked" | "rotated";
+                            /**
+                             * Format: date-time
+                             * @description When it was created.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last changed.
+                             */
+                            updatedAt: string;
+                            /** @description When it expires (RFC 3339), or null. */
+                            expiresAt?: string | null;
+                            /** @description When it was revoked (RFC 3339), or null. */
+                            revokedAt?: string | null;
+                            /** @description The key it was rotated to, or null. */
+                            rotatedTo?: string | null;
+                            /** @description The key it replaced, or null. */
+                            rotatedFrom?: string | null;
+                            /** @description The operator’s JSON object, or null. */
+                            metadata?: Record<string, never> | null;
+                            /** @description Its last use (RFC 3339), or null. */
+                            lastUsedAt?: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.usage_threshold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A quota’s day window (a customer’s, or a key chain’s) passed 80% or 100%: once per window and threshold.
+         * @description Sent to the webhook endpoints subscribed to `key.usage_threshold` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.usage_threshold",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "quotaId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "customerId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "keyId": "key_4CqW2n7dPz9LmR1s",
+                     *         "window": "day",
+                     *         "threshold": 80,
+                     *         "limit": 100000,
+                     *         "used": 80000,
+                     *         "windowStart": "2026-11-21T00:00:00.000Z",
+                     *         "resetAt": "2026-11-22T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.usage_threshold";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** @description The quota concerned: the customer, or the first key of the rotation chain. */
+                            quotaId: string | null;
+                            /** @description Its customer, or null. */
+                            customerId: string | null;
+                            /** @description The key whose request passed the threshold or started the ban. */
+                            keyId: string | null;
+                            /** @enum {string} */
+                            window: "day";
+                            /**
+                             * @description The share of the window passed, in percent.
+                             * @enum {integer}
+                             */
+                            threshold: 80 | 100;
+                            limit: number;
+                            /** @description Requests counted in the window when it was passed. */
+                            used: number;
+                            /**
+                             * Format: date-time
+                             * @description The start of the window (UTC midnight).
+                             */
+                            windowStart: string;
+                            /**
+                             * Format: date-time
+                             * @description When the window resets.
+                             */
+                            resetAt: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.banned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A temporary ban started, of a key’s quota or of a client address that kept calling while limited: once per ban.
+         * @description Sent to the webhook endpoints subscribed to `key.banned` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.banned",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "quotaId": "key_4CqW2n7dPz9LmR1s",
+                     *         "customerId": null,
+                     *         "keyId": "key_4CqW2n7dPz9LmR1s",
+                     *         "address": null,
+                     *         "until": "2026-11-21T12:01:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.banned";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** @description The quota concerned: the customer, or the first key of the rotation chain. */
+                            quotaId: string | null;
+                            /** @description Its customer, or null. */
+                            customerId: string | null;
+                            /** @description The key whose request passed the threshold or started the ban. */
+                            keyId: string | null;
+                            /** @description The client address (or IPv6 /64) banned, for a ban of requests without a valid key; else null. */
+                            address: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the ban ends.
+                             */
+                            until: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A webhook endpoint was disabled after its deliveries failed for too long (written by the webhook delivery).
+         * @description Sent to the webhook endpoints subscribed to `webhook_endpoint.disabled` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "webhook_endpoint.disabled",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": "we_2Bc4De6Fg8Hi0Jk2",
+                     *         "url": "https://example.com/hooks",
+                     *         "enabled": false,
+                     *         "disabledReason": "failing"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "webhook_endpoint.disabled";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The endpoint as the admin API shows it (never its secret). */
+                        data: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** Error */
@@ -2881,6 +3919,16 @@ type ReadonlyArray<T> = [
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsPetsPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/pets"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
 export const pathsStoreOrdersPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/store/orders"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
+export const webhooksKeyCreatedPostRequestBodyContentApplicationJsonDataPlanValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["plan"]> = ["free", "pro", "business", "enterprise"];
+export const webhooksKeyCreatedPostRequestBodyContentApplicationJsonDataStateValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["state"]> = ["active", "expired", "revoked", "rotated"];
+export const webhooksKeyRotatedPostRequestBodyContentApplicationJsonDataPlanValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.rotated"]["post"]["requestBody"]["content"]["application/json"]["data"]["plan"]> = ["free", "pro", "business", "enterprise"];
+export const webhooksKeyRotatedPostRequestBodyContentApplicationJsonDataStateValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.rotated"]["post"]["requestBody"]["content"]["application/json"]["data"]["state"]> = ["active", "expired", "revoked", "rotated"];
+export const webhooksKeyRevokedPostRequestBodyContentApplicationJsonDataPlanValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.revoked"]["post"]["requestBody"]["content"]["application/json"]["data"]["plan"]> = ["free", "pro", "business", "enterprise"];
+export const webhooksKeyRevokedPostRequestBodyContentApplicationJsonDataStateValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.revoked"]["post"]["requestBody"]["content"]["application/json"]["data"]["state"]> = ["active", "expired", "revoked", "rotated"];
+export const webhooksKeyLeak_reportedPostRequestBodyContentApplicationJsonDataPlanValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.leak_reported"]["post"]["requestBody"]["content"]["application/json"]["data"]["plan"]> = ["free", "pro", "business", "enterprise"];
+export const webhooksKeyLeak_reportedPostRequestBodyContentApplicationJsonDataStateValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.leak_reported"]["post"]["requestBody"]["content"]["application/json"]["data"]["state"]> = ["active", "expired", "revoked", "rotated"];
+export const webhooksKeyUsage_thresholdPostRequestBodyContentApplicationJsonDataWindowValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.usage_threshold"]["post"]["requestBody"]["content"]["application/json"]["data"]["window"]> = ["day"];
+export const webhooksKeyUsage_thresholdPostRequestBodyContentApplicationJsonDataThresholdValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.usage_threshold"]["post"]["requestBody"]["content"]["application/json"]["data"]["threshold"]> = [80, 100];
 export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "forbidden_role", "insufficient_scope", "not_found", "method_not_allowed", "request_timeout", "conflict", "idempotency_conflict", "pet_not_available", "order_not_placed", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "unknown_pet", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
 export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
 export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["placed", "cancelled", "completed", "expired"];

@@ -17,6 +17,7 @@ import type { ScanReportRepository } from '../secret-scanning/repository.js'
 import type { Clock } from '../shared/clock.js'
 import { type PublicApp, type PublicRoutesOptions, V1_PREFIX } from './common/routes.js'
 import { EVENT_SCHEMAS, eventRoutes } from './events/index.js'
+import { eventWebhooks } from './events/webhooks.js'
 import { publicApiDescription } from './openapi.js'
 import { ORDER_SCHEMAS, orderRoutes } from './orders/index.js'
 import { PET_SCHEMAS, petRoutes } from './pets/index.js'
@@ -52,7 +53,7 @@ export interface PublicApiOptions {
 export async function registerPublicApi(app: FastifyInstance, options: PublicApiOptions): Promise<void> {
   const { config, clock } = options
   for (const schema of [...PET_SCHEMAS, ...ORDER_SCHEMAS, ...RATE_LIMIT_SCHEMAS, ...EVENT_SCHEMAS]) app.addSchema(schema)
-  await registerOpenApi(app, config, publicApiDescription(config))
+  await registerOpenApi(app, config, { ...publicApiDescription(config), webhooks: eventWebhooks() })
   const pets = new CachedPetRepository(options.pets)
   const routes: PublicRoutesOptions = {
     pets,
