@@ -10,7 +10,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import { EVENT_TYPES } from '../../../src/events/event-types.js'
 import { bearer, buildTestApp } from '../../helpers/app.js'
 
-// biome-ignore lint/suspicious/noExplicitAny: a parsed OpenAPI document
+/** A parsed OpenAPI document. */
 type Doc = any
 
 function compiler(doc: Doc) {
