@@ -6,18 +6,22 @@
  * and migration 020 is applied to a database that has 021 already.
  */
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
+import pg from 'pg'
 import { type EventDraft, eventDraft } from '../../src/events/event.js'
 import { EventRetention } from '../../src/events/retention.js'
 import { holdRule } from '../../src/orders/hold.js'
 import type { NewOrder } from '../../src/orders/repository.js'
 import { ManualClock } from '../../src/shared/clock.js'
+import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { openMigrated } from '../../src/storage/sqlite/open-database.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { STORE_ENGINES } from '../helpers/stores.js'
+import { PG_URL, requireService } from '../helpers/services.js'
+import { dropSchema, STORE_ENGINES } from '../helpers/stores.js'
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0)
 const DAY = 86_400_000
@@ -99,5 +103,29 @@ test('migration 020 is applied to a SQLite database that has 021 already (applie
     again.close()
   } finally {
     rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('migration 020 is applied to a PostgreSQL schema that has 021 already (applied by name)', async (t) => {
+  if (!(await requireService(t, 'PostgreSQL'))) return
+  const schema = `test_${randomBytes(6).toString('hex')}`
+  t.after(() => dropSchema(schema))
+  await (await PostgresStorage.open({ databaseUrl: PG_URL, schema })).close()
+  const client = new pg.Client({ connectionString: PG_URL })
+  await client.connect()
+  try {
+    // A database of the release before: 021 applied, no 020.
+    await client.query(`DROP TABLE ${schema}.events; DELETE FROM ${schema}.schema_migrations WHERE version = '020_events.sql'`)
+    const storage = await PostgresStorage.open({ databaseUrl: PG_URL, schema })
+    await storage.audit.write({ audit: [], events: [eventDraft('pet.created', OWNER, T0, { id: 1 })] })
+    assert.equal((await storage.events.list({ limit: 10 })).events.length, 1)
+    await storage.close()
+    const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations WHERE version LIKE '02%' ORDER BY version`)
+    assert.deepEqual(
+      rows.map((r) => r.version),
+      ['020_events.sql', '021_webhook_endpoints.sql', '022_audit_event_reads.sql'],
+    )
+  } finally {
+    await client.end()
   }
 })
