@@ -371,7 +371,7 @@ export class KeyService implements KeyAdministration {
 
 /**
  * On a first start with no key at all, creates one Free key so a newcomer can call the API at once;
- * in the audit log as `key.create` by `system`/`bootstrap`, in the same transaction.
+ * in the audit log as `key.create` by `system`/`bootstrap`, and its `key.created` event, in the same transaction.
  */
 export async function createFirstKey(
   keys: KeyRepository,
@@ -383,11 +383,15 @@ export async function createFirstKey(
     env,
     now,
   )
-  const recorded: RecordedChange = recordedChange({ actor: BOOTSTRAP_ACTOR }, now, {
-    action: 'key.create',
-    keyId: created.record.id,
-    details: describe(created.record),
-  })
+  const recorded: RecordedChange = withEvents(
+    recordedChange({ actor: BOOTSTRAP_ACTOR }, now, {
+      action: 'key.create',
+      keyId: created.record.id,
+      details: describe(created.record),
+    }),
+    // Its event too, as every key's: a new key, never used.
+    keyEvent('key.created', { ...created.record, state: 'active', lastUsedAt: null }, now),
+  )
   return (await keys.insertFirstKey(created.record, recorded)) ? created : undefined
 }
 

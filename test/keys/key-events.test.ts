@@ -6,7 +6,9 @@
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { createFirstKey } from '../../src/keys/key-service.js'
 import { type AdminTestApp, buildAdminTestApp } from '../admin/helpers.js'
+import { TEST_NOW } from '../helpers/app.js'
 import { STORE_ENGINES } from '../helpers/stores.js'
 
 async function make(a: AdminTestApp, path: string, body: unknown) {
@@ -49,6 +51,18 @@ for (const engine of STORE_ENGINES) {
         assert.equal(e.keyChainId, created.apiKey.id, 'the chain is its first key')
         assert.ok(!JSON.stringify(e.data).includes(created.key) && !JSON.stringify(e.data).includes(rotated.key), 'no secret')
       }
+    })
+
+    test('the first key a start creates has its key.created, as every key has', async (t) => {
+      const storage = await engine.open(t)
+      if (!storage) return
+      const first = await createFirstKey(storage.keys, 'production', TEST_NOW)
+      const [event, ...rest] = (await storage.events.list({ limit: 10 })).events
+      assert.deepEqual(rest, [])
+      assert.deepEqual([event?.type, event?.keyId, event?.keyChainId], ['key.created', first!.record.id, first!.record.id])
+      const data = JSON.parse(event!.data)
+      assert.deepEqual([data.state, data.prefix, data.name], ['active', first!.record.prefix, 'first key'])
+      assert.ok(!event!.data.includes(first!.key), 'never the secret')
     })
 
     test('a leak reported: key.leak_reported when flagged; with key.revoked when revoked', async (t) => {
