@@ -86,6 +86,24 @@ for (const engine of STORE_ENGINES) {
   })
 }
 
+test("an address's ban: key.banned with the address, no key, no owner; no threshold without a key", async (t) => {
+  const storage = await STORE_ENGINES[0]!.open(t)
+  const events = new LimitEvents(new ChangeRecorder(storage!.audit, new ManualClock(TEST_NOW)))
+  const ban = decision(10, { allowed: false, reason: 'key_banned', retryAfter: 30, banStarted: true })
+  events.observe({ identity: 'a:203.0.113.7', decision: ban })
+  await events.settled()
+  const [event, ...rest] = (await storage!.events.list({ limit: 10 })).events
+  assert.deepEqual(rest, [])
+  assert.deepEqual([event?.type, event?.customerId, event?.keyChainId, event?.keyId], ['key.banned', null, null, null])
+  assert.deepEqual(JSON.parse(event!.data), {
+    quotaId: null,
+    customerId: null,
+    keyId: null,
+    address: '203.0.113.7',
+    until: new Date(TEST_NOW + 30_000).toISOString(),
+  })
+})
+
 test('a write that fails is told to onError, never thrown', async () => {
   const errors: unknown[] = []
   const events = new LimitEvents({ record: () => Promise.reject(new Error('disk on fire')) }, (e) => errors.push(e))
