@@ -2,12 +2,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import { adminApi } from './admin/index.js'
 import { registerPublicApi } from './api/index.js'
+import { addressIdentity } from './auth/address-identity.js'
 import { AddressRefusals } from './auth/address-refusals.js'
 import { presentedOf, registerAdmission } from './auth/admission.js'
 import { apiKeyCredential } from './auth/api-key-credential.js'
 import { createGuard } from './auth/guard.js'
 import type { Domain } from './domain.js'
 import { accessLog, lazyRequestLogger, REQUEST_ID_LABEL } from './http/access-log.js'
+import { clientAddress } from './http/client-address.js'
 import { clientErrorHandler, trackResponses } from './http/client-errors.js'
 import { commonHeaders } from './http/common-headers.js'
 import { DeferredCompilation } from './http/compile-on-first-use.js'
@@ -24,6 +26,7 @@ import { answerUnrouted, requireHost, unroutedError } from './http/route-fallbac
 import { RouteTable } from './http/route-settings.js'
 import { refuseWhileClosing } from './http/shutdown.js'
 import { closeQueryStrings, strictSchemaController } from './http/validation.js'
+import { limitEventsHook } from './keys/limit-events.js'
 import { infoLines } from './ops/logger.js'
 import { opsRoutes } from './ops/routes.js'
 import { BODY_LIMIT_BYTES } from './shared/body-limit.js'
@@ -110,6 +113,7 @@ export async function buildApp(domain: Domain, options: AppOptions = {}): Promis
         auditLog: domain.services.auditLog,
         customers: domain.services.customers,
         webhookEndpoints: domain.services.webhookEndpoints,
+        eventLog: domain.services.eventLog,
         now: () => clock.now(),
       })
 
@@ -137,6 +141,11 @@ export async function buildApp(domain: Domain, options: AppOptions = {}): Promis
 
   if (main) app.addHook('onSend', guard.settle)
   if (main) app.addHook('onResponse', countUsage(usage, clock))
+  if (main)
+    app.addHook(
+      'onResponse',
+      limitEventsHook(domain.limitEvents, (request) => addressIdentity(clientAddress(request))),
+    )
   const writeLine = domain.logger === undefined ? undefined : infoLines.get(domain.logger)
   app.addHook('onResponse', accessLog(app.log, metrics, writeLine, presentedOf))
 
@@ -145,6 +154,7 @@ export async function buildApp(domain: Domain, options: AppOptions = {}): Promis
       config,
       pets: storage.pets,
       orders: storage.orders,
+      events: storage.events,
       clock,
       linkBase,
       // One database, one secret: every instance on it tags the same answer alike.

@@ -3,12 +3,14 @@ import { AdminTokenService } from './admin-tokens/admin-token-service.js'
 import { AdminTokenResolver } from './admin-tokens/admin-tokens.js'
 import { AuditLogService } from './changes/audit-log-service.js'
 import { ChangeRecorder } from './changes/change-recorder.js'
+import { EventLogService } from './changes/event-log-service.js'
 import type { Config } from './config/config.js'
 import { CustomerService } from './customers/customer-service.js'
 import { type Jobs, serverJobs } from './daemon/jobs.js'
 import { KeyResolver } from './keys/key-resolver.js'
 import { KeyService } from './keys/key-service.js'
 import { LastUsedRecorder } from './keys/last-used.js'
+import { LimitEvents } from './keys/limit-events.js'
 import { createLimiter } from './limits/index.js'
 import type { RateLimiter } from './limits/limiter.js'
 import { jobWarnings } from './ops/job-warnings.js'
@@ -35,6 +37,8 @@ export interface Services {
   operatorOrders: OperatorOrders
   /** Where events are sent: webhook endpoints and their secrets. */
   webhookEndpoints: WebhookEndpointService
+  /** Reading every caller's events. */
+  eventLog: EventLogService
 }
 
 /** What every domain has, the CLI's too: the store, the caches, the recorders and the services over them. */
@@ -64,6 +68,8 @@ export interface Domain extends DomainCore {
   logger: FastifyBaseLogger | undefined
   /** The dependency checks of /readyz, shared by both listeners: one check per interval for both. */
   readiness: Readiness
+  /** The events the limiter's answers tell (usage thresholds, bans), written after each answer. */
+  limitEvents: LimitEvents
   /** Built here, started by the owner of the process (service.ts) once its apps are ready. */
   jobs: Jobs
   /** The jobs stopped (their last batches written), then the limiter closed, then storage: given or not. */
@@ -156,7 +162,16 @@ function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropp
     adminTokenResolver,
     recorders: { lastUsed, usage },
     changes,
-    services: { keys, customers, adminTokens, usageHistory, auditLog, operatorOrders, webhookEndpoints },
+    services: {
+      keys,
+      customers,
+      adminTokens,
+      usageHistory,
+      auditLog,
+      operatorOrders,
+      webhookEndpoints,
+      eventLog: new EventLogService(storage.events, changes),
+    },
   }
 }
 
@@ -196,13 +211,15 @@ export async function buildDomain(config: Config, overrides: DomainOverrides = {
       metrics,
       limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
     })
-    const jobs = serverJobs({ config, storage, clock, keyResolver: core.keyResolver, ...core.recorders, warn })
+    const limitEvents = new LimitEvents(core.changes, warn('writing a usage threshold or ban event failed; not retried'))
+    const jobs = serverJobs({ config, storage, clock, keyResolver: core.keyResolver, ...core.recorders, limitEvents, warn })
     return {
       ...core,
       limiter,
       metrics,
       logger,
       readiness,
+      limitEvents,
       jobs,
       close: async () => {
         await jobs.daemon.stop()

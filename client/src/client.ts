@@ -1,5 +1,6 @@
 import createClient, { type Client } from 'openapi-fetch'
 import { UnexpectedResponseError } from './errors.js'
+import { EventsClient } from './events.js'
 import { parseJson, stringifyJson } from './json.js'
 import { nextLink } from './link.js'
 import { OrdersClient, type SendInit } from './orders.js'
@@ -88,6 +89,8 @@ export class AnimalStoreClient {
 
   /** The store's orders: `place`, `list` (and `pages`, `all`), `get`, `cancel`, `complete` (client/src/orders.ts). */
   readonly orders: OrdersClient
+  /** The caller's events: `list` (and `pages`, `all`) (client/src/events.ts). */
+  readonly events: EventsClient
 
   constructor(options: ClientOptions) {
     const base = new URL(options.baseUrl)
@@ -120,6 +123,11 @@ export class AnimalStoreClient {
       conditional: (options, shape, request) => this.#conditional(options, shape, request),
       walk: (first, options) => this.#walk(first, options),
       idempotencyKey: idempotencyKeyHeader,
+    })
+    this.events = new EventsClient({
+      requests: { list: (init, query) => api.GET('/events', { ...init, params: { query } }) },
+      send: (options, shape, request) => this.#send(options, shape, request),
+      walk: (first, options) => this.#walk(first, options),
     })
   }
 

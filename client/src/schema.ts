@@ -187,8 +187,1066 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your events
+         * @description Returns up to `limit` events of the caller, oldest first: those of its customer (every key of it) or, for a key without one, those of its key chain (the key and the keys it was rotated from or to). An event is written in the same transaction as the change it tells of, and kept `EVENT_RETENTION_DAYS` (30 days unless the operator chose otherwise). When more exist, a `Link: <...>; rel="next"` header gives the next page; a client that polls keeps the last page's link and asks it again later. Any key may call it (it needs no scope), but order events (`order.*`) need `orders:read`, as the orders do: without it they are left out of the listing, and asking for one with `type=order.…` is 403 `insufficient_scope` naming `orders:read`. Counted against the quota like any request.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "pet.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An animal was added (createPet).
+         * @description Sent to the webhook endpoints subscribed to `pet.created` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "pet.created",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": 1,
+                     *         "name": "Rex",
+                     *         "categoryId": 7,
+                     *         "status": "available"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "pet.created";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["Pet"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.placed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was placed: its animal is pending until the order ends.
+         * @description Sent to the webhook endpoints subscribed to `order.placed` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "order.placed",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": 1,
+                     *         "petId": 1,
+                     *         "status": "placed",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": "2026-11-21T12:30:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "order.placed";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["Order"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was completed: its animal is sold.
+         * @description Sent to the webhook endpoints subscribed to `order.completed` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "order.completed",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": 1,
+                     *         "petId": 1,
+                     *         "status": "completed",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": "2026-11-21T12:30:30.000Z",
+                     *         "endedAt": "2026-11-21T12:05:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "order.completed";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["Order"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was cancelled (by its owner or an operator): its animal is available again.
+         * @description Sent to the webhook endpoints subscribed to `order.cancelled` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "order.cancelled",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": 1,
+                     *         "petId": 1,
+                     *         "status": "cancelled",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": "2026-11-21T12:30:30.000Z",
+                     *         "endedAt": "2026-11-21T12:05:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "order.cancelled";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["Order"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order’s hold ran out before it was completed or cancelled: its animal is available again. Told once, whoever found it.
+         * @description Sent to the webhook endpoints subscribed to `order.expired` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "order.expired",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": 1,
+                     *         "petId": 1,
+                     *         "status": "expired",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": "2026-11-21T12:30:30.000Z",
+                     *         "endedAt": "2026-11-21T12:30:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "order.expired";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: components["schemas"]["Order"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An API key was created.
+         * @description Sent to the webhook endpoints subscribed to `key.created` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.created",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": "key_4CqW2n7dPz9LmR1s",
+                     *         "name": "shop backend",
+                     *         "plan": "pro",
+                     *         "perMinute": 600,
+                     *         "perDay": 100000,
+                     *         "prefix": "as_live_Ab3x",
+                     *         "quotaId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "customerId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "scopes": [
+                     *           "pets:read",
+                     *           "pets:write",
+                     *           "orders:read",
+                     *           "orders:write"
+                     *         ],
+                     *         "state": "active",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "updatedAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": null,
+                     *         "revokedAt": null,
+                     *         "rotatedTo": null,
+                     *         "rotatedFrom": null,
+                     *         "metadata": null,
+                     *         "lastUsedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.created";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The key as the admin API shows it (never its secret: only its prefix), as it is after the change. */
+                        data: {
+                            /** @description key_… */
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            perMinute?: number;
+                            perDay?: number;
+                            /** @description The first characters of the key: enough to recognise it, never to use it. */
+                            prefix: string;
+                            /** @description The quota it counts against: its customer, or the first key of its rotation chain. */
+                            quotaId: string;
+                            /** @description Its customer (cus_…), or null. */
+                            customerId: string | null;
+                            scopes: string[];
+                            /** @enum {string} */
+                            state: "active" | "expired" | "revoked" | "rotated";
+                            /**
+                             * Format: date-time
+                             * @description When it was created.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last changed.
+                             */
+                            updatedAt: string;
+                            /** @description When it expires (RFC 3339), or null. */
+                            expiresAt?: string | null;
+                            /** @description When it was revoked (RFC 3339), or null. */
+                            revokedAt?: string | null;
+                            /** @description The key it was rotated to, or null. */
+                            rotatedTo?: string | null;
+                            /** @description The key it replaced, or null. */
+                            rotatedFrom?: string | null;
+                            /** @description The operator’s JSON object, or null. */
+                            metadata?: Record<string, never> | null;
+                            /** @description Its last use (RFC 3339), or null. */
+                            lastUsedAt?: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An API key was rotated: `data` is the old key, whose `rotatedTo` names its successor.
+         * @description Sent to the webhook endpoints subscribed to `key.rotated` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.rotated",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": "key_4CqW2n7dPz9LmR1s",
+                     *         "name": "shop backend",
+                     *         "plan": "pro",
+                     *         "perMinute": 600,
+                     *         "perDay": 100000,
+                     *         "prefix": "as_live_Ab3x",
+                     *         "quotaId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "customerId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "scopes": [
+                     *           "pets:read",
+                     *           "pets:write",
+                     *           "orders:read",
+                     *           "orders:write"
+                     *         ],
+                     *         "state": "rotated",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "updatedAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": "2026-11-22T12:00:30.000Z",
+                     *         "revokedAt": null,
+                     *         "rotatedTo": "key_9ZxY8wV7uT6sR5qP",
+                     *         "rotatedFrom": null,
+                     *         "metadata": null,
+                     *         "lastUsedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.rotated";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The key as the admin API shows it (never its secret: only its prefix), as it is after the change. */
+                        data: {
+                            /** @description key_… */
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            perMinute?: number;
+                            perDay?: number;
+                            /** @description The first characters of the key: enough to recognise it, never to use it. */
+                            prefix: string;
+                            /** @description The quota it counts against: its customer, or the first key of its rotation chain. */
+                            quotaId: string;
+                            /** @description Its customer (cus_…), or null. */
+                            customerId: string | null;
+                            scopes: string[];
+                            /** @enum {string} */
+                            state: "active" | "expired" | "revoked" | "rotated";
+                            /**
+                             * Format: date-time
+                             * @description When it was created.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last changed.
+                             */
+                            updatedAt: string;
+                            /** @description When it expires (RFC 3339), or null. */
+                            expiresAt?: string | null;
+                            /** @description When it was revoked (RFC 3339), or null. */
+                            revokedAt?: string | null;
+                            /** @description The key it was rotated to, or null. */
+                            rotatedTo?: string | null;
+                            /** @description The key it replaced, or null. */
+                            rotatedFrom?: string | null;
+                            /** @description The operator’s JSON object, or null. */
+                            metadata?: Record<string, never> | null;
+                            /** @description Its last use (RFC 3339), or null. */
+                            lastUsedAt?: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An API key was revoked (one event for each key a revocation takes along its rotation chain).
+         * @description Sent to the webhook endpoints subscribed to `key.revoked` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.revoked",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": "key_4CqW2n7dPz9LmR1s",
+                     *         "name": "shop backend",
+                     *         "plan": "pro",
+                     *         "perMinute": 600,
+                     *         "perDay": 100000,
+                     *         "prefix": "as_live_Ab3x",
+                     *         "quotaId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "customerId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "scopes": [
+                     *           "pets:read",
+                     *           "pets:write",
+                     *           "orders:read",
+                     *           "orders:write"
+                     *         ],
+                     *         "state": "revoked",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "updatedAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": null,
+                     *         "revokedAt": "2026-11-21T12:00:30.000Z",
+                     *         "rotatedTo": null,
+                     *         "rotatedFrom": null,
+                     *         "metadata": null,
+                     *         "lastUsedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.revoked";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The key as the admin API shows it (never its secret: only its prefix), as it is after the change. */
+                        data: {
+                            /** @description key_… */
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            perMinute?: number;
+                            perDay?: number;
+                            /** @description The first characters of the key: enough to recognise it, never to use it. */
+                            prefix: string;
+                            /** @description The quota it counts against: its customer, or the first key of its rotation chain. */
+                            quotaId: string;
+                            /** @description Its customer (cus_…), or null. */
+                            customerId: string | null;
+                            scopes: string[];
+                            /** @enum {string} */
+                            state: "active" | "expired" | "revoked" | "rotated";
+                            /**
+                             * Format: date-time
+                             * @description When it was created.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last changed.
+                             */
+                            updatedAt: string;
+                            /** @description When it expires (RFC 3339), or null. */
+                            expiresAt?: string | null;
+                            /** @description When it was revoked (RFC 3339), or null. */
+                            revokedAt?: string | null;
+                            /** @description The key it was rotated to, or null. */
+                            rotatedTo?: string | null;
+                            /** @description The key it replaced, or null. */
+                            rotatedFrom?: string | null;
+                            /** @description The operator’s JSON object, or null. */
+                            metadata?: Record<string, never> | null;
+                            /** @description Its last use (RFC 3339), or null. */
+                            lastUsedAt?: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.leak_reported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A secret scanner reported the key found in public; a `key.revoked` follows when the service revokes it.
+         * @description Sent to the webhook endpoints subscribed to `key.leak_reported` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.leak_reported",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": "key_4CqW2n7dPz9LmR1s",
+                     *         "name": "shop backend",
+                     *         "plan": "pro",
+                     *         "perMinute": 600,
+                     *         "perDay": 100000,
+                     *         "prefix": "as_live_Ab3x",
+                     *         "quotaId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "customerId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "scopes": [
+                     *           "pets:read",
+                     *           "pets:write",
+                     *           "orders:read",
+                     *           "orders:write"
+                     *         ],
+                     *         "state": "active",
+                     *         "createdAt": "2026-11-21T12:00:30.000Z",
+                     *         "updatedAt": "2026-11-21T12:00:30.000Z",
+                     *         "expiresAt": null,
+                     *         "revokedAt": null,
+                     *         "rotatedTo": null,
+                     *         "rotatedFrom": null,
+                     *         "metadata": null,
+                     *         "lastUsedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.leak_reported";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The key as the admin API shows it (never its secret: only its prefix), as it is after the change. */
+                        data: {
+                            /** @description key_… */
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            plan: "free" | "pro" | "business" | "enterprise";
+                            perMinute?: number;
+                            perDay?: number;
+                            /** @description The first characters of the key: enough to recognise it, never to use it. */
+                            prefix: string;
+                            /** @description The quota it counts against: its customer, or the first key of its rotation chain. */
+                            quotaId: string;
+                            /** @description Its customer (cus_…), or null. */
+                            customerId: string | null;
+                            scopes: string[];
+                            /** @enum {string} */
+                            state: "active" | "expired" | "revoked" | "rotated";
+                            /**
+                             * Format: date-time
+                             * @description When it was created.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last changed.
+                             */
+                            updatedAt: string;
+                            /** @description When it expires (RFC 3339), or null. */
+                            expiresAt?: string | null;
+                            /** @description When it was revoked (RFC 3339), or null. */
+                            revokedAt?: string | null;
+                            /** @description The key it was rotated to, or null. */
+                            rotatedTo?: string | null;
+                            /** @description The key it replaced, or null. */
+                            rotatedFrom?: string | null;
+                            /** @description The operator’s JSON object, or null. */
+                            metadata?: Record<string, never> | null;
+                            /** @description Its last use (RFC 3339), or null. */
+                            lastUsedAt?: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.usage_threshold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A quota’s day window (a customer’s, or a key chain’s) passed 80% or 100%: once per window and threshold.
+         * @description Sent to the webhook endpoints subscribed to `key.usage_threshold` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.usage_threshold",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "quotaId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "customerId": "cus_7Hk2Lm9PqR4sT1vW",
+                     *         "keyId": "key_4CqW2n7dPz9LmR1s",
+                     *         "window": "day",
+                     *         "threshold": 80,
+                     *         "limit": 100000,
+                     *         "used": 80000,
+                     *         "windowStart": "2026-11-21T00:00:00.000Z",
+                     *         "resetAt": "2026-11-22T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.usage_threshold";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** @description The quota concerned: the customer, or the first key of the rotation chain. */
+                            quotaId: string | null;
+                            /** @description Its customer, or null. */
+                            customerId: string | null;
+                            /** @description The key whose request passed the threshold or started the ban. */
+                            keyId: string | null;
+                            /** @enum {string} */
+                            window: "day";
+                            /**
+                             * @description The share of the window passed, in percent.
+                             * @enum {integer}
+                             */
+                            threshold: 80 | 100;
+                            limit: number;
+                            /** @description Requests counted in the window when it was passed. */
+                            used: number;
+                            /**
+                             * Format: date-time
+                             * @description The start of the window (UTC midnight).
+                             */
+                            windowStart: string;
+                            /**
+                             * Format: date-time
+                             * @description When the window resets.
+                             */
+                            resetAt: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.banned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A temporary ban started, of a key’s quota or of a client address that kept calling while limited: once per ban.
+         * @description Sent to the webhook endpoints subscribed to `key.banned` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "key.banned",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "quotaId": "key_4CqW2n7dPz9LmR1s",
+                     *         "customerId": null,
+                     *         "keyId": "key_4CqW2n7dPz9LmR1s",
+                     *         "address": null,
+                     *         "until": "2026-11-21T12:01:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "key.banned";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** @description The quota concerned: the customer, or the first key of the rotation chain. */
+                            quotaId: string | null;
+                            /** @description Its customer, or null. */
+                            customerId: string | null;
+                            /** @description The key whose request passed the threshold or started the ban. */
+                            keyId: string | null;
+                            /** @description The client address (or IPv6 /64) banned, for a ban of requests without a valid key; else null. */
+                            address: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the ban ends.
+                             */
+                            until: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A webhook endpoint was disabled after its deliveries failed for too long (written by the webhook delivery).
+         * @description Sent to the webhook endpoints subscribed to `webhook_endpoint.disabled` (or `*`); the same event is listed by GET /v1/events.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "webhook_endpoint.disabled",
+                     *       "timestamp": "2026-11-21T12:00:30.000Z",
+                     *       "data": {
+                     *         "id": "we_2Bc4De6Fg8Hi0Jk2",
+                     *         "url": "https://example.com/hooks",
+                     *         "enabled": false,
+                     *         "disabledReason": "failing"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "webhook_endpoint.disabled";
+                        /**
+                         * Format: date-time
+                         * @description When it happened (RFC 3339, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The endpoint as the admin API shows it (never its secret). */
+                        data: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received: any 2xx answer acknowledges the event. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** Error */
@@ -421,6 +1479,31 @@ export interface components {
                 reset: number;
             };
         };
+        /**
+         * EventType
+         * @description What happened: the closed list of event types (docs/events.md says what each one’s `data` holds).
+         * @enum {string}
+         */
+        EventType: "pet.created" | "order.placed" | "order.completed" | "order.cancelled" | "order.expired" | "key.created" | "key.rotated" | "key.revoked" | "key.leak_reported" | "key.usage_threshold" | "key.banned" | "webhook_endpoint.disabled";
+        /** Event */
+        Event: {
+            /**
+             * @description Unique and stable: the same wherever the event is shown or sent.
+             * @example evt_3d5QmJ0aP7Kx2LrV
+             */
+            id: string;
+            type: components["schemas"]["EventType"];
+            /**
+             * Format: date-time
+             * @description When it happened (RFC 3339, UTC).
+             * @example 2026-11-21T12:00:30.000Z
+             */
+            timestamp: string;
+            /** @description The resource as the API shows it, as it was when the event happened: an Order for `order.*`, a Pet for `pet.created`, a key (without its secret) for `key.*`. Never a secret. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -437,6 +1520,8 @@ export type SchemaNewOrder = components['schemas']['NewOrder'];
 export type SchemaOrder = components['schemas']['Order'];
 export type SchemaInventory = components['schemas']['Inventory'];
 export type SchemaRateLimitStatus = components['schemas']['RateLimitStatus'];
+export type SchemaEventType = components['schemas']['EventType'];
+export type SchemaEvent = components['schemas']['Event'];
 export type $defs = Record<string, never>;
 export interface operations {
     listPets: {
@@ -2651,6 +3736,178 @@ export interface operations {
             };
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of events returned (1 to 100; never clamped: out of range is 400). */
+                limit?: number;
+                type?: components["schemas"]["EventType"];
+                /** @description The events after this position of the log. Clients follow the Link rel="next" header rather than building it. */
+                after?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: an array of events, oldest first. */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description rel="next": the next page, present only when more events may exist. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"][];
+                };
+            };
+            /** @description Invalid request: a parameter or body field is missing or invalid; the message names it. Codes: `invalid_request` (The request is malformed: a parameter or body field is missing or invalid (the message names it).) */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired API key. Codes: `unauthorized` (The API key is missing, malformed, unknown or revoked.); `key_expired` (The API key has expired (its expiry date passed, or it was rotated and its grace period is over); use its successor or a new key.) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential may not make this call. Codes: `insufficient_scope` (The API key lacks the scope the operation needs (RFC 6750 section 3.1; `WWW-Authenticate` names it): nothing was done, and the request counts against the quota like any other.) */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge naming the scope needed (RFC 6750 section 3.1): `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limited) or temporary ban (code key_banned); see Retry-After. Codes: `rate_limited` (A rate-limit window is exhausted; retry after Retry-After seconds.); `key_banned` (The key (or client address) kept sending while limited and is temporarily banned; retry after Retry-After seconds.) */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds until a request can pass: the exhausted window's reset, or the ban's end (later when a window is still exhausted then). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; nothing internal is disclosed. Codes: `internal_error` (An unexpected error on our side. Nothing internal is disclosed; quote the X-Request-Id.) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down. Codes: `service_unavailable` (A dependency (database or rate-limit store) is unavailable, or the server is shutting down.) */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the tightest window (minute or UTC day: the one with fewer requests left). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window after this one: limit − n − 1 for the request's admission number n, exact in admission order (across instances, an instance may answer from numbers it reserved earlier: docs/limits.md); 0 on a 429 (also during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when that window resets; on a 429, when a request can pass again (the later of the ban's end and the reset of every exhausted window). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: `"minute";q=<limit>;w=60, "day";q=<limit>;w=86400` (the same on every response). */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: each window's real remaining (r) and seconds to its reset (t), e.g. "minute";r=59;t=30, "day";r=999;t=43170. During a ban the windows keep their real counts and one more item describes the ban: `"ban";r=0;t=<seconds to its end>`. */
+                    RateLimit?: string;
+                    /** @description Request id (echoed when the client sent a safe one); quote it in support requests. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
 }
 type FlattenedDeepRequired<T> = {
     [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
@@ -2662,9 +3919,20 @@ type ReadonlyArray<T> = [
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsPetsPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/pets"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
 export const pathsStoreOrdersPostResponses201HeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<paths>["/store/orders"]["post"]["responses"]["201"]["headers"]["Idempotent-Replayed"]> = ["true"];
+export const webhooksKeyCreatedPostRequestBodyContentApplicationJsonDataPlanValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["plan"]> = ["free", "pro", "business", "enterprise"];
+export const webhooksKeyCreatedPostRequestBodyContentApplicationJsonDataStateValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.created"]["post"]["requestBody"]["content"]["application/json"]["data"]["state"]> = ["active", "expired", "revoked", "rotated"];
+export const webhooksKeyRotatedPostRequestBodyContentApplicationJsonDataPlanValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.rotated"]["post"]["requestBody"]["content"]["application/json"]["data"]["plan"]> = ["free", "pro", "business", "enterprise"];
+export const webhooksKeyRotatedPostRequestBodyContentApplicationJsonDataStateValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.rotated"]["post"]["requestBody"]["content"]["application/json"]["data"]["state"]> = ["active", "expired", "revoked", "rotated"];
+export const webhooksKeyRevokedPostRequestBodyContentApplicationJsonDataPlanValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.revoked"]["post"]["requestBody"]["content"]["application/json"]["data"]["plan"]> = ["free", "pro", "business", "enterprise"];
+export const webhooksKeyRevokedPostRequestBodyContentApplicationJsonDataStateValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.revoked"]["post"]["requestBody"]["content"]["application/json"]["data"]["state"]> = ["active", "expired", "revoked", "rotated"];
+export const webhooksKeyLeak_reportedPostRequestBodyContentApplicationJsonDataPlanValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.leak_reported"]["post"]["requestBody"]["content"]["application/json"]["data"]["plan"]> = ["free", "pro", "business", "enterprise"];
+export const webhooksKeyLeak_reportedPostRequestBodyContentApplicationJsonDataStateValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.leak_reported"]["post"]["requestBody"]["content"]["application/json"]["data"]["state"]> = ["active", "expired", "revoked", "rotated"];
+export const webhooksKeyUsage_thresholdPostRequestBodyContentApplicationJsonDataWindowValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.usage_threshold"]["post"]["requestBody"]["content"]["application/json"]["data"]["window"]> = ["day"];
+export const webhooksKeyUsage_thresholdPostRequestBodyContentApplicationJsonDataThresholdValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.usage_threshold"]["post"]["requestBody"]["content"]["application/json"]["data"]["threshold"]> = [80, 100];
 export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "forbidden_role", "insufficient_scope", "not_found", "method_not_allowed", "request_timeout", "conflict", "idempotency_conflict", "pet_not_available", "order_not_placed", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "unknown_pet", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
 export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
 export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["placed", "cancelled", "completed", "expired"];
 export const rateLimitStatusKeyPlanValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["key"]["plan"]> = ["free", "pro", "business", "enterprise"];
 export const rateLimitStatusKeyScopesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["key"]["scopes"]> = ["pets:read", "pets:write", "orders:read", "orders:write"];
 export const rateLimitStatusWindowsNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitStatus"]["windows"]["name"]> = ["minute", "day"];
+export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EventType"]> = ["pet.created", "order.placed", "order.completed", "order.cancelled", "order.expired", "key.created", "key.rotated", "key.revoked", "key.leak_reported", "key.usage_threshold", "key.banned", "webhook_endpoint.disabled"];

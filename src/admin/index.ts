@@ -3,6 +3,7 @@ import type { AdminTokenService } from '../admin-tokens/admin-token-service.js'
 import type { AdminTokenResolver } from '../admin-tokens/admin-tokens.js'
 import { adminTokenCredential } from '../auth/admin-token-credential.js'
 import type { AuditLogService } from '../changes/audit-log-service.js'
+import type { EventLogService } from '../changes/event-log-service.js'
 import type { CustomerService } from '../customers/customer-service.js'
 import type { KeyAdministration } from '../keys/administration.js'
 import type { OperatorOrders } from '../orders/operator-orders.js'
@@ -13,6 +14,7 @@ import { type AdminAuditOptions, AUDIT_SCHEMAS, auditRoutes } from './audit/inde
 import { ADMIN_PREFIX, type AdminApp } from './common/routes.js'
 import { registerConsole } from './console.js'
 import { type AdminCustomersOptions, CUSTOMER_SCHEMAS, customerRoutes } from './customers/index.js'
+import { type AdminEventsOptions, EVENT_SCHEMAS, eventRoutes } from './events/index.js'
 import { KEY_SCHEMAS, keyRoutes } from './keys/index.js'
 import { registerAdminOpenApi } from './openapi.js'
 import { type AdminOrdersOptions, ORDER_SCHEMAS, orderRoutes } from './orders/index.js'
@@ -35,12 +37,14 @@ export interface AdminApiOptions {
   customers: CustomerService
   /** Webhook endpoints (the webhook endpoints resource). */
   webhookEndpoints: WebhookEndpointService
+  /** The event log's reader (the events resource). */
+  eventLog: EventLogService
   now: () => number
 }
 
 /**
  * The admin API, by resource (keys/, usage/, audit/, orders/, token/, customers/, admin-tokens/,
- * webhook-endpoints/; what they share in common/), under /admin/v1. Thin: each handler parses its
+ * webhook-endpoints/, events/; what they share in common/), under /admin/v1. Thin: each handler parses its
  * input, calls the key service (keys/administration.ts) or usage history and writes the answer;
  * every rule lives in the service. Every route has
  * `auth: 'admin'`: an admin token, the admin quota. The schemas are added first, all of them,
@@ -48,7 +52,12 @@ export interface AdminApiOptions {
  */
 async function adminRoutes(
   app: AdminApp,
-  options: AdminOrdersOptions & AdminAuditOptions & AdminCustomersOptions & AdminTokenRoutesOptions & AdminWebhookEndpointsOptions,
+  options: AdminOrdersOptions &
+    AdminAuditOptions &
+    AdminCustomersOptions &
+    AdminTokenRoutesOptions &
+    AdminWebhookEndpointsOptions &
+    AdminEventsOptions,
 ): Promise<void> {
   for (const schema of [
     ...KEY_SCHEMAS,
@@ -59,6 +68,7 @@ async function adminRoutes(
     ...CUSTOMER_SCHEMAS,
     ...ADMIN_TOKEN_SCHEMAS,
     ...WEBHOOK_ENDPOINT_SCHEMAS,
+    ...EVENT_SCHEMAS,
   ])
     app.addSchema(schema)
   keyRoutes(app, options)
@@ -69,6 +79,7 @@ async function adminRoutes(
   customerRoutes(app, options)
   adminTokenRoutes(app, options)
   webhookEndpointRoutes(app, options)
+  eventRoutes(app, options)
 }
 
 /**
@@ -76,7 +87,18 @@ async function adminRoutes(
  * auth/guard.ts, routes with `auth: 'admin'`) and `register`, which mounts its document and routes
  * under /admin/v1, and the operator console at /admin/console.
  */
-export function adminApi({ admin, usage, adminTokens, tokens, orders, auditLog, customers, webhookEndpoints, now }: AdminApiOptions): {
+export function adminApi({
+  admin,
+  usage,
+  adminTokens,
+  tokens,
+  orders,
+  auditLog,
+  customers,
+  webhookEndpoints,
+  eventLog,
+  now,
+}: AdminApiOptions): {
   credential: ReturnType<typeof adminTokenCredential>
   register(app: FastifyInstance): Promise<void>
 } {
@@ -92,6 +114,7 @@ export function adminApi({ admin, usage, adminTokens, tokens, orders, auditLog, 
         auditLog,
         customers,
         webhookEndpoints,
+        eventLog,
         now,
         adminTokens,
       })

@@ -99,6 +99,7 @@ export async function registerAdminOpenApi(app: FastifyInstance): Promise<void> 
           name: 'webhook endpoints',
           description: 'Webhook endpoints: the URLs that are sent events, signed with their secret (shown once), and how they are rotated',
         },
+        { name: 'events', description: "The event log: every caller's events, with whose each one is" },
       ],
       components: {
         securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: `Admin token, ${ADMIN_TOKEN_PREFIX}…` } },

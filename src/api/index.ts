@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { AddressRefusals } from '../auth/address-refusals.js'
 import type { Config } from '../config/config.js'
+import type { EventRepository } from '../events/event.js'
 import type { EntityTags } from '../http/conditional-reads.js'
 import { registerOpenApi } from '../http/openapi.js'
 import type { KeyAdministration } from '../keys/administration.js'
@@ -15,6 +16,8 @@ import { GithubReports } from '../secret-scanning/github-reports.js'
 import type { ScanReportRepository } from '../secret-scanning/repository.js'
 import type { Clock } from '../shared/clock.js'
 import { type PublicApp, type PublicRoutesOptions, V1_PREFIX } from './common/routes.js'
+import { EVENT_SCHEMAS, eventRoutes } from './events/index.js'
+import { eventWebhooks } from './events/webhooks.js'
 import { publicApiDescription } from './openapi.js'
 import { ORDER_SCHEMAS, orderRoutes } from './orders/index.js'
 import { PET_SCHEMAS, petRoutes } from './pets/index.js'
@@ -25,6 +28,7 @@ export interface PublicApiOptions {
   config: Config
   pets: PetRepository
   orders: OrderRepository
+  events: EventRepository
   clock: Clock
   /** '' (relative links) or the public base URL. */
   linkBase: string
@@ -48,8 +52,8 @@ export interface PublicApiOptions {
  */
 export async function registerPublicApi(app: FastifyInstance, options: PublicApiOptions): Promise<void> {
   const { config, clock } = options
-  for (const schema of [...PET_SCHEMAS, ...ORDER_SCHEMAS, ...RATE_LIMIT_SCHEMAS]) app.addSchema(schema)
-  await registerOpenApi(app, config, publicApiDescription(config))
+  for (const schema of [...PET_SCHEMAS, ...ORDER_SCHEMAS, ...RATE_LIMIT_SCHEMAS, ...EVENT_SCHEMAS]) app.addSchema(schema)
+  await registerOpenApi(app, config, { ...publicApiDescription(config), webhooks: eventWebhooks() })
   const pets = new CachedPetRepository(options.pets)
   const routes: PublicRoutesOptions = {
     pets,
@@ -59,6 +63,8 @@ export async function registerPublicApi(app: FastifyInstance, options: PublicApi
     holdMs: config.orderHoldMs,
     linkBase: options.linkBase,
     entityTags: options.entityTags,
+    clock,
+    events: options.events,
   }
   const scanning = secretScanning(options)
   await app.register(
@@ -66,6 +72,7 @@ export async function registerPublicApi(app: FastifyInstance, options: PublicApi
       petRoutes(v1, routes)
       orderRoutes(v1, routes)
       rateLimitRoutes(v1)
+      eventRoutes(v1, routes)
       if (scanning !== undefined) githubSecretScanning(v1, scanning)
     },
     { prefix: V1_PREFIX },

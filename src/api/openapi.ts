@@ -53,6 +53,7 @@ export function publicApiDescription(config: Config): ApiDescription {
       { name: 'pets', description: 'The animal catalogue' },
       { name: 'store', description: 'Orders that hold and sell animals, and the inventory' },
       { name: 'rate-limit', description: 'The caller’s own key and rate limits, not counted against them' },
+      { name: 'events', description: 'What happened to the caller’s orders, animals and keys, in the order it happened' },
     ],
     securitySchemes: {
       bearerAuth: {

@@ -76,8 +76,12 @@ export function apiKeyCredential({
   }
 }
 
-/** The 403 of a request outside the key's scopes, with RFC 6750's challenge (section 3.1) naming the scope needed. */
-function insufficientScope(request: FastifyRequest, key: ApiKeyRecord, scope: Scope): ApiError {
+/**
+ * The 403 of a request outside the key's scopes, with RFC 6750's challenge (section 3.1) naming the
+ * scope needed; also a route's own, for a part of it that needs a scope the route does not (an
+ * order event's type: GET /v1/events).
+ */
+export function insufficientScope(request: FastifyRequest, key: ApiKeyRecord, scope: Scope): ApiError {
   const route = `${request.method} ${(settingsOf(request).url ?? request.url).replace(/:(\w+)/g, '{$1}')}`
   return new ApiError(
     'insufficient_scope',

@@ -23,6 +23,7 @@ const READ_ACTIONS = [
   'customer.usage_history',
   'webhook_endpoint.list',
   'webhook_endpoint.read',
+  'event.list',
 ] as const
 
 /** Every action the audit log records (change-recorder.ts says when each is written), in the order the API lists them. */

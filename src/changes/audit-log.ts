@@ -1,3 +1,4 @@
+import type { EventDraft } from '../events/event.js'
 import { type ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_READ_ACTIONS, type AuditAction } from './audit-actions.js'
 
 /**
@@ -45,13 +46,14 @@ export type AuditDraft = Omit<AuditEntry, 'seq'>
  * What a change writes beside itself, in its own transaction, through the one function of each
  * store that writes it (`writeChange`): no change without its record, no record without its change.
  * An operator's change has its audit entries; a client's (a pet created, an order placed, completed,
- * cancelled or expired) has none, since the audit log records operators and the service.
+ * cancelled or expired) has none, since the audit log records operators and the service. Either
+ * has its events (events/), the client's too: the event log tells whoever reads it of both.
  */
 export interface RecordedChange {
   /** In the order written. */
   readonly audit: readonly AuditDraft[]
-  /** Its events: none yet. They go here, written by the same function in the same transaction. */
-  readonly events?: readonly never[]
+  /** The events of the change (events/), written by the same function in the same transaction, in this order; absent: none. */
+  readonly events?: readonly EventDraft[]
 }
 
 /** The audit listing's `kind` filter: the reads (AUDIT_READ_ACTIONS), or every other action. */

@@ -1,3 +1,4 @@
+import type { EventDraft } from '../events/event.js'
 import type { Clock } from '../shared/clock.js'
 import type { AuditAction } from './audit-actions.js'
 import type { AuditDraft, AuditRepository, ChangeContext, RecordedChange } from './audit-log.js'
@@ -14,11 +15,13 @@ import type { AuditDraft, AuditRepository, ChangeContext, RecordedChange } from 
  *   revoked, whether the one named was revoked already), so a repeated revoke (`alreadyRevoked:
  *   true`) is written there too, like any revoke; so is a deletion's, from the row it deleted. A
  *   leaked key's report is written in the transaction of the revocation it makes, or alone when it is
- *   only flagged (`record`).
+ *   only flagged (`record`). A change's events (events/) ride in the same RecordedChange
+ *   (`withEvents`), so they are written by the same function in the same transaction; a client's
+ *   change, which has no audit entry, still has its events.
  * - A call that succeeds without changing anything: the reads (`key.list`, `key.read`, `key.usage`,
  *   `key.lookup`, `audit_log.list`, `key.usage_history`, `usage.top`, `order.list`, `order.read`,
  *   `customer.list`, `customer.read`, `customer.usage_history`, `webhook_endpoint.list`,
- *   `webhook_endpoint.read`) and an update to the values a key, a customer or a webhook endpoint
+ *   `webhook_endpoint.read`, `event.list`) and an update to the values a key, a customer or a webhook endpoint
  *   already has (`key.update`, `customer.update`, `webhook_endpoint.update` with `changed: []`):
  *   written after it (`read`), when the caller says who it is (the admin API always does; the CLI,
  *   which reads the database itself, does not for its reads).
@@ -31,8 +34,12 @@ export interface ChangeEntry {
   details: Record<string, unknown>
 }
 
-/** A change with nothing to record (yet: its events will be). */
+/** A change with nothing to record. */
 export const NOTHING_RECORDED: RecordedChange = { audit: [] }
+
+/** A change's record with `events` after its own: what a store writes of a change that always has its events (an order's). */
+export const withEvents = (change: RecordedChange, ...events: EventDraft[]): RecordedChange =>
+  events.length === 0 ? change : { audit: change.audit, events: [...(change.events ?? []), ...events] }
 
 /**
  * A change's record: its entries by `ctx`, at `at` (the change's own time), in order; nothing without

@@ -509,8 +509,8 @@ validate32.errors = vErrors;
 return errors === 0;
 }
 
-export const ORDER_HOLD_MINUTES = validate33;
-const schema34 = {"type":"integer","minimum":1,"maximum":10080};
+export const EVENT_RETENTION_DAYS = validate33;
+const schema34 = {"type":"integer","minimum":1,"maximum":3650};
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -521,8 +521,8 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 10080 || isNaN(data)){
-validate33.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080}}];
+if(data > 3650 || isNaN(data)){
+validate33.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650}}];
 return false;
 }
 else {
@@ -537,8 +537,8 @@ validate33.errors = vErrors;
 return errors === 0;
 }
 
-export const ORDER_SWEEP_MS = validate34;
-const schema35 = {"type":"integer","minimum":100,"maximum":600000};
+export const ORDER_HOLD_MINUTES = validate34;
+const schema35 = {"type":"integer","minimum":1,"maximum":10080};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -549,13 +549,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate34.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+if(data > 10080 || isNaN(data)){
+validate34.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080}}];
 return false;
 }
 else {
-if(data < 100 || isNaN(data)){
-validate34.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+if(data < 1 || isNaN(data)){
+validate34.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -565,22 +565,36 @@ validate34.errors = vErrors;
 return errors === 0;
 }
 
-export const SECRET_SCANNING_PUBLIC_KEYS = validate35;
-const schema36 = {"type":"string"};
+export const ORDER_SWEEP_MS = validate35;
+const schema36 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data !== "string"){
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 600000 || isNaN(data)){
+validate35.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+return false;
+}
+else {
+if(data < 100 || isNaN(data)){
+validate35.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+return false;
+}
+}
+}
 }
 validate35.errors = vErrors;
 return errors === 0;
 }
 
-export const SECRET_SCANNING_ACTION = validate36;
-const schema37 = {"type":"string","enum":["revoke","flag"]};
+export const SECRET_SCANNING_PUBLIC_KEYS = validate36;
+const schema37 = {"type":"string"};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -589,29 +603,29 @@ if(typeof data !== "string"){
 validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data === "revoke") || (data === "flag"))){
-validate36.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema37.enum}}];
-return false;
-}
 validate36.errors = vErrors;
 return errors === 0;
 }
 
-export const WEBHOOK_ALLOW_PRIVATE_NETWORKS = validate37;
-const schema38 = {"type":"boolean"};
+export const SECRET_SCANNING_ACTION = validate37;
+const schema38 = {"type":"string","enum":["revoke","flag"]};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data !== "boolean"){
-validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"}}];
+if(typeof data !== "string"){
+validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data === "revoke") || (data === "flag"))){
+validate37.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema38.enum}}];
 return false;
 }
 validate37.errors = vErrors;
 return errors === 0;
 }
 
-export const BOOTSTRAP_KEY = validate38;
+export const WEBHOOK_ALLOW_PRIVATE_NETWORKS = validate38;
 const schema39 = {"type":"boolean"};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -625,36 +639,22 @@ validate38.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_THRESHOLD = validate39;
-const schema40 = {"type":"integer","minimum":0,"maximum":1000000};
+export const BOOTSTRAP_KEY = validate39;
+const schema40 = {"type":"boolean"};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "boolean"){
+validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate39.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
-return false;
-}
-else {
-if(data < 0 || isNaN(data)){
-validate39.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 validate39.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_BASE_SECONDS = validate40;
-const schema41 = {"type":"integer","minimum":1,"maximum":86400};
+export const BAN_THRESHOLD = validate40;
+const schema41 = {"type":"integer","minimum":0,"maximum":1000000};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -665,13 +665,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 86400 || isNaN(data)){
-validate40.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400}}];
+if(data > 1000000 || isNaN(data)){
+validate40.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate40.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 0 || isNaN(data)){
+validate40.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -681,8 +681,8 @@ validate40.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_MAX_SECONDS = validate41;
-const schema42 = {"type":"integer","minimum":1,"maximum":604800};
+export const BAN_BASE_SECONDS = validate41;
+const schema42 = {"type":"integer","minimum":1,"maximum":86400};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -693,8 +693,8 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 604800 || isNaN(data)){
-validate41.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800}}];
+if(data > 86400 || isNaN(data)){
+validate41.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400}}];
 return false;
 }
 else {
@@ -709,50 +709,50 @@ validate41.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_STATE_FILE = validate42;
-const schema43 = {"type":"string"};
+export const BAN_MAX_SECONDS = validate42;
+const schema43 = {"type":"integer","minimum":1,"maximum":604800};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data !== "string"){
-validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 604800 || isNaN(data)){
+validate42.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate42.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
 }
 validate42.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_SNAPSHOT_MS = validate43;
-const schema44 = {"type":"integer","minimum":100,"maximum":600000};
+export const LIMITER_STATE_FILE = validate43;
+const schema44 = {"type":"string"};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "string"){
+validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate43.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
-return false;
-}
-else {
-if(data < 100 || isNaN(data)){
-validate43.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
-return false;
-}
-}
-}
 }
 validate43.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_MAX_ADDRESSES = validate44;
-const schema45 = {"type":"integer","minimum":0,"maximum":10000000};
+export const LIMITER_SNAPSHOT_MS = validate44;
+const schema45 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -763,13 +763,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 10000000 || isNaN(data)){
-validate44.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}}];
+if(data > 600000 || isNaN(data)){
+validate44.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 0 || isNaN(data)){
-validate44.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data < 100 || isNaN(data)){
+validate44.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -779,8 +779,8 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_LEASE_MAX = validate45;
-const schema46 = {"type":"integer","minimum":1,"maximum":100000};
+export const LIMITER_MAX_ADDRESSES = validate45;
+const schema46 = {"type":"integer","minimum":0,"maximum":10000000};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -791,13 +791,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 100000 || isNaN(data)){
-validate45.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000}}];
+if(data > 10000000 || isNaN(data)){
+validate45.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate45.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 0 || isNaN(data)){
+validate45.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -807,8 +807,8 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-export const REQUEST_TIMEOUT_MS = validate46;
-const schema47 = {"type":"integer","minimum":100,"maximum":600000};
+export const LIMITER_LEASE_MAX = validate46;
+const schema47 = {"type":"integer","minimum":1,"maximum":100000};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -819,13 +819,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate46.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+if(data > 100000 || isNaN(data)){
+validate46.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000}}];
 return false;
 }
 else {
-if(data < 100 || isNaN(data)){
-validate46.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+if(data < 1 || isNaN(data)){
+validate46.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -835,7 +835,7 @@ validate46.errors = vErrors;
 return errors === 0;
 }
 
-export const HEADERS_TIMEOUT_MS = validate47;
+export const REQUEST_TIMEOUT_MS = validate47;
 const schema48 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -863,7 +863,7 @@ validate47.errors = vErrors;
 return errors === 0;
 }
 
-export const KEEP_ALIVE_TIMEOUT_MS = validate48;
+export const HEADERS_TIMEOUT_MS = validate48;
 const schema49 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -891,8 +891,8 @@ validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_HEADER_BYTES = validate49;
-const schema50 = {"type":"integer","minimum":1024,"maximum":65536};
+export const KEEP_ALIVE_TIMEOUT_MS = validate49;
+const schema50 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -903,13 +903,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 65536 || isNaN(data)){
-validate49.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
+if(data > 600000 || isNaN(data)){
+validate49.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 1024 || isNaN(data)){
-validate49.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
+if(data < 100 || isNaN(data)){
+validate49.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -919,8 +919,8 @@ validate49.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS = validate50;
-const schema51 = {"type":"integer","minimum":1,"maximum":1000000};
+export const MAX_HEADER_BYTES = validate50;
+const schema51 = {"type":"integer","minimum":1024,"maximum":65536};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -931,13 +931,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate50.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 65536 || isNaN(data)){
+validate50.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate50.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 1024 || isNaN(data)){
+validate50.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
@@ -947,7 +947,7 @@ validate50.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS_PER_ADDRESS = validate51;
+export const MAX_CONNECTIONS = validate51;
 const schema52 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -975,7 +975,7 @@ validate51.errors = vErrors;
 return errors === 0;
 }
 
-export const ADMIN_MAX_CONNECTIONS = validate52;
+export const MAX_CONNECTIONS_PER_ADDRESS = validate52;
 const schema53 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1003,10 +1003,38 @@ validate52.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_HEAP_MB = validate53;
-const schema54 = {"anyOf":[{"type":"integer","minimum":64,"maximum":65536},{"type":"string","const":"off"}]};
+export const ADMIN_MAX_CONNECTIONS = validate53;
+const schema54 = {"type":"integer","minimum":1,"maximum":1000000};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 1000000 || isNaN(data)){
+validate53.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate53.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+validate53.errors = vErrors;
+return errors === 0;
+}
+
+export const MAX_HEAP_MB = validate54;
+const schema55 = {"anyOf":[{"type":"integer","minimum":64,"maximum":65536},{"type":"string","const":"off"}]};
+
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -1084,7 +1112,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return false;
 }
 else {
@@ -1098,38 +1126,38 @@ vErrors = null;
 }
 }
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
 
-export const SHUTDOWN_DRAIN_MS = validate54;
-const schema55 = {"type":"integer","minimum":0,"maximum":300000};
+export const SHUTDOWN_DRAIN_MS = validate55;
+const schema56 = {"type":"integer","minimum":0,"maximum":300000};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate54.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+validate55.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
 if(data > 300000 || isNaN(data)){
-validate54.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+validate55.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
 return false;
 }
 else {
 if(data < 0 || isNaN(data)){
-validate54.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate55.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
 }
-validate54.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
 
 
 /** Each variable's validator, by the variable's name. */
-export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, WEBHOOK_ALLOW_PRIVATE_NETWORKS, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, LIMITER_LEASE_MAX, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, MAX_HEAP_MB, SHUTDOWN_DRAIN_MS };
+export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, EVENT_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, WEBHOOK_ALLOW_PRIVATE_NETWORKS, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, LIMITER_LEASE_MAX, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, MAX_HEAP_MB, SHUTDOWN_DRAIN_MS };

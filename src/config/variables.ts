@@ -204,6 +204,11 @@ export const VARIABLES = {
     toConfig: (days) => days * 86_400_000,
     description: 'how long per-hour usage history is kept',
   }),
+  EVENT_RETENTION_DAYS: integer(1, 3650, 30, {
+    field: 'eventRetentionMs',
+    toConfig: (days) => days * 86_400_000,
+    description: 'how long the event log keeps an event (`GET /v1/events`, `GET /admin/v1/events`); older ones are swept by every server',
+  }),
   ORDER_HOLD_MINUTES: integer(1, 10_080, 30, {
     field: 'orderHoldMs',
     toConfig: (minutes) => minutes * 60_000,

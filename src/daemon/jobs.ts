@@ -1,7 +1,9 @@
 import type { Config } from '../config/config.js'
+import { EventRetention } from '../events/retention.js'
 import { IdempotencySweep } from '../idempotency/sweep.js'
 import type { KeyResolver } from '../keys/key-resolver.js'
 import type { LastUsedRecorder } from '../keys/last-used.js'
+import type { LimitEvents } from '../keys/limit-events.js'
 import { OrderExpiry } from '../orders/expiry.js'
 import { reportSweep } from '../secret-scanning/reports.js'
 import type { Clock } from '../shared/clock.js'
@@ -19,6 +21,8 @@ export interface JobParts {
   keyResolver: KeyResolver
   lastUsed: LastUsedRecorder
   usage: UsageRecorder
+  /** The limiter's events being written: a stop waits for them, before storage closes. */
+  limitEvents: LimitEvents
   /** Where a failed run is told, with what it means (the next run tries again). */
   warn: (message: string) => (error: unknown) => void
 }
@@ -30,6 +34,7 @@ export interface Jobs {
   usageRetention: UsageRetention
   idempotencySweep: IdempotencySweep
   scanReportSweep: PeriodicJob
+  eventRetention: EventRetention
 }
 
 /**
@@ -37,7 +42,7 @@ export interface Jobs {
  * the key-change poll first (its first read of the change log and of the known secrets is done
  * before a request is served), then the recorders' flushes, then the sweeps.
  */
-export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usage, warn }: JobParts): Jobs {
+export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usage, limitEvents, warn }: JobParts): Jobs {
   const usageRetention = new UsageRetention(storage.usage, {
     keep: { minute: config.usageMinuteRetentionMs, hour: config.usageHourRetentionMs },
     intervalMs: USAGE_RETENTION_INTERVAL_MS,
@@ -50,14 +55,21 @@ export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usag
     intervalMs: config.orderSweepMs,
     onError: warn('expiring orders failed; retried by the next run'),
   })
+  const eventRetention = new EventRetention(storage.events, {
+    keepMs: config.eventRetentionMs,
+    clock,
+    onError: warn('deleting old events failed; retried by the next run'),
+  })
   const daemon = new Daemon([
     { name: 'key-change poll', start: () => keyResolver.start(), stop: () => keyResolver.stop() },
     { name: 'last-use flush', start: () => lastUsed.start(), stop: () => lastUsed.stop() },
     { name: 'usage flush', start: () => usage.start(), stop: () => usage.stop() },
+    { name: 'limit events', start: () => {}, stop: () => limitEvents.settled() },
     { name: 'usage retention', start: () => usageRetention.start(), stop: () => usageRetention.stop() },
     { name: 'idempotency sweep', start: () => idempotencySweep.start(), stop: () => idempotencySweep.stop() },
     { name: 'scan report sweep', start: () => scanReportSweep.start(), stop: () => scanReportSweep.stop() },
     { name: 'order expiry', start: () => orderExpiry.start(), stop: () => orderExpiry.stop() },
+    { name: 'event retention', start: () => eventRetention.start(), stop: () => eventRetention.stop() },
   ])
-  return { daemon, orderExpiry, usageRetention, idempotencySweep, scanReportSweep }
+  return { daemon, orderExpiry, usageRetention, idempotencySweep, scanReportSweep, eventRetention }
 }

@@ -1,9 +1,11 @@
 /**
- * Keeps only the component schemas a document refers to (from its paths, transitively). Each
+ * Keeps only the component schemas a document refers to (from its paths and webhooks, transitively). Each
  * OpenAPI document the service serves sees every shared schema of the app; without this the
  * public document would list the admin API's shapes, and the admin document the animals'.
  */
-export function keepReferencedSchemas<T extends { paths?: unknown; components?: { schemas?: Record<string, unknown> } }>(doc: T): T {
+export function keepReferencedSchemas<
+  T extends { paths?: unknown; webhooks?: unknown; components?: { schemas?: Record<string, unknown> } },
+>(doc: T): T {
   const schemas = doc.components?.schemas
   if (schemas === undefined) return doc
   const kept = new Set<string>()
@@ -22,6 +24,7 @@ export function keepReferencedSchemas<T extends { paths?: unknown; components?: 
     }
   }
   visit(doc.paths)
+  visit(doc.webhooks)
   for (const name of Object.keys(schemas)) if (!kept.has(name)) delete schemas[name]
   return doc
 }

@@ -16,6 +16,8 @@ export interface ApiDescription {
   tags: Array<{ name: string; description: string }>
   /** Bearer schemes by name; every operation needs one of them. */
   securitySchemes: Record<string, { type: 'http'; scheme: 'bearer'; description: string }>
+  /** OpenAPI 3.1 `webhooks`: what the API sends, by name. */
+  webhooks?: Record<string, object>
 }
 
 /**
@@ -46,6 +48,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, api:
       tags: api.tags,
       components: { securitySchemes: api.securitySchemes },
       security: Object.keys(api.securitySchemes).map((name) => ({ [name]: [] })),
+      ...(api.webhooks === undefined ? {} : { webhooks: api.webhooks }),
     },
     // Components are named by their $id (Pet, NewPet, PetStatus, Error), not def-0, def-1, ...
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

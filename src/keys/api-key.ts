@@ -61,6 +61,20 @@ export const orderOwner = (record: Pick<ApiKeyRecord, 'quotaId' | 'customerId'>)
 /** The owner of a customer's orders (orderOwner of any key of it): an operator's filter by customer. */
 export const customerOrderOwner = (customerId: string): string => 'c:' + customerId
 
+/** Whose the events a key makes or is about are (events/): its customer's, its chain's (the quota id), its own. */
+export const keyEventOwner = (record: Pick<ApiKeyRecord, 'id' | 'quotaId' | 'customerId'>) => ({
+  customerId: record.customerId,
+  keyChainId: record.quotaId,
+  keyId: record.id,
+})
+
+/** Whose an owner of orders is, read back: its customer, or else its key chain (the quota id, the chain's first key). */
+export function ordersOwnerOf(owner: string): { customerId: string | null; keyChainId: string | null } {
+  if (owner.startsWith('c:')) return { customerId: owner.slice(2), keyChainId: null }
+  if (owner.startsWith('k:')) return { customerId: null, keyChainId: owner.slice(2) }
+  return { customerId: null, keyChainId: null }
+}
+
 const partitionKeys = new WeakMap<object, string>()
 
 /**

@@ -1,6 +1,7 @@
 import { BOOTSTRAP_ACTOR, type ChangeContext, type RecordedChange } from '../changes/audit-log.js'
-import { type ChangeEntry, type ChangeRecorder, recordedChange } from '../changes/change-recorder.js'
+import { type ChangeEntry, type ChangeRecorder, recordedChange, withEvents } from '../changes/change-recorder.js'
 import type { Environment } from '../config/config.js'
+import type { EventDraft } from '../events/event.js'
 import type { RateLimiter } from '../limits/limiter.js'
 import { type Clock, systemClock } from '../shared/clock.js'
 import { PLAN_QUOTAS } from '../shared/plans.js'
@@ -22,10 +23,11 @@ import {
   type UpdateKeyRequest,
 } from './administration.js'
 import { type ApiKeyRecord, countedQuotaId, hashKey, limiterIdentity } from './api-key.js'
+import { keyEvent } from './events.js'
 import { changedFields, describe, refuseRetired } from './key-records.js'
 import { checkExpiry, checkGrace, checkLimits, checkMetadata, checkName, checkPlan, checkScopes } from './key-validation.js'
 import { newKey, newRecord, refusePlanOfCustomer } from './new-key.js'
-import type { KeyRepository } from './repository.js'
+import type { KeyRepository, KeyRevocation } from './repository.js'
 import { alongChain, alsoRevoked } from './rotation-chain.js'
 
 export function keyState(record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: number): KeyState {
@@ -84,11 +86,14 @@ export class KeyService implements KeyAdministration {
     const { key, record } = newKey(input, this.options.env, now, customer)
     await this.keys.insertKey(
       record,
-      this.recorder.change(ctx, now, {
-        action: 'key.create',
-        keyId: record.id,
-        details: { ...describe(record), ...(record.customerId === null ? {} : { customerId: record.customerId }) },
-      }),
+      withEvents(
+        this.recorder.change(ctx, now, {
+          action: 'key.create',
+          keyId: record.id,
+          details: { ...describe(record), ...(record.customerId === null ? {} : { customerId: record.customerId }) },
+        }),
+        keyEvent('key.created', this.view(record, now), now),
+      ),
     )
     this.options.cache?.created(record.hash)
     return { key, view: this.view(record, now) }
@@ -142,11 +147,13 @@ export class KeyService implements KeyAdministration {
     const reported: ChangeEntry = { action: 'key.leak_reported', keyId: record.id, details: { ...leak, state: keyState(record, now) } }
     if (report.action === 'flag') {
       // A report that changes no row: on record alone.
-      await this.recorder.record(this.recorder.change(ctx, now, reported))
-      return this.view(record, now)
+      const view = this.view(record, now)
+      await this.recorder.record(withEvents(this.recorder.change(ctx, now, reported), keyEvent('key.leak_reported', view, now)))
+      return view
     }
     // The report first, then the revocation's own key.revoke entries, in its transaction.
-    return (await this.revoke(record.id, ctx, { leakUrl: report.url }, reported)).view
+    const leaked = keyEvent('key.leak_reported', this.view(record, now), now)
+    return (await this.revoke(record.id, ctx, { leakUrl: report.url }, reported, leaked)).view
   }
 
   async updateKey(id: string, patch: UpdateKeyRequest, ctx: ChangeContext): Promise<KeyView> {
@@ -230,18 +237,22 @@ export class KeyService implements KeyAdministration {
       const graceEnd = now + grace * 1000
       const revokedAt = grace === 0 ? at : null
       const expiresAt = grace === 0 ? old.expiresAt : Math.min(graceEnd, old.expiresAt ?? Number.POSITIVE_INFINITY)
+      const previous = { ...old, rotatedTo: record.id, expiresAt, revokedAt, updatedAt: at }
       const done = await this.keys.rotateKey(
         { id, expectedUpdatedAt: old.updatedAt, successor: record, expiresAt, revokedAt, at },
-        this.recorder.change(ctx, now, {
-          action: 'key.rotate',
-          keyId: id,
-          details: { successorId: record.id, graceSeconds: grace, oldKeyExpiresAt: expiresAt, oldKeyRevokedAt: revokedAt },
-        }),
+        withEvents(
+          this.recorder.change(ctx, now, {
+            action: 'key.rotate',
+            keyId: id,
+            details: { successorId: record.id, graceSeconds: grace, oldKeyExpiresAt: expiresAt, oldKeyRevokedAt: revokedAt },
+          }),
+          // The rotated key as it is now: its rotatedTo names the successor.
+          keyEvent('key.rotated', this.view(previous, now), now),
+        ),
       )
       if (done) {
         this.options.cache?.forget(old.hash)
         this.options.cache?.created(record.hash)
-        const previous = { ...old, rotatedTo: record.id, expiresAt, revokedAt, updatedAt: at }
         return { key, view: this.view(record, now), previous: this.view(previous, now) }
       }
       if (attempt >= MAX_ATTEMPTS) throw new Error(`key ${id} kept changing during the rotation; try again`)
@@ -260,21 +271,39 @@ export class KeyService implements KeyAdministration {
     return this.revoke(id, ctx, {})
   }
 
-  /** `reason`: the details that say why (a leak's URL); `first`: an entry written before the revocation's own (a leak's report). */
-  private async revoke(id: string, ctx: ChangeContext, reason: Record<string, unknown>, first?: ChangeEntry): Promise<Revocation> {
+  /**
+   * `reason`: the details that say why (a leak's URL); `first`: an entry written before the
+   * revocation's own (a leak's report), and `firstEvent` its event. A `key.revoked` event for each
+   * key revoked now (none for a repeat).
+   */
+  private async revoke(
+    id: string,
+    ctx: ChangeContext,
+    reason: Record<string, unknown>,
+    first?: ChangeEntry,
+    firstEvent?: EventDraft,
+  ): Promise<Revocation> {
     const named = await this.find(id)
     const now = this.clock.now()
+    const revokedEvents = (r: KeyRevocation): EventDraft[] => [
+      ...(firstEvent === undefined ? [] : [firstEvent]),
+      ...(r.revoked ? [keyEvent('key.revoked', this.view({ ...named, revokedAt: now, updatedAt: now }, now), now)] : []),
+      ...r.graces.map((g) => keyEvent('key.revoked', this.view(g, now), now)),
+    ]
     const { revoked, graces } = await this.keys.revokeKey(id, now, (r) =>
-      this.recorder.change(
-        ctx,
-        now,
-        ...(first === undefined ? [] : [first]),
-        {
-          action: 'key.revoke',
-          keyId: id,
-          details: { ...(r.revoked ? {} : { alreadyRevoked: true }), ...alsoRevoked(r.graces, named), ...reason },
-        },
-        ...alongChain(r.graces, named).map((g): ChangeEntry => ({ action: 'key.revoke', keyId: g.id, details: { revokedWith: id } })),
+      withEvents(
+        this.recorder.change(
+          ctx,
+          now,
+          ...(first === undefined ? [] : [first]),
+          {
+            action: 'key.revoke',
+            keyId: id,
+            details: { ...(r.revoked ? {} : { alreadyRevoked: true }), ...alsoRevoked(r.graces, named), ...reason },
+          },
+          ...alongChain(r.graces, named).map((g): ChangeEntry => ({ action: 'key.revoke', keyId: g.id, details: { revokedWith: id } })),
+        ),
+        ...revokedEvents(r),
       ),
     )
     const record = await this.find(id)
@@ -342,7 +371,7 @@ export class KeyService implements KeyAdministration {
 
 /**
  * On a first start with no key at all, creates one Free key so a newcomer can call the API at once;
- * in the audit log as `key.create` by `system`/`bootstrap`, in the same transaction.
+ * in the audit log as `key.create` by `system`/`bootstrap`, and its `key.created` event, in the same transaction.
  */
 export async function createFirstKey(
   keys: KeyRepository,
@@ -354,11 +383,15 @@ export async function createFirstKey(
     env,
     now,
   )
-  const recorded: RecordedChange = recordedChange({ actor: BOOTSTRAP_ACTOR }, now, {
-    action: 'key.create',
-    keyId: created.record.id,
-    details: describe(created.record),
-  })
+  const recorded: RecordedChange = withEvents(
+    recordedChange({ actor: BOOTSTRAP_ACTOR }, now, {
+      action: 'key.create',
+      keyId: created.record.id,
+      details: describe(created.record),
+    }),
+    // Its event too, as every key's: a new key, never used.
+    keyEvent('key.created', { ...created.record, state: 'active', lastUsedAt: null }, now),
+  )
   return (await keys.insertFirstKey(created.record, recorded)) ? created : undefined
 }
 

@@ -70,10 +70,11 @@ export interface ListOrdersOptions {
 export type Inventory = Record<PetStatus, number>
 
 /**
- * What a call records of each order it changes, made from the order as changed (its status says
- * how: `placed`, `completed`, `cancelled`, or `expired`, the hold that ran out on the way) and
- * written in the call's transaction (changes/): an operator's cancel has its audit entry; a
- * client's change records nothing yet (absent).
+ * What a call records of each order it changes beside the order's own event, made from the order as
+ * changed (its status says how: `placed`, `completed`, `cancelled`, or `expired`, the hold that ran
+ * out on the way) and written in the call's transaction (changes/): an operator's cancel has its
+ * audit entry; a client's change nothing more (absent). The order's event the store adds itself,
+ * whoever called (orders/events.ts, `orderChange`).
  */
 export type OrderRecording = (order: OrderRecord) => RecordedChange
 

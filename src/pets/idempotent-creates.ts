@@ -2,7 +2,7 @@ import { fingerprint, type IdempotencyClaim } from '../idempotency/claim.js'
 import { InFlight, inFlightError } from '../idempotency/in-flight.js'
 import type { Clock } from '../shared/clock.js'
 import { ApiError } from '../shared/errors.js'
-import type { PetRepository } from './repository.js'
+import type { PetRecording, PetRepository } from './repository.js'
 import type { NewPet, Pet } from './schemas.js'
 
 /**
@@ -40,11 +40,11 @@ export class IdempotentCreates {
     private readonly clock: Clock,
   ) {}
 
-  /** Creates `pet` once for (scope, key); throws the ApiError to answer with when it must not. */
-  create(scope: string, key: string, pet: NewPet): Promise<IdempotentResult> {
+  /** Creates `pet` once for (scope, key), with what `recorded` makes of it; throws the ApiError to answer with when it must not. */
+  create(scope: string, key: string, pet: NewPet, recorded?: PetRecording): Promise<IdempotentResult> {
     return this.inFlight.run(scope, key, async () => {
       const claim: IdempotencyClaim = { scope, key, fingerprint: fingerprintOf(pet), createdAt: this.clock.now() }
-      const result = await this.pets.createPetOnce(pet, claim)
+      const result = await this.pets.createPetOnce(pet, claim, recorded)
       switch (result.outcome) {
         case 'created':
           return { pet: result.pet, replayed: false }

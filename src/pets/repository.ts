@@ -27,8 +27,8 @@ export type IdempotentCreate =
   | { outcome: 'in_flight' }
 
 /**
- * What a creation records of the pet it created, written in its transaction (changes/): nothing yet
- * (absent), since a client's change has no audit entry; its event will.
+ * What a creation records of the pet it created, written in its transaction (changes/): a client's
+ * create its `pet.created` event (pets/events.ts; no audit entry: the audit log records operators).
  */
 export type PetRecording = (pet: Pet) => RecordedChange
 

@@ -1,6 +1,7 @@
 import type { AdminTokenRepository } from '../admin-tokens/admin-token-repository.js'
 import type { AuditRepository } from '../changes/audit-log.js'
 import type { CustomerRepository } from '../customers/repository.js'
+import type { EventRepository } from '../events/event.js'
 import type { KeyRepository } from '../keys/repository.js'
 import type { OrderRepository } from '../orders/repository.js'
 import type { PetRepository } from '../pets/repository.js'
@@ -27,6 +28,8 @@ export interface Storage {
   readonly scanReports: ScanReportRepository
   /** Webhook endpoints: where events are sent, and the secrets that sign them (webhooks/). */
   readonly webhookEndpoints: WebhookEndpointRepository
+  /** The event log (events/): written with the changes (writeChange), read and swept through this. */
+  readonly events: EventRepository
   /**
    * A random secret made once for this database (256 bits, migration 019's `service_secrets`,
    * written by the first start that finds none), the same on every instance that uses it and

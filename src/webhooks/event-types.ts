@@ -1,24 +1,12 @@
 /**
  * The event types an endpoint may subscribe to, as webhooks/ reads them: the event log's closed
- * list, or `*` for every type (the ones added later included). This module is webhooks/' one
- * import of that list, and imports nothing itself, so that the console's bundle can take it too.
- * Until the event log has its own module of types, the list is written here, in its order.
+ * list (events/event-types.ts, which imports nothing, so that the console's bundle can take it
+ * through this module too), or `*` for every type (the ones added later included).
  */
-export const WEBHOOK_EVENT_TYPES = [
-  'pet.created',
-  'order.placed',
-  'order.completed',
-  'order.cancelled',
-  'order.expired',
-  'key.created',
-  'key.rotated',
-  'key.revoked',
-  'key.leak_reported',
-  'key.usage_threshold',
-  'key.banned',
-  'webhook_endpoint.disabled',
-] as const
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
+import { EVENT_TYPES, type EventType } from '../events/event-types.js'
+
+export const WEBHOOK_EVENT_TYPES = EVENT_TYPES
+export type WebhookEventType = EventType
 
 /** Every type, now and later: an endpoint's `events` is either `["*"]` or a list of types. */
 export const ALL_EVENTS = '*'

@@ -61,6 +61,7 @@ describe('admin OpenAPI document', () => {
       'GET /customers listCustomers',
       'GET /customers/{customerId} getCustomer',
       'GET /customers/{customerId}/usage/history getCustomerUsageHistory',
+      'GET /events listAnyEvents',
       'GET /keys listKeys',
       'GET /keys/{keyId} getKey',
       'GET /keys/{keyId}/usage getKeyUsage',
@@ -100,6 +101,8 @@ describe('admin OpenAPI document', () => {
     )
     assert.deepEqual(Object.keys(pub.components.schemas).sort(), [
       'Error',
+      'Event',
+      'EventType',
       'Inventory',
       'NewOrder',
       'NewPet',

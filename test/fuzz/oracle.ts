@@ -118,8 +118,11 @@ export class Oracle {
 
   private static async compile(doc: unknown, name: string): Promise<Oracle> {
     const surface = new ApiSurface(name, doc)
+    // openapi-backend's own check of the document knows OpenAPI 3.0's top level, not 3.1's
+    // `webhooks` (what the API sends, no operation of it to judge): it gets the document without them.
+    const { webhooks: _sent, ...operations } = structuredClone(doc) as Record<string, unknown>
     const api = new OpenAPIBackend({
-      definition: structuredClone(doc) as never,
+      definition: operations as never,
       apiRoot: surface.prefix || '/',
       strict: true,
       validate: true,

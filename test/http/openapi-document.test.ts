@@ -38,7 +38,7 @@ function wire(res: LightMyRequestResponse): WireResponse {
   return { status: res.statusCode, headers, rawHeaders, body: res.rawPayload }
 }
 
-/** A SQLite store whose pets and orders fail the way `failure` says; keys still work, so requests pass the guard. */
+/** A SQLite store whose pets, orders and events fail the way `failure` says; keys still work, so requests pass the guard. */
 function failingStorage(failure: () => Error): SqliteStorage {
   const storage = new SqliteStorage({ databaseUrl: ':memory:', durability: 'process' })
   const fail = async (): Promise<never> => {
@@ -46,6 +46,7 @@ function failingStorage(failure: () => Error): SqliteStorage {
   }
   Object.assign(storage.pets, { listPets: fail, createPet: fail, getPet: fail })
   Object.assign(storage.orders, { placeOrder: fail, changeOrder: fail, getOrder: fail, listOrders: fail, inventory: fail })
+  Object.assign(storage.events, { list: fail })
   return storage
 }
 
@@ -109,6 +110,7 @@ describe('OpenAPI document', () => {
 
   test('has the catalogue and the store, getPet deprecated, bearer security', () => {
     assert.deepEqual(Object.keys(doc.paths).sort(), [
+      '/events',
       '/pets',
       '/pets/{petId}',
       '/rate_limit',
@@ -382,6 +384,13 @@ describe('OpenAPI document', () => {
         ['getPet', 'an unavailable store', 503, getPet(unavailable, '/v1/pets/1', await keyFor(unavailable))],
         ...(await storeCases()),
         ...(await rateLimitCases()),
+        ['listEvents', 'a page', 200, list(t, '/v1/events?limit=2')],
+        ['listEvents', 'a type not in the list', 400, list(t, '/v1/events?type=order.shipped')],
+        ['listEvents', 'no key', 401, list(t, '/v1/events', {})],
+        ['listEvents', 'order events without orders:read', 403, list(t, '/v1/events?type=order.placed', petsOnly)],
+        ['listEvents', 'a spent key', 429, list(t, '/v1/events', await spent(t, { method: 'GET', url: '/v1/events' }))],
+        ['listEvents', 'a failing store', 500, list(failing, '/v1/events', await keyFor(failing))],
+        ['listEvents', 'an unavailable store', 503, list(unavailable, '/v1/events', await keyFor(unavailable))],
       ]
       // Every operation of the document, with its method and documented statuses: an operation
       // added to the API is expected here without editing a list (it fails until it has its cases).

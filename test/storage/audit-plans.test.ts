@@ -37,6 +37,7 @@ const ACTIONS = [
   'order.read',
   'admin_token.create',
   'admin_token.revoke',
+  'event.list',
 ]
 
 /**

@@ -3,8 +3,8 @@
  * transaction, the same on SQLite and PostgreSQL: for every change of pets and orders, the ones a
  * client makes included (a pet created, an order placed, completed, cancelled, or expired by the
  * sweep or on the way), the record is made from the row as changed and committed with it, or not
- * at all. Today only an operator's cancel records something (its audit entry); the events of these
- * changes will take this path. The records here are audit entries, the one thing a record holds yet.
+ * at all. The records here are audit entries (an operator's cancel has one); the events of these
+ * changes take the same path (test/storage/event-log-storage.test.ts, test/api/events/).
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'

@@ -1,31 +1,11 @@
 import type { KeyUsage, KeyView, Revocation } from '../../keys/administration.js'
-import { countedQuotaId } from '../../keys/api-key.js'
+import { keyDocument } from '../../keys/key-document.js'
 import { ApiError } from '../../shared/errors.js'
 import { iso, isoOrNull } from '../common/views.js'
 import type { AdminKey } from './schemas.js'
 
-export function keyJson(view: KeyView): AdminKey {
-  return {
-    id: view.id,
-    name: view.name,
-    plan: view.plan,
-    perMinute: view.perMinute,
-    perDay: view.perDay,
-    prefix: view.prefix,
-    quotaId: countedQuotaId(view),
-    customerId: view.customerId,
-    scopes: view.scopes,
-    state: view.state,
-    createdAt: iso(view.createdAt),
-    updatedAt: iso(view.updatedAt),
-    expiresAt: isoOrNull(view.expiresAt),
-    revokedAt: isoOrNull(view.revokedAt),
-    rotatedTo: view.rotatedTo,
-    rotatedFrom: view.rotatedFrom,
-    metadata: view.metadata,
-    lastUsedAt: isoOrNull(view.lastUsedAt),
-  }
-}
+/** A key as the admin API shows it: keys/key-document.ts, which the key events' data shares. */
+export const keyJson = (view: KeyView): AdminKey => keyDocument(view)
 
 /*
  * The answers of the admin API's key operations. The CLI's --json prints these same documents, so a

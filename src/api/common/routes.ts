@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { EventRepository } from '../../events/event.js'
 import type { EntityTags } from '../../http/conditional-reads.js'
 import type { OrderPlacement } from '../../orders/placement.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { IdempotentCreates } from '../../pets/idempotent-creates.js'
 import type { PetRepository } from '../../pets/repository.js'
+import type { Clock } from '../../shared/clock.js'
 
 /** What every operation of the public API shares: where it is mounted, its services, how it links. */
 
@@ -25,4 +27,8 @@ export interface PublicRoutesOptions {
   linkBase: string
   /** The tags of the reads' answers (conditional reads). */
   entityTags: EntityTags
+  /** The service's clock: the time of the events a route's change records. */
+  clock: Clock
+  /** The event log, read by GET /v1/events. */
+  events: EventRepository
 }

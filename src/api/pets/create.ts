@@ -3,12 +3,14 @@ import { apiKeyOf } from '../../auth/admission.js'
 import { errorResponses, rateLimitHeaderDocs } from '../../http/openapi-docs.js'
 import { parseIdempotencyKey } from '../../idempotency/header.js'
 import { idempotencyScope } from '../../idempotency/scope.js'
+import { keyEventOwner } from '../../keys/api-key.js'
+import { petCreated } from '../../pets/events.js'
 import { NewPetSchema, PetSchema } from '../../pets/schemas.js'
 import { type PublicApp, type PublicRoutesOptions, V1_PREFIX } from '../common/routes.js'
 import { ref } from '../common/schemas.js'
 
 /** POST /pets (createPet), optionally under an Idempotency-Key (pets/idempotent-creates.ts). */
-export function createPet(app: PublicApp, { pets, creates }: PublicRoutesOptions): void {
+export function createPet(app: PublicApp, { pets, creates, clock }: PublicRoutesOptions): void {
   app.post(
     '/pets',
     {
@@ -55,11 +57,13 @@ export function createPet(app: PublicApp, { pets, creates }: PublicRoutesOptions
     },
     async (request, reply) => {
       const key = parseIdempotencyKey(request.headers['idempotency-key'])
+      const apiKey = apiKeyOf(request)
+      const recorded = petCreated(keyEventOwner(apiKey), clock.now())
       if (key === undefined) {
-        const created = await pets.createPet(request.body)
+        const created = await pets.createPet(request.body, recorded)
         return reply.code(201).header('location', `${V1_PREFIX}/pets/${created.id}`).send(created)
       }
-      const { pet: created, replayed } = await creates.create(idempotencyScope(apiKeyOf(request)), key, request.body)
+      const { pet: created, replayed } = await creates.create(idempotencyScope(apiKey), key, request.body, recorded)
       if (replayed) reply.header('idempotent-replayed', 'true')
       return reply.code(201).header('location', `${V1_PREFIX}/pets/${created.id}`).send(created)
     },

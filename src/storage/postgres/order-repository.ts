@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type { IdempotencyClaim } from '../../idempotency/claim.js'
+import { orderChange } from '../../orders/events.js'
 import type {
   ChangeOptions,
   ChangeOutcome,
@@ -123,7 +124,7 @@ export class PostgresOrderRepository implements OrderRepository {
           'INSERT INTO idempotency_keys (key_id, idem_key, fingerprint, pet_id, order_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
           [claim.scope, claim.key, claim.fingerprint, placed.petId, placed.id, claim.createdAt],
         )
-      if (recorded !== undefined) await writeChange(client, recorded(placed))
+      await writeChange(client, orderChange(placed, recorded))
       return { outcome: 'placed', order: placed }
     })
   }
@@ -139,7 +140,7 @@ export class PostgresOrderRepository implements OrderRepository {
       if (changed === undefined) return { outcome: 'not_placed', order: (await this.orderIn(client, id))! }
       await movePet(client, change, changed.pet_id)
       const order = toOrder(changed)
-      if (recorded !== undefined) await writeChange(client, recorded(order))
+      await writeChange(client, orderChange(order, recorded))
       return { outcome: 'changed', order }
     })
   }
@@ -182,7 +183,9 @@ export class PostgresOrderRepository implements OrderRepository {
         throw new Error(
           `order invariant broken: ${pets.length - (released.rowCount ?? 0)} animals were not pending under their placed orders`,
         )
-      if (recorded !== undefined) for (const row of expired.rows) await writeChange(client, recorded(toOrder(row)))
+      // One write for the batch: its events (and any entries) in one statement each.
+      const changes = expired.rows.map((row) => orderChange(toOrder(row), recorded))
+      await writeChange(client, { audit: changes.flatMap((c) => c.audit), events: changes.flatMap((c) => c.events ?? []) })
       return pets.length
     })
   }
@@ -218,7 +221,7 @@ export class PostgresOrderRepository implements OrderRepository {
     const expired = (await run(client, statement, params)).rows[0] as OrderRow | undefined
     if (expired === undefined) return false
     await movePet(client, 'expire', expired.pet_id)
-    if (recorded !== undefined) await writeChange(client, recorded(toOrder(expired)))
+    await writeChange(client, orderChange(toOrder(expired), recorded))
     return true
   }
 }

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import type { AuditRepository } from '../../changes/audit-log.js'
 import type { CustomerRepository } from '../../customers/repository.js'
+import type { EventRepository } from '../../events/event.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
@@ -17,6 +18,7 @@ import { PostgresAdminTokenRepository } from './admin-token-repository.js'
 import { PostgresAuditRepository } from './audit-repository.js'
 import { assertSchemaName, clientConfig, Db, TIMEOUTS, toStorageError } from './connection.js'
 import { PostgresCustomerRepository } from './customer-repository.js'
+import { PostgresEventRepository } from './event-repository.js'
 import { KeyChangeWatcher } from './key-change-watcher.js'
 import { PostgresKeyRepository } from './key-repository.js'
 import { PostgresOrderRepository } from './order-repository.js'
@@ -121,6 +123,7 @@ export class PostgresStorage implements Storage {
   readonly keys: KeyRepository
   readonly adminTokens: PostgresAdminTokenRepository
   readonly audit: AuditRepository
+  readonly events: EventRepository
   readonly usage: UsageRepository
   readonly customers: CustomerRepository
   readonly scanReports: ScanReportRepository
@@ -150,6 +153,7 @@ export class PostgresStorage implements Storage {
     this.customers = this.faults.watch(new PostgresCustomerRepository(this.db))
     this.scanReports = this.faults.watch(new PostgresScanReportRepository(this.db))
     this.webhookEndpoints = this.faults.watch(new PostgresWebhookEndpointRepository(this.db))
+    this.events = this.faults.watch(new PostgresEventRepository(this.db))
   }
 
   /** Connects, applies pending migrations, and returns a ready store; StorageUnavailableError when unreachable. */

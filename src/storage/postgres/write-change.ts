@@ -1,17 +1,33 @@
 import type pg from 'pg'
 import type { RecordedChange } from '../../changes/audit-log.js'
 import { AUDIT_COLUMNS, auditValues } from '../audit-row.js'
+import { EVENT_COLUMNS, eventValues } from '../event-row.js'
 
-const COLUMNS = AUDIT_COLUMNS.split(', ').length
+const placeholders = (rows: number, columns: number): string =>
+  Array.from({ length: rows }, (_, row) => `(${Array.from({ length: columns }, (_, i) => `$${row * columns + i + 1}`).join(', ')})`).join(
+    ', ',
+  )
+
+const AUDIT_WIDTH = AUDIT_COLUMNS.split(', ').length
+const EVENT_WIDTH = EVENT_COLUMNS.split(', ').length
 
 /**
- * The one writer of what a change records on PostgreSQL (its audit entries, in one statement; its
- * events will be written here too), called by the repository method that makes the change with the
- * client of its transaction: the change and its record commit together or not at all. Nothing else
- * inserts into audit_log.
+ * The one writer of what a change records on PostgreSQL (its audit entries in one statement, its
+ * events in another), called by the repository method that makes the change with the client of its
+ * transaction: the change and its record commit together or not at all (an outbox). Nothing else
+ * inserts into audit_log or events. An event with a `onceKey` written before is skipped, by any
+ * instance (the unique index decides), the rest of the change kept.
  */
 export async function writeChange(client: pg.PoolClient, change: RecordedChange): Promise<void> {
-  if (change.audit.length === 0) return
-  const rows = change.audit.map((_, row) => `(${Array.from({ length: COLUMNS }, (_, i) => `$${row * COLUMNS + i + 1}`).join(', ')})`)
-  await client.query(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ${rows.join(', ')}`, change.audit.flatMap(auditValues))
+  const { audit, events = [] } = change
+  if (audit.length > 0)
+    await client.query(
+      `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ${placeholders(audit.length, AUDIT_WIDTH)}`,
+      audit.flatMap(auditValues),
+    )
+  if (events.length > 0)
+    await client.query(
+      `INSERT INTO events (${EVENT_COLUMNS}) VALUES ${placeholders(events.length, EVENT_WIDTH)} ON CONFLICT (once_key) DO NOTHING`,
+      events.flatMap(eventValues),
+    )
 }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { IdempotencyClaim } from '../../idempotency/claim.js'
+import { orderChange } from '../../orders/events.js'
 import type {
   ChangeOptions,
   ChangeOutcome,
@@ -172,7 +173,7 @@ export class SqliteOrderRepository implements OrderRepository {
     }) as OrderRow
     const placed = toOrder(row)
     if (claim !== undefined) this.insertClaim.run(claim.scope, claim.key, claim.fingerprint, placed.petId, placed.id, claim.createdAt)
-    if (recorded !== undefined) writeChange(this.db, recorded(placed))
+    writeChange(this.db, orderChange(placed, recorded))
     return { outcome: 'placed', order: placed }
   }
 
@@ -184,7 +185,7 @@ export class SqliteOrderRepository implements OrderRepository {
     if (changed === undefined) return { outcome: 'not_placed', order: toOrder(this.byId.get(id)!) }
     this.movePet(change, changed.pet_id)
     const order = toOrder(changed)
-    if (recorded !== undefined) writeChange(this.db, recorded(order))
+    writeChange(this.db, orderChange(order, recorded))
     return { outcome: 'changed', order }
   }
 
@@ -193,7 +194,7 @@ export class SqliteOrderRepository implements OrderRepository {
     const expired = this.statement(orderTransition('expire', target)).get(params) as OrderRow | undefined
     if (expired === undefined) return false
     this.movePet('expire', expired.pet_id)
-    if (recorded !== undefined) writeChange(this.db, recorded(toOrder(expired)))
+    writeChange(this.db, orderChange(toOrder(expired), recorded))
     return true
   }
 

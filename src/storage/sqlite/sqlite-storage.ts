@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import type { AuditRepository } from '../../changes/audit-log.js'
 import { type Durability, sqliteFilename } from '../../config/config.js'
 import type { CustomerRepository } from '../../customers/repository.js'
+import type { EventRepository } from '../../events/event.js'
 import type { KeyRepository } from '../../keys/repository.js'
 import type { OrderRepository } from '../../orders/repository.js'
 import type { PetRepository } from '../../pets/repository.js'
@@ -16,6 +17,7 @@ import { SqliteAdminTokenRepository } from './admin-token-repository.js'
 import { SqliteAuditRepository } from './audit-repository.js'
 import { CatalogueClock } from './catalogue-clock.js'
 import { SqliteCustomerRepository } from './customer-repository.js'
+import { SqliteEventRepository } from './event-repository.js'
 import { SqliteKeyRepository } from './key-repository.js'
 import { openMigrated } from './open-database.js'
 import { SqliteOrderRepository } from './order-repository.js'
@@ -40,6 +42,7 @@ export class SqliteStorage implements Storage {
   readonly keys: KeyRepository
   readonly adminTokens: SqliteAdminTokenRepository
   readonly audit: AuditRepository
+  readonly events: EventRepository
   readonly usage: UsageRepository
   readonly customers: CustomerRepository
   readonly scanReports: ScanReportRepository
@@ -66,6 +69,7 @@ export class SqliteStorage implements Storage {
     this.customers = this.faults.watch(new SqliteCustomerRepository(this.db))
     this.scanReports = this.faults.watch(new SqliteScanReportRepository(this.db))
     this.webhookEndpoints = this.faults.watch(new SqliteWebhookEndpointRepository(this.db))
+    this.events = this.faults.watch(new SqliteEventRepository(this.db))
   }
 
   /** A read; after a storage fault, a write (see StorageFaults) until one succeeds. */

@@ -1,0 +1,131 @@
+/**
+ * The event log's storage (migration 020, storage/*\/event-repository.ts, writeChange), the same
+ * on SQLite and PostgreSQL: a change and its events commit together or not at all (a failure
+ * after the event's insert leaves neither); an event with a once-key is written once; the
+ * retention sweep deletes exactly the events past it, once, however many sweep at the same time;
+ * and migration 020 is applied to a database that has 021 already.
+ */
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import pg from 'pg'
+import { type EventDraft, eventDraft } from '../../src/events/event.js'
+import { EventRetention } from '../../src/events/retention.js'
+import { holdRule } from '../../src/orders/hold.js'
+import type { NewOrder } from '../../src/orders/repository.js'
+import { ManualClock } from '../../src/shared/clock.js'
+import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
+import { openMigrated } from '../../src/storage/sqlite/open-database.js'
+import type { Storage } from '../../src/storage/storage.js'
+import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
+import { dropSchema, STORE_ENGINES } from '../helpers/stores.js'
+
+const T0 = Date.UTC(2026, 10, 21, 12, 0, 0)
+const DAY = 86_400_000
+const OWNER = { customerId: null, keyChainId: 'key_a', keyId: 'key_a' }
+const order = (petId: number): NewOrder => ({ petId, owner: 'k:key_a', keyId: 'key_a', holdEnds: holdRule(60_000) })
+const all = async (storage: Storage) => (await storage.events.list({ limit: 100 })).events
+
+for (const engine of STORE_ENGINES) {
+  describe(`the event log's storage on ${engine.name}`, () => {
+    test('outbox: a change whose transaction fails after its event is inserted leaves neither', async (t) => {
+      const storage = await engine.open(t, { holdClock: new ManualClock(T0) })
+      if (!storage) return
+      const petId = (await storage.pets.createPet({ name: 'Rex', categoryId: 1, status: 'available' })).id
+      const event = eventDraft('pet.created', OWNER, T0, { id: 0 })
+      // The second insert of one id fails after the first succeeded, in the placement's transaction.
+      const failing = () => ({ audit: [], events: [event, event] })
+      await assert.rejects(storage.orders.placeOrder(order(petId), undefined, failing))
+      assert.deepEqual(await all(storage), [], 'no event')
+      assert.deepEqual(await storage.orders.listOrders({ limit: 10 }), [], 'no order')
+      assert.equal((await storage.pets.getPet(petId))?.status, 'available', 'the animal not held')
+      // The same change without the failure: the order and its event.
+      const placed = await storage.orders.placeOrder(order(petId))
+      assert.equal(placed.outcome, 'placed')
+      assert.deepEqual(
+        (await all(storage)).map((e) => [e.type, JSON.parse(e.data).id]),
+        [['order.placed', (placed as { order: { id: number } }).order.id]],
+      )
+    })
+
+    test('an event with a once-key is written once; the rest of its change is kept', async (t) => {
+      const storage = await engine.open(t)
+      if (!storage) return
+      const once = (n: number): EventDraft => eventDraft('key.usage_threshold', OWNER, T0 + n, { n }, 'threshold:k:key_a:day:80')
+      await Promise.all([1, 2, 3].map((n) => storage.audit.write({ audit: [], events: [once(n)] })))
+      await storage.audit.write({ audit: [], events: [once(4), eventDraft('key.banned', OWNER, T0, { n: 5 })] })
+      assert.deepEqual(
+        (await all(storage)).map((e) => e.type),
+        ['key.usage_threshold', 'key.banned'],
+      )
+    })
+
+    test('retention: the events past it are deleted, in batches, once, by sweeps at the same time', async (t) => {
+      const storage = await engine.open(t)
+      if (!storage) return
+      const old = Array.from({ length: 2500 }, (_, i) => eventDraft('pet.created', OWNER, T0 - 31 * DAY + i, { i }))
+      for (let i = 0; i < old.length; i += 500) await storage.audit.write({ audit: [], events: old.slice(i, i + 500) })
+      const kept = eventDraft('pet.created', OWNER, T0 - 29 * DAY, { kept: true })
+      await storage.audit.write({ audit: [], events: [kept] })
+      const clock = new ManualClock(T0)
+      const sweeps = [1, 2, 3].map(() => new EventRetention(storage.events, { keepMs: 30 * DAY, clock }))
+      const deleted = await Promise.all(sweeps.map((s) => s.run()))
+      assert.equal(
+        deleted.reduce((a, b) => a + b, 0),
+        old.length,
+        'each event deleted by one sweep',
+      )
+      assert.equal(await sweeps[0]!.run(), 0)
+      assert.deepEqual(
+        (await all(storage)).map((e) => e.id),
+        [kept.id],
+      )
+    })
+  })
+}
+
+test('migration 020 is applied to a SQLite database that has 021 already (applied by name)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'events-migration-'))
+  try {
+    const file = join(dir, 'store.db')
+    const db = openMigrated(file, 'process')
+    // A database of the release before: 021 applied, no 020.
+    db.exec("DROP TABLE events; DELETE FROM schema_migrations WHERE version = '020_events.sql'")
+    db.close()
+    const again = openMigrated(file, 'process')
+    const applied = again.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: string }>
+    assert.ok(applied.some((r) => r.version === '020_events.sql'))
+    assert.ok(applied.some((r) => r.version === '021_webhook_endpoints.sql'))
+    assert.equal((again.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n, 0)
+    again.close()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('migration 020 is applied to a PostgreSQL schema that has 021 already (applied by name)', async (t) => {
+  if (!(await requireService(t, 'PostgreSQL'))) return
+  const schema = `test_${randomBytes(6).toString('hex')}`
+  t.after(() => dropSchema(schema))
+  await (await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })).close()
+  const client = new pg.Client({ connectionString: PG_URL })
+  await client.connect()
+  try {
+    // A database of the release before: 021 applied, no 020.
+    await client.query(`DROP TABLE ${schema}.events; DELETE FROM ${schema}.schema_migrations WHERE version = '020_events.sql'`)
+    const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
+    await storage.audit.write({ audit: [], events: [eventDraft('pet.created', OWNER, T0, { id: 1 })] })
+    assert.equal((await storage.events.list({ limit: 10 })).events.length, 1)
+    await storage.close()
+    const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations WHERE version LIKE '02%' ORDER BY version`)
+    assert.deepEqual(
+      rows.map((r) => r.version),
+      ['020_events.sql', '021_webhook_endpoints.sql', '022_audit_event_reads.sql'],
+    )
+  } finally {
+    await client.end()
+  }
+})
