@@ -27,24 +27,19 @@ async function violations(files: Record<string, string>): Promise<string[]> {
       mkdirSync(dirname(join(dir, path)), { recursive: true })
       writeFileSync(join(dir, path), text)
     }
-    const cwd = process.cwd()
-    process.chdir(dir)
-    try {
-      const result = await cruise(
-        ['src', 'console'].filter((d) => Object.keys(files).some((f) => f.startsWith(`${d}/`))),
-        {
-          ruleSet: config,
-          validate: true,
-          doNotFollow: { path: 'node_modules' },
-          tsPreCompilationDeps: true,
-          tsConfig: { fileName: 'tsconfig.json' },
-        },
-      )
-      const output = result.output as { summary: { violations: Array<{ rule: { name: string }; from: string; to: string }> } }
-      return output.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`)
-    } finally {
-      process.chdir(cwd)
-    }
+    // baseDir, never process.chdir: this file shares its process with others (test/run-together.mjs).
+    const result = await cruise(
+      ['src', 'console'].filter((d) => Object.keys(files).some((f) => f.startsWith(`${d}/`))),
+      {
+        ruleSet: config,
+        validate: true,
+        baseDir: dir,
+        doNotFollow: { path: 'node_modules' },
+        tsPreCompilationDeps: true,
+      },
+    )
+    const output = result.output as { summary: { violations: Array<{ rule: { name: string }; from: string; to: string }> } }
+    return output.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
