@@ -26,7 +26,6 @@ const INPUTS = [
   'scripts/build.mjs',
   'scripts/build-console.mjs',
   'scripts/copy-assets.mjs',
-  'scripts/bundle-entry-points.mjs',
   'tsconfig.json',
   'package.json',
   'package-lock.json',
@@ -48,7 +47,6 @@ const STEPS = [
     [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', TSC_RECORD],
   ],
   [process.execPath, [join(ROOT, 'scripts', 'copy-assets.mjs')]],
-  [process.execPath, [join(ROOT, 'scripts', 'bundle-entry-points.mjs')]],
   [process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')]],
   ['npm', ['run', 'build', '-w', '@animal-store/client']],
 ]

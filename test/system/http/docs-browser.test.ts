@@ -1,6 +1,6 @@
 /**
  * The interactive documentation in a real browser: /docs (Swagger UI) renders every operation of
- * the OpenAPI document (the list comes from the document the server serves, so an operation added
+ * the OpenAPI document and each of its webhooks (the list comes from the document the server serves, so an operation added
  * later is expected without editing this test), with getPet marked deprecated; its top bar shows the document's own
  * address (/v1/openapi.json, not /docs/json, which redirects), and it says how to get a key. Needs Debian's chromium (playwright-core
  * drives it; no browser download). Missing chromium: a loud skip locally, a failure in CI.
@@ -21,14 +21,16 @@ test('GET /docs renders every operation of the document, getPet deprecated, in C
   // Both are public: no key needed.
   const spec = await request(`${server.url}/v1/openapi.json`)
   assert.equal(spec.status, 200, spec.text)
-  const doc = spec.body as { openapi: string; paths: Record<string, Record<string, { operationId?: string; deprecated?: boolean }>> }
+  type PathItems = Record<string, Record<string, { operationId?: string; deprecated?: boolean }>>
+  const doc = spec.body as { openapi: string; paths: PathItems; webhooks?: PathItems }
   assert.match(doc.openapi, /^3\./)
   assert.equal(doc.paths['/pets']?.get?.operationId, 'listPets')
   assert.equal(doc.paths['/pets']?.post?.operationId, 'createPet')
   assert.equal(doc.paths['/pets/{petId}']?.get?.operationId, 'getPet')
   assert.equal(doc.paths['/pets/{petId}']?.get?.deprecated, true)
   const methods = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options'])
-  const documented = Object.entries(doc.paths)
+  // The webhooks (the events the service sends) are drawn as operations too, under their names.
+  const documented = [...Object.entries(doc.paths), ...Object.entries(doc.webhooks ?? {})]
     .flatMap(([path, item]) =>
       Object.entries(item)
         .filter(([method]) => methods.has(method))
