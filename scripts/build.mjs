@@ -1,11 +1,12 @@
-// npm run build: the service (tsc into dist/), the files it reads at run time (copy-assets.mjs), the
-// console's bundle (build-console.mjs) and the client package (client/dist), then a stamp of the
-// sources they were built from. `--if-changed` builds only when that stamp is not the sources'
-// now: `npm test` and `npm run test:system` run it, so that after `npm install` (whose `prepare`
-// has just built) the tests do not compile the same sources a second time, while a change since
-// the last build still gets built. The stamp is a hash of the contents (not of modification
-// times, which a checkout, a copy or a test touching a file moves); it is removed before a build
-// and written after the last step, so a build that failed half-way is never taken for done.
+// npm run build: the service (tsc into dist/), the files it reads at run time (copy-assets.mjs),
+// TypeBox as one module (vendor-typebox.mjs), the console's bundle (build-console.mjs) and the
+// client package (client/dist), then a stamp of the sources they were built from. `--if-changed`
+// builds only when that stamp is not the sources' now: `npm test` and `npm run test:system` run
+// it, so that after `npm install` (whose `prepare` has just built) the tests do not compile the
+// same sources a second time, while a change since the last build still gets built. The stamp is
+// a hash of the contents (not of modification times, which a checkout, a copy or a test touching
+// a file moves); it is removed before a build and written after the last step, so a build that
+// failed half-way is never taken for done.
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -26,12 +27,20 @@ const INPUTS = [
   'scripts/build.mjs',
   'scripts/build-console.mjs',
   'scripts/copy-assets.mjs',
+  'scripts/vendor-typebox.mjs',
   'tsconfig.json',
   'package.json',
   'package-lock.json',
 ]
 /** What the build writes that the stamp vouches for (deleted by hand, it is built again). */
-const OUTPUTS = ['dist/server.js', 'dist/cli.js', 'dist/console/manifest.json', 'client/dist/index.js', 'client/dist/index.d.ts']
+const OUTPUTS = [
+  'dist/server.js',
+  'dist/cli.js',
+  'dist/node_modules/typebox/index.js',
+  'dist/console/manifest.json',
+  'client/dist/index.js',
+  'client/dist/index.d.ts',
+]
 
 /**
  * tsc's record of this compilation (its files and their diagnostics), for `npm run typecheck`: its
@@ -47,6 +56,7 @@ const STEPS = [
     [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', TSC_RECORD],
   ],
   [process.execPath, [join(ROOT, 'scripts', 'copy-assets.mjs')]],
+  [process.execPath, [join(ROOT, 'scripts', 'vendor-typebox.mjs')]],
   [process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')]],
   ['npm', ['run', 'build', '-w', '@animal-store/client']],
 ]

@@ -392,10 +392,27 @@ async function runTogether(files, { env, nodeOptions, niceness = 0 }) {
   return results.find((code) => code !== 0) ?? 0
 }
 
-/** One file in its own run, timed. */
+/**
+ * Under c8 (NODE_V8_COVERAGE set), a system file's own process is not covered, only the processes
+ * it starts: it runs the test's client side (helpers, bursts of requests, tsx), whose coverage
+ * reports nothing of src/, while V8's counting slowed it by a fifth and its file of coverage (a
+ * megabyte or more) was written and read again by c8's report. The preload hands the directory
+ * back to the environment its children inherit.
+ */
+const CHILD_COVERAGE_PRELOAD = join(TEST_DIR, 'system', 'helpers', 'child-coverage.mjs')
+function systemFileRun(env, nodeOptions) {
+  const coverage = process.env.NODE_V8_COVERAGE
+  if (!coverage) return { env, nodeOptions }
+  return {
+    env: { ...env, NODE_V8_COVERAGE: undefined, ANIMAL_STORE_CHILD_COVERAGE: coverage },
+    nodeOptions: ['--import', CHILD_COVERAGE_PRELOAD, ...nodeOptions],
+  }
+}
+
+/** One system file in its own run, timed. */
 async function runTimed(file, { env, nodeOptions, buffer }) {
   const started = performance.now()
-  const result = await runFiles([file], { concurrency: 1, env, nodeOptions, buffer })
+  const result = await runFiles([file], { concurrency: 1, buffer, ...systemFileRun(env, nodeOptions) })
   return { file, ms: performance.now() - started, status: result.status, output: result.output }
 }
 
