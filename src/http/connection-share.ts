@@ -12,7 +12,7 @@
  * out of them). A full listener refuses only a site that holds about as many as any other.
  * docs/limits.md.
  */
-import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http'
+import type { Server as HttpServer, IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import proxyAddr from '@fastify/proxy-addr'
 import { parseAddress } from './client-address.js'
@@ -28,8 +28,11 @@ export interface ConnectionShare {
   siteOf(address: string): string
   /** Peers without a share of their own (trusted proxies, which carry many clients' connections). */
   exempt(address: string): boolean
-  /** Told of each new connection refused: over its client's share, or the listener full. */
-  onRefused(reason: 'per_address' | 'max_connections'): void
+  /**
+   * Told of each connection refused: a new one over its client's share, or the listener full; or
+   * one closed for having more than MAX_PIPELINED requests unanswered.
+   */
+  onRefused(reason: 'per_address' | 'max_connections' | 'pipelining'): void
   /** Told of each idle connection closed to make room for a site holding fewer. */
   onEvicted(): void
 }
@@ -39,6 +42,9 @@ interface Site {
   held: number
   idle: Set<Socket>
 }
+
+/** The most requests a connection may have dispatched and not yet answered (HTTP/1.1 pipelining). */
+export const MAX_PIPELINED = 32
 
 /** What an admitted connection counts in. */
 interface Held {
@@ -149,18 +155,37 @@ export function shareConnections(server: HttpServer, share: ConnectionShare): vo
     books.set(socket, { client, site, requests: 0 })
   })
 
-  // A connection with a request in flight is not idle: it is never closed for another's place.
+  // A connection with a request in flight is not idle: it is never closed for another's place. One
+  // with MAX_PIPELINED requests unanswered is destroyed before another of its requests is
+  // dispatched: Node's parser hands over every request of a socket read (a 64 KiB read of small
+  // GETs is hundreds) before it looks at the connection's backpressure, so a client that pipelines
+  // and never reads made the server build hundreds of answers in one go, and the event loop stalled
+  // for over 2 s under c8 in a CI run (another client's request was cut off by the headers
+  // timeout). Browsers do not pipeline; clients that do keep a few requests in flight. The
+  // dispatch to the server's other request listeners (Fastify's) is done here so that a request
+  // over the cap costs nothing: its connection is already closed, and nobody reads the answer.
+  const listeners = server.listeners('request') as RequestListener[]
+  server.removeAllListeners('request')
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket
     const held = books.get(socket)
-    if (held === undefined) return
-    held.requests++
-    held.site?.idle.delete(socket)
-    response.once('close', () => {
-      held.requests--
-      // Idle again, as the most recently used: the longest idle go first.
-      if (held.requests === 0 && books.get(socket) === held) held.site?.idle.add(socket)
-    })
+    if (held !== undefined) {
+      if (held.requests >= MAX_PIPELINED || socket.destroyed) {
+        if (!socket.destroyed) {
+          socket.destroy()
+          share.onRefused('pipelining')
+        }
+        return
+      }
+      held.requests++
+      held.site?.idle.delete(socket)
+      response.once('close', () => {
+        held.requests--
+        // Idle again, as the most recently used: the longest idle go first.
+        if (held.requests === 0 && books.get(socket) === held) held.site?.idle.add(socket)
+      })
+    }
+    for (const listener of listeners) listener.call(server, request, response)
   })
 }
 

@@ -43,7 +43,7 @@ export class Metrics {
   })
   readonly connectionsRefused = new Counter({
     name: 'animal_store_connections_refused_total',
-    help: 'Connections closed as soon as accepted, by listener and reason (per_address: over its client address share; max_connections: the listener full).',
+    help: 'Connections refused, by listener and reason (per_address: closed as soon as accepted, over its client address share; max_connections: the listener full; pipelining: closed with 32 requests unanswered on it when another arrived).',
     labelNames: ['listener', 'reason'] as const,
     registers: [this.registry],
   })

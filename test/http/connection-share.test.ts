@@ -5,13 +5,14 @@
  * closed at once, a closed one frees its place, another client still gets in, and an exempt peer
  * has no share; a full listener makes room for a site holding fewer by closing the longest idle
  * connection of the site holding the most, never one with a request in flight, and refuses a site
- * holding about as many. The whole service over real sockets: test/system/http/connection-flood.test.ts.
+ * holding about as many; a connection pipelining more than MAX_PIPELINED unanswered requests is
+ * closed. The whole service over real sockets: test/system/http/connection-flood.test.ts.
  */
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import net from 'node:net'
 import { type TestContext, test } from 'node:test'
-import { shareConnections, trustedPeer } from '../../src/http/connection-share.js'
+import { MAX_PIPELINED, shareConnections, trustedPeer } from '../../src/http/connection-share.js'
 import { waitFor } from '../helpers/wait.js'
 
 const SHARE = 5
@@ -20,7 +21,7 @@ const BOUND_MS = 15_000
 interface Listener {
   port: number
   /** Connections refused at once, by reason. */
-  refused(reason?: 'per_address' | 'max_connections'): number
+  refused(reason?: 'per_address' | 'max_connections' | 'pipelining'): number
   /** Idle connections closed for another site's place. */
   evicted(): number
 }
@@ -35,7 +36,7 @@ interface ListenOptions {
 
 async function listen(t: TestContext, options: ListenOptions = {}): Promise<Listener> {
   const server = http.createServer(options.handler ?? ((_req, res) => res.end('ok')))
-  const refused = { per_address: 0, max_connections: 0 }
+  const refused = { per_address: 0, max_connections: 0, pipelining: 0 }
   let evicted = 0
   shareConnections(server, {
     perClient: SHARE,
@@ -217,6 +218,38 @@ test("a site answers for its clients in a full listener: many clients of one sit
     held.reduce((sum, client) => sum + client.closed(), 0),
     listener.evicted(),
   )
+})
+
+test(`a connection with ${MAX_PIPELINED} requests unanswered is closed when another arrives, which is never dispatched; fewer are all answered`, async (t) => {
+  const dispatched: http.ServerResponse[] = []
+  const listener = await listen(t, { handler: (_req, res) => void dispatched.push(res) })
+  const pipeline = (count: number) => {
+    const socket = net.connect({ port: listener.port, host: '127.0.0.1' })
+    t.after(() => socket.destroy())
+    let answers = ''
+    let closed = false
+    socket.setEncoding('latin1').on('data', (chunk: string) => (answers += chunk))
+    socket.on('error', () => {})
+    socket.on('close', () => (closed = true))
+    // One write: the server's parser sees them all in one read, as a client that never waits.
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(count))
+    return { answered: () => answers.split('HTTP/1.1 200').length - 1, closed: () => closed }
+  }
+
+  // Over the cap: the first MAX_PIPELINED reach the handler; the next closes the connection.
+  const hostile = pipeline(MAX_PIPELINED * 4)
+  assert.ok(await waitFor(() => hostile.closed(), BOUND_MS), 'the connection is closed')
+  assert.equal(dispatched.length, MAX_PIPELINED, 'no request over the cap is dispatched')
+  assert.equal(listener.refused('pipelining'), 1)
+  for (const res of dispatched.splice(0)) res.end('ok')
+
+  // Under it: every request dispatched and answered, in order, on a connection kept open.
+  const fine = pipeline(MAX_PIPELINED)
+  assert.ok(await waitFor(() => dispatched.length === MAX_PIPELINED, BOUND_MS), 'all dispatched')
+  for (const res of dispatched) res.end('ok')
+  assert.ok(await waitFor(() => fine.answered() === MAX_PIPELINED, BOUND_MS), `all answered (${fine.answered()})`)
+  assert.equal(fine.closed(), false)
+  assert.equal(listener.refused('pipelining'), 1)
 })
 
 test('trustedPeer reads TRUST_PROXY as Fastify does', () => {
