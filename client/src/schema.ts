@@ -1489,7 +1489,7 @@ export interface components {
         Event: {
             /**
              * @description Unique and stable: the same wherever the event is shown or sent.
-             * @example evt_3d5QmJ0aP7Kx2LrV
+             * @example evt_0VbbmCTAR6PPVIuTZIeKzLgz
              */
             id: string;
             type: components["schemas"]["EventType"];

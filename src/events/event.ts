@@ -1,4 +1,4 @@
-import { randomId } from '../shared/base62.js'
+import { timeOrderedId } from '../shared/base62.js'
 import type { EventType } from './event-types.js'
 
 /**
@@ -21,7 +21,7 @@ export interface EventOwner {
 
 /** An event to write; the store gives it its seq. */
 export interface EventDraft extends EventOwner {
-  /** `evt_…`: unique, random, the same wherever the event is shown or sent. */
+  /** `evt_…`: unique, the time it was made then random characters (sorting by when it was made), the same wherever the event is shown or sent. */
   id: string
   type: EventType
   occurredAt: number
@@ -43,10 +43,10 @@ export interface EventRecord extends EventOwner {
   data: string
 }
 
-export const newEventId = (): string => randomId('evt_')
+export const newEventId = (occurredAt: number): string => timeOrderedId('evt_', occurredAt)
 
 export function eventDraft(type: EventType, owner: EventOwner, occurredAt: number, data: object, onceKey?: string): EventDraft {
-  const draft: EventDraft = { id: newEventId(), type, occurredAt, data, ...owner }
+  const draft: EventDraft = { id: newEventId(occurredAt), type, occurredAt, data, ...owner }
   if (onceKey !== undefined) draft.onceKey = onceKey
   return draft
 }

@@ -16,7 +16,7 @@ export const EventSchema = Type.Object(
     id: Type.String({
       pattern: '^evt_[0-9A-Za-z]+$',
       description: 'Unique and stable: the same wherever the event is shown or sent.',
-      example: 'evt_3d5QmJ0aP7Kx2LrV',
+      example: 'evt_0VbbmCTAR6PPVIuTZIeKzLgz',
     }),
     type: Type.Unsafe<EventType>({ $ref: 'EventType' }),
     timestamp: Type.String({ format: 'date-time', description: 'When it happened (RFC 3339, UTC).', example: '2026-11-21T12:00:30.000Z' }),

@@ -77,7 +77,7 @@ for (const engine of STORE_ENGINES) {
       )
       assert.deepEqual(events[1]!.data, first.json())
       assert.equal(events[0]!.timestamp, new Date(TEST_NOW).toISOString())
-      assert.match(events[0]!.id, /^evt_[0-9A-Za-z]{16}$/)
+      assert.match(events[0]!.id, /^evt_[0-9A-Za-z]{24}$/)
       assert.notEqual(events[0]!.id, events[1]!.id)
     })
 
