@@ -24,7 +24,7 @@ import { limiterKeys } from '../../../src/limits/redis/limiter-keys.js'
 import { REDIS_KEY_PREFIX } from '../../../tools/service-env.mjs'
 import { requireService } from '../../helpers/services.js'
 import { burst, ensureMinuteRoom, tally, useScratchDatabase, waitFor } from '../helpers/cluster.js'
-import { FallbackWatch, LimitedLoad } from '../helpers/failover-load.js'
+import { FallbackWatch, fallbackCount, LimitedLoad } from '../helpers/failover-load.js'
 import { requireThrowaway } from '../helpers/faults.js'
 import { bearer, createKeyViaCli, type ServerProcess, sleep, startServer, useTempDir } from '../helpers/process.js'
 import { redisCli, startThrowawayRedisCluster } from '../helpers/redis-topologies.js'
@@ -72,31 +72,51 @@ test('the limiter on a 3-master Redis Cluster: exact limits, and a master failov
     // Keys until three of them live on three different masters. A key's master is the slot of its
     // random id, a third of the slots each: 15 tries missed one master in a CI run (odds 3 x (2/3)^15,
     // about 1 in 150); 60 tries miss one about once in 10^10 runs, and ~6 are made on average.
-    const byMaster = new Map<number, { key: string; id: string }>()
-    for (let i = 0; i < 60 && byMaster.size < 3; i++) {
-      const created = await createKeyViaCli(db, { plan: 'free', name: `cluster ${i}` })
-      const port = cluster.masterOf(`${REDIS_KEY_PREFIX}{k:${created.id}}`).port
-      if (!byMaster.has(port)) byMaster.set(port, created)
+    const keysOnEveryMaster = async (name: string) => {
+      const byMaster = new Map<number, { key: string; id: string }>()
+      for (let i = 0; i < 60 && byMaster.size < 3; i++) {
+        const created = await createKeyViaCli(db, { plan: 'free', name: `${name} ${i}` })
+        const port = cluster.masterOf(`${REDIS_KEY_PREFIX}{k:${created.id}}`).port
+        if (!byMaster.has(port)) byMaster.set(port, created)
+      }
+      assert.equal(byMaster.size, 3, 'keys on three different masters')
+      return byMaster
     }
-    assert.equal(byMaster.size, 3, 'keys on three different masters')
-    await ensureMinuteRoom(30)
     // One key at a time, in waves of 50 simultaneous requests: 600 at once would starve this shared
     // machine past the 500 ms command timeout, and a timed-out decision is (rightly) the fallback's.
-    const results = []
-    for (const { key } of byMaster.values()) {
-      const outcomes = []
-      for (let wave = 0; wave < 4; wave++) outcomes.push(...(await burst(bases, '/v1/pets', 50, bearer(key))))
-      results.push(outcomes)
-    }
-    for (const [i, [port, { id }]] of [...byMaster].entries()) {
-      const counts = tally(results[i]!)
-      const hashKey = `${REDIS_KEY_PREFIX}{k:${id}}`
-      assert.equal(redisCli(port, 'cluster', 'keyslot', hashKey).trim(), redisCli(port, 'cluster', 'keyslot', `k:${id}`).trim())
-      assert.equal(redisCli(port, 'exists', hashKey).trim(), '1', `${hashKey} lives on its slot's master ${port}`)
-      assert.deepEqual(counts, { '200': 60, '429 rate_limited': 59, '429 key_banned': 81 }, `key on master ${port}`)
+    // The claim is exactness when Redis decides: a round in which an instance fell back (a machine
+    // busy enough to hold a command past the timeout: a CI run beside other work saw 77 allowed of
+    // 60) proves nothing about it, so it is run again with new keys, up to three times.
+    const admins = instances.map((s) => s.adminUrl)
+    const fallbacks = async () => (await Promise.all(admins.map((a) => fallbackCount(a)))).reduce((a, b) => a + b, 0)
+    let exact = await keysOnEveryMaster('cluster')
+    for (let round = 1; ; round++) {
+      await ensureMinuteRoom(30)
+      const before = await fallbacks()
+      const results = []
+      for (const { key } of exact.values()) {
+        const outcomes = []
+        for (let wave = 0; wave < 4; wave++) outcomes.push(...(await burst(bases, '/v1/pets', 50, bearer(key))))
+        results.push(outcomes)
+      }
+      const fellBack = (await fallbacks()) - before
+      if (fellBack > 0 && round < 3) {
+        process.stdout.write(`round ${round}: ${fellBack} decisions fell back (Redis past its command timeout): again with new keys\n`)
+        exact = await keysOnEveryMaster(`round ${round + 1}`)
+        continue
+      }
+      assert.equal(fellBack, 0, 'three rounds in a row had decisions made without Redis: the machine is too busy to judge exactness')
+      for (const [i, [port, { id }]] of [...exact].entries()) {
+        const counts = tally(results[i]!)
+        const hashKey = `${REDIS_KEY_PREFIX}{k:${id}}`
+        assert.equal(redisCli(port, 'cluster', 'keyslot', hashKey).trim(), redisCli(port, 'cluster', 'keyslot', `k:${id}`).trim())
+        assert.equal(redisCli(port, 'exists', hashKey).trim(), '1', `${hashKey} lives on its slot's master ${port}`)
+        assert.deepEqual(counts, { '200': 60, '429 rate_limited': 59, '429 key_banned': 81 }, `key on master ${port}`)
+      }
+      break
     }
     process.stdout.write(
-      `exact on every master: 3 Free keys on masters ${[...byMaster.keys()].join(', ')}, 200 requests each over 3 instances (waves of 50): 60/59/81\n`,
+      `exact on every master: 3 Free keys on masters ${[...exact.keys()].join(', ')}, 200 requests each over 3 instances (waves of 50): 60/59/81\n`,
     )
   })
 
