@@ -11,6 +11,7 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import { Webhook } from 'standardwebhooks'
 import { createAdminToken } from '../../../src/admin-tokens/admin-tokens.js'
 import { systemClock } from '../../../src/shared/clock.js'
@@ -193,6 +194,26 @@ describe('webhook deliveries and their log', () => {
     assert.equal((await as('GET', `${BASE}/${endpoint.id}/deliveries`)).statusCode, 200)
     assert.equal((await as('POST', `${BASE}/${endpoint.id}/replay`, { since: new Date().toISOString() })).statusCode, 403)
     assert.equal((await as('POST', `${BASE}/${endpoint.id}/deliveries/dlv_0000000000000000/retry`)).statusCode, 403)
+  })
+
+  test('a 410 disables the endpoint (gone); its webhook_endpoint.disabled event is the public document’s payload', async () => {
+    answer = () => 410
+    const { endpoint, hits } = await createEndpoint('gone')
+    await createPet('Gone')
+    assert.ok(await waitFor(async () => (await t.call('GET', `${BASE}/${endpoint.id}`)).json().enabled === false, 10_000))
+    const shown = (await t.call('GET', `${BASE}/${endpoint.id}`)).json()
+    assert.equal(shown.disabledReason, 'gone')
+    assert.equal(hits().length, 1, 'given up at once')
+    const events = (await t.call('GET', '/admin/v1/events?type=webhook_endpoint.disabled')).json().data as Array<Record<string, unknown>>
+    const event = events.find((e) => (e.data as { id: string }).id === endpoint.id)!
+    assert.deepEqual(event.data, shown, 'the endpoint as the admin API shows it')
+    const doc = (await t.api.inject({ url: '/v1/openapi.json' })).json()
+    const ajv = new Ajv2020({ strict: false })
+    ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T/)
+    ajv.addKeyword('example')
+    const validate = ajv.compile(doc.webhooks['webhook_endpoint.disabled'].post.requestBody.content['application/json'].schema)
+    const { type, timestamp, data } = event
+    assert.ok(validate({ type, timestamp, data }), JSON.stringify(validate.errors))
   })
 
   test('/readyz stays ready while receivers fail; the deliveries are counted on /metrics', async () => {
