@@ -113,6 +113,7 @@ export async function buildApp(domain: Domain, options: AppOptions = {}): Promis
         auditLog: domain.services.auditLog,
         customers: domain.services.customers,
         webhookEndpoints: domain.services.webhookEndpoints,
+        webhookDeliveries: domain.services.webhookDeliveries,
         eventLog: domain.services.eventLog,
         now: () => clock.now(),
       })

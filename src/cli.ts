@@ -93,6 +93,7 @@ const LISTS: Partial<Record<Subject, string>> = {
   customer: 'customers list',
   admin_token: 'admin-tokens list',
   webhook_endpoint: 'webhooks list',
+  webhook_delivery: 'webhooks deliveries ENDPOINT_ID',
 }
 
 /**

@@ -22,6 +22,7 @@ import { openStorage } from './storage/index.js'
 import type { Storage } from './storage/storage.js'
 import { UsageRecorder } from './usage/recorder.js'
 import { UsageHistory } from './usage/usage-history.js'
+import { WebhookDeliveryService } from './webhooks/delivery-service.js'
 import { type HostResolver, systemResolver } from './webhooks/destination.js'
 import { WebhookEndpointService } from './webhooks/endpoint-service.js'
 
@@ -39,6 +40,8 @@ export interface Services {
   webhookEndpoints: WebhookEndpointService
   /** Reading every caller's events. */
   eventLog: EventLogService
+  /** The webhook delivery log: listing, retrying, replaying. */
+  webhookDeliveries: WebhookDeliveryService
 }
 
 /** What every domain has, the CLI's too: the store, the caches, the recorders and the services over them. */
@@ -171,6 +174,12 @@ function buildCore(config: Config, { storage, clock, limiter, warn, onUsageDropp
       operatorOrders,
       webhookEndpoints,
       eventLog: new EventLogService(storage.events, changes),
+      webhookDeliveries: new WebhookDeliveryService({
+        deliveries: storage.webhookDeliveries,
+        endpoints: storage.webhookEndpoints,
+        recorder: changes,
+        clock,
+      }),
     },
   }
 }
@@ -212,7 +221,19 @@ export async function buildDomain(config: Config, overrides: DomainOverrides = {
       limiterRequired: config.redisUrl !== undefined && config.redisFailurePolicy === 'closed',
     })
     const limitEvents = new LimitEvents(core.changes, warn('writing a usage threshold or ban event failed; not retried'))
-    const jobs = serverJobs({ config, storage, clock, keyResolver: core.keyResolver, ...core.recorders, limitEvents, warn })
+    const jobs = serverJobs({
+      config,
+      storage,
+      clock,
+      keyResolver: core.keyResolver,
+      ...core.recorders,
+      limitEvents,
+      warn,
+      recorder: core.changes,
+      resolveHost: overrides.resolveHost ?? systemResolver,
+      onDeliveryOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+    })
+    metrics.webhookQueue = async () => ({ ...(await storage.webhookDeliveries.queueStats()), now: clock.now() })
     return {
       ...core,
       limiter,

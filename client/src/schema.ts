@@ -1191,7 +1191,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A webhook endpoint was disabled after its deliveries failed for too long (written by the webhook delivery).
+         * A webhook endpoint was disabled by the webhook delivery: its receiver answered 410 Gone (`disabledReason` `gone`), or its deliveries failed for longer than WEBHOOK_DISABLE_AFTER (`failing`).
          * @description Sent to the webhook endpoints subscribed to `webhook_endpoint.disabled` (or `*`); the same event is listed by GET /v1/events.
          */
         post: {
@@ -1209,9 +1209,19 @@ export interface webhooks {
                      *       "timestamp": "2026-11-21T12:00:30.000Z",
                      *       "data": {
                      *         "id": "we_2Bc4De6Fg8Hi0Jk2",
-                     *         "url": "https://example.com/hooks",
+                     *         "url": "https://hooks.example.com/animal-store",
+                     *         "description": "Warehouse",
+                     *         "events": [
+                     *           "order.placed",
+                     *           "order.completed"
+                     *         ],
+                     *         "customerId": null,
                      *         "enabled": false,
-                     *         "disabledReason": "failing"
+                     *         "disabledReason": "failing",
+                     *         "failingSince": "2026-11-16T12:00:30.000Z",
+                     *         "previousSecretExpiresAt": null,
+                     *         "createdAt": "2026-11-01T09:00:00.000Z",
+                     *         "updatedAt": "2026-11-21T12:00:30.000Z"
                      *       }
                      *     }
                      */
@@ -1223,9 +1233,35 @@ export interface webhooks {
                          * @description When it happened (RFC 3339, UTC).
                          */
                         timestamp: string;
-                        /** @description The endpoint as the admin API shows it (never its secret). */
+                        /** @description The endpoint as the admin API shows it, as it is once disabled (never its secret). */
                         data: {
-                            [key: string]: unknown;
+                            /** @description we_… */
+                            id: string;
+                            url: string;
+                            /** @description What it is for, or null. */
+                            description: string | null;
+                            /** @description The event types it receives, or `["*"]`. */
+                            events: string[];
+                            /** @description Only this customer’s events, or null: every event. */
+                            customerId: string | null;
+                            /** @constant */
+                            enabled: false;
+                            /** @enum {string} */
+                            disabledReason: "gone" | "failing";
+                            /** @description Since when its deliveries failed (RFC 3339), or null. */
+                            failingSince: string | null;
+                            /** @description Until when a rotated secret signs beside the current one (RFC 3339), or null. */
+                            previousSecretExpiresAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was created.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it last changed: when it was disabled.
+                             */
+                            updatedAt: string;
                         };
                     };
                 };
@@ -3929,6 +3965,7 @@ export const webhooksKeyLeak_reportedPostRequestBodyContentApplicationJsonDataPl
 export const webhooksKeyLeak_reportedPostRequestBodyContentApplicationJsonDataStateValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.leak_reported"]["post"]["requestBody"]["content"]["application/json"]["data"]["state"]> = ["active", "expired", "revoked", "rotated"];
 export const webhooksKeyUsage_thresholdPostRequestBodyContentApplicationJsonDataWindowValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.usage_threshold"]["post"]["requestBody"]["content"]["application/json"]["data"]["window"]> = ["day"];
 export const webhooksKeyUsage_thresholdPostRequestBodyContentApplicationJsonDataThresholdValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["key.usage_threshold"]["post"]["requestBody"]["content"]["application/json"]["data"]["threshold"]> = [80, 100];
+export const webhooksWebhook_endpointDisabledPostRequestBodyContentApplicationJsonDataDisabledReasonValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["webhook_endpoint.disabled"]["post"]["requestBody"]["content"]["application/json"]["data"]["disabledReason"]> = ["gone", "failing"];
 export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_request", "unauthorized", "key_expired", "forbidden_role", "insufficient_scope", "not_found", "method_not_allowed", "request_timeout", "conflict", "idempotency_conflict", "pet_not_available", "order_not_placed", "gone", "payload_too_large", "unsupported_media_type", "idempotency_key_reused", "unknown_pet", "headers_too_large", "rate_limited", "key_banned", "internal_error", "service_unavailable"];
 export const petStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PetStatus"]> = ["available", "pending", "sold"];
 export const orderStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OrderStatus"]> = ["placed", "cancelled", "completed", "expired"];

@@ -26,6 +26,34 @@ export interface EndpointWithSecret {
   endpoint: WebhookEndpoint
 }
 
+/** A delivery of the endpoint's delivery log (src/admin/webhook-endpoints/delivery-schemas.ts is the contract). */
+export interface WebhookDelivery {
+  id: string
+  endpointId: string
+  eventId: string
+  eventType: string
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  nextAttemptAt: string | null
+  lastStatusCode: number | null
+  lastDurationMs: number | null
+  lastError: string | null
+  createdAt: string
+  updatedAt: string
+}
+export interface DeliveryAttempt {
+  attempt: number
+  startedAt: string
+  durationMs: number | null
+  statusCode: number | null
+  error: string | null
+  responseExcerpt: string | null
+}
+export interface WebhookDeliveryPage {
+  data: WebhookDelivery[]
+  nextAfter: number | null
+}
+
 /** The closed list of event types (the same module the service checks them against), and `*`. */
 export const EVENT_TYPES: readonly string[] = WEBHOOK_EVENT_TYPES
 export const EVERY_EVENT = ALL_EVENTS
@@ -49,4 +77,11 @@ export const webhooksApi = {
   remove: (id: string) => call<null>('DELETE', endpoint(id)),
   rotateSecret: (id: string, expiresInSeconds: number) =>
     call<EndpointWithSecret>('POST', `${endpoint(id)}/rotate-secret`, { body: { expiresInSeconds } }),
+  deliveries: (id: string, query: { after?: number; limit?: number }) =>
+    call<WebhookDeliveryPage>('GET', `${endpoint(id)}/deliveries`, { query }),
+  delivery: (id: string, deliveryId: string) =>
+    call<WebhookDelivery & { attemptLog: DeliveryAttempt[] }>('GET', `${endpoint(id)}/deliveries/${encodeURIComponent(deliveryId)}`),
+  retry: (id: string, deliveryId: string) =>
+    call<WebhookDelivery>('POST', `${endpoint(id)}/deliveries/${encodeURIComponent(deliveryId)}/retry`),
+  replay: (id: string, since: string) => call<{ enqueued: number }>('POST', `${endpoint(id)}/replay`, { body: { since } }),
 }

@@ -8,6 +8,7 @@ import type { CustomerService } from '../customers/customer-service.js'
 import type { KeyAdministration } from '../keys/administration.js'
 import type { OperatorOrders } from '../orders/operator-orders.js'
 import type { UsageHistory } from '../usage/usage-history.js'
+import type { WebhookDeliveryService } from '../webhooks/delivery-service.js'
 import type { WebhookEndpointService } from '../webhooks/endpoint-service.js'
 import { ADMIN_TOKEN_SCHEMAS, type AdminTokenRoutesOptions, adminTokenRoutes } from './admin-tokens/index.js'
 import { type AdminAuditOptions, AUDIT_SCHEMAS, auditRoutes } from './audit/index.js'
@@ -37,6 +38,8 @@ export interface AdminApiOptions {
   customers: CustomerService
   /** Webhook endpoints (the webhook endpoints resource). */
   webhookEndpoints: WebhookEndpointService
+  /** Their delivery log (the same resource: /webhook-endpoints/{id}/deliveries, retry, replay). */
+  webhookDeliveries: WebhookDeliveryService
   /** The event log's reader (the events resource). */
   eventLog: EventLogService
   now: () => number
@@ -96,6 +99,7 @@ export function adminApi({
   auditLog,
   customers,
   webhookEndpoints,
+  webhookDeliveries,
   eventLog,
   now,
 }: AdminApiOptions): {
@@ -114,6 +118,7 @@ export function adminApi({
         auditLog,
         customers,
         webhookEndpoints,
+        webhookDeliveries,
         eventLog,
         now,
         adminTokens,

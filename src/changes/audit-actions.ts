@@ -24,6 +24,8 @@ const READ_ACTIONS = [
   'webhook_endpoint.list',
   'webhook_endpoint.read',
   'event.list',
+  'webhook_delivery.list',
+  'webhook_delivery.read',
 ] as const
 
 /** Every action the audit log records (change-recorder.ts says when each is written), in the order the API lists them. */
@@ -43,6 +45,8 @@ export const AUDIT_ACTIONS = [
   'webhook_endpoint.update',
   'webhook_endpoint.delete',
   'webhook_endpoint.rotate_secret',
+  'webhook_delivery.retry',
+  'webhook_endpoint.replay',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

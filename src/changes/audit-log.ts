@@ -75,6 +75,7 @@ export const AUDIT_TIME_DETAILS: readonly string[] = [
   'from',
   'to',
   'previousSecretExpiresAt',
+  'since',
 ]
 
 export interface AuditQuery {

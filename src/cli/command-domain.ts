@@ -5,6 +5,7 @@ import type { Config } from '../config/config.js'
 import type { CustomerService } from '../customers/customer-service.js'
 import type { KeyService } from '../keys/key-service.js'
 import type { RateLimiter } from '../limits/limiter.js'
+import type { WebhookDeliveryService } from '../webhooks/delivery-service.js'
 import type { WebhookEndpointService } from '../webhooks/endpoint-service.js'
 
 /** The services a command calls: the admin API's own, from a domain built for the command. */
@@ -13,6 +14,7 @@ export interface CommandServices {
   customers: CustomerService
   adminTokens: AdminTokenService
   webhookEndpoints: WebhookEndpointService
+  webhookDeliveries: WebhookDeliveryService
 }
 
 /**

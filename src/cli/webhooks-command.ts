@@ -9,6 +9,7 @@ import { type CommandGroup, type CommandRun, defineCommand, programName } from '
 import { iso } from './key-text.js'
 import { print } from './output.js'
 import { table } from './table.js'
+import { DELIVERY_COMMANDS } from './webhook-deliveries-command.js'
 
 /** The webhook endpoint service of a domain built for the command, closed after `work`; changes audited under the OS user. */
 const withService = (run: CommandRun, work: (service: WebhookEndpointService, ctx: ChangeContext) => Promise<void>) =>
@@ -224,5 +225,5 @@ const rotateSecret = defineCommand(
 export const WEBHOOKS: CommandGroup = {
   name: 'webhooks',
   description: 'Webhook endpoints: the same service as the admin API (/admin/v1/webhook-endpoints); events are sent to them, signed.',
-  commands: { create, list, show, update, delete: remove, 'rotate-secret': rotateSecret },
+  commands: { create, list, show, update, delete: remove, 'rotate-secret': rotateSecret, ...DELIVERY_COMMANDS },
 }

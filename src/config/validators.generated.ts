@@ -639,50 +639,40 @@ validate38.errors = vErrors;
 return errors === 0;
 }
 
-export const BOOTSTRAP_KEY = validate39;
-const schema40 = {"type":"boolean"};
+export const WEBHOOK_DELIVERY = validate39;
+const schema40 = {"type":"string","enum":["on","off"]};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data !== "boolean"){
-validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"}}];
+if(typeof data !== "string"){
+validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data === "on") || (data === "off"))){
+validate39.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema40.enum}}];
 return false;
 }
 validate39.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_THRESHOLD = validate40;
-const schema41 = {"type":"integer","minimum":0,"maximum":1000000};
+export const WEBHOOK_RETRY_SCHEDULE = validate40;
+const schema41 = {"type":"string"};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "string"){
+validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate40.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
-return false;
-}
-else {
-if(data < 0 || isNaN(data)){
-validate40.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 validate40.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_BASE_SECONDS = validate41;
-const schema42 = {"type":"integer","minimum":1,"maximum":86400};
+export const WEBHOOK_TIMEOUT_MS = validate41;
+const schema42 = {"type":"integer","minimum":100,"maximum":60000};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -693,13 +683,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 86400 || isNaN(data)){
-validate41.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400}}];
+if(data > 60000 || isNaN(data)){
+validate41.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate41.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 100 || isNaN(data)){
+validate41.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -709,78 +699,64 @@ validate41.errors = vErrors;
 return errors === 0;
 }
 
-export const BAN_MAX_SECONDS = validate42;
-const schema43 = {"type":"integer","minimum":1,"maximum":604800};
+export const WEBHOOK_DISABLE_AFTER = validate42;
+const schema43 = {"type":"string"};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "string"){
+validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 604800 || isNaN(data)){
-validate42.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800}}];
-return false;
-}
-else {
-if(data < 1 || isNaN(data)){
-validate42.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
 }
 validate42.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_STATE_FILE = validate43;
-const schema44 = {"type":"string"};
+export const WEBHOOK_CONCURRENCY = validate43;
+const schema44 = {"type":"integer","minimum":1,"maximum":100};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(typeof data !== "string"){
-validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 100 || isNaN(data)){
+validate43.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate43.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
 }
 validate43.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_SNAPSHOT_MS = validate44;
-const schema45 = {"type":"integer","minimum":100,"maximum":600000};
+export const BOOTSTRAP_KEY = validate44;
+const schema45 = {"type":"boolean"};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate44.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "boolean"){
+validate44.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate44.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
-return false;
-}
-else {
-if(data < 100 || isNaN(data)){
-validate44.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
-return false;
-}
-}
-}
 }
 validate44.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_MAX_ADDRESSES = validate45;
-const schema46 = {"type":"integer","minimum":0,"maximum":10000000};
+export const BAN_THRESHOLD = validate45;
+const schema46 = {"type":"integer","minimum":0,"maximum":1000000};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -791,8 +767,8 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 10000000 || isNaN(data)){
-validate45.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}}];
+if(data > 1000000 || isNaN(data)){
+validate45.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
 return false;
 }
 else {
@@ -807,8 +783,8 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-export const LIMITER_LEASE_MAX = validate46;
-const schema47 = {"type":"integer","minimum":1,"maximum":100000};
+export const BAN_BASE_SECONDS = validate46;
+const schema47 = {"type":"integer","minimum":1,"maximum":86400};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -819,8 +795,8 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 100000 || isNaN(data)){
-validate46.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000}}];
+if(data > 86400 || isNaN(data)){
+validate46.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400}}];
 return false;
 }
 else {
@@ -835,8 +811,8 @@ validate46.errors = vErrors;
 return errors === 0;
 }
 
-export const REQUEST_TIMEOUT_MS = validate47;
-const schema48 = {"type":"integer","minimum":100,"maximum":600000};
+export const BAN_MAX_SECONDS = validate47;
+const schema48 = {"type":"integer","minimum":1,"maximum":604800};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -847,13 +823,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate47.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+if(data > 604800 || isNaN(data)){
+validate47.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800}}];
 return false;
 }
 else {
-if(data < 100 || isNaN(data)){
-validate47.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+if(data < 1 || isNaN(data)){
+validate47.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -863,35 +839,21 @@ validate47.errors = vErrors;
 return errors === 0;
 }
 
-export const HEADERS_TIMEOUT_MS = validate48;
-const schema49 = {"type":"integer","minimum":100,"maximum":600000};
+export const LIMITER_STATE_FILE = validate48;
+const schema49 = {"type":"string"};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
-if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate48.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data !== "string"){
+validate48.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === 0){
-if((typeof data == "number") && (isFinite(data))){
-if(data > 600000 || isNaN(data)){
-validate48.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
-return false;
-}
-else {
-if(data < 100 || isNaN(data)){
-validate48.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
-return false;
-}
-}
-}
 }
 validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const KEEP_ALIVE_TIMEOUT_MS = validate49;
+export const LIMITER_SNAPSHOT_MS = validate49;
 const schema50 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -919,8 +881,8 @@ validate49.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_HEADER_BYTES = validate50;
-const schema51 = {"type":"integer","minimum":1024,"maximum":65536};
+export const LIMITER_MAX_ADDRESSES = validate50;
+const schema51 = {"type":"integer","minimum":0,"maximum":10000000};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -931,13 +893,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 65536 || isNaN(data)){
-validate50.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
+if(data > 10000000 || isNaN(data)){
+validate50.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}}];
 return false;
 }
 else {
-if(data < 1024 || isNaN(data)){
-validate50.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
+if(data < 0 || isNaN(data)){
+validate50.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -947,8 +909,8 @@ validate50.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS = validate51;
-const schema52 = {"type":"integer","minimum":1,"maximum":1000000};
+export const LIMITER_LEASE_MAX = validate51;
+const schema52 = {"type":"integer","minimum":1,"maximum":100000};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -959,8 +921,8 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate51.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 100000 || isNaN(data)){
+validate51.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000}}];
 return false;
 }
 else {
@@ -975,8 +937,8 @@ validate51.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_CONNECTIONS_PER_ADDRESS = validate52;
-const schema53 = {"type":"integer","minimum":1,"maximum":1000000};
+export const REQUEST_TIMEOUT_MS = validate52;
+const schema53 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -987,13 +949,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate52.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 600000 || isNaN(data)){
+validate52.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate52.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 100 || isNaN(data)){
+validate52.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -1003,8 +965,8 @@ validate52.errors = vErrors;
 return errors === 0;
 }
 
-export const ADMIN_MAX_CONNECTIONS = validate53;
-const schema54 = {"type":"integer","minimum":1,"maximum":1000000};
+export const HEADERS_TIMEOUT_MS = validate53;
+const schema54 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1015,13 +977,13 @@ return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
-if(data > 1000000 || isNaN(data)){
-validate53.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+if(data > 600000 || isNaN(data)){
+validate53.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
 return false;
 }
 else {
-if(data < 1 || isNaN(data)){
-validate53.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data < 100 || isNaN(data)){
+validate53.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
@@ -1031,10 +993,150 @@ validate53.errors = vErrors;
 return errors === 0;
 }
 
-export const MAX_HEAP_MB = validate54;
-const schema55 = {"anyOf":[{"type":"integer","minimum":64,"maximum":65536},{"type":"string","const":"off"}]};
+export const KEEP_ALIVE_TIMEOUT_MS = validate54;
+const schema55 = {"type":"integer","minimum":100,"maximum":600000};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate54.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 600000 || isNaN(data)){
+validate54.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}}];
+return false;
+}
+else {
+if(data < 100 || isNaN(data)){
+validate54.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+return false;
+}
+}
+}
+}
+validate54.errors = vErrors;
+return errors === 0;
+}
+
+export const MAX_HEADER_BYTES = validate55;
+const schema56 = {"type":"integer","minimum":1024,"maximum":65536};
+
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate55.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 65536 || isNaN(data)){
+validate55.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536}}];
+return false;
+}
+else {
+if(data < 1024 || isNaN(data)){
+validate55.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
+return false;
+}
+}
+}
+}
+validate55.errors = vErrors;
+return errors === 0;
+}
+
+export const MAX_CONNECTIONS = validate56;
+const schema57 = {"type":"integer","minimum":1,"maximum":1000000};
+
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 1000000 || isNaN(data)){
+validate56.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate56.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+validate56.errors = vErrors;
+return errors === 0;
+}
+
+export const MAX_CONNECTIONS_PER_ADDRESS = validate57;
+const schema58 = {"type":"integer","minimum":1,"maximum":1000000};
+
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 1000000 || isNaN(data)){
+validate57.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate57.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+validate57.errors = vErrors;
+return errors === 0;
+}
+
+export const ADMIN_MAX_CONNECTIONS = validate58;
+const schema59 = {"type":"integer","minimum":1,"maximum":1000000};
+
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
+validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === 0){
+if((typeof data == "number") && (isFinite(data))){
+if(data > 1000000 || isNaN(data)){
+validate58.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000}}];
+return false;
+}
+else {
+if(data < 1 || isNaN(data)){
+validate58.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+validate58.errors = vErrors;
+return errors === 0;
+}
+
+export const MAX_HEAP_MB = validate59;
+const schema60 = {"anyOf":[{"type":"integer","minimum":64,"maximum":65536},{"type":"string","const":"off"}]};
+
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -1112,7 +1214,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate54.errors = vErrors;
+validate59.errors = vErrors;
 return false;
 }
 else {
@@ -1126,38 +1228,38 @@ vErrors = null;
 }
 }
 }
-validate54.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
 
-export const SHUTDOWN_DRAIN_MS = validate55;
-const schema56 = {"type":"integer","minimum":0,"maximum":300000};
+export const SHUTDOWN_DRAIN_MS = validate60;
+const schema61 = {"type":"integer","minimum":0,"maximum":300000};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data)))){
-validate55.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
+validate60.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === 0){
 if((typeof data == "number") && (isFinite(data))){
 if(data > 300000 || isNaN(data)){
-validate55.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
+validate60.errors = [{instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000}}];
 return false;
 }
 else {
 if(data < 0 || isNaN(data)){
-validate55.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate60.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
 }
-validate55.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
 
 
 /** Each variable's validator, by the variable's name. */
-export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, EVENT_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, WEBHOOK_ALLOW_PRIVATE_NETWORKS, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, LIMITER_LEASE_MAX, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, MAX_HEAP_MB, SHUTDOWN_DRAIN_MS };
+export const VALIDATORS = { ANIMAL_STORE_ENV, PORT, HOST, ADMIN_PORT, ADMIN_HOST, PUBLIC_BASE_URL, PRODUCTION_BASE_URL, STAGING_BASE_URL, DATABASE_URL, DATABASE_LISTEN_URL, DURABILITY, REDIS_URL, REDIS_FAILURE_POLICY, REDIS_KEY_PREFIX, CORS_ORIGINS, TRUST_PROXY, LOG_LEVEL, LOG_FILE, KEY_REFRESH_MS, LAST_USED_FLUSH_MS, USAGE_FLUSH_MS, USAGE_MINUTE_RETENTION_HOURS, USAGE_HOUR_RETENTION_DAYS, EVENT_RETENTION_DAYS, ORDER_HOLD_MINUTES, ORDER_SWEEP_MS, SECRET_SCANNING_PUBLIC_KEYS, SECRET_SCANNING_ACTION, WEBHOOK_ALLOW_PRIVATE_NETWORKS, WEBHOOK_DELIVERY, WEBHOOK_RETRY_SCHEDULE, WEBHOOK_TIMEOUT_MS, WEBHOOK_DISABLE_AFTER, WEBHOOK_CONCURRENCY, BOOTSTRAP_KEY, BAN_THRESHOLD, BAN_BASE_SECONDS, BAN_MAX_SECONDS, LIMITER_STATE_FILE, LIMITER_SNAPSHOT_MS, LIMITER_MAX_ADDRESSES, LIMITER_LEASE_MAX, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, ADMIN_MAX_CONNECTIONS, MAX_HEAP_MB, SHUTDOWN_DRAIN_MS };

@@ -1,11 +1,15 @@
 import { isIP } from 'node:net'
 import { corsOrigins, corsOriginsProblem, trustProxy, trustProxyProblem } from './address-lists.js'
 import { databaseUrlProblem, listenUrlProblem } from './database-url.js'
+import { DURATION_WORDS, durationListProblem, durationProblem, parseDuration, parseDurationList } from './durations.js'
 import { parseRedisTarget } from './redis-url.js'
 import { flag, integer, integerOrOff, oneOf, optional, text, urlProblem, type VariableNotes, withoutTrailingSlash } from './schema.js'
 
 /** LIMITER_MAX_ADDRESSES by default: ~20 MB of the in-memory limiter, ~6 MB of state file, ~21 MB of Redis a day. */
 export const DEFAULT_MAX_ADDRESSES = 100_000
+
+/** The most waits WEBHOOK_RETRY_SCHEDULE may list (Svix's schedule has 7). */
+const MAX_RETRIES = 20
 
 /** Where the admin listener is when ADMIN_PORT is not set. */
 export const DEFAULT_ADMIN_PORT = 8081
@@ -239,6 +243,43 @@ export const VARIABLES = {
     cli: true,
     description:
       'let webhook endpoints use `http` and point at loopback, private, link-local and other non-public addresses, for development and tests. Off by default: an endpoint must be `https` and its host must be, and resolve only to, public addresses, so that whoever may create an endpoint cannot make the service send requests inside its own network (its admin listener, a database’s HTTP port, the cloud’s metadata service at 169.254.169.254) and learn from the delivery log what answered (events.md)',
+  }),
+  WEBHOOK_DELIVERY: oneOf(['on', 'off'], 'on', {
+    field: 'webhookDelivery',
+    description:
+      'whether this server sends webhooks: `off`, it neither fans events out to the endpoints nor makes deliveries (events are still queued, for the servers that do): for an instance that should only serve the API. With every server `off`, nothing is sent (`animal_store_webhook_events_undispatched` grows)',
+  }),
+  WEBHOOK_RETRY_SCHEDULE: text(
+    {
+      field: 'webhookRetryScheduleMs',
+      toConfig: parseDurationList,
+      default: '5s,5m,30m,2h,5h,10h,10h',
+      accepts: `a comma-separated list of 1 to ${MAX_RETRIES} durations, each ${DURATION_WORDS}, from 1ms to 7d`,
+      description:
+        'how long a webhook delivery waits after each failed attempt (a timeout, a network error, any answer but a 2xx) before the next: after the first, the second, …; after the last, the delivery is given up (`failed`). Each wait varies by up to ±10% (jitter), so that deliveries that failed together are not tried again together (events.md)',
+    },
+    (value) => durationListProblem(value, MAX_RETRIES, 1, 7 * 86_400_000, 'from 1ms to 7d'),
+  ),
+  WEBHOOK_TIMEOUT_MS: integer(100, 60_000, 10_000, {
+    field: 'webhookTimeoutMs',
+    description:
+      'how long one webhook delivery attempt may take, from the connection to the end of the answer (its first 64 KiB: the rest is not read); past it, the attempt has failed',
+  }),
+  WEBHOOK_DISABLE_AFTER: text(
+    {
+      field: 'webhookDisableAfterMs',
+      toConfig: (value) => parseDuration(value)!,
+      default: '5d',
+      accepts: `${DURATION_WORDS}, from 1s to 365d`,
+      description:
+        'how long a webhook endpoint’s deliveries may fail without a success in between before the endpoint is disabled (`disabledReason` `failing`) and a `webhook_endpoint.disabled` event is recorded',
+    },
+    (value) => durationProblem(value, 1_000, 365 * 86_400_000, 'from 1s to 365d'),
+  ),
+  WEBHOOK_CONCURRENCY: integer(1, 100, 10, {
+    field: 'webhookConcurrency',
+    description:
+      'how many webhook delivery attempts each server makes at once, at most (never on a request’s path: a slow or dead receiver holds one of these, nothing else)',
   }),
   BOOTSTRAP_KEY: flag(true, { field: 'bootstrapKey', description: 'create and print one Free key on a first start with no key' }),
   BAN_THRESHOLD: integer(0, 1_000_000, 0, {

@@ -1,3 +1,4 @@
+import type { ChangeRecorder } from '../changes/change-recorder.js'
 import type { Config } from '../config/config.js'
 import { EventRetention } from '../events/retention.js'
 import { IdempotencySweep } from '../idempotency/sweep.js'
@@ -11,6 +12,10 @@ import type { PeriodicJob } from '../shared/periodic-job.js'
 import type { Storage } from '../storage/storage.js'
 import type { UsageRecorder } from '../usage/recorder.js'
 import { USAGE_RETENTION_INTERVAL_MS, UsageRetention } from '../usage/retention.js'
+import { type DeliveryOutcomeLabel, DeliveryWorker } from '../webhooks/delivery-worker.js'
+import type { HostResolver } from '../webhooks/destination.js'
+import { WebhookDispatcher } from '../webhooks/dispatcher.js'
+import { sendWebhook } from '../webhooks/sender.js'
 import { Daemon } from './index.js'
 
 export interface JobParts {
@@ -25,6 +30,12 @@ export interface JobParts {
   limitEvents: LimitEvents
   /** Where a failed run is told, with what it means (the next run tries again). */
   warn: (message: string) => (error: unknown) => void
+  /** The maker of audit entries: an endpoint the webhook delivery disables is on record. */
+  recorder: ChangeRecorder
+  /** How webhook receivers' host names resolve (the domain's: the system's, or a test's). */
+  resolveHost: HostResolver
+  /** Each webhook delivery attempt's outcome, for the metrics. */
+  onDeliveryOutcome?: (outcome: DeliveryOutcomeLabel) => void
 }
 
 /** The server's background jobs, and the sweeps by name (a test runs one rather than wait for its timer). */
@@ -35,6 +46,8 @@ export interface Jobs {
   idempotencySweep: IdempotencySweep
   scanReportSweep: PeriodicJob
   eventRetention: EventRetention
+  webhookDispatcher: WebhookDispatcher
+  webhookDelivery: DeliveryWorker
 }
 
 /**
@@ -42,7 +55,8 @@ export interface Jobs {
  * the key-change poll first (its first read of the change log and of the known secrets is done
  * before a request is served), then the recorders' flushes, then the sweeps.
  */
-export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usage, limitEvents, warn }: JobParts): Jobs {
+export function serverJobs(parts: JobParts): Jobs {
+  const { config, storage, clock, keyResolver, lastUsed, usage, limitEvents, warn } = parts
   const usageRetention = new UsageRetention(storage.usage, {
     keep: { minute: config.usageMinuteRetentionMs, hour: config.usageHourRetentionMs },
     intervalMs: USAGE_RETENTION_INTERVAL_MS,
@@ -60,6 +74,7 @@ export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usag
     clock,
     onError: warn('deleting old events failed; retried by the next run'),
   })
+  const { webhookDispatcher, webhookDelivery } = webhookJobs(parts)
   const daemon = new Daemon([
     { name: 'key-change poll', start: () => keyResolver.start(), stop: () => keyResolver.stop() },
     { name: 'last-use flush', start: () => lastUsed.start(), stop: () => lastUsed.stop() },
@@ -70,6 +85,34 @@ export function serverJobs({ config, storage, clock, keyResolver, lastUsed, usag
     { name: 'scan report sweep', start: () => scanReportSweep.start(), stop: () => scanReportSweep.stop() },
     { name: 'order expiry', start: () => orderExpiry.start(), stop: () => orderExpiry.stop() },
     { name: 'event retention', start: () => eventRetention.start(), stop: () => eventRetention.stop() },
+    // WEBHOOK_DELIVERY=off: built (a test may run them by hand), never started.
+    ...(config.webhookDelivery === 'on'
+      ? [
+          { name: 'webhook dispatcher', start: () => webhookDispatcher.start(), stop: () => webhookDispatcher.stop() },
+          { name: 'webhook delivery', start: () => webhookDelivery.start(), stop: () => webhookDelivery.stop() },
+        ]
+      : []),
   ])
-  return { daemon, orderExpiry, usageRetention, idempotencySweep, scanReportSweep, eventRetention }
+  return { daemon, orderExpiry, usageRetention, idempotencySweep, scanReportSweep, eventRetention, webhookDispatcher, webhookDelivery }
+}
+
+/** The webhook dispatcher and delivery worker, the worker woken by the dispatcher when it made deliveries. */
+function webhookJobs({ config, storage, clock, warn, recorder, resolveHost, onDeliveryOutcome }: JobParts) {
+  const rules = { timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks, resolve: resolveHost }
+  const webhookDelivery = new DeliveryWorker(storage.webhookDeliveries, {
+    clock,
+    concurrency: config.webhookConcurrency,
+    timeoutMs: config.webhookTimeoutMs,
+    rules: { scheduleMs: config.webhookRetryScheduleMs, disableAfterMs: config.webhookDisableAfterMs },
+    send: (url, headers, body, signal) => sendWebhook(url, headers, body, rules, signal),
+    recorder,
+    onOutcome: onDeliveryOutcome,
+    onError: warn('webhook delivery failed; the delivery is tried again when its lease ends'),
+  })
+  const webhookDispatcher = new WebhookDispatcher(storage.webhookDeliveries, {
+    clock,
+    onError: warn('fanning events out to webhook endpoints failed; retried by the next run'),
+    onDispatched: () => webhookDelivery.wake(),
+  })
+  return { webhookDispatcher, webhookDelivery }
 }

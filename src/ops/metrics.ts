@@ -60,6 +60,40 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly webhookDeliveries = new Counter({
+    name: 'animal_store_webhook_deliveries_total',
+    help: 'Webhook delivery attempts made by this process, by outcome: delivered (a 2xx), failed_attempt (tried again later), gave_up (the retry schedule ended), gone (a 410: the endpoint disabled), interrupted (the server stopped during it; due again at once); not_sent: deliveries of a disabled endpoint given up unsent.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  })
+  /** What the webhook queue's gauges read when scraped (the store's counts); none: they are not set. */
+  webhookQueue: (() => Promise<{ pending: number; oldestPendingAt: number | null; undispatched: number; now: number }>) | undefined
+  readonly webhookPending = new Gauge({
+    name: 'animal_store_webhook_deliveries_pending',
+    help: 'Webhook deliveries not yet delivered nor given up (due, waiting for a retry, or in flight), in the whole store; read when scraped.',
+    registers: [this.registry],
+    collect: () => this.collectWebhookQueue(),
+  })
+  readonly webhookOldestPending = new Gauge({
+    name: 'animal_store_webhook_oldest_pending_seconds',
+    help: 'Age of the oldest webhook delivery not yet delivered nor given up (0: none), in the whole store; read when scraped.',
+    registers: [this.registry],
+  })
+  readonly webhookUndispatched = new Gauge({
+    name: 'animal_store_webhook_events_undispatched',
+    help: 'Events written and not yet fanned out to the webhook endpoints, in the whole store; read when scraped.',
+    registers: [this.registry],
+  })
+
+  /** The three queue gauges from one read of the store; a store that cannot answer leaves them as they were (/metrics still answers). */
+  private async collectWebhookQueue(): Promise<void> {
+    const stats = await this.webhookQueue?.().catch(() => undefined)
+    if (stats === undefined) return
+    this.webhookPending.set(stats.pending)
+    this.webhookOldestPending.set(stats.oldestPendingAt === null ? 0 : Math.max(0, (stats.now - stats.oldestPendingAt) / 1000))
+    this.webhookUndispatched.set(stats.undispatched)
+  }
+
   /** Set once: a process's heap is sized when it starts. */
   readonly heapLimit = new Gauge({
     name: 'animal_store_heap_limit_bytes',

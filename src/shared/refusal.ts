@@ -24,6 +24,7 @@ export const SUBJECTS = {
   admin_token: 'admin token',
   order: 'order',
   webhook_endpoint: 'webhook endpoint',
+  webhook_delivery: 'webhook delivery',
 } as const
 export type Subject = keyof typeof SUBJECTS
 

@@ -7,6 +7,7 @@ import type { OrderRepository } from '../orders/repository.js'
 import type { PetRepository } from '../pets/repository.js'
 import type { ScanReportRepository } from '../secret-scanning/repository.js'
 import type { UsageRepository } from '../usage/repository.js'
+import type { WebhookDeliveryRepository } from '../webhooks/delivery.js'
 import type { WebhookEndpointRepository } from '../webhooks/repository.js'
 
 /** One storage engine: the repositories the routes depend on, plus health and lifecycle. */
@@ -28,6 +29,8 @@ export interface Storage {
   readonly scanReports: ScanReportRepository
   /** Webhook endpoints: where events are sent, and the secrets that sign them (webhooks/). */
   readonly webhookEndpoints: WebhookEndpointRepository
+  /** Webhook deliveries: the outbox's fan-out, the claims and attempts, the delivery log (webhooks/delivery.ts). */
+  readonly webhookDeliveries: WebhookDeliveryRepository
   /** The event log (events/): written with the changes (writeChange), read and swept through this. */
   readonly events: EventRepository
   /**

@@ -14,6 +14,7 @@ import {
   type WebhookEndpointPage,
   type WebhookEndpointRecord,
 } from './endpoint.js'
+import { endpointAuditDetails as describe } from './endpoint-document.js'
 import {
   checkDescription,
   checkEnabled,
@@ -212,13 +213,3 @@ function switched(current: WebhookEndpointRecord, enabled: boolean | undefined):
   if (enabled === undefined || enabled === current.enabled) return {}
   return enabled ? { enabled, disabledReason: null, failingSince: null } : { enabled, disabledReason: 'manual' }
 }
-
-/** What the audit log keeps of an endpoint: never its secrets, nor its description's text. */
-const describe = (e: Pick<WebhookEndpointRecord, 'id' | 'url' | 'events' | 'customerId' | 'enabled' | 'disabledReason'>) => ({
-  endpointId: e.id,
-  url: e.url,
-  events: e.events,
-  customerId: e.customerId,
-  enabled: e.enabled,
-  disabledReason: e.disabledReason,
-})

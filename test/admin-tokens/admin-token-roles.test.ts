@@ -37,13 +37,14 @@ describe('admin token roles', () => {
     )
   })
 
-  /** A path of the document with its parameters filled in: an existing key, customer and webhook endpoint, an order id. */
+  /** A path of the document with its parameters filled in: an existing key, customer and webhook endpoint, an order id, a delivery id. */
   const url = (path: string) =>
     `/admin/v1${path
       .replace('{keyId}', keyId)
       .replace('{orderId}', '1')
       .replace('{customerId}', customerId)
-      .replace('{endpointId}', endpointId)}`
+      .replace('{endpointId}', endpointId)
+      .replace('{deliveryId}', 'dlv_0000000000000000')}`
   const asReader = (method: string, path: string, payload?: string) =>
     t.app.inject({
       method: method as 'GET',

@@ -25,7 +25,7 @@ export interface AdminTestApp {
   close(): Promise<void>
 }
 
-type AdminTestAppOptions = Pick<TestAppOptions, 'env' | 'storage' | 'logger' | 'resolveHost'>
+type AdminTestAppOptions = Pick<TestAppOptions, 'env' | 'storage' | 'logger' | 'resolveHost' | 'clock'>
 
 /**
  * The admin listener's app and the main one beside it, as the server builds them, on in-memory

@@ -72,6 +72,8 @@ describe('admin OpenAPI document', () => {
       'GET /usage/top listTopUsage',
       'GET /webhook-endpoints listWebhookEndpoints',
       'GET /webhook-endpoints/{endpointId} getWebhookEndpoint',
+      'GET /webhook-endpoints/{endpointId}/deliveries listWebhookDeliveries',
+      'GET /webhook-endpoints/{endpointId}/deliveries/{deliveryId} getWebhookDelivery',
       'PATCH /customers/{customerId} updateCustomer',
       'PATCH /keys/{keyId} updateKey',
       'PATCH /webhook-endpoints/{endpointId} updateWebhookEndpoint',
@@ -84,6 +86,8 @@ describe('admin OpenAPI document', () => {
       'POST /keys/{keyId}/rotate rotateKey',
       'POST /orders/{orderId}/cancel cancelAnyOrder',
       'POST /webhook-endpoints createWebhookEndpoint',
+      'POST /webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry retryWebhookDelivery',
+      'POST /webhook-endpoints/{endpointId}/replay replayWebhookEndpoint',
       'POST /webhook-endpoints/{endpointId}/rotate-secret rotateWebhookEndpointSecret',
     ])
     const schemas = Object.keys(doc.components.schemas).sort()
@@ -127,6 +131,7 @@ describe('admin OpenAPI document', () => {
     const hook = await t.call('POST', '/admin/v1/webhook-endpoints', { url: 'https://93.184.215.14/hook', events: ['*'] })
     const hookId = hook.json().endpoint.id as string
     const hooks = '/admin/v1/webhook-endpoints'
+    let deliveryId = ''
     const cases: Array<[string, string, number, () => Promise<LightMyRequestResponse>]> = [
       ['createKey', 'POST', 201, async () => created],
       ['createKey', 'POST', 400, () => t.call('POST', '/admin/v1/keys', { plan: 'gold', name: 'x' })],
@@ -180,7 +185,36 @@ describe('admin OpenAPI document', () => {
       ['listWebhookEndpoints', 'GET', 400, () => t.call('GET', `${hooks}?state=gone`)],
       ['getWebhookEndpoint', 'GET', 200, () => t.call('GET', `${hooks}/${hookId}`)],
       ['getWebhookEndpoint', 'GET', 404, () => t.call('GET', `${hooks}/we_0000000000000000`)],
+      [
+        'listWebhookDeliveries',
+        'GET',
+        200,
+        async () => {
+          // The key events since the endpoint was made, fanned out (the test app sends nothing: WEBHOOK_DELIVERY=off).
+          await t.domain.jobs.webhookDispatcher.run()
+          const res = await t.call('GET', `${hooks}/${hookId}/deliveries?limit=1`)
+          deliveryId = res.json().data[0]?.id
+          return res
+        },
+      ],
+      ['listWebhookDeliveries', 'GET', 400, () => t.call('GET', `${hooks}/${hookId}/deliveries?limit=0`)],
+      ['listWebhookDeliveries', 'GET', 404, () => t.call('GET', `${hooks}/we_0000000000000000/deliveries`)],
+      ['getWebhookDelivery', 'GET', 200, () => t.call('GET', `${hooks}/${hookId}/deliveries/${deliveryId}`)],
+      ['getWebhookDelivery', 'GET', 400, () => t.call('GET', `${hooks}/${hookId}/deliveries/x`)],
+      ['getWebhookDelivery', 'GET', 404, () => t.call('GET', `${hooks}/${hookId}/deliveries/dlv_0000000000000000`)],
+      ['retryWebhookDelivery', 'POST', 202, () => t.call('POST', `${hooks}/${hookId}/deliveries/${deliveryId}/retry`)],
+      ['retryWebhookDelivery', 'POST', 404, () => t.call('POST', `${hooks}/${hookId}/deliveries/dlv_0000000000000000/retry`)],
+      ['replayWebhookEndpoint', 'POST', 202, () => t.call('POST', `${hooks}/${hookId}/replay`, { since: '2026-11-21T00:00:00Z' })],
+      ['replayWebhookEndpoint', 'POST', 400, () => t.call('POST', `${hooks}/${hookId}/replay`, { since: 'yesterday' })],
+      [
+        'replayWebhookEndpoint',
+        'POST',
+        404,
+        () => t.call('POST', `${hooks}/we_0000000000000000/replay`, { since: '2026-11-21T00:00:00Z' }),
+      ],
       ['updateWebhookEndpoint', 'PATCH', 200, () => t.call('PATCH', `${hooks}/${hookId}`, { enabled: false })],
+      ['replayWebhookEndpoint', 'POST', 409, () => t.call('POST', `${hooks}/${hookId}/replay`, { since: '2026-11-21T00:00:00Z' })],
+      ['retryWebhookDelivery', 'POST', 409, () => t.call('POST', `${hooks}/${hookId}/deliveries/${deliveryId}/retry`)],
       ['updateWebhookEndpoint', 'PATCH', 400, () => t.call('PATCH', `${hooks}/${hookId}`, { events: ['nope'] })],
       ['rotateWebhookEndpointSecret', 'POST', 200, () => t.call('POST', `${hooks}/${hookId}/rotate-secret`, {})],
       ['rotateWebhookEndpointSecret', 'POST', 404, () => t.call('POST', `${hooks}/we_0000000000000000/rotate-secret`, {})],

@@ -82,6 +82,7 @@ test('every variable refuses some values and accepts its default, as a value and
     ...['http://x', 'https://api.example.com/', 'ftp://x', 'not a url', 'redis://h:1', 'redis+cluster://h:1,h:2', 'redis+sentinel://h:1'],
     ...['postgres://u@h/db', 'mysql://x', '/srv/x.db', 'sqlite::memory:', '10.0.0.0/8', '0.0.0.0/0', 'loopback', '2', '*'],
     ...['https://app.example.com', 'https://app.example.com/path', '127.0.0.1', 'not a host', 'db.internal'],
+    ...['5s', '30m,2h', '5d'],
   ]
   for (const name of CONFIG_VARIABLES) {
     const verdicts = new Set(samples.map((raw) => problemOf(name, raw) === undefined))

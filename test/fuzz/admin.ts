@@ -99,7 +99,7 @@ export class AdminFixture {
     await this.app.close()
   }
 
-  /** A few keys in every state, made through the API (so they are known ids): active, enterprise, expiring, rotated, revoked; a customer and its key; an admin token; webhook endpoints. */
+  /** A few keys in every state, made through the API (so they are known ids): active, enterprise, expiring, rotated, revoked; a customer and its key; an admin token; webhook endpoints and a delivery. */
   private async seed(): Promise<void> {
     const soon = new Date(this.t.clock.now() + 120_000).toISOString()
     const call = async (method: string, path: string, body: unknown) => {
@@ -144,6 +144,13 @@ export class AdminFixture {
     // A webhook endpoint of the customer (its id known from its Location), and one of every event.
     await call('POST', '/webhook-endpoints', { url: 'https://hooks.example.com/fuzz', events: ['order.placed'], customerId: customer.id })
     await call('POST', '/webhook-endpoints', { url: 'https://93.184.215.14/fuzz', events: ['*'], description: 'seed' })
+    // A delivery of it (its id known too): a key's event fanned out by the dispatcher, run by hand (this app sends nothing).
+    const everyEvent = this.endpoint.knownIds[this.endpoint.knownIds.length - 1]!
+    await call('POST', '/keys', { plan: 'free', name: 'seed delivered' })
+    await this.t.domain.jobs.webhookDispatcher.run()
+    const [delivery] = await this.t.storage.webhookDeliveries.pageDeliveries({ endpointId: everyEvent, limit: 1 })
+    if (delivery === undefined) throw new Error('seeding a webhook delivery made none')
+    this.endpoint.knownIds.push(delivery.id)
   }
 
   private async snapshot(): Promise<Snapshot> {

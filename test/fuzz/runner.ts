@@ -147,8 +147,8 @@ export async function runAbuseCase(server: FuzzServer, endpoint: Endpoint, c: Ab
 /**
  * `<known N>` -> the Nth id the endpoint handed out of the kind the path names (modulo how many),
  * or 1 before any. Animals and orders have integer ids, keys `key_…` ids, customers `cus_…` ids, admin
- * tokens `adm_…` ids, webhook endpoints `we_…` ids: after `/pets/` or `/orders/`, `/keys/`, `/customers/`,
- * `/admin-tokens/`, `/webhook-endpoints/` only such ids stand (another kind would
+ * tokens `adm_…` ids, webhook endpoints `we_…` ids, their deliveries `dlv_…` ids: after `/pets/` or `/orders/`,
+ * `/keys/`, `/customers/`, `/admin-tokens/`, `/webhook-endpoints/`, `/deliveries/` only such ids stand (another kind would
  * make the path a 400 for its parameter instead of the case the fuzzer meant, e.g. a NUL in the query).
  */
 const ID_KINDS: Array<[RegExp, RegExp]> = [
@@ -157,6 +157,7 @@ const ID_KINDS: Array<[RegExp, RegExp]> = [
   [/\/customers\/$/, /^cus_/],
   [/\/admin-tokens\/$/, /^adm_/],
   [/\/webhook-endpoints\/$/, /^we_/],
+  [/\/deliveries\/$/, /^dlv_/],
 ]
 const resolveKnown = (endpoint: Endpoint, text: string) =>
   text.replace(KNOWN_ID, (_, n: string, offset: number) => {

@@ -110,15 +110,16 @@ function once(close: () => Promise<void>): () => Promise<void> {
 }
 
 /**
- * The configuration of an empty environment (no first key, no limiter state file), overridden by
- * `env`. Without LIMITER_STATE_FILE=off the default DATABASE_URL would put one in the checkout's
- * data/ directory, where every test app's close saved its windows and the next test app of any
- * file loaded them: 127.0.0.1 ran out of its anonymous quota across files. With REDIS_URL, this
- * process's own key prefix keeps the shared Redis's counters of 127.0.0.1 from being every file's
- * (tools/service-env.mjs).
+ * The configuration of an empty environment (no first key, no limiter state file, no webhook
+ * delivery: a test's endpoints point at public addresses, which a test must never call; the tests
+ * of delivery set WEBHOOK_DELIVERY=on), overridden by `env`. Without LIMITER_STATE_FILE=off the
+ * default DATABASE_URL would put one in the checkout's data/ directory, where every test app's
+ * close saved its windows and the next test app of any file loaded them: 127.0.0.1 ran out of its
+ * anonymous quota across files. With REDIS_URL, this process's own key prefix keeps the shared
+ * Redis's counters of 127.0.0.1 from being every file's (tools/service-env.mjs).
  */
 export const testConfig = (env: Record<string, string> = {}): Config =>
-  loadConfig({ BOOTSTRAP_KEY: 'false', LIMITER_STATE_FILE: 'off', REDIS_KEY_PREFIX, ...env })
+  loadConfig({ BOOTSTRAP_KEY: 'false', LIMITER_STATE_FILE: 'off', REDIS_KEY_PREFIX, WEBHOOK_DELIVERY: 'off', ...env })
 
 /** A fresh in-memory SQLite store; `holdClock` judges its orders' holds (else the system's clock). */
 export const memoryStorage = (holdClock?: Clock): Storage =>

@@ -113,6 +113,10 @@ describe('query strings on every operation', () => {
       updateWebhookEndpoint: { url: `/admin/v1/webhook-endpoints/${endpointId}`, body: { enabled: false } },
       deleteWebhookEndpoint: { url: `/admin/v1/webhook-endpoints/${endpointId}` },
       rotateWebhookEndpointSecret: { url: `/admin/v1/webhook-endpoints/${endpointId}/rotate-secret`, body: {} },
+      listWebhookDeliveries: { url: `/admin/v1/webhook-endpoints/${endpointId}/deliveries` },
+      getWebhookDelivery: { url: `/admin/v1/webhook-endpoints/${endpointId}/deliveries/dlv_0000000000000000` },
+      retryWebhookDelivery: { url: `/admin/v1/webhook-endpoints/${endpointId}/deliveries/dlv_0000000000000000/retry` },
+      replayWebhookEndpoint: { url: `/admin/v1/webhook-endpoints/${endpointId}/replay`, body: { since: '2026-11-21T00:00:00Z' } },
     }
   })
 

@@ -92,8 +92,11 @@ test('migration 020 is applied to a SQLite database that has 021 already (applie
   try {
     const file = join(dir, 'store.db')
     const db = openMigrated(file, 'process')
-    // A database of the release before: 021 applied, no 020.
-    db.exec("DROP TABLE events; DELETE FROM schema_migrations WHERE version = '020_events.sql'")
+    // A database of the release before: 021 applied, no 020 (nor 023, whose deliveries refer to events).
+    db.exec(
+      `DROP TABLE webhook_delivery_attempts; DROP TABLE webhook_deliveries; DROP TABLE webhook_outbox; DROP TABLE events;
+       DELETE FROM schema_migrations WHERE version IN ('020_events.sql', '023_webhook_deliveries.sql')`,
+    )
     db.close()
     const again = openMigrated(file, 'process')
     const applied = again.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: string }>
@@ -114,8 +117,11 @@ test('migration 020 is applied to a PostgreSQL schema that has 021 already (appl
   const client = new pg.Client({ connectionString: PG_URL })
   await client.connect()
   try {
-    // A database of the release before: 021 applied, no 020.
-    await client.query(`DROP TABLE ${schema}.events; DELETE FROM ${schema}.schema_migrations WHERE version = '020_events.sql'`)
+    // A database of the release before: 021 applied, no 020 (nor 023, whose deliveries refer to events).
+    await client.query(
+      `DROP TABLE ${schema}.webhook_delivery_attempts, ${schema}.webhook_deliveries, ${schema}.webhook_outbox, ${schema}.events;
+       DELETE FROM ${schema}.schema_migrations WHERE version IN ('020_events.sql', '023_webhook_deliveries.sql')`,
+    )
     const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
     await storage.audit.write({ audit: [], events: [eventDraft('pet.created', OWNER, T0, { id: 1 })] })
     assert.equal((await storage.events.list({ limit: 10 })).events.length, 1)
@@ -123,7 +129,7 @@ test('migration 020 is applied to a PostgreSQL schema that has 021 already (appl
     const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations WHERE version LIKE '02%' ORDER BY version`)
     assert.deepEqual(
       rows.map((r) => r.version),
-      ['020_events.sql', '021_webhook_endpoints.sql', '022_audit_event_reads.sql'],
+      ['020_events.sql', '021_webhook_endpoints.sql', '022_audit_event_reads.sql', '023_webhook_deliveries.sql'],
     )
   } finally {
     await client.end()

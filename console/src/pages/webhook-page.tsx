@@ -5,6 +5,7 @@ import { href, navigate } from '../router.js'
 import { useMayChange } from '../session.js'
 import { EndpointState, EventChoice, EventTags } from '../webhook-parts.js'
 import { DISABLED_WHY, type WebhookEndpoint, webhooksApi } from '../webhooks-api.js'
+import { Deliveries } from './webhook-deliveries.js'
 
 const DEFAULT_PREVIOUS_SECRET_S = 86_400
 const MAX_PREVIOUS_SECRET_S = 604_800
@@ -227,13 +228,4 @@ function EditEndpoint({
       <ErrorNote message={error} />
     </form>
   )
-}
-
-/**
- * The endpoint's deliveries (each event sent: attempts, status codes, durations, errors, the next
- * attempt) belong here, under their own heading, shown once the page has a delivery log to read.
- * Until the admin API has one, there is nothing to load and nothing is drawn.
- */
-function Deliveries(_props: { endpointId: string }) {
-  return null
 }

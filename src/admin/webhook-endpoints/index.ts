@@ -1,8 +1,13 @@
 import type { AdminApp } from '../common/routes.js'
 import { CreateWebhookEndpointBody, createWebhookEndpoint, WebhookEndpointWithSecretSchema } from './create.js'
 import { deleteWebhookEndpoint } from './delete.js'
+import { AdminWebhookDeliveryDetailSchema, AdminWebhookDeliverySchema, DeliveryAttemptSchema } from './delivery-schemas.js'
 import { getWebhookEndpoint } from './get.js'
+import { getWebhookDelivery } from './get-delivery.js'
 import { listWebhookEndpoints, WebhookEndpointPageSchema } from './list.js'
+import { listWebhookDeliveries, WebhookDeliveryPageSchema } from './list-deliveries.js'
+import { ReplayWebhookEndpointBody, replayWebhookEndpoint, WebhookReplaySchema } from './replay.js'
+import { retryWebhookDelivery } from './retry-delivery.js'
 import { RotateWebhookSecretBody, rotateWebhookEndpointSecret } from './rotate-secret.js'
 import { AdminWebhookEndpointSchema, type AdminWebhookEndpointsOptions } from './schemas.js'
 import { UpdateWebhookEndpointBody, updateWebhookEndpoint } from './update.js'
@@ -17,6 +22,12 @@ export const WEBHOOK_ENDPOINT_SCHEMAS = [
   RotateWebhookSecretBody,
   WebhookEndpointWithSecretSchema,
   WebhookEndpointPageSchema,
+  AdminWebhookDeliverySchema,
+  DeliveryAttemptSchema,
+  AdminWebhookDeliveryDetailSchema,
+  WebhookDeliveryPageSchema,
+  ReplayWebhookEndpointBody,
+  WebhookReplaySchema,
 ]
 
 /** Its operations, in the order of the document's paths. */
@@ -28,6 +39,10 @@ export function webhookEndpointRoutes(app: AdminApp, options: AdminWebhookEndpoi
     updateWebhookEndpoint,
     deleteWebhookEndpoint,
     rotateWebhookEndpointSecret,
+    listWebhookDeliveries,
+    getWebhookDelivery,
+    retryWebhookDelivery,
+    replayWebhookEndpoint,
   ])
     route(app, options)
 }

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox'
 import { NOT_BLANK } from '../../http/validation.js'
 import { HIDDEN_CHARACTERS_TEXT, NO_CONTROL_CHARACTERS } from '../../shared/control-characters.js'
+import type { WebhookDeliveryService } from '../../webhooks/delivery-service.js'
 import { DISABLED_REASONS, WEBHOOK_ENDPOINT_ID_PATTERN } from '../../webhooks/endpoint.js'
 import type { WebhookEndpointService } from '../../webhooks/endpoint-service.js'
 import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from '../../webhooks/endpoint-validation.js'
@@ -13,12 +14,13 @@ import { nullableTime, time } from '../common/schemas.js'
 
 export const tags = ['webhook endpoints']
 
-/** What the webhook endpoints resource needs beside the others: the webhook endpoint service. */
+/** What the webhook endpoints resource needs beside the others: the webhook endpoint service, and its delivery log's. */
 export interface AdminWebhookEndpointsOptions {
   webhookEndpoints: Pick<
     WebhookEndpointService,
     'createEndpoint' | 'listEndpoints' | 'getEndpoint' | 'updateEndpoint' | 'deleteEndpoint' | 'rotateSecret'
   >
+  webhookDeliveries: Pick<WebhookDeliveryService, 'listDeliveries' | 'getDelivery' | 'retryDelivery' | 'replay'>
 }
 
 export const EndpointIdParams = Type.Object({

@@ -10,6 +10,7 @@ import type { PetRepository } from '../../pets/repository.js'
 import type { ScanReportRepository } from '../../secret-scanning/repository.js'
 import type { Clock } from '../../shared/clock.js'
 import type { UsageRepository } from '../../usage/repository.js'
+import type { WebhookDeliveryRepository } from '../../webhooks/delivery.js'
 import type { WebhookEndpointRepository } from '../../webhooks/repository.js'
 import { insertServiceSecret, newServiceSecret, SELECT_SERVICE_SECRET } from '../service-secret.js'
 import type { Storage } from '../storage.js'
@@ -25,6 +26,7 @@ import { PostgresOrderRepository } from './order-repository.js'
 import { PostgresPetRepository } from './pet-repository.js'
 import { PostgresScanReportRepository } from './scan-report-repository.js'
 import { PostgresUsageRepository } from './usage-repository.js'
+import { PostgresWebhookDeliveryRepository } from './webhook-delivery-repository.js'
 import { PostgresWebhookEndpointRepository } from './webhook-endpoint-repository.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
@@ -128,6 +130,7 @@ export class PostgresStorage implements Storage {
   readonly customers: CustomerRepository
   readonly scanReports: ScanReportRepository
   readonly webhookEndpoints: WebhookEndpointRepository
+  readonly webhookDeliveries: WebhookDeliveryRepository
   readonly serviceSecret: string
   private readonly db: Db
   private readonly watcher: KeyChangeWatcher | undefined
@@ -153,6 +156,7 @@ export class PostgresStorage implements Storage {
     this.customers = this.faults.watch(new PostgresCustomerRepository(this.db))
     this.scanReports = this.faults.watch(new PostgresScanReportRepository(this.db))
     this.webhookEndpoints = this.faults.watch(new PostgresWebhookEndpointRepository(this.db))
+    this.webhookDeliveries = this.faults.watch(new PostgresWebhookDeliveryRepository(this.db))
     this.events = this.faults.watch(new PostgresEventRepository(this.db))
   }
 

@@ -16,7 +16,10 @@ const EVENT_WIDTH = EVENT_COLUMNS.split(', ').length
  * events in another), called by the repository method that makes the change with the client of its
  * transaction: the change and its record commit together or not at all (an outbox). Nothing else
  * inserts into audit_log or events. An event with a `onceKey` written before is skipped, by any
- * instance (the unique index decides), the rest of the change kept.
+ * instance (the unique index decides), the rest of the change kept. Each event written is queued
+ * for the webhooks' dispatcher in the same statement (migration 023's outbox), while some endpoint
+ * is enabled: with none, nothing more is written. An endpoint enabled after the event's change has
+ * not heard of it (the dispatcher fans out to the endpoints enabled when it runs).
  */
 export async function writeChange(client: pg.PoolClient, change: RecordedChange): Promise<void> {
   const { audit, events = [] } = change
@@ -27,7 +30,10 @@ export async function writeChange(client: pg.PoolClient, change: RecordedChange)
     )
   if (events.length > 0)
     await client.query(
-      `INSERT INTO events (${EVENT_COLUMNS}) VALUES ${placeholders(events.length, EVENT_WIDTH)} ON CONFLICT (once_key) DO NOTHING`,
+      `WITH written AS (
+         INSERT INTO events (${EVENT_COLUMNS}) VALUES ${placeholders(events.length, EVENT_WIDTH)} ON CONFLICT (once_key) DO NOTHING RETURNING seq
+       )
+       INSERT INTO webhook_outbox (seq) SELECT seq FROM written WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)`,
       events.flatMap(eventValues),
     )
 }

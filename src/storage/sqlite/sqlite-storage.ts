@@ -9,6 +9,7 @@ import type { PetRepository } from '../../pets/repository.js'
 import type { ScanReportRepository } from '../../secret-scanning/repository.js'
 import { type Clock, systemClock } from '../../shared/clock.js'
 import type { UsageRepository } from '../../usage/repository.js'
+import type { WebhookDeliveryRepository } from '../../webhooks/delivery.js'
 import type { WebhookEndpointRepository } from '../../webhooks/repository.js'
 import { insertServiceSecret, newServiceSecret, SELECT_SERVICE_SECRET } from '../service-secret.js'
 import type { Storage } from '../storage.js'
@@ -26,6 +27,7 @@ import { SqliteScanReportRepository } from './scan-report-repository.js'
 import { toSqliteStorageError } from './sqlite-errors.js'
 import { prepareSqliteFile } from './sqlite-file.js'
 import { SqliteUsageRepository } from './usage-repository.js'
+import { SqliteWebhookDeliveryRepository } from './webhook-delivery-repository.js'
 import { SqliteWebhookEndpointRepository } from './webhook-endpoint-repository.js'
 
 export interface SqliteOptions {
@@ -47,6 +49,7 @@ export class SqliteStorage implements Storage {
   readonly customers: CustomerRepository
   readonly scanReports: ScanReportRepository
   readonly webhookEndpoints: WebhookEndpointRepository
+  readonly webhookDeliveries: WebhookDeliveryRepository
   readonly serviceSecret: string
   private readonly db: Database.Database
   /** Every repository's failures go through it: a full disk or a corrupt page is a 503 and shows in ping(). */
@@ -69,6 +72,7 @@ export class SqliteStorage implements Storage {
     this.customers = this.faults.watch(new SqliteCustomerRepository(this.db))
     this.scanReports = this.faults.watch(new SqliteScanReportRepository(this.db))
     this.webhookEndpoints = this.faults.watch(new SqliteWebhookEndpointRepository(this.db))
+    this.webhookDeliveries = this.faults.watch(new SqliteWebhookDeliveryRepository(this.db))
     this.events = this.faults.watch(new SqliteEventRepository(this.db))
   }
 

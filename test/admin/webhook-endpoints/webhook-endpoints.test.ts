@@ -248,7 +248,7 @@ describe('webhook endpoints through the admin API', () => {
   })
 })
 
-test('the document lists the six operations, a change needing the admin role', async (t) => {
+test('the document lists the ten operations (six of endpoints, four of their deliveries), a change needing the admin role', async (t) => {
   const app = await buildAdminTestApp(t, { resolveHost })
   const doc = (await app.call('GET', '/admin/v1/openapi.json')).json()
   const operations = Object.entries(doc.paths as Record<string, Record<string, { operationId: string; responses: object }>>)
@@ -261,8 +261,14 @@ test('the document lists the six operations, a change needing the admin role', a
     'PATCH /webhook-endpoints/{endpointId} updateWebhookEndpoint',
     'DELETE /webhook-endpoints/{endpointId} deleteWebhookEndpoint',
     'POST /webhook-endpoints/{endpointId}/rotate-secret rotateWebhookEndpointSecret',
+    'GET /webhook-endpoints/{endpointId}/deliveries listWebhookDeliveries',
+    'GET /webhook-endpoints/{endpointId}/deliveries/{deliveryId} getWebhookDelivery',
+    'POST /webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry retryWebhookDelivery',
+    'POST /webhook-endpoints/{endpointId}/replay replayWebhookEndpoint',
   ])
   assert.ok('403' in doc.paths['/webhook-endpoints/{endpointId}'].delete.responses)
+  assert.ok('403' in doc.paths['/webhook-endpoints/{endpointId}/replay'].post.responses)
+  assert.ok(!('403' in doc.paths['/webhook-endpoints/{endpointId}/deliveries'].get.responses))
   assert.ok(!('403' in doc.paths['/webhook-endpoints/{endpointId}'].get.responses))
   assert.ok(!JSON.stringify(doc.components.schemas.AdminWebhookEndpoint).includes('"secret"'))
 })

@@ -306,7 +306,7 @@ test('--help of the program, of each group and of every command: usage on stdout
     ],
     keys: ['create', 'list', 'show', 'update', 'rotate', 'revoke', 'usage'],
     'admin-tokens': ['create', 'list', 'revoke'],
-    webhooks: ['create', 'list', 'show', 'update', 'delete', 'rotate-secret'],
+    webhooks: ['create', 'list', 'show', 'update', 'delete', 'rotate-secret', 'deliveries', 'delivery', 'retry', 'replay'],
   }
   const helps: Array<{ args: string[]; usage: string; mentions: string[] }> = [
     { args: ['--help'], usage: 'Usage: node dist/cli.js COMMAND [options]', mentions: [...commands[''], '--version'] },

@@ -1,0 +1,284 @@
+import type Database from 'better-sqlite3'
+import type { RecordedChange } from '../../changes/audit-log.js'
+import type {
+  AttemptOutcome,
+  DeliveryAttemptRecord,
+  DeliveryClaim,
+  DeliveryPageFilter,
+  FanOut,
+  OutboxEvent,
+  QueueStats,
+  RecordedAttempt,
+  ReplayBatch,
+  WebhookDeliveryRecord,
+  WebhookDeliveryRepository,
+} from '../../webhooks/delivery.js'
+import type { WebhookEndpointRecord } from '../../webhooks/endpoint.js'
+import {
+  ATTEMPT_COLUMNS,
+  type AttemptRow,
+  CLAIMED_COLUMNS,
+  type ClaimedRow,
+  DELIVERY_COLUMNS,
+  type DeliveryRow,
+  isEnabled,
+  LOST_ATTEMPT_ERROR,
+  newDeliveryValues,
+  notSentError,
+  toAttemptRecord,
+  toClaim,
+  toDeliveryRecord,
+} from '../webhook-delivery-row.js'
+import { toWebhookEndpointRecord, type WebhookEndpointRow } from '../webhook-endpoint-row.js'
+import { writeChange } from './write-change.js'
+
+interface OutboxRow {
+  seq: number
+  id: string | null
+  type: OutboxEvent['type']
+  customer_id: string | null
+}
+
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ')
+/** An endpoint's updated_at after a change made at `?`: later than before, so an update over the old value fails (optimistic). */
+const BUMP = 'updated_at = MAX(updated_at + 1, ?)'
+
+/**
+ * Deliveries on SQLite: each method one IMMEDIATE transaction. One writer at a time holds the
+ * file, so a claim is exclusive without row locks, also between the processes of `serve
+ * --workers` on one file: two never claim the same delivery.
+ */
+export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepository {
+  private readonly insertDelivery: Database.Statement
+  private readonly upsertDelivery: Database.Statement
+
+  constructor(private readonly db: Database.Database) {
+    this.insertDelivery = db.prepare(
+      `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES (${marks(14)}) ON CONFLICT (endpoint_id, event_seq) DO NOTHING`,
+    )
+    this.upsertDelivery = db.prepare(
+      `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES (${marks(14)})
+       ON CONFLICT (endpoint_id, event_seq) DO UPDATE SET status = 'pending', next_attempt_at = excluded.next_attempt_at,
+         locked_until = NULL, updated_at = excluded.updated_at`,
+    )
+  }
+
+  async dispatch(limit: number, now: number, fanOut: FanOut): Promise<number> {
+    return this.db
+      .transaction(() => {
+        const rows = this.db
+          .prepare<[number], OutboxRow>(
+            `SELECT o.seq, v.id, v.type, v.customer_id FROM webhook_outbox o LEFT JOIN events v ON v.seq = o.seq ORDER BY o.seq LIMIT ?`,
+          )
+          .all(limit)
+        if (rows.length === 0) return 0
+        // An event swept before it was fanned out (a dispatcher stopped for the whole retention) has nothing to send.
+        const events = rows.filter((r) => r.id !== null).map((r) => ({ seq: r.seq, id: r.id!, type: r.type, customerId: r.customer_id }))
+        const endpoints = this.db
+          .prepare<[], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE enabled = 1')
+          .all()
+          .map(toWebhookEndpointRecord)
+        for (const delivery of fanOut(events, endpoints)) this.insertDelivery.run(...newDeliveryValues(delivery, now))
+        // The batch is the lowest seqs of the outbox, and no other writer is in this transaction.
+        this.db.prepare('DELETE FROM webhook_outbox WHERE seq <= ?').run(rows[rows.length - 1]!.seq)
+        return rows.length
+      })
+      .immediate()
+  }
+
+  async claimDue(now: number, limit: number, leaseUntil: number): Promise<{ claims: DeliveryClaim[]; notSent: number }> {
+    return this.db
+      .transaction(() => {
+        const rows = this.db
+          .prepare<[number, number], ClaimedRow & { updated_at: number }>(
+            `SELECT ${CLAIMED_COLUMNS}, d.updated_at FROM webhook_deliveries d
+               JOIN webhook_endpoints e ON e.id = d.endpoint_id
+               JOIN events v ON v.seq = d.event_seq
+              WHERE d.status = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?`,
+          )
+          .all(now, limit)
+        const claims: DeliveryClaim[] = []
+        let notSent = 0
+        for (const row of rows) {
+          if (!isEnabled(row)) {
+            this.db
+              .prepare(
+                `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?`,
+              )
+              .run(notSentError(row), now, row.id)
+            notSent++
+            continue
+          }
+          if (row.locked_until !== null)
+            this.db
+              .prepare(
+                `INSERT INTO webhook_delivery_attempts (${ATTEMPT_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, ?, NULL) ON CONFLICT DO NOTHING`,
+              )
+              .run(row.id, row.attempts, row.updated_at, LOST_ATTEMPT_ERROR)
+          this.db
+            .prepare(
+              'UPDATE webhook_deliveries SET attempts = attempts + 1, locked_until = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?',
+            )
+            .run(leaseUntil, leaseUntil, now, row.id)
+          claims.push(toClaim(row, leaseUntil))
+        }
+        return { claims, notSent }
+      })
+      .immediate()
+  }
+
+  async recordAttempt(outcome: AttemptOutcome, disabled: (endpoint: WebhookEndpointRecord) => RecordedChange): Promise<RecordedAttempt> {
+    const { claim, attempt, next, effect, now, endpointId } = outcome
+    return this.db
+      .transaction((): RecordedAttempt => {
+        // The delivery may be gone (its endpoint deleted meanwhile): then there is nothing to log it in.
+        this.db
+          .prepare(
+            `INSERT INTO webhook_delivery_attempts (${ATTEMPT_COLUMNS})
+             SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ?)
+             ON CONFLICT (delivery_id, attempt) DO UPDATE SET started_at = excluded.started_at, duration_ms = excluded.duration_ms,
+               status_code = excluded.status_code, error = excluded.error, response_excerpt = excluded.response_excerpt`,
+          )
+          .run(
+            claim.deliveryId,
+            claim.attempt,
+            attempt.startedAt,
+            attempt.durationMs,
+            attempt.statusCode,
+            attempt.error,
+            attempt.responseExcerpt,
+            claim.deliveryId,
+          )
+        const written = this.db
+          .prepare(
+            `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, locked_until = NULL, last_status_code = ?,
+               last_duration_ms = ?, last_error = ?, updated_at = ?
+             WHERE id = ? AND attempts = ? AND locked_until = ?`,
+          )
+          .run(
+            next.status,
+            next.nextAttemptAt,
+            attempt.statusCode,
+            attempt.durationMs,
+            attempt.error,
+            now,
+            claim.deliveryId,
+            claim.attempt,
+            claim.lease,
+          )
+        let row: WebhookEndpointRow | undefined
+        if (effect.kind === 'succeeded') {
+          this.db
+            .prepare(`UPDATE webhook_endpoints SET failing_since = NULL, ${BUMP} WHERE id = ? AND failing_since IS NOT NULL`)
+            .run(now, endpointId)
+        } else if (effect.kind === 'failed') {
+          this.db
+            .prepare(`UPDATE webhook_endpoints SET failing_since = ?, ${BUMP} WHERE id = ? AND enabled = 1 AND failing_since IS NULL`)
+            .run(now, now, endpointId)
+          row = this.db
+            .prepare<[number, string, number], WebhookEndpointRow>(
+              `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'failing', ${BUMP}
+                WHERE id = ? AND enabled = 1 AND failing_since < ? RETURNING *`,
+            )
+            .get(now, endpointId, effect.disableIfFailingSince)
+        } else if (effect.kind === 'gone') {
+          row = this.db
+            .prepare<[number, string], WebhookEndpointRow>(
+              `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'gone', ${BUMP} WHERE id = ? AND enabled = 1 RETURNING *`,
+            )
+            .get(now, endpointId)
+        }
+        const endpoint = row && toWebhookEndpointRecord(row)
+        if (endpoint !== undefined) writeChange(this.db, disabled(endpoint))
+        return { stateWritten: written.changes === 1, disabled: endpoint }
+      })
+      .immediate()
+  }
+
+  async pageDeliveries({ endpointId, limit, before }: DeliveryPageFilter): Promise<WebhookDeliveryRecord[]> {
+    return this.db
+      .prepare<[string, number, number], DeliveryRow>(
+        'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND event_seq < ? ORDER BY event_seq DESC LIMIT ?',
+      )
+      .all(endpointId, before ?? Number.MAX_SAFE_INTEGER, limit)
+      .map(toDeliveryRecord)
+  }
+
+  async findDelivery(
+    endpointId: string,
+    deliveryId: string,
+  ): Promise<{ delivery: WebhookDeliveryRecord; attempts: DeliveryAttemptRecord[] } | undefined> {
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare<[string, string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?')
+          .get(deliveryId, endpointId)
+        if (row === undefined) return undefined
+        const attempts = this.db
+          .prepare<[string], AttemptRow>('SELECT * FROM webhook_delivery_attempts WHERE delivery_id = ? ORDER BY attempt')
+          .all(deliveryId)
+        return { delivery: toDeliveryRecord(row), attempts: attempts.map(toAttemptRecord) }
+      })
+      .deferred()
+  }
+
+  async retryDelivery(
+    endpointId: string,
+    deliveryId: string,
+    now: number,
+    recorded: RecordedChange,
+  ): Promise<WebhookDeliveryRecord | undefined> {
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare<[number, number, string, string], DeliveryRow>(
+            `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, locked_until = NULL, updated_at = ?
+              WHERE id = ? AND endpoint_id = ? RETURNING *`,
+          )
+          .get(now, now, deliveryId, endpointId)
+        if (row === undefined) return undefined
+        writeChange(this.db, recorded)
+        return toDeliveryRecord(row)
+      })
+      .immediate()
+  }
+
+  async replayBatch(batch: ReplayBatch, recorded: RecordedChange): Promise<{ enqueued: number; lastSeq: number; done: boolean }> {
+    const { endpoint, since, afterSeq, uptoSeq, limit, now, fanOut } = batch
+    return this.db
+      .transaction(() => {
+        const params: unknown[] = [afterSeq, uptoSeq, since]
+        let sql = 'SELECT seq, id, type, customer_id FROM events WHERE seq > ? AND seq <= ? AND occurred_at >= ?'
+        if (endpoint.customerId !== null) {
+          sql += ' AND customer_id = ?'
+          params.push(endpoint.customerId)
+        }
+        const rows = this.db.prepare(`${sql} ORDER BY seq LIMIT ?`).all(...params, limit) as Array<Omit<OutboxRow, 'id'> & { id: string }>
+        const events = rows.map((r) => ({ seq: r.seq, id: r.id, type: r.type, customerId: r.customer_id }))
+        const deliveries = fanOut(events, [endpoint])
+        for (const delivery of deliveries) this.upsertDelivery.run(...newDeliveryValues(delivery, now))
+        writeChange(this.db, recorded)
+        const done = rows.length < limit
+        return { enqueued: deliveries.length, lastSeq: done ? uptoSeq : rows[rows.length - 1]!.seq, done }
+      })
+      .immediate()
+  }
+
+  async replayRange(from: number): Promise<{ afterSeq: number; uptoSeq: number }> {
+    const first = this.db
+      .prepare<[number], { seq: number }>('SELECT seq FROM events WHERE occurred_at >= ? ORDER BY occurred_at LIMIT 1')
+      .get(from)
+    const last = this.db.prepare<[], { seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get()!
+    return { afterSeq: first === undefined ? last.seq : first.seq - 1, uptoSeq: last.seq }
+  }
+
+  async queueStats(): Promise<QueueStats> {
+    const pending = this.db
+      .prepare<[], { n: number; oldest: number | null }>(
+        "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
+      )
+      .get()!
+    const outbox = this.db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM webhook_outbox').get()!
+    return { pending: pending.n, oldestPendingAt: pending.oldest, undispatched: outbox.n }
+  }
+}
