@@ -11,6 +11,7 @@ import { type TestContext, test } from 'node:test'
 import Database from 'better-sqlite3'
 import { requireService } from '../../helpers/services.js'
 import { useScratchDatabase, withPg } from '../helpers/cluster.js'
+import { orderStormUntilKilled, stockAnimals, storePost } from '../helpers/order-storm.js'
 import { bearer, createKeyViaCli, startServer, useTempDir } from '../helpers/process.js'
 
 const ANIMALS = 150
@@ -50,44 +51,9 @@ async function storm(t: TestContext, dir: string, db: string, rows: Rows): Promi
   const { key } = await createKeyViaCli(db, { plan: 'enterprise', name: 'storm', perMinute: 1_000_000, perDay: 10_000_000 })
   const auth = bearer(key)
   const server = await startServer(t, { dir, db })
-  const post = async (path: string, body?: unknown) => {
-    const res = await fetch(`${server.url}${path}`, {
-      method: 'POST',
-      headers: body === undefined ? auth : { ...auth, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000),
-    })
-    return { status: res.status, body: (await res.json()) as { id: number } }
-  }
-  const pets: number[] = []
-  for (let i = 0; i < ANIMALS; i++) pets.push((await post('/v1/pets', { name: `stock-${i}`, categoryId: 1, status: 'available' })).body.id)
-  const acknowledged = new Set<number>()
-  let killed = false
-  const timer = setTimeout(
-    () => {
-      server.child.kill('SIGKILL')
-      killed = true
-    },
-    KILL_AFTER_MS[0] + Math.random() * (KILL_AFTER_MS[1] - KILL_AFTER_MS[0]),
-  )
-  const worker = async () => {
-    while (!killed) {
-      try {
-        const mine = [...acknowledged]
-        if (mine.length > 0 && Math.random() < 0.3) {
-          const id = mine[Math.floor(Math.random() * mine.length)]!
-          await post(`/v1/store/orders/${id}/${Math.random() < 0.5 ? 'cancel' : 'complete'}`)
-        } else {
-          const res = await post('/v1/store/orders', { petId: pets[Math.floor(Math.random() * pets.length)]! })
-          if (res.status === 201) acknowledged.add(res.body.id)
-        }
-      } catch {
-        return
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: WORKERS }, worker))
-  clearTimeout(timer)
+  const post = storePost(server, auth)
+  const pets = await stockAnimals(post, ANIMALS)
+  const acknowledged = await orderStormUntilKilled(server, post, pets, { workers: WORKERS, killAfterMs: KILL_AFTER_MS })
   assert.equal((await server.exited).signal, 'SIGKILL')
   assert.ok(acknowledged.size > 0, 'some orders were acknowledged before the kill')
   assert.deepEqual(await outboxProblems(rows, acknowledged), [])

@@ -17,6 +17,7 @@ import Database from 'better-sqlite3'
 import { Webhook } from 'standardwebhooks'
 import { requireService } from '../../helpers/services.js'
 import { useScratchDatabase, withPg } from '../helpers/cluster.js'
+import { orderStormUntilKilled, stockAnimals, storePost } from '../helpers/order-storm.js'
 import { bearer, createKeyViaCli, runCli, startServer, useTempDir, waitFor } from '../helpers/process.js'
 
 const ANIMALS = 120
@@ -75,46 +76,11 @@ async function stormAndKill(t: TestContext, dir: string, db: string, rows: Rows)
 
   const server = await startServer(t, { dir, db, env })
   const auth = bearer(key)
-  const post = async (path: string, body?: unknown) => {
-    const res = await fetch(`${server.url}${path}`, {
-      method: 'POST',
-      headers: body === undefined ? auth : { ...auth, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000),
-    })
-    return { status: res.status, body: (await res.json()) as { id: number } }
-  }
-  const pets: number[] = []
-  for (let i = 0; i < ANIMALS; i++) pets.push((await post('/v1/pets', { name: `stock-${i}`, categoryId: 1, status: 'available' })).body.id)
-  const acknowledged = new Set<number>()
-  let killed = false
+  const post = storePost(server, auth)
+  const pets = await stockAnimals(post, ANIMALS)
   // Counted from the first delivery received, so that deliveries are in flight whatever the machine's speed.
   await waitFor(() => received.size > 0, 30_000)
-  const timer = setTimeout(
-    () => {
-      server.child.kill('SIGKILL')
-      killed = true
-    },
-    KILL_AFTER_MS[0] + Math.random() * (KILL_AFTER_MS[1] - KILL_AFTER_MS[0]),
-  )
-  const worker = async () => {
-    while (!killed) {
-      try {
-        const mine = [...acknowledged]
-        if (mine.length > 0 && Math.random() < 0.3) {
-          const id = mine[Math.floor(Math.random() * mine.length)]!
-          await post(`/v1/store/orders/${id}/${Math.random() < 0.5 ? 'cancel' : 'complete'}`)
-        } else {
-          const res = await post('/v1/store/orders', { petId: pets[Math.floor(Math.random() * pets.length)]! })
-          if (res.status === 201) acknowledged.add(res.body.id)
-        }
-      } catch {
-        return
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: WORKERS }, worker))
-  clearTimeout(timer)
+  const acknowledged = await orderStormUntilKilled(server, post, pets, { workers: WORKERS, killAfterMs: KILL_AFTER_MS })
   assert.equal((await server.exited).signal, 'SIGKILL')
   assert.ok(acknowledged.size > 0, 'orders were acknowledged before the kill')
   const atKill = received.size
