@@ -1,15 +1,29 @@
 import type { EventQuery } from '../events/event.js'
 import { EVENT_READ_COLUMNS } from './event-row.js'
 
+/** What differs between the engines' pages of the event log. */
+export interface EventPageDialect {
+  /** The placeholder of the n-th parameter. */
+  mark: (n: number) => string
+  /** The log's order: seq on SQLite (one writer: the order of the commits), `xid, seq` on PostgreSQL. */
+  order: string
+  /** The cursor's condition: the events after the one whose seq is the parameter `p`. */
+  after: (p: string) => string
+  /** Columns read beside the event's. */
+  columns?: string
+}
+
+export const SQLITE_EVENT_PAGE: EventPageDialect = { mark: () => '?', order: 'seq', after: (p) => `seq > ${p}` }
+
 /**
- * One page of the event log, the same statement on both engines but for the placeholders
- * (`mark(n)`): equality filters and the seq cursor, in seq order, one row more than the page (is
- * there a next one). The owner filters (customer, key chain, key) each lead an index of migration
- * 020 whose next column is seq (a type beside a customer or chain: that index with the type), so a
- * page walks an index in order; a list of types (a caller without `orders:read`) is checked on the
- * rows walked.
+ * One page of the event log, the same statement on both engines but for the dialect: equality
+ * filters and the cursor, in the log's order, one row more than the page (is there a next one).
+ * The owner filters (customer, key chain, key) each lead an index whose next columns are the
+ * order's (a type beside a customer or chain: that index with the type), so a page walks an index
+ * in order; a list of types (a caller without `orders:read`) is checked on the rows walked.
  */
-export function eventPageSql(query: EventQuery, mark: (n: number) => string): { sql: string; params: unknown[] } {
+export function eventPageSql(query: EventQuery, dialect: EventPageDialect): { sql: string; params: unknown[] } {
+  const { mark } = dialect
   const where: string[] = []
   const params: unknown[] = []
   const add = (clause: (p: string) => string, value: unknown) => {
@@ -30,8 +44,9 @@ export function eventPageSql(query: EventQuery, mark: (n: number) => string): { 
       where.push(`type IN (${marks.join(', ')})`)
     }
   }
-  if (query.after !== undefined) add((p) => `seq > ${p}`, query.after)
+  if (query.after !== undefined) add(dialect.after, query.after)
   params.push(query.limit + 1)
   const filter = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`
-  return { sql: `SELECT ${EVENT_READ_COLUMNS} FROM events ${filter} ORDER BY seq LIMIT ${mark(params.length)}`, params }
+  const columns = dialect.columns === undefined ? EVENT_READ_COLUMNS : `${EVENT_READ_COLUMNS}, ${dialect.columns}`
+  return { sql: `SELECT ${columns} FROM events ${filter} ORDER BY ${dialect.order} LIMIT ${mark(params.length)}`, params }
 }

@@ -10,13 +10,15 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, test } from 'node:test'
+import { describe, type TestContext, test } from 'node:test'
 import pg from 'pg'
-import { type EventDraft, eventDraft } from '../../src/events/event.js'
+import { type EventDraft, type EventRepository, eventDraft } from '../../src/events/event.js'
 import { EventRetention } from '../../src/events/retention.js'
 import { holdRule } from '../../src/orders/hold.js'
 import type { NewOrder } from '../../src/orders/repository.js'
 import { ManualClock } from '../../src/shared/clock.js'
+import { Db } from '../../src/storage/postgres/connection.js'
+import { PostgresEventRepository } from '../../src/storage/postgres/event-repository.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import { openMigrated } from '../../src/storage/sqlite/open-database.js'
 import type { Storage } from '../../src/storage/storage.js'
@@ -120,7 +122,7 @@ test('migration 020 is applied to a PostgreSQL schema that has 021 already (appl
     // A database of the release before: 021 applied, no 020 (nor 023, whose deliveries refer to events).
     await client.query(
       `DROP TABLE ${schema}.webhook_delivery_attempts, ${schema}.webhook_deliveries, ${schema}.webhook_outbox, ${schema}.events;
-       DELETE FROM ${schema}.schema_migrations WHERE version IN ('020_events.sql', '023_webhook_deliveries.sql')`,
+       DELETE FROM ${schema}.schema_migrations WHERE version IN ('020_events.sql', '023_webhook_deliveries.sql', '024_events_commit_order.sql')`,
     )
     const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
     await storage.audit.write({ audit: [], events: [eventDraft('pet.created', OWNER, T0, { id: 1 })] })
@@ -129,9 +131,120 @@ test('migration 020 is applied to a PostgreSQL schema that has 021 already (appl
     const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations WHERE version LIKE '02%' ORDER BY version`)
     assert.deepEqual(
       rows.map((r) => r.version),
-      ['020_events.sql', '021_webhook_endpoints.sql', '022_audit_event_reads.sql', '023_webhook_deliveries.sql'],
+      [
+        '020_events.sql',
+        '021_webhook_endpoints.sql',
+        '022_audit_event_reads.sql',
+        '023_webhook_deliveries.sql',
+        '024_events_commit_order.sql',
+      ],
     )
   } finally {
     await client.end()
   }
+})
+
+describe('the event log on PostgreSQL, with a writer that took its seq and commits later', () => {
+  /** A schema, its storage, and a second connection to it: the writer in flight. */
+  async function twoWriters(t: TestContext) {
+    if (!(await requireService(t, 'PostgreSQL'))) return undefined
+    const schema = `test_${randomBytes(6).toString('hex')}`
+    const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
+    const slow = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` })
+    const pool = new pg.Pool({ connectionString: PG_URL, options: `-c search_path=${schema}`, max: 2 })
+    t.after(async () => {
+      await slow.end().catch(() => {})
+      await pool.end()
+      await storage.close()
+      await dropSchema(schema)
+    })
+    await slow.connect()
+    // The listing with a wait long enough for any other test's transaction on this server to end
+    // (their xids hold the horizon too); storage.events has the service's.
+    const patient = new PostgresEventRepository(new Db(pool), 30_000)
+    /** Begins the slow writer's change: its event takes its seq now and commits with `COMMIT`. */
+    const begin = async (id: string) => {
+      await slow.query('BEGIN')
+      const { rows } = await slow.query(
+        `INSERT INTO events (id, type, occurred_at, data, customer_id, key_chain_id, key_id)
+         VALUES ($1, 'pet.created', ${T0}, '{}', NULL, 'key_a', 'key_a') RETURNING seq`,
+        [id],
+      )
+      return Number(rows[0].seq)
+    }
+    const seqOf = async (id: string) => Number((await slow.query('SELECT seq FROM events WHERE id = $1', [id])).rows[0].seq)
+    return { storage, slow, begin, patient, seqOf }
+  }
+
+  test("a poller's cursor never passes an event that commits after a newer one (regression: it skipped it)", async (t) => {
+    const setup = await twoWriters(t)
+    if (!setup) return
+    const { storage, slow, begin, patient, seqOf } = setup
+    const seen: string[] = []
+    let cursor: number | undefined
+    /** What a client that polls does: reads from its cursor, keeps the last event it was shown. */
+    const poll = async (events: EventRepository) => {
+      const page = await events.list({ limit: 10, ...(cursor === undefined ? {} : { after: cursor }) })
+      seen.push(...page.events.map((e) => e.id))
+      cursor = page.events.at(-1)?.seq ?? cursor
+    }
+    const first = eventDraft('pet.created', OWNER, T0, { n: 1 })
+    await storage.audit.write({ audit: [], events: [first] })
+    await poll(patient)
+    const slowSeq = await begin('evt_slow')
+    const fast = eventDraft('pet.created', OWNER, T0, { n: 3 })
+    await storage.audit.write({ audit: [], events: [fast] })
+    assert.ok(slowSeq < (await seqOf(fast.id)), 'the slow writer took the lower seq')
+    await poll(storage.events) // the slow writer is still open after the service's wait
+    assert.deepEqual(seen, [first.id], 'nothing past the open writer is shown')
+    await slow.query('COMMIT')
+    await poll(patient)
+    assert.deepEqual(seen, [first.id, 'evt_slow', fast.id], 'each event once, the one committed later included')
+  })
+
+  test('a listing waits for the writer that holds it back, and then shows both', async (t) => {
+    const setup = await twoWriters(t)
+    if (!setup) return
+    const { storage, slow, begin, patient } = setup
+    await begin('evt_slow')
+    const fast = eventDraft('pet.created', OWNER, T0, { n: 2 })
+    await storage.audit.write({ audit: [], events: [fast] })
+    const committing = new Promise((resolve) => setTimeout(resolve, 100)).then(() => slow.query('COMMIT'))
+    const page = await patient.list({ limit: 10 })
+    await committing
+    assert.deepEqual(
+      page.events.map((e) => e.id),
+      ['evt_slow', fast.id],
+    )
+    assert.equal(page.nextAfter, null)
+  })
+
+  test('a page ends before the open writer: the page is whole, its cursor the last event shown', async (t) => {
+    const setup = await twoWriters(t)
+    if (!setup) return
+    const { storage, slow, begin, patient } = setup
+    const before = Array.from({ length: 3 }, (_, n) => eventDraft('pet.created', OWNER, T0, { n }))
+    await storage.audit.write({ audit: [], events: before })
+    await begin('evt_slow')
+    await storage.audit.write({ audit: [], events: [eventDraft('pet.created', OWNER, T0, { n: 9 })] })
+    const page = await patient.list({ limit: 2 })
+    assert.deepEqual(
+      page.events.map((e) => e.id),
+      before.slice(0, 2).map((e) => e.id),
+    )
+    // Settled once the other tests' transactions older than it have ended (the patient wait).
+    const settled = await patient.list({ limit: 1, after: page.nextAfter! })
+    assert.deepEqual(
+      settled.events.map((e) => e.id),
+      [before[2]!.id],
+    )
+    const rest = await storage.events.list({ limit: 2, after: page.nextAfter! })
+    assert.deepEqual(
+      rest.events.map((e) => e.id),
+      [before[2]!.id],
+      'the settled one, then the page ends at the open writer',
+    )
+    assert.equal(rest.nextAfter, rest.events[0]!.seq, 'more may come: the next page starts after it')
+    await slow.query('COMMIT')
+  })
 })

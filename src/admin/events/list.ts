@@ -39,8 +39,8 @@ export function listAnyEvents(app: AdminApp, { eventLog }: AdminEventsOptions): 
         operationId: 'listAnyEvents',
         summary: 'List the event log',
         description:
-          "Every caller's events, oldest first: what clients see of their own at GET /v1/events, with whose each one is (`customerId`, `keyChainId`: the first key of the chain, `keyId`). " +
-          'Filtered by type, customer and key (combined with AND), paged with `after` (`nextAfter`, and a Link rel="next" that keeps the filters). Kept EVENT_RETENTION_DAYS. ' +
+          "Every caller's events, in the log's order: what clients see of their own at GET /v1/events, with whose each one is (`customerId`, `keyChainId`: the first key of the chain, `keyId`). " +
+          'Filtered by type, customer and key (combined with AND), paged with `after` (`nextAfter`, and a Link rel="next" that keeps the filters); as GET /v1/events, a page never passes a write still in progress on PostgreSQL. Kept EVENT_RETENTION_DAYS. ' +
           'This listing is itself recorded in the audit log (`event.list`), after it is read, with its filters.',
         tags: ['events'],
         querystring: ListAnyEventsQuery,

@@ -46,6 +46,7 @@ export function listEvents(app: PublicApp, { events, linkBase }: PublicRoutesOpt
           'Returns up to `limit` events of the caller, oldest first: those of its customer (every key of it) or, for a key without one, those of its key chain (the key and the keys it was rotated from or to). ' +
           'An event is written in the same transaction as the change it tells of, and kept `EVENT_RETENTION_DAYS` (30 days unless the operator chose otherwise). ' +
           'When more exist, a `Link: <...>; rel="next"` header gives the next page; a client that polls keeps the last page\'s link and asks it again later. ' +
+          'A listing never skips an event that commits after a newer one: on PostgreSQL it shows the events only up to the oldest write still in progress on the database (it waits up to a second for such writes), and the rest in the next page. ' +
           'Any key may call it (it needs no scope), but order events (`order.*`) need `orders:read`, as the orders do: without it they are left out of the listing, and asking for one with `type=order.…` is 403 `insufficient_scope` naming `orders:read`. ' +
           'Counted against the quota like any request.',
         tags: ['events'],

@@ -1,17 +1,57 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { EventPage, EventQuery, EventRepository } from '../../events/event.js'
-import { eventPageSql } from '../event-query.js'
+import { type EventPageDialect, eventPageSql } from '../event-query.js'
 import { type EventRow, toEventRecord } from '../event-row.js'
 import type { Db } from './connection.js'
 
+/**
+ * The log's order on PostgreSQL (migration 024): by the writing transaction's id, then seq, read
+ * only up to the oldest write transaction still open. `settled` marks the events below that
+ * horizon: every transaction that has not committed yet has an xid at or above it, so it can only
+ * add events after them. The cursor is an event's seq, its position looked up by the primary key;
+ * a cursor that names no event (swept by retention) stands for xid 0, the start of the log.
+ */
+const POSTGRES_EVENT_PAGE: EventPageDialect = {
+  mark: (n) => `$${n}`,
+  order: 'xid, seq',
+  after: (p) => `(xid, seq) > (COALESCE((SELECT xid FROM events WHERE seq = ${p}), '0'::xid8), ${p})`,
+  columns: 'xid < pg_snapshot_xmin(pg_current_snapshot()) AS settled',
+}
+
+/** How long a listing waits for the write transactions older than the events it would show. */
+export const SETTLE_WAIT_MS = 1000
+
 /** The event log on PostgreSQL: written by writeChange only (in the changes' transactions); read and swept here. */
 export class PostgresEventRepository implements EventRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly settleWaitMs = SETTLE_WAIT_MS,
+  ) {}
 
+  /**
+   * A page ends before the first event that is not settled: one that committed while an older
+   * write transaction is still open (anywhere on the server: xids are the server's). Such a
+   * transaction takes milliseconds, so the listing asks again a few times, up to `settleWaitMs`,
+   * before it answers with the settled part (a client that just made a change then sees its
+   * event); the rest comes in the next page.
+   */
   async list(query: EventQuery): Promise<EventPage> {
-    const { sql, params } = eventPageSql(query, (n) => `$${n}`)
-    const rows = (await this.db.query<EventRow>(sql, params)).map(toEventRecord)
-    const events = rows.slice(0, query.limit)
-    return { events, nextAfter: rows.length > query.limit ? events[events.length - 1]!.seq : null }
+    const { sql, params } = eventPageSql(query, POSTGRES_EVENT_PAGE)
+    for (let waited = 0, pause = 5; ; waited += pause, pause = Math.min(pause * 2, 100)) {
+      const rows = await this.db.query<EventRow & { settled: boolean }>(sql, params)
+      const unsettled = rows.findIndex((r) => !r.settled)
+      if (unsettled === -1 || unsettled >= query.limit) {
+        const events = rows.slice(0, query.limit).map(toEventRecord)
+        return { events, nextAfter: rows.length > query.limit ? events[events.length - 1]!.seq : null }
+      }
+      if (waited >= this.settleWaitMs) {
+        const events = rows.slice(0, unsettled).map(toEventRecord)
+        // More have committed: the next page starts where this one ends (or where it began).
+        const nextAfter = events.length > 0 ? events[events.length - 1]!.seq : (query.after ?? null)
+        return { events, nextAfter }
+      }
+      await sleep(pause)
+    }
   }
 
   /** SKIP LOCKED: instances sweeping at once each take other rows, none waits for another's batch. */

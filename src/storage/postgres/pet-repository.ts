@@ -4,7 +4,7 @@ import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
 import { type PetRow, petIdOf, toPet } from '../pet-row.js'
 import { type Db, int8Param } from './connection.js'
-import { writeChange } from './write-change.js'
+import { insertWithChange, writeChange } from './write-change.js'
 
 /**
  * A pet's columns under the names of Pet's fields and in Pet's order, so that the object pg
@@ -31,6 +31,12 @@ function asPet(row: PetShapedRow): Pet {
   return row as Pet
 }
 
+/** The pet as the API will show it once created, with id 0 for the id the insert gives it (insertWithChange). */
+const petWithIdZero = (pet: NewPet): Pet =>
+  pet.status === undefined
+    ? { id: 0, name: pet.name, categoryId: pet.categoryId }
+    : { id: 0, name: pet.name, categoryId: pet.categoryId, status: pet.status }
+
 /** Idempotency records deleted per statement: the sweep never holds many row locks at once. */
 const DELETE_BATCH = 1000
 
@@ -50,10 +56,15 @@ function asPets(rows: PetShapedRow[]): Pet[] {
 export class PostgresPetRepository implements PetRepository {
   constructor(private readonly db: Db) {}
 
-  /** One statement; with `recorded`, one transaction with what it records. */
+  /**
+   * One statement, with what `recorded` makes of the pet when it is an event about it
+   * (insertWithChange: the event written from the insert's row); another record, one transaction.
+   */
   async createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet> {
     const values = [pet.name, int8Param(pet.categoryId), pet.status ?? null]
     if (recorded === undefined) return asPet((await this.db.query<PetShapedRow>(INSERT_PET, values))[0]!)
+    const oneStatement = insertWithChange(INSERT_PET, values, recorded(petWithIdZero(pet)))
+    if (oneStatement !== undefined) return asPet((await this.db.query<PetShapedRow>(oneStatement.sql, oneStatement.params))[0]!)
     return this.db.transaction(async (client) => {
       const created = asPet((await client.query<PetShapedRow>(INSERT_PET, values)).rows[0]!)
       await writeChange(client, recorded(created))

@@ -37,3 +37,51 @@ export async function writeChange(client: pg.PoolClient, change: RecordedChange)
       events.flatMap(eventValues),
     )
 }
+
+/** The text an event's data must begin with to be written by insertWithChange: the row's id, made 0. */
+const ID_ZERO = '{"id":0'
+
+/**
+ * writeChange for a change that inserts one row, in one statement with the insert: `insert`
+ * (an INSERT … RETURNING the row, its `id` among the columns) is a CTE that the events are written
+ * from, so the row and its events are one round trip and one implicit transaction, where
+ * writeChange in a transaction takes four (BEGIN, the insert, its record, COMMIT). `change` is
+ * what the caller records of the row made with id 0; each event's data, the row's resource as the
+ * API shows it, begins with that id (`{"id":0`), and is written with the id the insert gave it in
+ * its place. Undefined when the change has another shape (audit entries; data that does not begin
+ * with the id): the caller writes it with writeChange in a transaction instead. The once-keys and
+ * the outbox as writeChange. Returns the statement, whose rows are the insert's.
+ */
+export function insertWithChange(
+  insert: string,
+  insertParams: readonly unknown[],
+  change: RecordedChange,
+): { sql: string; params: unknown[] } | undefined {
+  const { audit, events = [] } = change
+  if (audit.length > 0) return undefined
+  const params = [...insertParams]
+  const rows: string[] = []
+  for (const event of events) {
+    const values = eventValues(event)
+    const data = values[3] as string
+    if (!data.startsWith(ID_ZERO) || (data[ID_ZERO.length] !== ',' && data[ID_ZERO.length] !== '}')) return undefined
+    values[3] = data.slice(ID_ZERO.length)
+    const first = params.length
+    params.push(...values)
+    const p = (i: number) => `$${first + i + 1}`
+    rows.push(`(${p(0)}::text, ${p(1)}::text, ${p(2)}::bigint, ${p(3)}::text, ${p(4)}::text, ${p(5)}::text, ${p(6)}::text, ${p(7)}::text)`)
+  }
+  if (rows.length === 0) return { sql: insert, params }
+  return {
+    sql: `WITH inserted AS (${insert}),
+       written AS (
+         INSERT INTO events (${EVENT_COLUMNS})
+         SELECT e.id, e.type, e.occurred_at, '{"id":' || inserted.id || e.rest, e.customer_id, e.key_chain_id, e.key_id, e.once_key
+           FROM inserted, (VALUES ${rows.join(', ')}) AS e (${EVENT_COLUMNS.replace('data', 'rest')})
+         ON CONFLICT (once_key) DO NOTHING RETURNING seq
+       ),
+       queued AS (INSERT INTO webhook_outbox (seq) SELECT seq FROM written WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled))
+     SELECT * FROM inserted`,
+    params,
+  }
+}
