@@ -33,7 +33,7 @@ import { installGuards, onCleanup, shutdown, start, stop } from './lib/children.
 import { measured, runOrderFlow, runWrk, waitQuiet } from './lib/load.mjs'
 import { harnessGroups, median, round2, round3 } from './lib/rounds.mjs'
 import { LOAD_CPU, SERVER_CPU, SQLITE_SCENARIOS } from './lib/scenarios.mjs'
-import { cliEnv, createPgDatabase, distCli, dropPgDatabase, KEY_LIMITS, ROOT, seedSqlite } from './lib/service.mjs'
+import { availableIds, cliEnv, createPgDatabase, distCli, dropPgDatabase, KEY_LIMITS, ROOT, seedSqlite } from './lib/service.mjs'
 
 const OPTIONS = {
   dist: { type: 'string', default: 'dist', help: 'the build to measure (its server.js and cli.js), e.g. an old worktree’s dist' },
@@ -263,16 +263,6 @@ function logWarnings(file) {
 
 const fileMb = (...paths) => round2(paths.reduce((sum, p) => sum + (existsSync(p) ? statSync(p).size : 0), 0) / 2 ** 20)
 
-/** The ids of the animals that can be ordered, read from a SQLite file (as bench/sections/orders.mjs does). */
-function availableIds(dbFile) {
-  const db = new Database(dbFile, { readonly: true, fileMustExist: true })
-  try {
-    return db.prepare("SELECT id FROM pets WHERE status = 'available' ORDER BY id").pluck().all().map(String)
-  } finally {
-    db.close()
-  }
-}
-
 /** A SQLite file with everything in it (the WAL checkpointed), so that one file is the whole database. */
 function checkpoint(file) {
   const db = new Database(file)
@@ -291,7 +281,7 @@ async function prepareSqlite() {
   const base = join(work, 'base.db')
   const key = await createKeyWithCli(cli(base), { plan: 'enterprise', name: 'webhook-load', ...KEY_LIMITS })
   const seed = await seedSqlite(base, Number(options.catalogue))
-  const ids = availableIds(base)
+  const ids = await availableIds(base)
   say(`SQLite: ${seed.rows} pets seeded in ${seed.seconds}s, ${ids.length} available`)
   const templates = new Map()
   for (const n of COUNTS) {

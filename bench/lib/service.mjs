@@ -245,6 +245,17 @@ export async function createBenchKey(databaseUrl) {
 /** The deterministic catalogue: ~66% available, ~33% sold, 1% pending (a rare status). */
 export const statusFor = (i) => (i % 100 === 0 ? 'pending' : i % 3 === 0 ? 'sold' : 'available')
 
+/** The ids of the animals that can be ordered now, read from a service's SQLite file (WAL: a reader never blocks it). */
+export async function availableIds(dbFile) {
+  const { default: Database } = await import('better-sqlite3')
+  const db = new Database(dbFile, { readonly: true, fileMustExist: true })
+  try {
+    return db.prepare("SELECT id FROM pets WHERE status = 'available' ORDER BY id").pluck().all().map(String)
+  } finally {
+    db.close()
+  }
+}
+
 /**
  * Seeds the SQLite file the service migrated, directly with better-sqlite3, in one transaction
  * (about a second per million rows), up to `size` rows in total. Call it with the service stopped.

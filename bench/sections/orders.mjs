@@ -3,25 +3,14 @@
 // order's answer depends on the one before, so no replayed bytes stand for it.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import { stop } from '../lib/children.mjs'
 import { measured, runOrderFlow } from '../lib/load.mjs'
 import { harnessGroups, median, quiet, round2 } from '../lib/rounds.mjs'
 import { LOAD_CPU, SERVER_CPU } from '../lib/scenarios.mjs'
-import { startService } from '../lib/service.mjs'
+import { availableIds, startService } from '../lib/service.mjs'
 import { freshCatalogue } from './sqlite.mjs'
 
 /** @typedef {import('../lib/rounds.mjs').Bench} Bench */
-
-/** The ids of the animals that can be ordered now, read from the service's file (WAL: a reader never blocks it). */
-function availableIds(dbFile) {
-  const db = new Database(dbFile, { readonly: true, fileMustExist: true })
-  try {
-    return db.prepare("SELECT id FROM pets WHERE status = 'available' ORDER BY id").pluck().all().map(String)
-  } finally {
-    db.close()
-  }
-}
 
 /**
  * @param {Bench} bench
@@ -43,7 +32,7 @@ export async function ordersSection(bench, results) {
   try {
     for (let round = 0; round < opts.rounds; round++) {
       const idsFile = join(tmp, 'order-ids.txt')
-      const ids = availableIds(dbFile)
+      const ids = await availableIds(dbFile)
       writeFileSync(idsFile, `${ids.join('\n')}\n`)
       let m
       for (let attempt = 0; attempt <= opts.maxRetries; attempt++) {
