@@ -17,6 +17,7 @@ import type { RecordedChange } from '../../src/changes/audit-log.js'
 import { NOTHING_RECORDED } from '../../src/changes/change-recorder.js'
 import { type EventDraft, type EventOwner, eventDraft } from '../../src/events/event.js'
 import { EventRetention } from '../../src/events/retention.js'
+import { petCreated } from '../../src/pets/events.js'
 import { ManualClock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
@@ -133,6 +134,21 @@ for (const engine of STORE_ENGINES) {
       )
       assert.deepEqual(await deliveriesOf(storage, 'we_0000000000000003'), [], 'a disabled endpoint gets nothing')
       assert.deepEqual(await storage.webhookDeliveries.queueStats(), { pending: 4, oldestPendingAt: T0, undispatched: 0 })
+    })
+
+    test("a pet's create queues its event like any change: none with no endpoint, one delivery with one (on PostgreSQL, one statement)", async (t) => {
+      const storage = await engine.open(t)
+      if (!storage) return
+      const create = (name: string) => storage.pets.createPet({ name, categoryId: 1 }, petCreated(CHAIN, T0))
+      await create('before')
+      assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 0, 'with no endpoint, nothing was queued')
+      await addEndpoint(storage, endpoint('we_0000000000000001'))
+      const rex = await create('Rex')
+      assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 1)
+      const [delivery] = await deliveriesOf(storage, 'we_0000000000000001')
+      const events = (await storage.events.list({ limit: 10 })).events
+      assert.equal(delivery?.eventId, events.at(-1)?.id)
+      assert.equal(events.at(-1)?.data, JSON.stringify(rex), 'the event is the pet as created, its id the one the insert gave')
     })
 
     test('concurrent claimers never claim the same delivery; a lease keeps it until it lapses, then any claims it, the lost attempt logged', async (t) => {

@@ -8,6 +8,10 @@ const placeholders = (rows: number, columns: number): string =>
     ', ',
   )
 
+/** The webhook outbox's rule, in both writers' statements: the events `written` are queued while some endpoint is enabled. */
+const QUEUE_WRITTEN =
+  'INSERT INTO webhook_outbox (seq) SELECT seq FROM written WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)'
+
 const AUDIT_WIDTH = AUDIT_COLUMNS.split(', ').length
 const EVENT_WIDTH = EVENT_COLUMNS.split(', ').length
 
@@ -33,7 +37,7 @@ export async function writeChange(client: pg.PoolClient, change: RecordedChange)
       `WITH written AS (
          INSERT INTO events (${EVENT_COLUMNS}) VALUES ${placeholders(events.length, EVENT_WIDTH)} ON CONFLICT (once_key) DO NOTHING RETURNING seq
        )
-       INSERT INTO webhook_outbox (seq) SELECT seq FROM written WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)`,
+       ${QUEUE_WRITTEN}`,
       events.flatMap(eventValues),
     )
 }
@@ -80,7 +84,7 @@ export function insertWithChange(
            FROM inserted, (VALUES ${rows.join(', ')}) AS e (${EVENT_COLUMNS.replace('data', 'rest')})
          ON CONFLICT (once_key) DO NOTHING RETURNING seq
        ),
-       queued AS (INSERT INTO webhook_outbox (seq) SELECT seq FROM written WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled))
+       queued AS (${QUEUE_WRITTEN})
      SELECT * FROM inserted`,
     params,
   }
