@@ -1,6 +1,6 @@
 import type { RecordedChange } from '../changes/audit-log.js'
 import type { EventType } from '../events/event-types.js'
-import { randomId } from '../shared/base62.js'
+import { timeOrderedId } from '../shared/base62.js'
 import type { WebhookEndpointRecord } from './endpoint.js'
 
 /**
@@ -14,9 +14,15 @@ import type { WebhookEndpointRecord } from './endpoint.js'
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
-/** A delivery's id: `dlv_` and 16 base62 characters. */
-export const WEBHOOK_DELIVERY_ID_PATTERN = '^dlv_[0-9A-Za-z]{16}$'
-export const newDeliveryId = (): string => randomId('dlv_')
+/**
+ * A delivery's id: `dlv_` and 24 base62 characters, the time it was made and 16 random ones
+ * (timeOrderedId, like an event's), or 16 random ones for a delivery made before ids sorted by time.
+ * Time-ordered because the dispatcher writes a row per event and endpoint: a random id put each
+ * into a random page of the id's index, which at 200,000 pending deliveries was half of what a
+ * delivery cost to write on SQLite (14 µs a row against 8 µs, and growing with the table).
+ */
+export const WEBHOOK_DELIVERY_ID_PATTERN = '^dlv_[0-9A-Za-z]{16}(?:[0-9A-Za-z]{8})?$'
+export const newDeliveryId = (now: number): string => timeOrderedId('dlv_', now)
 
 export interface WebhookDeliveryRecord {
   id: string
@@ -66,8 +72,12 @@ export interface NewDelivery {
   event: OutboxEvent
 }
 
-/** Given events and the endpoints enabled now, the deliveries to make (fan-out.ts). */
-export type FanOut = (events: readonly OutboxEvent[], endpoints: readonly WebhookEndpointRecord[]) => NewDelivery[]
+/** How many events a dispatch batch takes (WebhookDeliveryRepository.dispatch): at most `maxDeliveries` deliveries' worth. */
+export const dispatchEventLimit = (maxDeliveries: number, enabledEndpoints: number): number =>
+  Math.max(1, Math.floor(maxDeliveries / Math.max(1, enabledEndpoints)))
+
+/** Given events and the endpoints enabled `now`, the deliveries to make (fan-out.ts). */
+export type FanOut = (events: readonly OutboxEvent[], endpoints: readonly WebhookEndpointRecord[], now: number) => NewDelivery[]
 
 /** What an attempt needs: the delivery, its endpoint's URL and secrets, its event as stored. */
 export interface DeliveryClaim {
@@ -145,13 +155,16 @@ export interface ReplayBatch {
  */
 export interface WebhookDeliveryRepository {
   /**
-   * Fans out up to `limit` events of the outbox, oldest first: each to the deliveries `fanOut`
-   * makes of it with the endpoints enabled now, and takes it out of the outbox, in one transaction.
-   * On PostgreSQL, events another instance is fanning out are skipped (SKIP LOCKED) and an event's
-   * outbox row is seen once its change has committed, whatever its seq: no event is missed nor
-   * fanned out twice. How many events it took.
+   * Fans out events of the outbox, oldest first: each to the deliveries `fanOut` makes of it with
+   * the endpoints enabled now, and takes it out of the outbox, in one transaction. It takes as many
+   * events as can make at most `maxDeliveries` deliveries however they fan out (`maxDeliveries`
+   * over the number of enabled endpoints, at least one; all `maxDeliveries` when none is enabled),
+   * so that a batch's transaction stays short however many endpoints there are. On PostgreSQL,
+   * events another instance is fanning out are skipped (SKIP LOCKED) and an event's outbox row is
+   * seen once its change has committed, whatever its seq: no event is missed nor fanned out twice.
+   * How many events it took.
    */
-  dispatch(limit: number, now: number, fanOut: FanOut): Promise<number>
+  dispatch(maxDeliveries: number, now: number, fanOut: FanOut): Promise<number>
   /**
    * Claims up to `limit` deliveries due at `now`, oldest due first: each one's attempts counted up
    * and leased until `leaseUntil` (its next attempt moved there: a claim lost with its instance is

@@ -14,10 +14,10 @@ export function endpointReceives(endpoint: Pick<WebhookEndpointRecord, 'events' 
   return events[0] === ALL_EVENTS || events.includes(event.type)
 }
 
-/** The deliveries of `events` to `endpoints`: one per event and endpoint that receives it, in event order. */
-export const fanOut: FanOut = (events, endpoints) =>
+/** The deliveries of `events` to `endpoints`, made at `now`: one per event and endpoint that receives it, in event order. */
+export const fanOut: FanOut = (events, endpoints, now) =>
   events.flatMap((event) =>
     endpoints
       .filter((endpoint) => endpointReceives(endpoint, event))
-      .map((endpoint) => ({ id: newDeliveryId(), endpointId: endpoint.id, event })),
+      .map((endpoint) => ({ id: newDeliveryId(now), endpointId: endpoint.id, event })),
   )

@@ -96,6 +96,18 @@ const disabledRecord = (e: WebhookEndpointRecord): RecordedChange => ({
 
 for (const engine of STORE_ENGINES) {
   describe(`webhook deliveries on ${engine.name}`, () => {
+    test('a dispatch batch is bounded in deliveries: with ten endpoints it takes a tenth of the events', async (t) => {
+      const storage = await engine.open(t)
+      if (!storage) return
+      for (let i = 10; i < 20; i++) await addEndpoint(storage, endpoint(`we_00000000000000${i}`))
+      await write(storage, ...Array.from({ length: 25 }, (_, n) => petEvent(n)))
+      assert.equal(await storage.webhookDeliveries.dispatch(100, T0, fanOut), 10, '100 deliveries: 10 events to 10 endpoints')
+      assert.equal(await storage.webhookDeliveries.dispatch(5, T0, fanOut), 1, 'one event at least, whatever the bound')
+      assert.equal(await storage.webhookDeliveries.dispatch(1000, T0, fanOut), 14)
+      assert.equal((await deliveriesOf(storage, 'we_0000000000000010')).length, 25)
+      assert.deepEqual(await storage.webhookDeliveries.queueStats().then((q) => [q.pending, q.undispatched]), [250, 0])
+    })
+
     test('an event is queued only while an endpoint is enabled; dispatch fans each out once, by customer and type', async (t) => {
       const storage = await engine.open(t)
       if (!storage) return
@@ -112,7 +124,11 @@ for (const engine of STORE_ENGINES) {
         petEvent(4, CHAIN, 'order.placed'),
       )
       assert.deepEqual((await storage.webhookDeliveries.queueStats()).undispatched, 3)
-      assert.equal(await storage.webhookDeliveries.dispatch(2, T0, fanOut), 2, 'a batch at most')
+      assert.equal(
+        await storage.webhookDeliveries.dispatch(4, T0, fanOut),
+        2,
+        'a batch: 4 deliveries at most, two events with two endpoints',
+      )
       assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 1)
       assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 0, 'each event once')
       const all = await deliveriesOf(storage, 'we_0000000000000001')

@@ -1,11 +1,12 @@
 /**
  * Which endpoint receives which event (src/webhooks/fan-out.ts): an endpoint of a customer only
  * that customer's events, one without a customer every caller's; `["*"]` every type, a list only
- * its types; one delivery per event and endpoint that receives it, each with its own id.
+ * its types; one delivery per event and endpoint that receives it, each with its own id, which sorts
+ * by when it was made.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { OutboxEvent } from '../../src/webhooks/delivery.js'
+import { type OutboxEvent, WEBHOOK_DELIVERY_ID_PATTERN } from '../../src/webhooks/delivery.js'
 import type { WebhookEndpointRecord } from '../../src/webhooks/endpoint.js'
 import { endpointReceives, fanOut } from '../../src/webhooks/fan-out.js'
 
@@ -52,7 +53,7 @@ test('["*"] receives every type; a list only its types', () => {
 test('one delivery per event and endpoint that receives it, in event order, each its own dlv_ id', () => {
   const endpoints = [endpoint('we_acme', { customerId: 'cus_acme' }), endpoint('we_orders', { events: ['order.placed'] })]
   const events = [event(1, 'order.placed', 'cus_acme'), event(2, 'pet.created', null), event(3, 'order.placed', 'cus_b')]
-  const deliveries = fanOut(events, endpoints)
+  const deliveries = fanOut(events, endpoints, Date.UTC(2026, 10, 29))
   assert.deepEqual(
     deliveries.map((d) => [d.event.seq, d.endpointId]),
     [
@@ -61,6 +62,25 @@ test('one delivery per event and endpoint that receives it, in event order, each
       [3, 'we_orders'],
     ],
   )
-  for (const d of deliveries) assert.match(d.id, /^dlv_[0-9A-Za-z]{16}$/)
+  for (const d of deliveries) assert.match(d.id, new RegExp(WEBHOOK_DELIVERY_ID_PATTERN))
+  for (const d of deliveries) assert.match(d.id, /^dlv_[0-9A-Za-z]{24}$/)
   assert.equal(new Set(deliveries.map((d) => d.id)).size, deliveries.length)
+})
+
+test('delivery ids sort by when they were made, so a fan-out writes them at the end of the id index', () => {
+  const endpoints = Array.from({ length: 20 }, (_, i) => endpoint(`we_${i}`, {}))
+  const at = (now: number) => fanOut([event(1, 'pet.created', null)], endpoints, now).map((d) => d.id)
+  const earlier = at(Date.UTC(2026, 10, 29, 12))
+  const later = at(Date.UTC(2026, 10, 29, 12) + 1)
+  const latest = at(Date.UTC(2030, 0, 1))
+  assert.ok(earlier.every((a) => later.every((b) => a < b)), 'a millisecond later sorts after')
+  assert.ok(later.every((a) => latest.every((b) => a < b)), 'years later sorts after')
+})
+
+test('the delivery id pattern still takes the ids made before they sorted by time', () => {
+  const pattern = new RegExp(WEBHOOK_DELIVERY_ID_PATTERN)
+  assert.match('dlv_0123456789ABCDEF', pattern)
+  assert.match('dlv_0123456789ABCDEFabcdefgh', pattern)
+  for (const bad of ['dlv_0123456789ABCDE', 'dlv_0123456789ABCDEFabc', 'dlv_0123456789ABCDEFabcdefghi', 'dlv_0123456789ABCDE-'])
+    assert.doesNotMatch(bad, pattern)
 })

@@ -1,17 +1,18 @@
 import type { RecordedChange } from '../../changes/audit-log.js'
-import type {
-  AttemptOutcome,
-  DeliveryAttemptRecord,
-  DeliveryClaim,
-  DeliveryPageFilter,
-  FanOut,
-  NewDelivery,
-  OutboxEvent,
-  QueueStats,
-  RecordedAttempt,
-  ReplayBatch,
-  WebhookDeliveryRecord,
-  WebhookDeliveryRepository,
+import {
+  type AttemptOutcome,
+  type DeliveryAttemptRecord,
+  type DeliveryClaim,
+  type DeliveryPageFilter,
+  dispatchEventLimit,
+  type FanOut,
+  type NewDelivery,
+  type OutboxEvent,
+  type QueueStats,
+  type RecordedAttempt,
+  type ReplayBatch,
+  type WebhookDeliveryRecord,
+  type WebhookDeliveryRepository,
 } from '../../webhooks/delivery.js'
 import type { WebhookEndpointRecord } from '../../webhooks/endpoint.js'
 import {
@@ -64,22 +65,22 @@ const deliveryArrays = (deliveries: NewDelivery[], now: number): unknown[] => [
 export class PostgresWebhookDeliveryRepository implements WebhookDeliveryRepository {
   constructor(private readonly db: Db) {}
 
-  async dispatch(limit: number, now: number, fanOut: FanOut): Promise<number> {
+  async dispatch(maxDeliveries: number, now: number, fanOut: FanOut): Promise<number> {
     return this.db.transaction(async (client) => {
+      const endpoints = (await client.query<WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE enabled')).rows.map(
+        toWebhookEndpointRecord,
+      )
       const { rows } = await client.query<OutboxRow>(
         `SELECT o.seq, v.id, v.type, v.customer_id FROM webhook_outbox o LEFT JOIN events v ON v.seq = o.seq
           ORDER BY o.seq LIMIT $1 FOR UPDATE OF o SKIP LOCKED`,
-        [limit],
+        [dispatchEventLimit(maxDeliveries, endpoints.length)],
       )
       if (rows.length === 0) return 0
       // An event swept before it was fanned out (a dispatcher stopped for the whole retention) has nothing to send.
       const events = rows
         .filter((r) => r.id !== null)
         .map((r) => ({ seq: Number(r.seq), id: r.id!, type: r.type, customerId: r.customer_id }))
-      const endpoints = (await client.query<WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE enabled')).rows.map(
-        toWebhookEndpointRecord,
-      )
-      const deliveries = fanOut(events, endpoints)
+      const deliveries = fanOut(events, endpoints, now)
       if (deliveries.length > 0)
         await client.query(`${INSERT_DELIVERIES} ON CONFLICT (endpoint_id, event_seq) DO NOTHING`, deliveryArrays(deliveries, now))
       await client.query('DELETE FROM webhook_outbox WHERE seq = ANY($1::bigint[])', [rows.map((r) => r.seq)])
@@ -237,7 +238,7 @@ export class PostgresWebhookDeliveryRepository implements WebhookDeliveryReposit
         params,
       )
       const events = rows.map((r) => ({ seq: Number(r.seq), id: r.id, type: r.type, customerId: r.customer_id }))
-      const deliveries = fanOut(events, [endpoint])
+      const deliveries = fanOut(events, [endpoint], now)
       if (deliveries.length > 0)
         await client.query(
           `${INSERT_DELIVERIES} ON CONFLICT (endpoint_id, event_seq) DO UPDATE SET status = 'pending',

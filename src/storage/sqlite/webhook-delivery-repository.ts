@@ -1,17 +1,18 @@
 import type Database from 'better-sqlite3'
 import type { RecordedChange } from '../../changes/audit-log.js'
-import type {
-  AttemptOutcome,
-  DeliveryAttemptRecord,
-  DeliveryClaim,
-  DeliveryPageFilter,
-  FanOut,
-  OutboxEvent,
-  QueueStats,
-  RecordedAttempt,
-  ReplayBatch,
-  WebhookDeliveryRecord,
-  WebhookDeliveryRepository,
+import {
+  type AttemptOutcome,
+  type DeliveryAttemptRecord,
+  type DeliveryClaim,
+  type DeliveryPageFilter,
+  dispatchEventLimit,
+  type FanOut,
+  type OutboxEvent,
+  type QueueStats,
+  type RecordedAttempt,
+  type ReplayBatch,
+  type WebhookDeliveryRecord,
+  type WebhookDeliveryRepository,
 } from '../../webhooks/delivery.js'
 import type { WebhookEndpointRecord } from '../../webhooks/endpoint.js'
 import {
@@ -63,22 +64,22 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
     )
   }
 
-  async dispatch(limit: number, now: number, fanOut: FanOut): Promise<number> {
+  async dispatch(maxDeliveries: number, now: number, fanOut: FanOut): Promise<number> {
     return this.db
       .transaction(() => {
-        const rows = this.db
-          .prepare<[number], OutboxRow>(
-            `SELECT o.seq, v.id, v.type, v.customer_id FROM webhook_outbox o LEFT JOIN events v ON v.seq = o.seq ORDER BY o.seq LIMIT ?`,
-          )
-          .all(limit)
-        if (rows.length === 0) return 0
-        // An event swept before it was fanned out (a dispatcher stopped for the whole retention) has nothing to send.
-        const events = rows.filter((r) => r.id !== null).map((r) => ({ seq: r.seq, id: r.id!, type: r.type, customerId: r.customer_id }))
         const endpoints = this.db
           .prepare<[], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE enabled = 1')
           .all()
           .map(toWebhookEndpointRecord)
-        for (const delivery of fanOut(events, endpoints)) this.insertDelivery.run(...newDeliveryValues(delivery, now))
+        const rows = this.db
+          .prepare<[number], OutboxRow>(
+            `SELECT o.seq, v.id, v.type, v.customer_id FROM webhook_outbox o LEFT JOIN events v ON v.seq = o.seq ORDER BY o.seq LIMIT ?`,
+          )
+          .all(dispatchEventLimit(maxDeliveries, endpoints.length))
+        if (rows.length === 0) return 0
+        // An event swept before it was fanned out (a dispatcher stopped for the whole retention) has nothing to send.
+        const events = rows.filter((r) => r.id !== null).map((r) => ({ seq: r.seq, id: r.id!, type: r.type, customerId: r.customer_id }))
+        for (const delivery of fanOut(events, endpoints, now)) this.insertDelivery.run(...newDeliveryValues(delivery, now))
         // The batch is the lowest seqs of the outbox, and no other writer is in this transaction.
         this.db.prepare('DELETE FROM webhook_outbox WHERE seq <= ?').run(rows[rows.length - 1]!.seq)
         return rows.length
@@ -255,7 +256,7 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
         }
         const rows = this.db.prepare(`${sql} ORDER BY seq LIMIT ?`).all(...params, limit) as Array<Omit<OutboxRow, 'id'> & { id: string }>
         const events = rows.map((r) => ({ seq: r.seq, id: r.id, type: r.type, customerId: r.customer_id }))
-        const deliveries = fanOut(events, [endpoint])
+        const deliveries = fanOut(events, [endpoint], now)
         for (const delivery of deliveries) this.upsertDelivery.run(...newDeliveryValues(delivery, now))
         writeChange(this.db, recorded)
         const done = rows.length < limit
