@@ -20,6 +20,7 @@
 //
 // Not part of `npm run bench`. bench/README.md says what it measures; `--help` lists every option.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
 import net from 'node:net'
 import os, { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -38,6 +39,11 @@ import { availableIds, cliEnv, createPgDatabase, distCli, dropPgDatabase, KEY_LI
 const OPTIONS = {
   dist: { type: 'string', default: 'dist', help: 'the build to measure (its server.js and cli.js), e.g. an old worktree’s dist' },
   endpoints: { type: 'string', default: '0,1,10', help: 'comma list of endpoint counts; ratios are to the first (0)' },
+  receiver: {
+    type: 'string',
+    default: 'dead',
+    help: 'dead: the endpoints point at a black hole (accepts, never answers); live: at a receiver that answers 204 at once',
+  },
   rounds: { type: 'string', default: '3', help: 'rounds; each runs every load with every endpoint count' },
   duration: { type: 'string', default: '10', help: 'measured seconds per run, integer' },
   warmup: { type: 'string', default: '5', help: 'seconds of the same load before each measured run (not measured), integer' },
@@ -134,10 +140,21 @@ installGuards(Number(options['max-minutes']) * 60_000, async (why) => {
 })
 
 // ---------------------------------------------------------------------------------------------
-// The black hole: accepts every connection, reads what comes, never answers. A delivery attempt
-// to it ends at WEBHOOK_TIMEOUT_MS, when the service closes the connection.
+// The receiver. Dead (the default), a black hole: accepts every connection, reads what comes,
+// never answers; a delivery attempt to it ends at WEBHOOK_TIMEOUT_MS, when the service closes the
+// connection. Live (--receiver live): an HTTP server that answers every request 204 once its body
+// has arrived, the cheapest receiver there is: what the same endpoints cost when they work.
 
-const blackHole = { accepted: 0, open: 0, sockets: new Set(), server: net.createServer() }
+if (!['dead', 'live'].includes(options.receiver)) throw new Error(`--receiver must be dead or live, not ${options.receiver}`)
+const LIVE = options.receiver === 'live'
+const answer204 = (req, res) => {
+  req.resume()
+  req.on('end', () => {
+    res.writeHead(204)
+    res.end()
+  })
+}
+const blackHole = { accepted: 0, open: 0, sockets: new Set(), server: LIVE ? http.createServer(answer204) : net.createServer() }
 blackHole.server.on('connection', (socket) => {
   blackHole.accepted++
   blackHole.open++
@@ -147,7 +164,7 @@ blackHole.server.on('connection', (socket) => {
     blackHole.open--
     blackHole.sockets.delete(socket)
   })
-  socket.resume()
+  if (!LIVE) socket.resume()
 })
 await new Promise((ok, fail) => {
   blackHole.server.once('error', fail)
@@ -158,7 +175,10 @@ onCleanup(async () => {
   for (const socket of blackHole.sockets) socket.destroy()
   await new Promise((r) => blackHole.server.close(r))
 })
-results.blackHole = `127.0.0.1:${blackHole.port} (net.Server of this process: accepts, reads, never answers)`
+results.receiver = options.receiver
+results.blackHole = LIVE
+  ? `127.0.0.1:${blackHole.port} (http.Server of this process: answers 204 once a request's body has arrived)`
+  : `127.0.0.1:${blackHole.port} (net.Server of this process: accepts, reads, never answers)`
 
 // ---------------------------------------------------------------------------------------------
 // The service and its CLI (the build under test).
@@ -608,16 +628,16 @@ const withRatio = (x, r, digits = 0) => `${fmt(x, digits)}${r === null || r === 
 
 function markdown() {
   const lines = [
-    '# What webhook endpoints that never answer cost the write path',
+    LIVE ? '# What webhook endpoints that answer at once cost the write path' : '# What webhook endpoints that never answer cost the write path',
     '',
     `${results.startedAt.slice(0, 19).replace('T', ' ')} UTC, build ${results.dist.path} (built ${results.dist.builtAt}), ` +
       `${results.machine.cpus} CPUs, node ${results.machine.node}; server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}. ` +
-      `Endpoints: every event type, each at a black hole (accepts, never answers), WEBHOOK_TIMEOUT_MS and WEBHOOK_CONCURRENCY at their defaults (10 s, 10). ` +
+      `Endpoints: every event type, each at ${LIVE ? 'a receiver that answers 204 at once' : 'a black hole (accepts, never answers)'}, WEBHOOK_TIMEOUT_MS and WEBHOOK_CONCURRENCY at their defaults (10 s, 10). ` +
       `${ROUNDS} round(s) of ${DURATION} s after ${WARMUP} s of warm-up, a fresh server and database per run, counts interleaved per round (${COUNTS.join(',')}).`,
     '',
     `Medians over the valid runs; in parentheses the ratio to ${COUNTS[0]} endpoint(s), per round, median. ` +
       'CPU µs/req: the server’s utime+stime over the measured window ÷ its requests. Pending, undispatched and attempts: the server’s /metrics right after the window ' +
-      '(attempts: `animal_store_webhook_deliveries_total` of that server since its start). Black hole: connections accepted since the server started (in parentheses those still open: attempts in flight, not yet counted).',
+      '(attempts: `animal_store_webhook_deliveries_total` of that server since its start). Receiver conns: connections accepted since the server started (in parentheses those still open: attempts in flight, not yet counted).',
   ]
   for (const engine of Object.values(results.engines)) {
     lines.push('', `## ${engine.name}`, '')
@@ -627,7 +647,7 @@ function markdown() {
     }
     if (engine.reason) lines.push(`Stopped early: ${engine.reason}`, '')
     lines.push(
-      '| Load | Endpoints | req/s | p99 ms | CPU µs/req | VmHWM MB | Pending at end | Undispatched | Attempts by outcome | Black hole conns (open) | DB MB | Valid runs |',
+      '| Load | Endpoints | req/s | p99 ms | CPU µs/req | VmHWM MB | Pending at end | Undispatched | Attempts by outcome | Receiver conns (open) | DB MB | Valid runs |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|',
     )
     for (const [load, rows] of Object.entries(engine.summary ?? {})) {
@@ -661,7 +681,7 @@ function markdown() {
 
 const engineIds = ['sqlite', ...(options.pg ? ['pg'] : [])]
 try {
-  say(`black hole on 127.0.0.1:${blackHole.port}; work dir ${work}; results to ${outDir}`)
+  say(`${LIVE ? 'live receiver' : 'black hole'} on 127.0.0.1:${blackHole.port}; work dir ${work}; results to ${outDir}`)
   for (const engineId of engineIds) {
     const section = {
       name: engineId === 'pg' ? 'PostgreSQL + Redis limiter' : 'SQLite (embedded file) + in-memory limiter',
