@@ -442,3 +442,30 @@ describe('webhook dispatch on PostgreSQL, several writers and dispatchers', () =
     assert.equal(new Set(listed.map((d) => d.eventId)).size, 500)
   })
 })
+
+test('SQLite: the delivery repository prepares each statement once, not at every claim and attempt', async (t) => {
+  const storage = await STORE_ENGINES.find((e) => e.name === 'SQLite')!.open(t)
+  // The database handle the repository was built with: counts what is prepared on it from now on.
+  const db = (storage as unknown as { db: { prepare: (sql: string) => unknown } }).db
+  const prepare = db.prepare.bind(db)
+  let prepared = 0
+  db.prepare = (sql: string) => {
+    prepared++
+    return prepare(sql)
+  }
+  await addEndpoint(storage!, endpoint('we_0000000000000001'))
+  const round = async (n: number) => {
+    await write(storage!, petEvent(n))
+    await storage!.webhookDeliveries.dispatch(1000, T0, fanOut)
+    const { claims } = await storage!.webhookDeliveries.claimDue(T0 + n, 10, LEASE + n)
+    assert.equal(claims.length, 1)
+    await storage!.webhookDeliveries.recordAttempt(outcome(claims[0]!, 204), disabledRecord)
+    await storage!.webhookDeliveries.queueStats()
+  }
+  await round(1)
+  const afterFirst = prepared
+  assert.ok(afterFirst > 0, 'the first round prepared what it runs')
+  await round(2)
+  await round(3)
+  assert.equal(prepared, afterFirst, 'later rounds reuse them')
+})
