@@ -27,7 +27,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import { freePort, request, waitHealthy } from '../tools/http.mjs'
-import { findPids } from '../tools/proc.mjs'
+import { CLK_TCK, findPids, readProcTimes } from '../tools/proc.mjs'
 import { createKeyWithCli } from '../tools/service-cli.mjs'
 import { serviceEnv } from '../tools/service-env.mjs'
 import { installGuards, onCleanup, shutdown, start, stop } from './lib/children.mjs'
@@ -43,6 +43,11 @@ const OPTIONS = {
     type: 'string',
     default: 'dead',
     help: 'dead: the endpoints point at a black hole (accepts, never answers); live: at a receiver that answers 204 at once',
+  },
+  drain: {
+    type: 'string',
+    default: '10',
+    help: 'with --receiver live: seconds after each run with endpoints in which the server, with no request, delivers its backlog (attempts a second, its CPU per attempt); 0: none',
   },
   rounds: { type: 'string', default: '3', help: 'rounds; each runs every load with every endpoint count' },
   duration: { type: 'string', default: '10', help: 'measured seconds per run, integer' },
@@ -82,6 +87,7 @@ const DIST = resolve(ROOT, options.dist)
 const ROUNDS = integer('rounds', 1)
 const DURATION = integer('duration', 1)
 const WARMUP = integer('warmup', 0)
+const DRAIN = integer('drain', 0)
 const CONNECTIONS = integer('connections', 1)
 const ORDER_CONNECTIONS = integer('order-connections', 1)
 const MAX_RETRIES = integer('max-retries', 0)
@@ -454,6 +460,27 @@ async function preparePg() {
 // ---------------------------------------------------------------------------------------------
 // One run: a fresh server on a fresh copy, the warm-up, the measured window, /metrics, stop.
 
+const attemptsOf = (metrics) => Object.values(metrics.deliveries).reduce((a, b) => a + b, 0)
+
+/**
+ * After the load, with a live receiver: DRAIN seconds in which the server does nothing but deliver
+ * its backlog: the attempts it made (every outcome) and its own CPU (utime+stime) per attempt.
+ */
+async function measureDrain(server, before) {
+  const cpu0 = readProcTimes(server.pid)?.own
+  const started = performance.now()
+  await new Promise((r) => setTimeout(r, DRAIN * 1000))
+  const cpu1 = readProcTimes(server.pid)?.own
+  const seconds = (performance.now() - started) / 1000
+  const attempts = attemptsOf(await scrapeMetrics(server.adminPort)) - attemptsOf(before)
+  return {
+    seconds: round2(seconds),
+    attempts,
+    attemptsPerSecond: round2(attempts / seconds),
+    cpuUsPerAttempt: attempts > 0 && cpu0 !== undefined && cpu1 !== undefined ? round2((((cpu1 - cpu0) / CLK_TCK) * 1e6) / attempts) : null,
+  }
+}
+
 async function measureRun(engineId, engine, load, n, round, attempt) {
   const db = await engine.clone(n)
   let server
@@ -512,6 +539,7 @@ async function measureRun(engineId, engine, load, n, round, attempt) {
     const metrics = await scrapeMetrics(server.adminPort)
     const holeTotal = blackHole.accepted - holeAtStart
     const holeOpen = blackHole.open
+    const drain = LIVE && n > 0 && DRAIN > 0 ? await measureDrain(server, metrics) : null
     const dbMb = await db.sizeMb()
     const serverPct = m.cpu.groupsPct.server ?? 0
     const entry = {
@@ -543,6 +571,7 @@ async function measureRun(engineId, engine, load, n, round, attempt) {
       ...(load === 'orders' ? { unexpectedStatus: m.unexpectedStatus } : {}),
       metrics,
       blackHole: { duringMeasurement: holeMeasured, sinceStart: holeTotal, openAtEnd: holeOpen },
+      drain,
       databaseMb: dbMb,
       cpu: m.cpu,
       void: m.voidReason !== null,
@@ -610,6 +639,8 @@ function summarise(engineId, load) {
       deliveriesTotal: Object.fromEntries([...outcomes].sort().map((o) => [o, pick((r) => r.metrics.deliveries[o] ?? 0)])),
       metricsScrapeMs: pick((r) => r.metrics.scrapeMs),
       blackHoleConnections: pick((r) => r.blackHole.sinceStart),
+      drainAttemptsPerSecond: pick((r) => r.drain?.attemptsPerSecond),
+      drainCpuUsPerAttempt: pick((r) => r.drain?.cpuUsPerAttempt),
       blackHoleOpenAtEnd: pick((r) => r.blackHole.openAtEnd),
       blackHoleDuringMeasurement: pick((r) => r.blackHole.duringMeasurement),
       databaseMb: pick((r) => r.databaseMb),
@@ -628,7 +659,9 @@ const withRatio = (x, r, digits = 0) => `${fmt(x, digits)}${r === null || r === 
 
 function markdown() {
   const lines = [
-    LIVE ? '# What webhook endpoints that answer at once cost the write path' : '# What webhook endpoints that never answer cost the write path',
+    LIVE
+      ? '# What webhook endpoints that answer at once cost the write path'
+      : '# What webhook endpoints that never answer cost the write path',
     '',
     `${results.startedAt.slice(0, 19).replace('T', ' ')} UTC, build ${results.dist.path} (built ${results.dist.builtAt}), ` +
       `${results.machine.cpus} CPUs, node ${results.machine.node}; server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}. ` +
@@ -663,6 +696,16 @@ function markdown() {
         )
       }
     }
+  }
+  if (LIVE && DRAIN > 0) {
+    lines.push('', `After each run with endpoints, ${DRAIN} s with no request, the server delivering its backlog (median of the runs):`, '')
+    lines.push('| Engine | Load before | Endpoints | Attempts a second | Server CPU µs per attempt |', '|---|---|---:|---:|---:|')
+    for (const [engineId, engine] of Object.entries(results.engines))
+      for (const [load, rows] of Object.entries(engine.summary ?? {}))
+        for (const s of rows.filter((row) => row.endpoints > 0))
+          lines.push(
+            `| ${engineId} | ${LOAD_NAMES[load]} | ${s.endpoints} | ${fmt(s.drainAttemptsPerSecond)} | ${fmt(s.drainCpuUsPerAttempt)} |`,
+          )
   }
   const voids = results.runs.filter((r) => r.void)
   if (voids.length) {
