@@ -73,8 +73,14 @@ test('delivery ids sort by when they were made, so a fan-out writes them at the 
   const earlier = at(Date.UTC(2026, 10, 29, 12))
   const later = at(Date.UTC(2026, 10, 29, 12) + 1)
   const latest = at(Date.UTC(2030, 0, 1))
-  assert.ok(earlier.every((a) => later.every((b) => a < b)), 'a millisecond later sorts after')
-  assert.ok(later.every((a) => latest.every((b) => a < b)), 'years later sorts after')
+  assert.ok(
+    earlier.every((a) => later.every((b) => a < b)),
+    'a millisecond later sorts after',
+  )
+  assert.ok(
+    later.every((a) => latest.every((b) => a < b)),
+    'years later sorts after',
+  )
 })
 
 test('the delivery id pattern still takes the ids made before they sorted by time', () => {
