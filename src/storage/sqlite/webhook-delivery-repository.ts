@@ -41,6 +41,12 @@ interface OutboxRow {
 }
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ')
+/** A new delivery (newDeliveryValues); the dispatcher's keeps one already there, a replay's makes it due again. */
+const INSERT_DELIVERY = `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES (${marks(14)})`
+const INSERT_NEW_DELIVERY = `${INSERT_DELIVERY} ON CONFLICT (endpoint_id, event_seq) DO NOTHING`
+const UPSERT_DELIVERY = `${INSERT_DELIVERY}
+  ON CONFLICT (endpoint_id, event_seq) DO UPDATE SET status = 'pending', next_attempt_at = excluded.next_attempt_at,
+    locked_until = NULL, updated_at = excluded.updated_at`
 /** An endpoint's updated_at after a change made at `?`: later than before, so an update over the old value fails (optimistic). */
 const BUMP = 'updated_at = MAX(updated_at + 1, ?)'
 
@@ -50,20 +56,9 @@ const BUMP = 'updated_at = MAX(updated_at + 1, ?)'
  * --workers` on one file: two never claim the same delivery.
  */
 export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepository {
-  private readonly insertDelivery: Database.Statement
-  private readonly upsertDelivery: Database.Statement
   private readonly statements = new Map<string, Database.Statement>()
 
-  constructor(private readonly db: Database.Database) {
-    this.insertDelivery = db.prepare(
-      `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES (${marks(14)}) ON CONFLICT (endpoint_id, event_seq) DO NOTHING`,
-    )
-    this.upsertDelivery = db.prepare(
-      `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES (${marks(14)})
-       ON CONFLICT (endpoint_id, event_seq) DO UPDATE SET status = 'pending', next_attempt_at = excluded.next_attempt_at,
-         locked_until = NULL, updated_at = excluded.updated_at`,
-    )
-  }
+  constructor(private readonly db: Database.Database) {}
 
   async dispatch(maxDeliveries: number, now: number, fanOut: FanOut): Promise<number> {
     return this.db
@@ -77,7 +72,8 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
         if (rows.length === 0) return 0
         // An event swept before it was fanned out (a dispatcher stopped for the whole retention) has nothing to send.
         const events = rows.filter((r) => r.id !== null).map((r) => ({ seq: r.seq, id: r.id!, type: r.type, customerId: r.customer_id }))
-        for (const delivery of fanOut(events, endpoints, now)) this.insertDelivery.run(...newDeliveryValues(delivery, now))
+        const insert = this.prepared(INSERT_NEW_DELIVERY)
+        for (const delivery of fanOut(events, endpoints, now)) insert.run(...newDeliveryValues(delivery, now))
         // The batch is the lowest seqs of the outbox, and no other writer is in this transaction.
         this.prepared('DELETE FROM webhook_outbox WHERE seq <= ?').run(rows[rows.length - 1]!.seq)
         return rows.length
@@ -238,7 +234,8 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
         const rows = this.prepared(`${sql} ORDER BY seq LIMIT ?`).all(...params, limit) as Array<Omit<OutboxRow, 'id'> & { id: string }>
         const events = rows.map((r) => ({ seq: r.seq, id: r.id, type: r.type, customerId: r.customer_id }))
         const deliveries = fanOut(events, [endpoint], now)
-        for (const delivery of deliveries) this.upsertDelivery.run(...newDeliveryValues(delivery, now))
+        const upsert = this.prepared(UPSERT_DELIVERY)
+        for (const delivery of deliveries) upsert.run(...newDeliveryValues(delivery, now))
         writeChange(this.db, recorded)
         const done = rows.length < limit
         return { enqueued: deliveries.length, lastSeq: done ? uptoSeq : rows[rows.length - 1]!.seq, done }
