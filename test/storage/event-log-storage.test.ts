@@ -159,9 +159,10 @@ describe('the event log on PostgreSQL, with a writer that took its seq and commi
       await dropSchema(schema)
     })
     await slow.connect()
-    // The listing with a wait long enough for any other test's transaction on this server to end
-    // (their xids hold the horizon too); storage.events has the service's.
+    // A listing that waits long enough for the slow writer's commit on a loaded machine;
+    // storage.events has the service's wait, `impatient` none (what the horizon alone shows).
     const patient = new PostgresEventRepository(new Db(pool), 30_000)
+    const impatient = new PostgresEventRepository(new Db(pool), 0)
     /** Begins the slow writer's change: its event takes its seq now and commits with `COMMIT`. */
     const begin = async (id: string) => {
       await slow.query('BEGIN')
@@ -173,7 +174,7 @@ describe('the event log on PostgreSQL, with a writer that took its seq and commi
       return Number(rows[0].seq)
     }
     const seqOf = async (id: string) => Number((await slow.query('SELECT seq FROM events WHERE id = $1', [id])).rows[0].seq)
-    return { storage, slow, begin, patient, seqOf }
+    return { storage, slow, pool, begin, patient, impatient, seqOf }
   }
 
   test("a poller's cursor never passes an event that commits after a newer one (regression: it skipped it)", async (t) => {
@@ -246,5 +247,54 @@ describe('the event log on PostgreSQL, with a writer that took its seq and commi
     )
     assert.equal(rest.nextAfter, rest.events[0]!.seq, 'more may come: the next page starts after it')
     await slow.query('COMMIT')
+  })
+
+  test('a transaction with an xid that holds no lock on the log does not hold a listing back, here or in another schema (regression: any xid on the server did)', async (t) => {
+    const setup = await twoWriters(t)
+    if (!setup) return
+    const { storage, slow, impatient } = setup
+    const elsewhere = new pg.Client({ connectionString: PG_URL })
+    await elsewhere.connect()
+    t.after(() => elsewhere.end())
+    for (const open of [slow, elsewhere]) {
+      await open.query('BEGIN')
+      await open.query('SELECT pg_current_xact_id()')
+    }
+    const event = eventDraft('pet.created', OWNER, T0, { n: 1 })
+    await storage.audit.write({ audit: [], events: [event] })
+    const page = await impatient.list({ limit: 10 })
+    assert.deepEqual(
+      page.events.map((e) => e.id),
+      [event.id],
+    )
+    for (const open of [slow, elsewhere]) await open.query('COMMIT')
+  })
+
+  test("a transaction of the service's holds a listing back from its BEGIN, before it has written anything", async (t) => {
+    const setup = await twoWriters(t)
+    if (!setup) return
+    const { storage, pool, impatient, patient } = setup
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let began!: () => void
+    const begun = new Promise<void>((resolve) => (began = resolve))
+    const open = new Db(pool).transaction(async (client) => {
+      await client.query('SELECT pg_current_xact_id()')
+      began()
+      await released
+    })
+    await begun
+    const event = eventDraft('pet.created', OWNER, T0, { n: 2 })
+    try {
+      await storage.audit.write({ audit: [], events: [event] })
+      assert.deepEqual((await impatient.list({ limit: 10 })).events, [], 'it may still write an event that comes before')
+    } finally {
+      release()
+      await open
+    }
+    assert.deepEqual(
+      (await patient.list({ limit: 10 })).events.map((e) => e.id),
+      [event.id],
+    )
   })
 })

@@ -147,6 +147,14 @@ const rethrowAsStorageError = (error: unknown): never => {
   throw toStorageError(error)
 }
 
+/**
+ * Every transaction begins holding a lock on `events` (ROW EXCLUSIVE: what an INSERT takes, so it
+ * waits for nothing but DDL), in the same round trip as BEGIN and before anything gives it an xid:
+ * the event log's listing tells a transaction that may write an event from one that will not by
+ * that lock (event-repository.ts, WRITERS_HORIZON). Any of them may call writeChange.
+ */
+const BEGIN_WRITER = 'BEGIN; LOCK TABLE events IN ROW EXCLUSIVE MODE'
+
 /** The pool plus the two ways the repositories use it; every failure leaves here already classified. */
 export class Db {
   constructor(readonly pool: pg.Pool) {}
@@ -178,7 +186,7 @@ export class Db {
     const onError = (error: Error) => (broken = error)
     client.on('error', onError)
     try {
-      await client.query('BEGIN')
+      await client.query(BEGIN_WRITER)
       const result = await work(client)
       await client.query('COMMIT')
       return result

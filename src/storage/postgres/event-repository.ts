@@ -5,17 +5,38 @@ import { type EventRow, toEventRecord } from '../event-row.js'
 import type { Db } from './connection.js'
 
 /**
+ * The events not yet settled are those a write transaction still open may come before. A
+ * transaction writes events only while it holds a lock on this schema's `events` table, taken
+ * before its xid is: at BEGIN (Db.transaction's `LOCK TABLE events`), or when the one statement
+ * that inserts them is parsed (insertWithChange). So of the transactions open when the listing's
+ * snapshot was taken (pg_snapshot_xip), one that the lock table then shows running without a lock
+ * on `events` writes none, and only the others hold the log back: the oldest of them is the
+ * horizon (the snapshot's xmax when there is none). One read of pg_locks, so that a transaction is
+ * judged on one view of its locks; one that ended in between is counted, to be safe (its event may
+ * have committed after the snapshot). Without this, every write transaction on the server, in any
+ * schema or database (xids are the server's), held the listings back.
+ */
+const WRITERS_HORIZON = `(WITH held AS MATERIALIZED (SELECT pid, locktype, relation, transactionid FROM pg_locks WHERE granted)
+  SELECT COALESCE(min(x), pg_snapshot_xmax(pg_current_snapshot())) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+   WHERE x::text::bigint % 4294967296 NOT IN (
+     SELECT t.transactionid::text::bigint FROM held t
+      WHERE t.locktype = 'transactionid' AND t.pid IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM held r WHERE r.pid = t.pid AND r.locktype = 'relation' AND r.relation = 'events'::regclass)))`
+
+/**
  * The log's order on PostgreSQL (migration 024): by the writing transaction's id, then seq, read
- * only up to the oldest write transaction still open. `settled` marks the events below that
- * horizon: every transaction that has not committed yet has an xid at or above it, so it can only
- * add events after them. The cursor is an event's seq, its position looked up by the primary key;
- * a cursor that names no event (swept by retention) stands for xid 0, the start of the log.
+ * only up to the oldest transaction still open that may write an event (WRITERS_HORIZON).
+ * `settled` marks the events below it: a transaction that has not committed yet has an xid at or
+ * above it, so it can only add events after them. The server-wide xmin is the cheap first test:
+ * when every row is below it, the lock table is not read (an InitPlan runs when first needed).
+ * The cursor is an event's seq, its position looked up by the primary key; a cursor that names no
+ * event (swept by retention) stands for xid 0, the start of the log.
  */
 const POSTGRES_EVENT_PAGE: EventPageDialect = {
   mark: (n) => `$${n}`,
   order: 'xid, seq',
   after: (p) => `(xid, seq) > (COALESCE((SELECT xid FROM events WHERE seq = ${p}), '0'::xid8), ${p})`,
-  columns: 'xid < pg_snapshot_xmin(pg_current_snapshot()) AS settled',
+  columns: `xid < pg_snapshot_xmin(pg_current_snapshot()) OR xid < ${WRITERS_HORIZON} AS settled`,
 }
 
 /** How long a listing waits for the write transactions older than the events it would show. */
@@ -30,8 +51,7 @@ export class PostgresEventRepository implements EventRepository {
 
   /**
    * A page ends before the first event that is not settled: one that committed while an older
-   * write transaction is still open (anywhere on the server: xids are the server's). Such a
-   * transaction takes milliseconds, so the listing asks again a few times, up to `settleWaitMs`,
+   * transaction that may write an event is still open. Such a transaction takes milliseconds, so the listing asks again a few times, up to `settleWaitMs`,
    * before it answers with the settled part (a client that just made a change then sees its
    * event); the rest comes in the next page.
    */

@@ -23,7 +23,9 @@ const EVENT_WIDTH = EVENT_COLUMNS.split(', ').length
  * instance (the unique index decides), the rest of the change kept. Each event written is queued
  * for the webhooks' dispatcher in the same statement (migration 023's outbox), while some endpoint
  * is enabled: with none, nothing more is written. An endpoint enabled after the event's change has
- * not heard of it (the dispatcher fans out to the endpoints enabled when it runs).
+ * not heard of it (the dispatcher fans out to the endpoints enabled when it runs). The client's
+ * transaction holds its lock on `events` from BEGIN (Db.transaction): how the log's listing knows
+ * it may still write one.
  */
 export async function writeChange(client: pg.PoolClient, change: RecordedChange): Promise<void> {
   const { audit, events = [] } = change
@@ -54,7 +56,9 @@ const ID_ZERO = '{"id":0'
  * API shows it, begins with that id (`{"id":0`), and is written with the id the insert gave it in
  * its place. Undefined when the change has another shape (audit entries; data that does not begin
  * with the id): the caller writes it with writeChange in a transaction instead. The once-keys and
- * the outbox as writeChange. Returns the statement, whose rows are the insert's.
+ * the outbox as writeChange. The statement locks `events` when it is parsed, before its insert
+ * gives the transaction an xid (what the log's listing asks of a writer). Returns the statement,
+ * whose rows are the insert's.
  */
 export function insertWithChange(
   insert: string,
