@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { execFileSync } from 'node:child_process'
 // What webhook endpoints that never answer cost the write path: the built server (dist/server.js,
 // or --dist DIR, pinned to CPU 1) with 0, 1 and 10 endpoints (--endpoints) subscribed to every
 // event type and pointing at a "black hole" on 127.0.0.1 (a net.Server of this process that
@@ -21,6 +22,7 @@
 // Not part of `npm run bench`. bench/README.md says what it measures; `--help` lists every option.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
+import https from 'node:https'
 import net from 'node:net'
 import os, { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -43,6 +45,11 @@ const OPTIONS = {
     type: 'string',
     default: 'dead',
     help: 'dead: the endpoints point at a black hole (accepts, never answers); live: at a receiver that answers 204 at once',
+  },
+  tls: {
+    type: 'boolean',
+    default: false,
+    help: 'with --receiver live: the receiver speaks https (a self-signed certificate for 127.0.0.1 made with openssl, trusted by the server through NODE_EXTRA_CA_CERTS), as receivers on the internet must',
   },
   drain: {
     type: 'string',
@@ -153,6 +160,9 @@ installGuards(Number(options['max-minutes']) * 60_000, async (why) => {
 
 if (!['dead', 'live'].includes(options.receiver)) throw new Error(`--receiver must be dead or live, not ${options.receiver}`)
 const LIVE = options.receiver === 'live'
+if (options.tls && !LIVE) throw new Error('--tls needs --receiver live')
+/** With --tls, the receiver's certificate and key (PEM files in the work dir), for 127.0.0.1 only. */
+const TLS = options.tls ? selfSignedCertificate(work) : undefined
 const answer204 = (req, res) => {
   req.resume()
   req.on('end', () => {
@@ -160,7 +170,12 @@ const answer204 = (req, res) => {
     res.end()
   })
 }
-const blackHole = { accepted: 0, open: 0, sockets: new Set(), server: LIVE ? http.createServer(answer204) : net.createServer() }
+const liveServer = () =>
+  TLS === undefined
+    ? http.createServer(answer204)
+    : https.createServer({ cert: readFileSync(TLS.cert), key: readFileSync(TLS.key) }, answer204)
+const blackHole = { accepted: 0, open: 0, sockets: new Set(), server: LIVE ? liveServer() : net.createServer() }
+// A TLS server's 'connection' is the TCP socket's, before the handshake: connections counted alike.
 blackHole.server.on('connection', (socket) => {
   blackHole.accepted++
   blackHole.open++
@@ -181,9 +196,9 @@ onCleanup(async () => {
   for (const socket of blackHole.sockets) socket.destroy()
   await new Promise((r) => blackHole.server.close(r))
 })
-results.receiver = options.receiver
+results.receiver = TLS === undefined ? options.receiver : `${options.receiver} (https)`
 results.blackHole = LIVE
-  ? `127.0.0.1:${blackHole.port} (http.Server of this process: answers 204 once a request's body has arrived)`
+  ? `127.0.0.1:${blackHole.port} (${TLS === undefined ? 'http' : 'https'}.Server of this process: answers 204 once a request's body has arrived)`
   : `127.0.0.1:${blackHole.port} (net.Server of this process: accepts, reads, never answers)`
 
 // ---------------------------------------------------------------------------------------------
@@ -196,7 +211,7 @@ const cli = (databaseUrl) => distCli({ ...cliEnv(databaseUrl), WEBHOOK_ALLOW_PRI
 async function createEndpoints(databaseUrl, count) {
   const ids = []
   for (let i = 1; i <= count; i++) {
-    const url = `http://127.0.0.1:${blackHole.port}/hook/${i}`
+    const url = `${TLS === undefined ? 'http' : 'https'}://127.0.0.1:${blackHole.port}/hook/${i}`
     const r = await cli(databaseUrl)(['webhooks', 'create', '--url', url, '--events', '*', '--description', `webhook-load ${i}`, '--json'])
     if (r.code !== 0) throw new Error(`webhooks create failed (${r.code ?? r.signal}): ${(r.stderr || r.stdout).trim()}`)
     ids.push(JSON.parse(r.stdout).endpoint.id)
@@ -225,6 +240,7 @@ async function startServer({ databaseUrl, redisUrl, logFile }) {
       BOOTSTRAP_KEY: 'false',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+      ...(TLS === undefined ? {} : { NODE_EXTRA_CA_CERTS: TLS.cert }),
     },
     { minimal: true },
   )
@@ -665,7 +681,7 @@ function markdown() {
     '',
     `${results.startedAt.slice(0, 19).replace('T', ' ')} UTC, build ${results.dist.path} (built ${results.dist.builtAt}), ` +
       `${results.machine.cpus} CPUs, node ${results.machine.node}; server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}. ` +
-      `Endpoints: every event type, each at ${LIVE ? 'a receiver that answers 204 at once' : 'a black hole (accepts, never answers)'}, WEBHOOK_TIMEOUT_MS and WEBHOOK_CONCURRENCY at their defaults (10 s, 10). ` +
+      `Endpoints: every event type, each at ${LIVE ? `a receiver that answers 204 at once${TLS === undefined ? '' : ' (https)'}` : 'a black hole (accepts, never answers)'}, WEBHOOK_TIMEOUT_MS and WEBHOOK_CONCURRENCY at their defaults (10 s, 10). ` +
       `${ROUNDS} round(s) of ${DURATION} s after ${WARMUP} s of warm-up, a fresh server and database per run, counts interleaved per round (${COUNTS.join(',')}).`,
     '',
     `Medians over the valid runs; in parentheses the ratio to ${COUNTS[0]} endpoint(s), per round, median. ` +
@@ -776,4 +792,34 @@ try {
   process.stdout.write(`\nResults: ${files.json}, ${files.md}\n`)
 } finally {
   await shutdown()
+}
+
+/** A self-signed certificate for 127.0.0.1 (P-256, a day), made with openssl in `dir`: the --tls receiver's. */
+function selfSignedCertificate(dir) {
+  const cert = join(dir, 'receiver-cert.pem')
+  const key = join(dir, 'receiver-key.pem')
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  )
+  return { cert, key }
 }

@@ -15,7 +15,7 @@ import { USAGE_RETENTION_INTERVAL_MS, UsageRetention } from '../usage/retention.
 import { type DeliveryOutcomeLabel, DeliveryWorker } from '../webhooks/delivery-worker.js'
 import type { HostResolver } from '../webhooks/destination.js'
 import { WebhookDispatcher } from '../webhooks/dispatcher.js'
-import { sendWebhook } from '../webhooks/sender.js'
+import { ReceiverConnections, sendWebhook } from '../webhooks/sender.js'
 import { Daemon } from './index.js'
 
 export interface JobParts {
@@ -74,7 +74,7 @@ export function serverJobs(parts: JobParts): Jobs {
     clock,
     onError: warn('deleting old events failed; retried by the next run'),
   })
-  const { webhookDispatcher, webhookDelivery } = webhookJobs(parts)
+  const { webhookDispatcher, webhookDelivery, connections } = webhookJobs(parts)
   const daemon = new Daemon([
     { name: 'key-change poll', start: () => keyResolver.start(), stop: () => keyResolver.stop() },
     { name: 'last-use flush', start: () => lastUsed.start(), stop: () => lastUsed.stop() },
@@ -89,7 +89,12 @@ export function serverJobs(parts: JobParts): Jobs {
     ...(config.webhookDelivery === 'on'
       ? [
           { name: 'webhook dispatcher', start: () => webhookDispatcher.start(), stop: () => webhookDispatcher.stop() },
-          { name: 'webhook delivery', start: () => webhookDelivery.start(), stop: () => webhookDelivery.stop() },
+          {
+            name: 'webhook delivery',
+            start: () => webhookDelivery.start(),
+            // Its attempts ended, the connections it kept to receivers are closed.
+            stop: () => webhookDelivery.stop().finally(() => connections.close()),
+          },
         ]
       : []),
   ])
@@ -98,7 +103,13 @@ export function serverJobs(parts: JobParts): Jobs {
 
 /** The webhook dispatcher and delivery worker, the worker woken by the dispatcher when it made deliveries. */
 function webhookJobs({ config, storage, clock, warn, recorder, resolveHost, onDeliveryOutcome }: JobParts) {
-  const rules = { timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks, resolve: resolveHost }
+  const connections = new ReceiverConnections()
+  const rules = {
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    resolve: resolveHost,
+    connections,
+  }
   const webhookDelivery = new DeliveryWorker(storage.webhookDeliveries, {
     clock,
     concurrency: config.webhookConcurrency,
@@ -114,5 +125,5 @@ function webhookJobs({ config, storage, clock, warn, recorder, resolveHost, onDe
     onError: warn('fanning events out to webhook endpoints failed; retried by the next run'),
     onDispatched: () => webhookDelivery.wake(),
   })
-  return { webhookDispatcher, webhookDelivery }
+  return { webhookDispatcher, webhookDelivery, connections }
 }

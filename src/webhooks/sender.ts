@@ -19,7 +19,13 @@ import type { AttemptResult } from './retries.js'
  *   (the client's `lookup`: every address the name has, one forbidden is enough to refuse), an IP
  *   literal as written, and the socket's peer once connected. A name can resolve elsewhere since it
  *   was judged (DNS rebinding), so the judgement at creation alone would not do.
- * - One connection per attempt (no keep-alive pool): every attempt is judged on its own connect.
+ * - Connections are kept alive between attempts (ReceiverConnections: a TLS handshake per attempt
+ *   costs the service and every receiver more than the attempt itself). A connection is judged
+ *   when it connects, and no request on it goes anywhere else; one idle for IDLE_CONNECTION_MS is
+ *   closed, so that a name is resolved, and judged, again. An attempt that ends early (timed out,
+ *   an answer past the cap, an error, a stop) closes its connection. A kept connection that the
+ *   receiver closed meanwhile fails the request before any answer: it is sent again, once, on a
+ *   new connection (what Node's documentation advises for `reusedSocket`).
  */
 
 /** The most of an answer's body that is read; the rest is discarded with the connection. */
@@ -27,6 +33,23 @@ export const MAX_RESPONSE_BYTES = 64 * 1024
 /** What the delivery log keeps of an answer's body. */
 export const RESPONSE_EXCERPT_CHARS = 1024
 const USER_AGENT = 'animal-store-webhooks/1'
+
+/**
+ * How long an idle connection to a receiver is kept: under the 5 s that Node's HTTP server (a
+ * common receiver) keeps one, so that the service seldom reuses one the receiver is closing.
+ */
+export const IDLE_CONNECTION_MS = 4000
+
+/** The connections kept alive to receivers, one pool per scheme; `close` ends them all (a server stopping). */
+export class ReceiverConnections {
+  readonly http = new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' })
+  readonly https = new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' })
+
+  close(): void {
+    this.http.destroy()
+    this.https.destroy()
+  }
+}
 
 export interface SendRules {
   /** WEBHOOK_TIMEOUT_MS: the whole attempt. */
@@ -36,6 +59,8 @@ export interface SendRules {
   /** How host names resolve (the domain's: the system's resolver, or a test's). */
   resolve: HostResolver
   maxResponseBytes?: number
+  /** Connections kept between attempts; none: one connection per attempt, closed after it. */
+  connections?: ReceiverConnections
 }
 
 /** What an attempt stopped by its caller (a server stopping) says. */
@@ -111,60 +136,85 @@ export function sendWebhook(
     if (refused !== undefined) return Promise.resolve(failed(refused))
   }
   const maxBytes = rules.maxResponseBytes ?? MAX_RESPONSE_BYTES
+  const pool = target.protocol === 'https:' ? rules.connections?.https : rules.connections?.http
   return new Promise<AttemptResult>((resolve) => {
     let settled = false
+    let request: http.ClientRequest
     const interrupt = () => finish(failed(INTERRUPTED))
-    const finish = (result: AttemptResult) => {
+    /** `keep`: the answer was read whole, so its connection may serve the next attempt. */
+    const finish = (result: AttemptResult, keep = false) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
       signal?.removeEventListener('abort', interrupt)
-      request.destroy()
+      if (!keep || pool === undefined) request.destroy()
       resolve(result)
     }
-    const client = target.protocol === 'https:' ? https : http
-    const request = client.request(target, {
-      method: 'POST',
-      agent: false,
-      lookup: guardedLookup(rules),
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), 'user-agent': USER_AGENT, connection: 'close' },
-    })
     const timer = setTimeout(() => finish(failed(`timed out after ${rules.timeoutMs} ms`)), rules.timeoutMs)
+    const send = (agent: http.Agent | false) => {
+      const client = target.protocol === 'https:' ? https : http
+      const sent = client.request(target, {
+        method: 'POST',
+        agent,
+        lookup: guardedLookup(rules),
+        headers: {
+          ...headers,
+          'content-length': String(Buffer.byteLength(body)),
+          'user-agent': USER_AGENT,
+          ...(agent === false ? { connection: 'close' } : {}),
+        },
+      })
+      request = sent
+      sent.on('socket', (socket: Socket) => {
+        // A kept connection was judged when it connected; a new one is judged on its peer: the
+        // last word, whatever resolved it (or an IP literal).
+        if (!socket.connecting) return
+        socket.once('connect', () => {
+          const peer = socket.remoteAddress
+          const refused = peer === undefined ? 'refused: no peer address' : refusal(peer, host, rules)
+          if (refused !== undefined) sent.destroy(refusedError(refused))
+        })
+      })
+      let answered = false
+      sent.on('error', (error: NodeJS.ErrnoException) => {
+        if (settled || sent !== request) return
+        // The receiver closed a kept connection just as it was reused: nothing was answered.
+        if (sent.reusedSocket && !answered && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) return send(false)
+        finish(failed(describe(error)))
+      })
+      sent.on('response', (response) => {
+        answered = true
+        const statusCode = response.statusCode ?? 0
+        const chunks: Buffer[] = []
+        let bytes = 0
+        const done = (whole: boolean) => {
+          const excerpt = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8').slice(0, RESPONSE_EXCERPT_CHARS)
+          const text = excerpt === '' ? null : excerpt
+          if (statusCode >= 200 && statusCode < 300)
+            return finish({ statusCode, durationMs: elapsed(), error: null, responseExcerpt: text }, whole)
+          if (statusCode >= 300 && statusCode < 400) {
+            const location = response.headers.location
+            return finish(
+              failed(`redirect not followed (${statusCode}${location === undefined ? '' : ` to ${location}`})`, statusCode, text),
+              whole,
+            )
+          }
+          return finish(failed(`the receiver answered ${statusCode}`, statusCode, text), whole)
+        }
+        response.on('data', (chunk: Buffer) => {
+          if (settled) return
+          chunks.push(chunk)
+          bytes += chunk.length
+          // Enough read: the rest is not, and the connection closes with the request (finish).
+          if (bytes >= maxBytes) done(false)
+        })
+        response.on('end', () => done(true))
+        response.on('error', (error) => finish(failed(describe(error), statusCode)))
+      })
+      sent.end(body)
+    }
+    send(pool ?? false)
     if (signal?.aborted === true) interrupt()
     else signal?.addEventListener('abort', interrupt, { once: true })
-    request.on('socket', (socket: Socket) => {
-      // The peer as connected: the last word, whatever resolved it (or an IP literal).
-      socket.once('connect', () => {
-        const peer = socket.remoteAddress
-        const refused = peer === undefined ? 'refused: no peer address' : refusal(peer, host, rules)
-        if (refused !== undefined) request.destroy(refusedError(refused))
-      })
-    })
-    request.on('error', (error) => finish(failed(describe(error))))
-    request.on('response', (response) => {
-      const statusCode = response.statusCode ?? 0
-      const chunks: Buffer[] = []
-      let bytes = 0
-      const done = () => {
-        const excerpt = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8').slice(0, RESPONSE_EXCERPT_CHARS)
-        const text = excerpt === '' ? null : excerpt
-        if (statusCode >= 200 && statusCode < 300) return finish({ statusCode, durationMs: elapsed(), error: null, responseExcerpt: text })
-        if (statusCode >= 300 && statusCode < 400) {
-          const location = response.headers.location
-          return finish(failed(`redirect not followed (${statusCode}${location === undefined ? '' : ` to ${location}`})`, statusCode, text))
-        }
-        return finish(failed(`the receiver answered ${statusCode}`, statusCode, text))
-      }
-      response.on('data', (chunk: Buffer) => {
-        if (settled) return
-        chunks.push(chunk)
-        bytes += chunk.length
-        // Enough read: the rest is not, and the connection closes with the request (finish).
-        if (bytes >= maxBytes) done()
-      })
-      response.on('end', done)
-      response.on('error', (error) => finish(failed(describe(error), statusCode)))
-    })
-    request.end(body)
   })
 }

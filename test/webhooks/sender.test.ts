@@ -5,13 +5,22 @@
  * connection closed; a stop interrupts it. Server-side request forgery: without
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS no connection is made to a private address in any form: a name
  * resolving to 127.0.0.1 (the resolver injected), an IP literal, an IPv4-mapped IPv6 literal,
- * and a redirect to one is not followed either.
+ * and a redirect to one is not followed either. Connections kept between attempts (the server's
+ * way): shared by the attempts to a receiver, closed by an attempt that ends early, and replaced
+ * when the receiver dropped one as it was reused.
  */
 import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, createServer as createNetServer } from 'node:net'
 import { after, describe, test } from 'node:test'
-import { INTERRUPTED, MAX_RESPONSE_BYTES, RESPONSE_EXCERPT_CHARS, type SendRules, sendWebhook } from '../../src/webhooks/sender.js'
+import {
+  INTERRUPTED,
+  MAX_RESPONSE_BYTES,
+  RESPONSE_EXCERPT_CHARS,
+  ReceiverConnections,
+  type SendRules,
+  sendWebhook,
+} from '../../src/webhooks/sender.js'
 
 interface Receiver {
   url: string
@@ -182,5 +191,82 @@ describe('server-side request forgery, judged at each attempt on the address con
     const result = await sendWebhook(outside.url, HEADERS, BODY, open)
     assert.equal(result.error, `redirect not followed (302 to http://127.0.0.1:${inside.port}/admin)`)
     assert.equal(inside.connections, 0)
+  })
+})
+
+describe('connections kept between attempts (ReceiverConnections, as the server sends)', () => {
+  const kept = (): SendRules & { connections: ReceiverConnections } => {
+    const connections = new ReceiverConnections()
+    after(() => connections.close())
+    return { ...open, connections }
+  }
+
+  test('attempts to one receiver share one connection, without `connection: close`; close() ends it', async () => {
+    let closed = 0
+    const r = await receiver((req, res) => {
+      req.socket.once('close', () => closed++)
+      res.writeHead(204).end()
+    })
+    const rules = kept()
+    for (let i = 0; i < 3; i++) assert.equal((await sendWebhook(r.url, HEADERS, BODY, rules)).statusCode, 204)
+    const failing = await receiver((_req, res) => res.writeHead(503).end('busy'))
+    for (let i = 0; i < 2; i++) assert.equal((await sendWebhook(failing.url, HEADERS, BODY, rules)).statusCode, 503)
+    assert.deepEqual([r.hits.length, r.connections, failing.connections], [3, 1, 1])
+    assert.equal(r.hits[0]!.headers.connection, 'keep-alive')
+    rules.connections.close()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.ok(closed >= 1, 'the kept connection is closed')
+  })
+
+  test('the destination rule holds on them: a name that resolves to 127.0.0.1 is refused before any connection', async () => {
+    const r = await receiver((_req, res) => res.writeHead(204).end())
+    names['kept.example.test'] = ['127.0.0.1']
+    const rules = { ...kept(), allowPrivateNetworks: false }
+    const result = await sendWebhook(`http://kept.example.test:${r.port}/hook`, HEADERS, BODY, rules)
+    assert.match(result.error ?? '', /^refused: kept\.example\.test resolves to 127\.0\.0\.1, a loopback address/)
+    assert.equal(r.connections, 0)
+  })
+
+  test('an attempt that timed out, or whose answer passed the cap, closes its connection: the next makes a new one', async () => {
+    let n = 0
+    const r = await receiver((_req, res) => {
+      n++
+      if (n === 1) return // never answered
+      if (n === 2) return res.writeHead(200).end('x'.repeat(300))
+      res.writeHead(204).end()
+    })
+    const rules = { ...kept(), timeoutMs: 300, maxResponseBytes: 100 }
+    assert.equal((await sendWebhook(r.url, HEADERS, BODY, rules)).error, 'timed out after 300 ms')
+    assert.equal((await sendWebhook(r.url, HEADERS, BODY, rules)).statusCode, 200)
+    assert.equal((await sendWebhook(r.url, HEADERS, BODY, rules)).statusCode, 204)
+    assert.equal((await sendWebhook(r.url, HEADERS, BODY, rules)).statusCode, 204)
+    assert.equal(r.connections, 3, 'one for the timeout, one for the capped answer, one kept for the last two')
+  })
+
+  test('a kept connection that the receiver drops as it is reused: the attempt is sent again, once, on a new connection', async () => {
+    // A receiver that answers the first request of each connection and drops the connection at the
+    // second, unanswered: what a receiver closing an idle connection as it is reused looks like.
+    const requests: number[] = []
+    let connections = 0
+    const server = createNetServer((socket) => {
+      const id = ++connections
+      let seen = 0
+      socket.on('data', (data: Buffer) => {
+        for (const _ of data.toString('latin1').matchAll(/POST \/hook/g)) {
+          seen++
+          requests.push(id)
+          if (seen === 1) socket.write('HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n')
+          else socket.destroy()
+        }
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    after(() => new Promise((resolve) => server.close(resolve)))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
+    const rules = kept()
+    assert.equal((await sendWebhook(url, HEADERS, BODY, rules)).statusCode, 204)
+    const again = await sendWebhook(url, HEADERS, BODY, rules)
+    assert.deepEqual([again.statusCode, again.error], [204, null])
+    assert.deepEqual(requests, [1, 1, 2], 'dropped on the kept connection, answered on a new one')
   })
 })
