@@ -247,7 +247,7 @@ export const VARIABLES = {
   WEBHOOK_DELIVERY: oneOf(['on', 'off'], 'on', {
     field: 'webhookDelivery',
     description:
-      'whether this server sends webhooks: `off`, it neither fans events out to the endpoints nor makes deliveries (events are still queued, for the servers that do): for an instance that should only serve the API. With every server `off`, nothing is sent (`animal_store_webhook_events_undispatched` grows)',
+      'whether this server sends webhooks: `off`, it makes no attempts (the events wait in the log, for the servers that do): for an instance that should only serve the API. With every server `off`, nothing is sent (`animal_store_webhook_events_undispatched` grows)',
   }),
   WEBHOOK_RETRY_SCHEDULE: text(
     {

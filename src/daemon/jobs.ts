@@ -14,7 +14,6 @@ import type { UsageRecorder } from '../usage/recorder.js'
 import { USAGE_RETENTION_INTERVAL_MS, UsageRetention } from '../usage/retention.js'
 import { type DeliveryOutcomeLabel, DeliveryWorker } from '../webhooks/delivery-worker.js'
 import type { HostResolver } from '../webhooks/destination.js'
-import { WebhookDispatcher } from '../webhooks/dispatcher.js'
 import { ReceiverConnections, sendWebhook } from '../webhooks/sender.js'
 import { Daemon } from './index.js'
 
@@ -46,7 +45,6 @@ export interface Jobs {
   idempotencySweep: IdempotencySweep
   scanReportSweep: PeriodicJob
   eventRetention: EventRetention
-  webhookDispatcher: WebhookDispatcher
   webhookDelivery: DeliveryWorker
 }
 
@@ -74,7 +72,7 @@ export function serverJobs(parts: JobParts): Jobs {
     clock,
     onError: warn('deleting old events failed; retried by the next run'),
   })
-  const { webhookDispatcher, webhookDelivery, connections } = webhookJobs(parts)
+  const { webhookDelivery, connections } = webhookJobs(parts)
   const daemon = new Daemon([
     { name: 'key-change poll', start: () => keyResolver.start(), stop: () => keyResolver.stop() },
     { name: 'last-use flush', start: () => lastUsed.start(), stop: () => lastUsed.stop() },
@@ -88,7 +86,6 @@ export function serverJobs(parts: JobParts): Jobs {
     // WEBHOOK_DELIVERY=off: built (a test may run them by hand), never started.
     ...(config.webhookDelivery === 'on'
       ? [
-          { name: 'webhook dispatcher', start: () => webhookDispatcher.start(), stop: () => webhookDispatcher.stop() },
           {
             name: 'webhook delivery',
             start: () => webhookDelivery.start(),
@@ -98,10 +95,10 @@ export function serverJobs(parts: JobParts): Jobs {
         ]
       : []),
   ])
-  return { daemon, orderExpiry, usageRetention, idempotencySweep, scanReportSweep, eventRetention, webhookDispatcher, webhookDelivery }
+  return { daemon, orderExpiry, usageRetention, idempotencySweep, scanReportSweep, eventRetention, webhookDelivery }
 }
 
-/** The webhook dispatcher and delivery worker, the worker woken by the dispatcher when it made deliveries. */
+/** The webhook delivery worker and the connections to receivers it keeps. */
 function webhookJobs({ config, storage, clock, warn, recorder, resolveHost, onDeliveryOutcome }: JobParts) {
   const connections = new ReceiverConnections()
   const rules = {
@@ -120,10 +117,5 @@ function webhookJobs({ config, storage, clock, warn, recorder, resolveHost, onDe
     onOutcome: onDeliveryOutcome,
     onError: warn('webhook delivery failed; the delivery is tried again when its lease ends'),
   })
-  const webhookDispatcher = new WebhookDispatcher(storage.webhookDeliveries, {
-    clock,
-    onError: warn('fanning events out to webhook endpoints failed; retried by the next run'),
-    onDispatched: () => webhookDelivery.wake(),
-  })
-  return { webhookDispatcher, webhookDelivery, connections }
+  return { webhookDelivery, connections }
 }

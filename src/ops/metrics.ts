@@ -76,12 +76,12 @@ export class Metrics {
   })
   readonly webhookOldestPending = new Gauge({
     name: 'animal_store_webhook_oldest_pending_seconds',
-    help: 'Age of the oldest webhook delivery not yet delivered nor given up (0: none), in the whole store; read when scraped.',
+    help: 'Age of the oldest webhook delivery not yet delivered nor given up, or of the oldest event an enabled endpoint has not been sent yet if older (0: none), in the whole store; read when scraped.',
     registers: [this.registry],
   })
   readonly webhookUndispatched = new Gauge({
     name: 'animal_store_webhook_events_undispatched',
-    help: 'Events written and not yet fanned out to the webhook endpoints, in the whole store; read when scraped.',
+    help: 'Events written that the enabled webhook endpoint furthest behind has not reached yet (whether it receives them or not), in the whole store; read when scraped.',
     registers: [this.registry],
   })
 

@@ -1,5 +1,6 @@
 import type { EventType } from '../events/event-types.js'
 import type { DeliveryAttemptRecord, DeliveryClaim, DeliveryStatus, NewDelivery, WebhookDeliveryRecord } from '../webhooks/delivery.js'
+import type { WebhookEndpointRecord } from '../webhooks/endpoint.js'
 
 /** The rows of migration 023 as both stores return them (int8 columns may come back as text from PostgreSQL). */
 
@@ -126,3 +127,36 @@ export const newDeliveryValues = (d: NewDelivery, now: number): unknown[] => [
 ]
 
 export const ATTEMPT_COLUMNS = 'delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt'
+
+/** An event as an endpoint's walk of the log reads it (migration 025). */
+export interface WalkedEvent {
+  seq: Int
+  id: string
+  type: EventType
+  occurred_at: Int
+  data: string
+}
+
+/** The claim of a walk's new delivery `id`, of `event` to `endpoint`: its first attempt, leased until `lease`. */
+export const firstClaim = (
+  id: string,
+  lease: number,
+  endpoint: Pick<WebhookEndpointRecord, 'id' | 'url' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>,
+  event: WalkedEvent,
+): DeliveryClaim => ({
+  deliveryId: id,
+  attempt: 1,
+  lease,
+  endpoint: {
+    id: endpoint.id,
+    url: endpoint.url,
+    secret: endpoint.secret,
+    previousSecret: endpoint.previousSecret,
+    previousSecretExpiresAt: endpoint.previousSecretExpiresAt,
+  },
+  event: { id: event.id, type: event.type, occurredAt: int(event.occurred_at), data: event.data },
+})
+
+/** The earlier of two times, either of which may be missing. */
+export const earliest = (a: Int | null, b: Int | null): number | null =>
+  a === null ? intOrNull(b) : b === null ? int(a) : Math.min(int(a), int(b))

@@ -7,8 +7,11 @@ import { endpointAuditDetails, endpointDocument } from './endpoint-document.js'
 import { type AttemptResult, decideOutcome, type RetryRules } from './retries.js'
 import { webhookBody, webhookHeaders } from './signing.js'
 
-/** How often each server looks for due deliveries when nothing woke it sooner. */
-export const DELIVERY_POLL_MS = 1000
+/**
+ * How often each server looks for due deliveries and new events when nothing woke it sooner (an
+ * attempt's end wakes it): an event's first attempt starts within about this much of its commit.
+ */
+export const DELIVERY_POLL_MS = 500
 /**
  * A claim's lease beyond the attempt's own timeout: time to record its outcome. A lease that lapses
  * (its instance stopped, or stalled that long) makes the delivery due again, for any instance.
@@ -38,13 +41,15 @@ export interface DeliveryWorkerOptions {
 }
 
 /**
- * The delivery worker: claims due deliveries (as many as its free slots, WEBHOOK_CONCURRENCY),
- * makes each attempt with no transaction open, then records its outcome (the attempt's log, the
- * delivery's next state, the endpoint's failing or disabled state) in one short transaction. Every
- * server runs one; a claim is exclusive (SKIP LOCKED on PostgreSQL, the write lock on SQLite) and
- * leased, so each attempt is made by one instance, and a lease lost with its instance (kill -9)
- * makes the delivery due again for any. Never on a request's path: a dead receiver holds a slot
- * here for WEBHOOK_TIMEOUT_MS at most.
+ * The delivery worker: claims attempts for its free slots (WEBHOOK_CONCURRENCY), the due retries
+ * and then the first attempts of the events the endpoints have not been sent yet (claimDue: each
+ * endpoint walks the log), makes each attempt with no transaction open, then records its outcome
+ * (the attempt's log, the delivery's next state, the endpoint's failing or disabled state) in one
+ * short transaction. Every server runs one; a claim is exclusive (SKIP LOCKED on PostgreSQL, the
+ * write lock on SQLite) and leased, so each attempt is made by one instance, and a lease lost with
+ * its instance (kill -9) makes the delivery due again for any. Never on a request's path: a dead
+ * receiver holds a slot here for WEBHOOK_TIMEOUT_MS at most, and the events it has not taken wait
+ * in the log, costing nothing until they are.
  */
 export class DeliveryWorker {
   private timer: NodeJS.Timeout | undefined

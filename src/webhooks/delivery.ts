@@ -4,10 +4,13 @@ import { timeOrderedId } from '../shared/base62.js'
 import type { WebhookEndpointRecord } from './endpoint.js'
 
 /**
- * Webhook deliveries: one per event and endpoint that receives it, made by the dispatcher from the
- * events not yet fanned out (the outbox, written beside each event in its change's transaction),
- * attempted by the delivery worker until a 2xx answer or the end of the retry schedule, each
- * attempt in its log. Times are Unix ms.
+ * Webhook deliveries: one per event and endpoint, made when its first attempt is claimed. Each
+ * enabled endpoint walks the event log from its cursor: a claim of the delivery worker takes, for
+ * its free slots, the next events an endpoint receives (fan-out.ts' rule), writes their deliveries
+ * already claimed and moves the cursor past them. A delivery is attempted until a 2xx answer or
+ * the end of the retry schedule, each attempt in its log. So a delivery row exists only for an
+ * attempt made: an endpoint that cannot keep up (a dead one holds its slots WEBHOOK_TIMEOUT_MS per
+ * attempt) falls behind in the log, and costs nothing per event written. Times are Unix ms.
  */
 
 /** `pending`: an attempt is due at nextAttemptAt (or one is in flight); `delivered`: a 2xx answered; `failed`: given up (the schedule ended, the receiver is gone, the endpoint disabled). */
@@ -17,9 +20,9 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 /**
  * A delivery's id: `dlv_` and 24 base62 characters, the time it was made and 16 random ones
  * (timeOrderedId, like an event's), or 16 random ones for a delivery made before ids sorted by time.
- * Time-ordered because the dispatcher writes a row per event and endpoint: a random id put each
- * into a random page of the id's index, which at 200,000 pending deliveries was half of what a
- * delivery cost to write on SQLite (14 µs a row against 8 µs, and growing with the table).
+ * Time-ordered so that new rows go at the end of the id's index: a random id put each into a
+ * random page of it, which at 200,000 deliveries was half of what a delivery cost to write on
+ * SQLite (14 µs a row against 8 µs, and growing with the table).
  */
 export const WEBHOOK_DELIVERY_ID_PATTERN = '^dlv_[0-9A-Za-z]{16}(?:[0-9A-Za-z]{8})?$'
 export const newDeliveryId = (now: number): string => timeOrderedId('dlv_', now)
@@ -57,27 +60,31 @@ export interface DeliveryAttemptRecord {
   responseExcerpt: string | null
 }
 
-/** An event of the outbox, as the fan-out reads it. */
-export interface OutboxEvent {
+/** An event of the log, as the fan-out reads it. */
+export interface LoggedEvent {
   seq: number
   id: string
   type: EventType
   customerId: string | null
 }
 
-/** A delivery to make (the dispatcher's, a replay's). */
+/** A delivery to make (a replay's). */
 export interface NewDelivery {
   id: string
   endpointId: string
-  event: OutboxEvent
+  event: LoggedEvent
 }
 
-/** How many events a dispatch batch takes (WebhookDeliveryRepository.dispatch): at most `maxDeliveries` deliveries' worth. */
-export const dispatchEventLimit = (maxDeliveries: number, enabledEndpoints: number): number =>
-  Math.max(1, Math.floor(maxDeliveries / Math.max(1, enabledEndpoints)))
+/** Given events and endpoints, the deliveries to make (fan-out.ts). */
+export type FanOut = (events: readonly LoggedEvent[], endpoints: readonly WebhookEndpointRecord[], now: number) => NewDelivery[]
 
-/** Given events and the endpoints enabled `now`, the deliveries to make (fan-out.ts). */
-export type FanOut = (events: readonly OutboxEvent[], endpoints: readonly WebhookEndpointRecord[], now: number) => NewDelivery[]
+/**
+ * How a claim shares `slots` free slots among the enabled endpoints, walked in turn (the one that
+ * took events longest ago first): each is offered its share first, then the endpoints that had more
+ * take what the others left, in the same order. So one endpoint with a backlog gets every free slot,
+ * and ten get one each, whatever is waiting for the first.
+ */
+export const firstShare = (slots: number, endpoints: number): number => Math.max(1, Math.ceil(slots / Math.max(1, endpoints)))
 
 /** What an attempt needs: the delivery, its endpoint's URL and secrets, its event as stored. */
 export interface DeliveryClaim {
@@ -132,9 +139,9 @@ export interface DeliveryPageFilter {
 export interface QueueStats {
   /** Deliveries pending (due, waiting for a retry, or in flight). */
   pending: number
-  /** When the oldest pending delivery was made; null when none is pending. */
+  /** When the oldest pending delivery was made, or the oldest event an enabled endpoint has not reached occurred, if earlier; null when there is neither. */
   oldestPendingAt: number | null
-  /** Events not yet fanned out to the endpoints. */
+  /** Events written that some enabled endpoint's walk has not reached (the one furthest behind), whether it receives them or not. */
   undispatched: number
 }
 
@@ -155,22 +162,18 @@ export interface ReplayBatch {
  */
 export interface WebhookDeliveryRepository {
   /**
-   * Fans out events of the outbox, oldest first: each to the deliveries `fanOut` makes of it with
-   * the endpoints enabled now, and takes it out of the outbox, in one transaction. It takes as many
-   * events as can make at most `maxDeliveries` deliveries however they fan out (`maxDeliveries`
-   * over the number of enabled endpoints, at least one; all `maxDeliveries` when none is enabled),
-   * so that a batch's transaction stays short however many endpoints there are. On PostgreSQL,
-   * events another instance is fanning out are skipped (SKIP LOCKED) and an event's outbox row is
-   * seen once its change has committed, whatever its seq: no event is missed nor fanned out twice.
-   * How many events it took.
-   */
-  dispatch(maxDeliveries: number, now: number, fanOut: FanOut): Promise<number>
-  /**
-   * Claims up to `limit` deliveries due at `now`, oldest due first: each one's attempts counted up
-   * and leased until `leaseUntil` (its next attempt moved there: a claim lost with its instance is
-   * due again then). Deliveries another instance is claiming are skipped. A due delivery of a
-   * disabled endpoint is not claimed but failed (`not sent`: how many, `notSent`). A claim whose
-   * lease had lapsed logs that attempt as one without an outcome.
+   * Claims up to `limit` attempts at `now`, each leased until `leaseUntil` (its next attempt moved
+   * there: a claim lost with its instance is due again then), in one transaction: first the due
+   * deliveries, oldest due first, each one's attempts counted up (a due delivery of a disabled
+   * endpoint is not claimed but failed, `not sent`: how many, `notSent`; a claim whose lease had
+   * lapsed logs that attempt as one without an outcome); then, for the slots left, the first
+   * attempts of the events the enabled endpoints have not been offered yet: the endpoints take
+   * turns (firstShare), each walks the log from its cursor to the next events it receives, writes
+   * their deliveries already claimed (attempt 1; an event that already has one, a replay's, is
+   * skipped) and moves its cursor past them. On PostgreSQL, claimers at once skip each other's
+   * deliveries and endpoints (SKIP LOCKED), and a walk reads only the events that no transaction
+   * still open can come before (the log's horizon): each attempt is claimed by one, and no event
+   * is passed over.
    */
   claimDue(now: number, limit: number, leaseUntil: number): Promise<{ claims: DeliveryClaim[]; notSent: number }>
   /**

@@ -190,8 +190,8 @@ describe('admin OpenAPI document', () => {
         'GET',
         200,
         async () => {
-          // The key events since the endpoint was made, fanned out (the test app sends nothing: WEBHOOK_DELIVERY=off).
-          await t.domain.jobs.webhookDispatcher.run()
+          // The key events since the endpoint was made, their deliveries claimed by hand (the test app sends nothing: WEBHOOK_DELIVERY=off).
+          await t.storage.webhookDeliveries.claimDue(Date.now(), 100, Date.now() + 60_000)
           const res = await t.call('GET', `${hooks}/${hookId}/deliveries?limit=1`)
           deliveryId = res.json().data[0]?.id
           return res

@@ -144,10 +144,10 @@ export class AdminFixture {
     // A webhook endpoint of the customer (its id known from its Location), and one of every event.
     await call('POST', '/webhook-endpoints', { url: 'https://hooks.example.com/fuzz', events: ['order.placed'], customerId: customer.id })
     await call('POST', '/webhook-endpoints', { url: 'https://93.184.215.14/fuzz', events: ['*'], description: 'seed' })
-    // A delivery of it (its id known too): a key's event fanned out by the dispatcher, run by hand (this app sends nothing).
+    // A delivery of it (its id known too): a key's event, its delivery claimed by hand (this app sends nothing).
     const everyEvent = this.endpoint.knownIds[this.endpoint.knownIds.length - 1]!
     await call('POST', '/keys', { plan: 'free', name: 'seed delivered' })
-    await this.t.domain.jobs.webhookDispatcher.run()
+    await this.t.storage.webhookDeliveries.claimDue(Date.now(), 100, Date.now() + 60_000)
     const [delivery] = await this.t.storage.webhookDeliveries.pageDeliveries({ endpointId: everyEvent, limit: 1 })
     if (delivery === undefined) throw new Error('seeding a webhook delivery made none')
     this.endpoint.knownIds.push(delivery.id)

@@ -96,7 +96,7 @@ test('migration 020 is applied to a SQLite database that has 021 already (applie
     const db = openMigrated(file, 'process')
     // A database of the release before: 021 applied, no 020 (nor 023, whose deliveries refer to events).
     db.exec(
-      `DROP TABLE webhook_delivery_attempts; DROP TABLE webhook_deliveries; DROP TABLE webhook_outbox; DROP TABLE events;
+      `DROP TABLE webhook_delivery_attempts; DROP TABLE webhook_deliveries; DROP TABLE events;
        DELETE FROM schema_migrations WHERE version IN ('020_events.sql', '023_webhook_deliveries.sql')`,
     )
     db.close()
@@ -121,7 +121,7 @@ test('migration 020 is applied to a PostgreSQL schema that has 021 already (appl
   try {
     // A database of the release before: 021 applied, no 020 (nor 023, whose deliveries refer to events).
     await client.query(
-      `DROP TABLE ${schema}.webhook_delivery_attempts, ${schema}.webhook_deliveries, ${schema}.webhook_outbox, ${schema}.events;
+      `DROP TABLE ${schema}.webhook_delivery_attempts, ${schema}.webhook_deliveries, ${schema}.events;
        DELETE FROM ${schema}.schema_migrations WHERE version IN ('020_events.sql', '023_webhook_deliveries.sql', '024_events_commit_order.sql')`,
     )
     const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
@@ -137,6 +137,7 @@ test('migration 020 is applied to a PostgreSQL schema that has 021 already (appl
         '022_audit_event_reads.sql',
         '023_webhook_deliveries.sql',
         '024_events_commit_order.sql',
+        '025_webhook_endpoint_cursors.sql',
       ],
     )
   } finally {

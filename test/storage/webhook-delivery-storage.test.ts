@@ -1,16 +1,19 @@
 /**
- * Storage of webhook deliveries (src/webhooks/delivery.ts, migration 023), the same assertions on
- * SQLite and PostgreSQL: an event is queued for the dispatcher, in its change's transaction, while
- * an endpoint is enabled; the dispatcher fans each out once, to the endpoints that receive it;
- * concurrent claimers never claim the same delivery; a lease makes a delivery not due until it
+ * Storage of webhook deliveries (src/webhooks/delivery.ts, migrations 023 and 025), the same
+ * assertions on SQLite and PostgreSQL: a claim walks each enabled endpoint's events from its cursor
+ * (made or enabled: from the head), in turns, by customer and type, each once, and makes a delivery
+ * row only for an attempt it claims; concurrent claimers never claim the same delivery; a lease makes a delivery not due until it
  * lapses, then any claimer takes it again and the lost attempt is logged; an outcome is written
  * while its claim holds the lease; an endpoint failing for too long, or answered 410, is disabled
  * with its event and audit entry; retry and replay; deliveries go with their endpoint and their
- * event. On PostgreSQL: an event whose change took a lower seq and committed later is still
- * dispatched (no seq cursor), and dispatchers at once fan each event out once.
+ * event. On PostgreSQL: a walk waits behind a writer that took a lower seq and commits later (and
+ * only such a writer), and claimers at once make each first attempt once.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import pg from 'pg'
 import type { RecordedChange } from '../../src/changes/audit-log.js'
@@ -20,6 +23,7 @@ import { EventRetention } from '../../src/events/retention.js'
 import { petCreated } from '../../src/pets/events.js'
 import { ManualClock } from '../../src/shared/clock.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
+import { openMigrated } from '../../src/storage/sqlite/open-database.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { LOST_ATTEMPT_ERROR } from '../../src/storage/webhook-delivery-row.js'
 import type { AttemptOutcome, DeliveryClaim } from '../../src/webhooks/delivery.js'
@@ -96,41 +100,58 @@ const disabledRecord = (e: WebhookEndpointRecord): RecordedChange => ({
 
 for (const engine of STORE_ENGINES) {
   describe(`webhook deliveries on ${engine.name}`, () => {
-    test('a dispatch batch is bounded in deliveries: with ten endpoints it takes a tenth of the events', async (t) => {
+    test('a claim takes the first attempts of the events after each cursor, in turns; a delivery row is made only for an attempt', async (t) => {
       const storage = await engine.open(t)
       if (!storage) return
       for (let i = 10; i < 20; i++) await addEndpoint(storage, endpoint(`we_00000000000000${i}`))
       await write(storage, ...Array.from({ length: 25 }, (_, n) => petEvent(n)))
-      assert.equal(await storage.webhookDeliveries.dispatch(100, T0, fanOut), 10, '100 deliveries: 10 events to 10 endpoints')
-      assert.equal(await storage.webhookDeliveries.dispatch(5, T0, fanOut), 1, 'one event at least, whatever the bound')
-      assert.equal(await storage.webhookDeliveries.dispatch(1000, T0, fanOut), 14)
-      assert.equal((await deliveriesOf(storage, 'we_0000000000000010')).length, 25)
-      assert.deepEqual(await storage.webhookDeliveries.queueStats().then((q) => [q.pending, q.undispatched]), [250, 0])
+      const first = await storage.webhookDeliveries.claimDue(T0, 10, LEASE)
+      assert.deepEqual(
+        first.claims.map((c) => c.endpoint.id).sort(),
+        Array.from({ length: 10 }, (_, i) => `we_00000000000000${10 + i}`),
+        'ten endpoints: one slot each',
+      )
+      assert.ok(first.claims.every((c) => c.attempt === 1 && c.lease === LEASE && JSON.parse(c.event.data).id === 0))
+      assert.deepEqual(await deliveriesOf(storage, 'we_0000000000000010').then((d) => d.map((x) => [x.attempts, x.nextAttemptAt])), [
+        [1, LEASE],
+      ])
+      assert.deepEqual(await storage.webhookDeliveries.queueStats(), { pending: 10, oldestPendingAt: T0, undispatched: 24 })
+      // An endpoint that takes nothing (its attempts never end) costs nothing more, however many events are written.
+      await write(storage, ...Array.from({ length: 100 }, (_, n) => petEvent(100 + n)))
+      assert.equal((await deliveriesOf(storage, 'we_0000000000000010')).length, 1)
+      // One endpoint with a backlog among ten with none takes every free slot, in order.
+      for (let i = 11; i < 20; i++) await storage.webhookEndpoints.deleteEndpoint(`we_00000000000000${i}`, () => NOTHING_RECORDED)
+      const next = await storage.webhookDeliveries.claimDue(T0, 7, LEASE)
+      assert.deepEqual(
+        next.claims.map((c) => JSON.parse(c.event.data).id),
+        [1, 2, 3, 4, 5, 6, 7],
+      )
+      const rest = await storage.webhookDeliveries.claimDue(T0, 1000, LEASE)
+      assert.equal(rest.claims.length, 124 - 7)
+      assert.deepEqual((await storage.webhookDeliveries.claimDue(T0, 10, LEASE)).claims, [], 'each event once')
+      assert.equal((await storage.webhookDeliveries.queueStats()).undispatched, 0)
     })
 
-    test('an event is queued only while an endpoint is enabled; dispatch fans each out once, by customer and type', async (t) => {
+    test('an endpoint is sent the events written after it is made or enabled again, by customer and type, each once', async (t) => {
       const storage = await engine.open(t)
       if (!storage) return
       await withCustomer(storage)
       await write(storage, petEvent(1))
-      assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 0, 'with no endpoint, nothing was queued')
       await addEndpoint(storage, endpoint('we_0000000000000001'))
       await addEndpoint(storage, endpoint('we_0000000000000002', { customerId: ACME.customerId, events: ['order.placed'] }))
-      await addEndpoint(storage, endpoint('we_0000000000000003', { enabled: false, disabledReason: 'manual' }))
+      const off = endpoint('we_0000000000000003', { enabled: false, disabledReason: 'manual' })
+      await addEndpoint(storage, off)
+      assert.deepEqual((await storage.webhookDeliveries.claimDue(T0, 10, LEASE)).claims, [], 'the event before them is not theirs')
       const [placed, pet, other] = await write(
         storage,
         petEvent(2, ACME, 'order.placed'),
         petEvent(3, ACME),
         petEvent(4, CHAIN, 'order.placed'),
       )
-      assert.deepEqual((await storage.webhookDeliveries.queueStats()).undispatched, 3)
-      assert.equal(
-        await storage.webhookDeliveries.dispatch(4, T0, fanOut),
-        2,
-        'a batch: 4 deliveries at most, two events with two endpoints',
-      )
-      assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 1)
-      assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 0, 'each event once')
+      assert.equal((await storage.webhookDeliveries.queueStats()).undispatched, 3)
+      const { claims } = await storage.webhookDeliveries.claimDue(T0, 10, LEASE)
+      assert.equal(claims.length, 4)
+      assert.deepEqual((await storage.webhookDeliveries.claimDue(T0, 10, LEASE)).claims, [], 'each event once')
       const all = await deliveriesOf(storage, 'we_0000000000000001')
       assert.deepEqual(
         all.map((d) => d.eventId),
@@ -138,9 +159,7 @@ for (const engine of STORE_ENGINES) {
         'newest first',
       )
       for (const d of all) {
-        assert.equal(d.status, 'pending')
-        assert.equal(d.attempts, 0)
-        assert.equal(d.nextAttemptAt, T0)
+        assert.deepEqual([d.status, d.attempts, d.nextAttemptAt], ['pending', 1, LEASE])
         assert.match(d.id, /^dlv_/)
       }
       assert.deepEqual(
@@ -148,23 +167,29 @@ for (const engine of STORE_ENGINES) {
         [placed!.id],
         'its customer’s order.placed only',
       )
-      assert.deepEqual(await deliveriesOf(storage, 'we_0000000000000003'), [], 'a disabled endpoint gets nothing')
+      assert.deepEqual(await deliveriesOf(storage, off.id), [], 'a disabled endpoint gets nothing')
       assert.deepEqual(await storage.webhookDeliveries.queueStats(), { pending: 4, oldestPendingAt: T0, undispatched: 0 })
+      // Enabled again: what was written while it was disabled is not sent (a replay sends it), what comes after is.
+      const update = { ...off, enabled: true, disabledReason: null, updatedAt: T0 + 1 }
+      assert.ok(await storage.webhookEndpoints.updateEndpoint(off.id, T0, update, NOTHING_RECORDED))
+      const [later] = await write(storage, petEvent(5))
+      assert.deepEqual((await storage.webhookDeliveries.claimDue(T0, 10, LEASE)).claims.map((c) => [c.endpoint.id, c.event.id]).sort(), [
+        ['we_0000000000000001', later!.id],
+        [off.id, later!.id],
+      ])
     })
 
-    test("a pet's create queues its event like any change: none with no endpoint, one delivery with one (on PostgreSQL, one statement)", async (t) => {
+    test("a pet's create is sent like any change: its event as the insert made it (on PostgreSQL, one statement)", async (t) => {
       const storage = await engine.open(t)
       if (!storage) return
       const create = (name: string) => storage.pets.createPet({ name, categoryId: 1 }, petCreated(CHAIN, T0))
-      await create('before')
-      assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 0, 'with no endpoint, nothing was queued')
       await addEndpoint(storage, endpoint('we_0000000000000001'))
       const rex = await create('Rex')
-      assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 1)
-      const [delivery] = await deliveriesOf(storage, 'we_0000000000000001')
+      const { claims } = await storage.webhookDeliveries.claimDue(T0, 10, LEASE)
+      assert.equal(claims.length, 1)
       const events = (await storage.events.list({ limit: 10 })).events
-      assert.equal(delivery?.eventId, events.at(-1)?.id)
-      assert.equal(events.at(-1)?.data, JSON.stringify(rex), 'the event is the pet as created, its id the one the insert gave')
+      assert.equal(claims[0]!.event.id, events.at(-1)?.id)
+      assert.equal(claims[0]!.event.data, JSON.stringify(rex), 'the event is the pet as created, its id the one the insert gave')
     })
 
     test('concurrent claimers never claim the same delivery; a lease keeps it until it lapses, then any claims it, the lost attempt logged', async (t) => {
@@ -172,8 +197,10 @@ for (const engine of STORE_ENGINES) {
       if (!storage) return
       await addEndpoint(storage, endpoint('we_0000000000000001'))
       await write(storage, ...Array.from({ length: 24 }, (_, i) => petEvent(i)))
-      await storage.webhookDeliveries.dispatch(500, T0, fanOut)
-      const rounds = await Promise.all(Array.from({ length: 6 }, () => storage.webhookDeliveries.claimDue(T0, 5, LEASE)))
+      // On PostgreSQL a claimer that finds the endpoint's cursor taken by another walks nothing that round.
+      const rounds: Array<{ claims: DeliveryClaim[] }> = []
+      for (let i = 0; i < 10 && rounds.flatMap((r) => r.claims).length < 24; i++)
+        rounds.push(...(await Promise.all(Array.from({ length: 6 }, () => storage.webhookDeliveries.claimDue(T0, 5, LEASE)))))
       const ids = rounds.flatMap((r) => r.claims.map((c) => c.deliveryId))
       assert.equal(new Set(ids).size, ids.length, 'no delivery claimed twice')
       assert.equal(ids.length, 24, 'and every one claimed')
@@ -201,7 +228,6 @@ for (const engine of STORE_ENGINES) {
       if (!storage) return
       await addEndpoint(storage, endpoint('we_0000000000000001'))
       await write(storage, petEvent(1))
-      await storage.webhookDeliveries.dispatch(500, T0, fanOut)
       const [first] = (await storage.webhookDeliveries.claimDue(T0, 10, LEASE)).claims
       const [second] = (await storage.webhookDeliveries.claimDue(LEASE, 10, LEASE + 20_000)).claims
       // The first claimant answers late: its attempt replaces the "no outcome" entry, the state is not its.
@@ -229,7 +255,6 @@ for (const engine of STORE_ENGINES) {
       if (!storage) return
       await addEndpoint(storage, endpoint('we_0000000000000001'))
       await write(storage, petEvent(1), petEvent(2), petEvent(3), petEvent(4))
-      await storage.webhookDeliveries.dispatch(500, T0, fanOut)
       const { claims } = await storage.webhookDeliveries.claimDue(T0, 10, LEASE)
       const at = (ms: number, claim: DeliveryClaim, status: number) =>
         storage.webhookDeliveries.recordAttempt(
@@ -271,25 +296,26 @@ for (const engine of STORE_ENGINES) {
       )
     })
 
-    test('a 410 disables the endpoint (gone) with its event; its due deliveries are then failed unsent', async (t) => {
+    test('a 410 disables the endpoint (gone) with its event; its due deliveries are then failed unsent, its new events not walked', async (t) => {
       const storage = await engine.open(t)
       if (!storage) return
       await addEndpoint(storage, endpoint('we_0000000000000001'))
       await write(storage, petEvent(1), petEvent(2))
-      await storage.webhookDeliveries.dispatch(500, T0, fanOut)
-      const { claims } = await storage.webhookDeliveries.claimDue(T0, 1, LEASE)
+      const { claims } = await storage.webhookDeliveries.claimDue(T0, 2, LEASE)
+      await storage.webhookDeliveries.recordAttempt(outcome(claims[0]!, 500), disabledRecord)
       const gone = await storage.webhookDeliveries.recordAttempt(
-        outcome(claims[0]!, 410, { next: { status: 'failed', nextAttemptAt: null }, effect: { kind: 'gone' } }),
+        outcome(claims[1]!, 410, { next: { status: 'failed', nextAttemptAt: null }, effect: { kind: 'gone' } }),
         disabledRecord,
       )
       assert.equal(gone.disabled?.disabledReason, 'gone')
       assert.equal((await storage.events.list({ limit: 10, types: ['webhook_endpoint.disabled'] })).events.length, 1)
-      const next = await storage.webhookDeliveries.claimDue(T0, 10, LEASE)
-      assert.deepEqual(next, { claims: [], notSent: 1 })
+      await write(storage, petEvent(3))
+      const next = await storage.webhookDeliveries.claimDue(T0 + 5_000, 10, LEASE + 5_000)
+      assert.deepEqual(next, { claims: [], notSent: 1 }, 'the retry due is failed unsent; the new event is not walked')
       const statuses = (await deliveriesOf(storage, 'we_0000000000000001')).map((d) => [d.status, d.lastError])
       assert.deepEqual(statuses, [
-        ['failed', 'not sent: the endpoint is disabled (gone)'],
         ['failed', 'the receiver answered 500'],
+        ['failed', 'not sent: the endpoint is disabled (gone)'],
       ])
     })
 
@@ -305,7 +331,6 @@ for (const engine of STORE_ENGINES) {
         eventDraft('order.placed', ACME, T0, { id: 2 }),
         eventDraft('order.placed', CHAIN, T0, { id: 3 }),
       )
-      await storage.webhookDeliveries.dispatch(500, T0, fanOut)
       const { claims } = await storage.webhookDeliveries.claimDue(T0, 10, LEASE)
       assert.deepEqual(claims.map((c) => c.event.id).sort(), [early!.id, late!.id].sort(), 'the other customer’s event is not acme’s')
       for (const claim of claims) await storage.webhookDeliveries.recordAttempt(outcome(claim, 204), disabledRecord)
@@ -369,7 +394,6 @@ for (const engine of STORE_ENGINES) {
       await addEndpoint(storage, endpoint('we_0000000000000002'))
       const old = eventDraft('pet.created', CHAIN, T0 - 31 * DAY, { id: 1 })
       await write(storage, old, petEvent(2))
-      await storage.webhookDeliveries.dispatch(500, T0, fanOut)
       const { claims } = await storage.webhookDeliveries.claimDue(T0, 10, LEASE)
       for (const claim of claims) await storage.webhookDeliveries.recordAttempt(outcome(claim, 500), disabledRecord)
       await new EventRetention(storage.events, { keepMs: 30 * DAY, clock: new ManualClock(T0) }).run()
@@ -386,60 +410,71 @@ for (const engine of STORE_ENGINES) {
   })
 }
 
-describe('webhook dispatch on PostgreSQL, several writers and dispatchers', () => {
-  test('an event whose change took a lower seq and committed after a higher one is dispatched all the same', async (t) => {
+describe('webhook walks on PostgreSQL, several writers and claimers', () => {
+  test('a walk waits behind a writer that took a lower seq and commits later, and passes nothing; other transactions do not hold it', async (t) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const schema = `test_${randomBytes(6).toString('hex')}`
     const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
     const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` })
+    const bystander = new pg.Client({ connectionString: PG_URL })
     t.after(async () => {
       await client.end().catch(() => {})
+      await bystander.end().catch(() => {})
       await storage.close()
       await dropSchema(schema)
     })
     await addEndpoint(storage, endpoint('we_0000000000000001'))
     await client.connect()
-    // A change in flight: its event has its seq, its outbox row is not committed.
+    await bystander.connect()
+    // A transaction with an xid that writes no event (elsewhere on the server) holds nothing back.
+    await bystander.query('BEGIN')
+    await bystander.query('SELECT pg_current_xact_id()')
+    const [early] = await write(storage, petEvent(1))
+    assert.deepEqual(
+      (await storage.webhookDeliveries.claimDue(T0, 10, LEASE)).claims.map((c) => c.event.id),
+      [early!.id],
+    )
+    // A change in flight: its event has its seq, it has not committed.
     await client.query('BEGIN')
     const { rows } = await client.query(
-      `WITH written AS (INSERT INTO events (id, type, occurred_at, data, customer_id, key_chain_id, key_id)
-         VALUES ('evt_slow', 'pet.created', ${T0}, '{"id":1}', NULL, 'key_a', 'key_a') RETURNING seq)
-       INSERT INTO webhook_outbox (seq) SELECT seq FROM written RETURNING seq`,
+      `INSERT INTO events (id, type, occurred_at, data, customer_id, key_chain_id, key_id)
+         VALUES ('evt_slow', 'pet.created', ${T0}, '{"id":2}', NULL, 'key_a', 'key_a') RETURNING seq`,
     )
     const slowSeq = Number(rows[0].seq)
-    const [fast] = await write(storage, petEvent(2))
-    assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 1, 'the committed one')
+    const [fast] = await write(storage, petEvent(3))
+    assert.deepEqual((await storage.webhookDeliveries.claimDue(T0, 10, LEASE)).claims, [], 'the committed one waits behind the open writer')
     await client.query('COMMIT')
-    assert.equal(await storage.webhookDeliveries.dispatch(500, T0, fanOut), 1, 'the one committed later, with its lower seq')
-    const listed = await deliveriesOf(storage, 'we_0000000000000001')
-    assert.deepEqual(listed.map((d) => d.eventId).sort(), ['evt_slow', fast!.id].sort())
-    assert.ok(slowSeq < listed.find((d) => d.eventId === fast!.id)!.eventSeq)
+    const after = await storage.webhookDeliveries.claimDue(T0, 10, LEASE)
+    assert.deepEqual(
+      after.claims.map((c) => c.event.id),
+      ['evt_slow', fast!.id],
+      'both, in the order of their transactions',
+    )
+    assert.ok(slowSeq < (await deliveriesOf(storage, 'we_0000000000000001')).find((d) => d.eventId === fast!.id)!.eventSeq)
+    await bystander.query('ROLLBACK')
   })
 
-  test('dispatchers at once fan each event out once', async (t) => {
+  test('claimers at once make each first attempt once', async (t) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const engine = STORE_ENGINES.find((e) => e.name === 'PostgreSQL')!
     const storage = await engine.open(t)
     if (!storage) return
     await addEndpoint(storage, endpoint('we_0000000000000001'))
+    await addEndpoint(storage, endpoint('we_0000000000000002'))
     for (let i = 0; i < 10; i++) await write(storage, ...Array.from({ length: 50 }, (_, j) => petEvent(i * 50 + j)))
-    const taken = await Promise.all(
+    const claimed: string[] = []
+    await Promise.all(
       Array.from({ length: 4 }, async () => {
-        let n = 0
-        for (;;) {
-          const batch = await storage.webhookDeliveries.dispatch(25, T0, fanOut)
-          if (batch === 0) return n
-          n += batch
+        // Bounded: a claimer that finds the cursors taken by the others gets nothing that round.
+        for (let round = 0; round < 400 && claimed.length < 1000; round++) {
+          const { claims } = await storage.webhookDeliveries.claimDue(T0, 25, LEASE)
+          claimed.push(...claims.map((c) => `${c.endpoint.id} ${c.event.id}`))
         }
       }),
     )
-    assert.equal(
-      taken.reduce((a, b) => a + b, 0),
-      500,
-    )
-    const listed = await deliveriesOf(storage, 'we_0000000000000001')
-    assert.equal(listed.length, 500)
-    assert.equal(new Set(listed.map((d) => d.eventId)).size, 500)
+    assert.equal(claimed.length, 1000)
+    assert.equal(new Set(claimed).size, 1000, 'no attempt claimed twice')
+    for (const id of ['we_0000000000000001', 'we_0000000000000002']) assert.equal((await deliveriesOf(storage, id)).length, 500)
   })
 })
 
@@ -456,7 +491,6 @@ test('SQLite: the delivery repository prepares each statement once, not at every
   await addEndpoint(storage!, endpoint('we_0000000000000001'))
   const round = async (n: number) => {
     await write(storage!, petEvent(n))
-    await storage!.webhookDeliveries.dispatch(1000, T0, fanOut)
     const { claims } = await storage!.webhookDeliveries.claimDue(T0 + n, 10, LEASE + n)
     assert.equal(claims.length, 1)
     await storage!.webhookDeliveries.recordAttempt(outcome(claims[0]!, 204), disabledRecord)
@@ -468,4 +502,33 @@ test('SQLite: the delivery repository prepares each statement once, not at every
   await round(2)
   await round(3)
   assert.equal(prepared, afterFirst, 'later rounds reuse them')
+})
+
+test('migration 025 on SQLite: the events still in the outbox are walked by each endpoint, those fanned out keep their deliveries', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cursors-migration-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'store.db')
+  const db = openMigrated(file, 'process')
+  db.prepare(
+    `INSERT INTO webhook_endpoints (id, url, description, events, customer_id, enabled, secret, previous_secret, previous_secret_expires_at,
+       failing_since, disabled_reason, created_at, updated_at)
+     VALUES ('we_0000000000000001', 'https://hooks.example.com/a', NULL, '["*"]', NULL, 1, 'whsec_a', NULL, NULL, NULL, NULL, ${T0}, ${T0})`,
+  ).run()
+  const insertEvent = db.prepare(
+    `INSERT INTO events (id, type, occurred_at, data, customer_id, key_chain_id, key_id) VALUES (?, 'pet.created', ${T0}, '{"id":1}', NULL, 'key_a', 'key_a')`,
+  )
+  const seqs = ['evt_1', 'evt_2', 'evt_3'].map((id) => Number(insertEvent.run(id).lastInsertRowid))
+  // The release before: no cursors, an outbox holding the two events not yet fanned out.
+  db.exec(
+    `DROP TABLE webhook_endpoint_cursors; CREATE TABLE webhook_outbox (seq INTEGER PRIMARY KEY);
+     INSERT INTO webhook_outbox (seq) VALUES (${seqs[1]}), (${seqs[2]});
+     DELETE FROM schema_migrations WHERE version = '025_webhook_endpoint_cursors.sql'`,
+  )
+  db.close()
+  const again = openMigrated(file, 'process')
+  t.after(() => again.close())
+  assert.deepEqual(again.prepare('SELECT endpoint_id, after_seq FROM webhook_endpoint_cursors').all(), [
+    { endpoint_id: 'we_0000000000000001', after_seq: seqs[0] },
+  ])
+  assert.deepEqual(again.prepare("SELECT name FROM sqlite_master WHERE name = 'webhook_outbox'").all(), [], 'the outbox is gone')
 })

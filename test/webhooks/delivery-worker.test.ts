@@ -1,5 +1,5 @@
 /**
- * The dispatcher and the delivery worker (src/webhooks/dispatcher.ts, delivery-worker.ts) over an
+ * The delivery worker (src/webhooks/delivery-worker.ts), its claims walking the log, over an
  * in-memory store, a loopback receiver and a virtual clock (set to now, which the standardwebhooks
  * package's timestamp check needs): every delivery verified by that package; a 410 disables the
  * endpoint; failing for longer than WEBHOOK_DISABLE_AFTER disables it and records
@@ -17,7 +17,6 @@ import { type EventOwner, eventDraft } from '../../src/events/event.js'
 import { ManualClock } from '../../src/shared/clock.js'
 import type { Storage } from '../../src/storage/storage.js'
 import { type DeliveryOutcomeLabel, DeliveryWorker } from '../../src/webhooks/delivery-worker.js'
-import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js'
 import type { WebhookEndpointRecord } from '../../src/webhooks/endpoint.js'
 import { newWebhookSecret } from '../../src/webhooks/secret.js'
 import { INTERRUPTED, sendWebhook } from '../../src/webhooks/sender.js'
@@ -78,7 +77,6 @@ function rig(t: import('node:test').TestContext, options: { concurrency?: number
     recorder: new ChangeRecorder(storage.audit, clock),
     onOutcome: (o) => outcomes.push(o),
   })
-  const dispatcher = new WebhookDispatcher(storage.webhookDeliveries, { clock })
   const addEndpoint = async (url: string, fields: Partial<WebhookEndpointRecord> = {}) => {
     const endpoint: WebhookEndpointRecord = {
       id: `we_${String(Math.floor(Math.random() * 1e16)).padStart(16, '0')}`,
@@ -104,11 +102,8 @@ function rig(t: import('node:test').TestContext, options: { concurrency?: number
     await storage.audit.write({ audit: [], events: [event] })
     return event
   }
-  /** Fans out what was written, then makes every attempt due now. */
-  const deliver = async () => {
-    await dispatcher.run()
-    await worker.settle()
-  }
+  /** Makes every attempt due now: the first attempts of what was written, and the retries due. */
+  const deliver = () => worker.settle()
   return { clock, storage, worker, outcomes, addEndpoint, emit, deliver }
 }
 
@@ -219,7 +214,6 @@ test('a stop interrupts the attempts in flight; each is logged and due again at 
   const hook = await receiver(t, () => 'hang')
   const endpoint = await r.addEndpoint(hook.url)
   await r.emit(1)
-  await r.storage.webhookDeliveries.dispatch(100, r.clock.now(), (await import('../../src/webhooks/fan-out.js')).fanOut)
   r.worker.start()
   const deadline = Date.now() + 5_000
   while (hook.hits.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { type OutboxEvent, WEBHOOK_DELIVERY_ID_PATTERN } from '../../src/webhooks/delivery.js'
+import { type LoggedEvent, WEBHOOK_DELIVERY_ID_PATTERN } from '../../src/webhooks/delivery.js'
 import type { WebhookEndpointRecord } from '../../src/webhooks/endpoint.js'
 import { endpointReceives, fanOut } from '../../src/webhooks/fan-out.js'
 
@@ -26,7 +26,7 @@ const endpoint = (id: string, fields: Partial<WebhookEndpointRecord>): WebhookEn
   updatedAt: 0,
   ...fields,
 })
-const event = (seq: number, type: OutboxEvent['type'], customerId: string | null): OutboxEvent => ({
+const event = (seq: number, type: LoggedEvent['type'], customerId: string | null): LoggedEvent => ({
   seq,
   id: `evt_${seq}`,
   type,

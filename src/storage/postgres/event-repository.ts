@@ -16,7 +16,7 @@ import type { Db } from './connection.js'
  * have committed after the snapshot). Without this, every write transaction on the server, in any
  * schema or database (xids are the server's), held the listings back.
  */
-const WRITERS_HORIZON = `(WITH held AS MATERIALIZED (SELECT pid, locktype, relation, transactionid FROM pg_locks WHERE granted)
+export const WRITERS_HORIZON = `(WITH held AS MATERIALIZED (SELECT pid, locktype, relation, transactionid FROM pg_locks WHERE granted)
   SELECT COALESCE(min(x), pg_snapshot_xmax(pg_current_snapshot())) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
    WHERE x::text::bigint % 4294967296 NOT IN (
      SELECT t.transactionid::text::bigint FROM held t

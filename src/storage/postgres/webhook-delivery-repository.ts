@@ -1,13 +1,14 @@
+import type pg from 'pg'
 import type { RecordedChange } from '../../changes/audit-log.js'
 import {
   type AttemptOutcome,
   type DeliveryAttemptRecord,
   type DeliveryClaim,
   type DeliveryPageFilter,
-  dispatchEventLimit,
-  type FanOut,
+  firstShare,
+  type LoggedEvent,
   type NewDelivery,
-  type OutboxEvent,
+  newDeliveryId,
   type QueueStats,
   type RecordedAttempt,
   type ReplayBatch,
@@ -15,6 +16,7 @@ import {
   type WebhookDeliveryRepository,
 } from '../../webhooks/delivery.js'
 import type { WebhookEndpointRecord } from '../../webhooks/endpoint.js'
+import { eventFilter } from '../../webhooks/fan-out.js'
 import {
   ATTEMPT_COLUMNS,
   type AttemptRow,
@@ -22,21 +24,25 @@ import {
   type ClaimedRow,
   DELIVERY_COLUMNS,
   type DeliveryRow,
+  earliest,
+  firstClaim,
   isEnabled,
   LOST_ATTEMPT_ERROR,
   notSentError,
   toAttemptRecord,
   toClaim,
   toDeliveryRecord,
+  type WalkedEvent,
 } from '../webhook-delivery-row.js'
 import { toWebhookEndpointRecord, type WebhookEndpointRow } from '../webhook-endpoint-row.js'
 import type { Db } from './connection.js'
+import { WRITERS_HORIZON } from './event-repository.js'
 import { writeChange } from './write-change.js'
 
-interface OutboxRow {
+interface LogRow {
   seq: string
-  id: string | null
-  type: OutboxEvent['type']
+  id: string
+  type: LoggedEvent['type']
   customer_id: string | null
 }
 
@@ -57,66 +63,25 @@ const deliveryArrays = (deliveries: NewDelivery[], now: number): unknown[] => [
   now,
 ]
 
+/** A walk's deliveries, claimed as they are made (attempt 1, leased until $6); an event that has one already (a replay's) keeps it. */
+const INSERT_CLAIMED_DELIVERIES = `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS})
+  SELECT id, endpoint_id, event_seq, event_id, event_type, 'pending', 1, $6::bigint, $6::bigint, NULL, NULL, NULL, $7::bigint, $7::bigint
+    FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS n (id, endpoint_id, event_seq, event_id, event_type)
+  ON CONFLICT (endpoint_id, event_seq) DO NOTHING RETURNING id`
+
 /**
- * Deliveries on PostgreSQL: each method one short transaction. The dispatcher's outbox rows and
- * the worker's due deliveries are taken FOR UPDATE SKIP LOCKED: instances running at once each
- * take other rows, none waits for another, and a row is taken by one of them.
+ * Deliveries on PostgreSQL: each method one short transaction. The worker's due deliveries and
+ * the endpoints' cursors are taken FOR UPDATE SKIP LOCKED: instances running at once each take
+ * other rows, none waits for another, and a row is taken by one of them.
  */
 export class PostgresWebhookDeliveryRepository implements WebhookDeliveryRepository {
   constructor(private readonly db: Db) {}
 
-  async dispatch(maxDeliveries: number, now: number, fanOut: FanOut): Promise<number> {
-    return this.db.transaction(async (client) => {
-      const endpoints = (await client.query<WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE enabled')).rows.map(
-        toWebhookEndpointRecord,
-      )
-      const { rows } = await client.query<OutboxRow>(
-        `SELECT o.seq, v.id, v.type, v.customer_id FROM webhook_outbox o LEFT JOIN events v ON v.seq = o.seq
-          ORDER BY o.seq LIMIT $1 FOR UPDATE OF o SKIP LOCKED`,
-        [dispatchEventLimit(maxDeliveries, endpoints.length)],
-      )
-      if (rows.length === 0) return 0
-      // An event swept before it was fanned out (a dispatcher stopped for the whole retention) has nothing to send.
-      const events = rows
-        .filter((r) => r.id !== null)
-        .map((r) => ({ seq: Number(r.seq), id: r.id!, type: r.type, customerId: r.customer_id }))
-      const deliveries = fanOut(events, endpoints, now)
-      if (deliveries.length > 0)
-        await client.query(`${INSERT_DELIVERIES} ON CONFLICT (endpoint_id, event_seq) DO NOTHING`, deliveryArrays(deliveries, now))
-      await client.query('DELETE FROM webhook_outbox WHERE seq = ANY($1::bigint[])', [rows.map((r) => r.seq)])
-      return rows.length
-    })
-  }
-
   async claimDue(now: number, limit: number, leaseUntil: number): Promise<{ claims: DeliveryClaim[]; notSent: number }> {
     return this.db.transaction(async (client) => {
-      const { rows } = await client.query<ClaimedRow & { updated_at: string }>(
-        `SELECT ${CLAIMED_COLUMNS}, d.updated_at FROM webhook_deliveries d
-           JOIN webhook_endpoints e ON e.id = d.endpoint_id
-           JOIN events v ON v.seq = d.event_seq
-          WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-          ORDER BY d.next_attempt_at LIMIT $2
-          FOR UPDATE OF d SKIP LOCKED`,
-        [now, limit],
-      )
-      const claimed = rows.filter(isEnabled)
-      for (const row of rows.filter((r) => !isEnabled(r)))
-        await client.query(
-          `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL, last_error = $1, updated_at = $2
-            WHERE id = $3`,
-          [notSentError(row), now, row.id],
-        )
-      for (const row of claimed.filter((r) => r.locked_until !== null))
-        await client.query(
-          `INSERT INTO webhook_delivery_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, NULL, NULL, $4, NULL) ON CONFLICT DO NOTHING`,
-          [row.id, row.attempts, row.updated_at, LOST_ATTEMPT_ERROR],
-        )
-      if (claimed.length > 0)
-        await client.query(
-          'UPDATE webhook_deliveries SET attempts = attempts + 1, locked_until = $1, next_attempt_at = $1, updated_at = $2 WHERE id = ANY($3::text[])',
-          [leaseUntil, now, claimed.map((r) => r.id)],
-        )
-      return { claims: claimed.map((row) => toClaim(row, leaseUntil)), notSent: rows.length - claimed.length }
+      const due = await claimRetries(client, now, limit, leaseUntil)
+      if (due.claims.length < limit) due.claims.push(...(await claimFirstAttempts(client, now, limit - due.claims.length, leaseUntil)))
+      return due
     })
   }
 
@@ -233,7 +198,7 @@ export class PostgresWebhookDeliveryRepository implements WebhookDeliveryReposit
         params.push(endpoint.customerId)
         customer = ` AND customer_id = $${params.length}`
       }
-      const { rows } = await client.query<Omit<OutboxRow, 'id'> & { id: string }>(
+      const { rows } = await client.query<LogRow>(
         `SELECT seq, id, type, customer_id FROM events WHERE seq > $1 AND seq <= $2 AND occurred_at >= $3${customer} ORDER BY seq LIMIT $4`,
         params,
       )
@@ -264,11 +229,152 @@ export class PostgresWebhookDeliveryRepository implements WebhookDeliveryReposit
     const [pending] = await this.db.query<{ n: string; oldest: string | null }>(
       "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
     )
-    const [outbox] = await this.db.query<{ n: string }>('SELECT COUNT(*) AS n FROM webhook_outbox')
+    // The endpoint furthest behind: the events after its cursor, and when the first of them occurred.
+    const [behind] = await this.db.query<{ n: string; oldest: string | null }>(
+      `WITH cursor AS (SELECT c.after_xid AS xid, c.after_seq AS seq FROM webhook_endpoint_cursors c
+                         JOIN webhook_endpoints e ON e.id = c.endpoint_id WHERE e.enabled ORDER BY c.after_xid, c.after_seq LIMIT 1)
+       SELECT (SELECT COUNT(*) FROM events v WHERE (v.xid, v.seq) > (cursor.xid, cursor.seq)) AS n,
+              (SELECT occurred_at FROM events v WHERE (v.xid, v.seq) > (cursor.xid, cursor.seq) ORDER BY v.xid, v.seq LIMIT 1) AS oldest
+         FROM cursor`,
+    )
     return {
       pending: Number(pending!.n),
-      oldestPendingAt: pending!.oldest === null ? null : Number(pending!.oldest),
-      undispatched: Number(outbox!.n),
+      oldestPendingAt: earliest(pending!.oldest, behind?.oldest ?? null),
+      undispatched: Number(behind?.n ?? 0),
     }
   }
+}
+
+async function claimRetries(
+  client: pg.PoolClient,
+  now: number,
+  limit: number,
+  leaseUntil: number,
+): Promise<{ claims: DeliveryClaim[]; notSent: number }> {
+  const { rows } = await client.query<ClaimedRow & { updated_at: string }>(
+    `SELECT ${CLAIMED_COLUMNS}, d.updated_at FROM webhook_deliveries d
+       JOIN webhook_endpoints e ON e.id = d.endpoint_id
+       JOIN events v ON v.seq = d.event_seq
+      WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+      ORDER BY d.next_attempt_at LIMIT $2
+      FOR UPDATE OF d SKIP LOCKED`,
+    [now, limit],
+  )
+  const claimed = rows.filter(isEnabled)
+  for (const row of rows.filter((r) => !isEnabled(r)))
+    await client.query(
+      `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL, last_error = $1, updated_at = $2
+        WHERE id = $3`,
+      [notSentError(row), now, row.id],
+    )
+  for (const row of claimed.filter((r) => r.locked_until !== null))
+    await client.query(
+      `INSERT INTO webhook_delivery_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, NULL, NULL, $4, NULL) ON CONFLICT DO NOTHING`,
+      [row.id, row.attempts, row.updated_at, LOST_ATTEMPT_ERROR],
+    )
+  if (claimed.length > 0)
+    await client.query(
+      'UPDATE webhook_deliveries SET attempts = attempts + 1, locked_until = $1, next_attempt_at = $1, updated_at = $2 WHERE id = ANY($3::text[])',
+      [leaseUntil, now, claimed.map((r) => r.id)],
+    )
+  return { claims: claimed.map((row) => toClaim(row, leaseUntil)), notSent: rows.length - claimed.length }
+}
+
+/** A walk's position in the log's order (xid, seq); xid8 comes as text. */
+interface Walk {
+  endpoint: WebhookEndpointRecord
+  xid: bigint
+  seq: number
+  more: boolean
+  walked: boolean
+}
+
+/**
+ * The walks of claimDue: up to `slots` first attempts, the endpoints in turn (firstShare). The
+ * cursors are taken FOR UPDATE SKIP LOCKED: a claimer at once walks the others. A walk reads up to
+ * the horizon (WRITERS_HORIZON, read once): every event before it has committed, and no transaction
+ * still open can add one there, so a cursor moved to it passes nothing.
+ */
+async function claimFirstAttempts(client: pg.PoolClient, now: number, slots: number, leaseUntil: number): Promise<DeliveryClaim[]> {
+  const { rows: endpoints } = await client.query<WebhookEndpointRow & { after_xid: string; after_seq: string }>(
+    `SELECT e.*, c.after_xid, c.after_seq FROM webhook_endpoint_cursors c JOIN webhook_endpoints e ON e.id = c.endpoint_id
+      WHERE e.enabled ORDER BY c.walked_at, c.endpoint_id FOR UPDATE OF c SKIP LOCKED`,
+  )
+  if (endpoints.length === 0) return []
+  const { rows: read } = await client.query<{ horizon: string }>(`SELECT ${WRITERS_HORIZON} AS horizon`)
+  const horizon = BigInt(read[0]!.horizon)
+  const walks: Walk[] = endpoints.map((row) => ({
+    endpoint: toWebhookEndpointRecord(row),
+    xid: BigInt(row.after_xid),
+    seq: Number(row.after_seq),
+    more: true,
+    walked: false,
+  }))
+  const taken: Array<{ id: string; endpoint: WebhookEndpointRecord; event: WalkedEvent }> = []
+  for (const share of [firstShare(slots, walks.length), slots]) {
+    for (const walk of walks) {
+      const take = Math.min(share, slots - taken.length)
+      if (take <= 0 || !walk.more || walk.xid >= horizon) continue
+      const events = await nextEvents(client, walk, horizon, take)
+      walk.more = events.length === take
+      const last = events[events.length - 1]
+      if (walk.more && last !== undefined) {
+        walk.xid = BigInt(last.xid)
+        walk.seq = Number(last.seq)
+      } else {
+        walk.xid = horizon
+        walk.seq = 0
+      }
+      walk.walked = true
+      for (const event of events) taken.push({ id: newDeliveryId(now), endpoint: walk.endpoint, event })
+    }
+  }
+  let written = new Set<string>()
+  if (taken.length > 0) {
+    const { rows } = await client.query<{ id: string }>(INSERT_CLAIMED_DELIVERIES, [
+      taken.map((t) => t.id),
+      taken.map((t) => t.endpoint.id),
+      taken.map((t) => t.event.seq),
+      taken.map((t) => t.event.id),
+      taken.map((t) => t.event.type),
+      leaseUntil,
+      now,
+    ])
+    written = new Set(rows.map((r) => r.id))
+  }
+  const moved = walks.filter((w) => w.walked)
+  if (moved.length > 0)
+    await client.query(
+      `UPDATE webhook_endpoint_cursors c SET after_xid = u.xid::xid8, after_seq = u.seq, walked_at = $4
+         FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u (id, xid, seq) WHERE c.endpoint_id = u.id`,
+      [moved.map((w) => w.endpoint.id), moved.map((w) => w.xid.toString()), moved.map((w) => w.seq), now],
+    )
+  // An event that had its delivery already (a replay's) is not claimed here: it is due, and claimed as a retry.
+  return taken.filter((t) => written.has(t.id)).map((t) => firstClaim(t.id, leaseUntil, t.endpoint, t.event))
+}
+
+/** Up to `limit` events after `walk`'s position and before `horizon` that its endpoint receives, in the log's order (eventFilter, in the query). */
+async function nextEvents(
+  client: pg.PoolClient,
+  walk: Walk,
+  horizon: bigint,
+  limit: number,
+): Promise<Array<WalkedEvent & { xid: string }>> {
+  const { customerId, types } = eventFilter(walk.endpoint)
+  const params: unknown[] = [walk.xid.toString(), walk.seq, horizon.toString()]
+  const where = ['(xid, seq) > ($1::xid8, $2::bigint)', 'xid < $3::xid8']
+  if (customerId !== null) {
+    params.push(customerId)
+    where.push(`customer_id = $${params.length}`)
+  }
+  if (types !== null) {
+    params.push(types)
+    where.push(`type = ANY($${params.length}::text[])`)
+  }
+  params.push(limit)
+  const { rows } = await client.query<WalkedEvent & { xid: string }>(
+    `SELECT seq, xid, id, type, occurred_at, data FROM events WHERE ${where.join(' AND ')} ORDER BY xid, seq LIMIT $${params.length}`,
+    params,
+  )
+  return rows
 }

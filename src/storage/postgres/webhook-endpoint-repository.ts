@@ -14,6 +14,14 @@ import { writeChange } from './write-change.js'
 
 const flag = (enabled: boolean) => enabled
 
+/**
+ * Where an endpoint's walk of the log starts (migration 025): after the transactions begun before
+ * this one (its xid, seq 0), when it is made and when it is enabled again (what happened while it
+ * was disabled is sent by a replay). This transaction writes no event before the cursor is read.
+ */
+const WALK_FROM_NOW = `INSERT INTO webhook_endpoint_cursors (endpoint_id, after_xid, after_seq, walked_at) VALUES ($1, pg_current_xact_id(), 0, 0)
+  ON CONFLICT (endpoint_id) DO UPDATE SET after_xid = excluded.after_xid, after_seq = 0, walked_at = 0`
+
 const INSERT = `INSERT INTO webhook_endpoints (${WEBHOOK_ENDPOINT_COLUMNS}) VALUES (${WEBHOOK_ENDPOINT_COLUMNS.split(', ')
   .map((_, i) => `$${i + 1}`)
   .join(', ')})`
@@ -28,6 +36,7 @@ export class PostgresWebhookEndpointRepository implements WebhookEndpointReposit
   async insertEndpoint(record: WebhookEndpointRecord, recorded: RecordedChange): Promise<void> {
     await this.db.transaction(async (client) => {
       await client.query(INSERT, webhookEndpointValues(record, flag))
+      await client.query(WALK_FROM_NOW, [record.id])
       await writeChange(client, recorded)
     })
   }
@@ -64,9 +73,11 @@ export class PostgresWebhookEndpointRepository implements WebhookEndpointReposit
     recorded: RecordedChange,
   ): Promise<WebhookEndpointRecord | undefined> {
     return this.db.transaction(async (client) => {
+      const before = await client.query<{ enabled: boolean }>('SELECT enabled FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [id])
       const { rows } = await client.query<WebhookEndpointRow>(UPDATE, [...updateValues(update, flag), id, expectedUpdatedAt])
       const row = rows[0]
       if (row === undefined) return undefined
+      if (before.rows[0]?.enabled === false && update.enabled) await client.query(WALK_FROM_NOW, [id])
       await writeChange(client, recorded)
       return toWebhookEndpointRecord(row)
     })

@@ -8,10 +8,6 @@ const placeholders = (rows: number, columns: number): string =>
     ', ',
   )
 
-/** The webhook outbox's rule, in both writers' statements: the events `written` are queued while some endpoint is enabled. */
-const QUEUE_WRITTEN =
-  'INSERT INTO webhook_outbox (seq) SELECT seq FROM written WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)'
-
 const AUDIT_WIDTH = AUDIT_COLUMNS.split(', ').length
 const EVENT_WIDTH = EVENT_COLUMNS.split(', ').length
 
@@ -20,10 +16,8 @@ const EVENT_WIDTH = EVENT_COLUMNS.split(', ').length
  * events in another), called by the repository method that makes the change with the client of its
  * transaction: the change and its record commit together or not at all (an outbox). Nothing else
  * inserts into audit_log or events. An event with a `onceKey` written before is skipped, by any
- * instance (the unique index decides), the rest of the change kept. Each event written is queued
- * for the webhooks' dispatcher in the same statement (migration 023's outbox), while some endpoint
- * is enabled: with none, nothing more is written. An endpoint enabled after the event's change has
- * not heard of it (the dispatcher fans out to the endpoints enabled when it runs). The client's
+ * instance (the unique index decides), the rest of the change kept. Nothing more is written for
+ * webhooks: each endpoint walks the log (migration 025). The client's
  * transaction holds its lock on `events` from BEGIN (Db.transaction): how the log's listing knows
  * it may still write one.
  */
@@ -36,10 +30,7 @@ export async function writeChange(client: pg.PoolClient, change: RecordedChange)
     )
   if (events.length > 0)
     await client.query(
-      `WITH written AS (
-         INSERT INTO events (${EVENT_COLUMNS}) VALUES ${placeholders(events.length, EVENT_WIDTH)} ON CONFLICT (once_key) DO NOTHING RETURNING seq
-       )
-       ${QUEUE_WRITTEN}`,
+      `INSERT INTO events (${EVENT_COLUMNS}) VALUES ${placeholders(events.length, EVENT_WIDTH)} ON CONFLICT (once_key) DO NOTHING`,
       events.flatMap(eventValues),
     )
 }
@@ -55,8 +46,8 @@ const ID_ZERO = '{"id":0'
  * what the caller records of the row made with id 0; each event's data, the row's resource as the
  * API shows it, begins with that id (`{"id":0`), and is written with the id the insert gave it in
  * its place. Undefined when the change has another shape (audit entries; data that does not begin
- * with the id): the caller writes it with writeChange in a transaction instead. The once-keys and
- * the outbox as writeChange. The statement locks `events` when it is parsed, before its insert
+ * with the id): the caller writes it with writeChange in a transaction instead. The once-keys as
+ * writeChange. The statement locks `events` when it is parsed, before its insert
  * gives the transaction an xid (what the log's listing asks of a writer). Returns the statement,
  * whose rows are the insert's.
  */
@@ -86,9 +77,8 @@ export function insertWithChange(
          INSERT INTO events (${EVENT_COLUMNS})
          SELECT e.id, e.type, e.occurred_at, '{"id":' || inserted.id || e.rest, e.customer_id, e.key_chain_id, e.key_id, e.once_key
            FROM inserted, (VALUES ${rows.join(', ')}) AS e (${EVENT_COLUMNS.replace('data', 'rest')})
-         ON CONFLICT (once_key) DO NOTHING RETURNING seq
-       ),
-       queued AS (${QUEUE_WRITTEN})
+         ON CONFLICT (once_key) DO NOTHING
+       )
      SELECT * FROM inserted`,
     params,
   }

@@ -5,9 +5,9 @@ import {
   type DeliveryAttemptRecord,
   type DeliveryClaim,
   type DeliveryPageFilter,
-  dispatchEventLimit,
-  type FanOut,
-  type OutboxEvent,
+  firstShare,
+  type LoggedEvent,
+  newDeliveryId,
   type QueueStats,
   type RecordedAttempt,
   type ReplayBatch,
@@ -15,6 +15,7 @@ import {
   type WebhookDeliveryRepository,
 } from '../../webhooks/delivery.js'
 import type { WebhookEndpointRecord } from '../../webhooks/endpoint.js'
+import { eventFilter } from '../../webhooks/fan-out.js'
 import {
   ATTEMPT_COLUMNS,
   type AttemptRow,
@@ -22,6 +23,8 @@ import {
   type ClaimedRow,
   DELIVERY_COLUMNS,
   type DeliveryRow,
+  earliest,
+  firstClaim,
   isEnabled,
   LOST_ATTEMPT_ERROR,
   newDeliveryValues,
@@ -29,21 +32,24 @@ import {
   toAttemptRecord,
   toClaim,
   toDeliveryRecord,
+  type WalkedEvent,
 } from '../webhook-delivery-row.js'
 import { toWebhookEndpointRecord, type WebhookEndpointRow } from '../webhook-endpoint-row.js'
 import { writeChange } from './write-change.js'
 
-interface OutboxRow {
+interface LogRow {
   seq: number
-  id: string | null
-  type: OutboxEvent['type']
+  id: string
+  type: LoggedEvent['type']
   customer_id: string | null
 }
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ')
-/** A new delivery (newDeliveryValues); the dispatcher's keeps one already there, a replay's makes it due again. */
+/** A new delivery (newDeliveryValues); a replay's makes one already there due again. */
 const INSERT_DELIVERY = `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES (${marks(14)})`
-const INSERT_NEW_DELIVERY = `${INSERT_DELIVERY} ON CONFLICT (endpoint_id, event_seq) DO NOTHING`
+/** A walk's delivery, claimed as it is made (attempt 1, leased); an event that has one already (a replay's) keeps it. */
+const INSERT_CLAIMED_DELIVERY = `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS})
+  VALUES (?, ?, ?, ?, ?, 'pending', 1, ?, ?, NULL, NULL, NULL, ?, ?) ON CONFLICT (endpoint_id, event_seq) DO NOTHING`
 const UPSERT_DELIVERY = `${INSERT_DELIVERY}
   ON CONFLICT (endpoint_id, event_seq) DO UPDATE SET status = 'pending', next_attempt_at = excluded.next_attempt_at,
     locked_until = NULL, updated_at = excluded.updated_at`
@@ -53,65 +59,100 @@ const BUMP = 'updated_at = MAX(updated_at + 1, ?)'
 /**
  * Deliveries on SQLite: each method one IMMEDIATE transaction. One writer at a time holds the
  * file, so a claim is exclusive without row locks, also between the processes of `serve
- * --workers` on one file: two never claim the same delivery.
+ * --workers` on one file: two never claim the same delivery, nor walk an endpoint's events at once.
  */
 export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepository {
   private readonly statements = new Map<string, Database.Statement>()
 
   constructor(private readonly db: Database.Database) {}
 
-  async dispatch(maxDeliveries: number, now: number, fanOut: FanOut): Promise<number> {
+  async claimDue(now: number, limit: number, leaseUntil: number): Promise<{ claims: DeliveryClaim[]; notSent: number }> {
     return this.db
       .transaction(() => {
-        const endpoints = this.prepared<[], WebhookEndpointRow>('SELECT * FROM webhook_endpoints WHERE enabled = 1')
-          .all()
-          .map(toWebhookEndpointRecord)
-        const rows = this.prepared<[number], OutboxRow>(
-          `SELECT o.seq, v.id, v.type, v.customer_id FROM webhook_outbox o LEFT JOIN events v ON v.seq = o.seq ORDER BY o.seq LIMIT ?`,
-        ).all(dispatchEventLimit(maxDeliveries, endpoints.length))
-        if (rows.length === 0) return 0
-        // An event swept before it was fanned out (a dispatcher stopped for the whole retention) has nothing to send.
-        const events = rows.filter((r) => r.id !== null).map((r) => ({ seq: r.seq, id: r.id!, type: r.type, customerId: r.customer_id }))
-        const insert = this.prepared(INSERT_NEW_DELIVERY)
-        for (const delivery of fanOut(events, endpoints, now)) insert.run(...newDeliveryValues(delivery, now))
-        // The batch is the lowest seqs of the outbox, and no other writer is in this transaction.
-        this.prepared('DELETE FROM webhook_outbox WHERE seq <= ?').run(rows[rows.length - 1]!.seq)
-        return rows.length
+        const due = this.claimRetries(now, limit, leaseUntil)
+        if (due.claims.length < limit) due.claims.push(...this.claimFirstAttempts(now, limit - due.claims.length, leaseUntil))
+        return due
       })
       .immediate()
   }
 
-  async claimDue(now: number, limit: number, leaseUntil: number): Promise<{ claims: DeliveryClaim[]; notSent: number }> {
-    return this.db
-      .transaction(() => {
-        const rows = this.prepared<[number, number], ClaimedRow & { updated_at: number }>(
-          `SELECT ${CLAIMED_COLUMNS}, d.updated_at FROM webhook_deliveries d
-               JOIN webhook_endpoints e ON e.id = d.endpoint_id
-               JOIN events v ON v.seq = d.event_seq
-              WHERE d.status = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?`,
-        ).all(now, limit)
-        const claims: DeliveryClaim[] = []
-        let notSent = 0
-        for (const row of rows) {
-          if (!isEnabled(row)) {
-            this.prepared(
-              `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?`,
-            ).run(notSentError(row), now, row.id)
-            notSent++
-            continue
-          }
-          if (row.locked_until !== null)
-            this.prepared(
-              `INSERT INTO webhook_delivery_attempts (${ATTEMPT_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, ?, NULL) ON CONFLICT DO NOTHING`,
-            ).run(row.id, row.attempts, row.updated_at, LOST_ATTEMPT_ERROR)
-          this.prepared(
-            'UPDATE webhook_deliveries SET attempts = attempts + 1, locked_until = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?',
-          ).run(leaseUntil, leaseUntil, now, row.id)
-          claims.push(toClaim(row, leaseUntil))
+  private claimRetries(now: number, limit: number, leaseUntil: number): { claims: DeliveryClaim[]; notSent: number } {
+    const rows = this.prepared<[number, number], ClaimedRow & { updated_at: number }>(
+      `SELECT ${CLAIMED_COLUMNS}, d.updated_at FROM webhook_deliveries d
+           JOIN webhook_endpoints e ON e.id = d.endpoint_id
+           JOIN events v ON v.seq = d.event_seq
+          WHERE d.status = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?`,
+    ).all(now, limit)
+    const claims: DeliveryClaim[] = []
+    let notSent = 0
+    for (const row of rows) {
+      if (!isEnabled(row)) {
+        this.prepared(
+          `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?`,
+        ).run(notSentError(row), now, row.id)
+        notSent++
+        continue
+      }
+      if (row.locked_until !== null)
+        this.prepared(
+          `INSERT INTO webhook_delivery_attempts (${ATTEMPT_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, ?, NULL) ON CONFLICT DO NOTHING`,
+        ).run(row.id, row.attempts, row.updated_at, LOST_ATTEMPT_ERROR)
+      this.prepared(
+        'UPDATE webhook_deliveries SET attempts = attempts + 1, locked_until = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?',
+      ).run(leaseUntil, leaseUntil, now, row.id)
+      claims.push(toClaim(row, leaseUntil))
+    }
+    return { claims, notSent }
+  }
+
+  /** The walks of claimDue: up to `slots` first attempts, the endpoints in turn (firstShare). */
+  private claimFirstAttempts(now: number, slots: number, leaseUntil: number): DeliveryClaim[] {
+    const endpoints = this.prepared<[], WebhookEndpointRow & { after_seq: number }>(
+      `SELECT e.*, c.after_seq FROM webhook_endpoint_cursors c JOIN webhook_endpoints e ON e.id = c.endpoint_id
+        WHERE e.enabled = 1 ORDER BY c.walked_at, c.endpoint_id`,
+    ).all()
+    if (endpoints.length === 0) return []
+    // The one writer holds the file: every event up to the head has committed, in seq order.
+    const head = this.prepared<[], { seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get()!.seq
+    const walks = endpoints.map((row) => ({ endpoint: toWebhookEndpointRecord(row), after: row.after_seq, more: true, walked: false }))
+    const claims: DeliveryClaim[] = []
+    const insert = this.prepared(INSERT_CLAIMED_DELIVERY)
+    for (const share of [firstShare(slots, walks.length), slots]) {
+      for (const walk of walks) {
+        const take = Math.min(share, slots - claims.length)
+        if (take <= 0 || !walk.more || walk.after >= head) continue
+        const events = this.nextEvents(walk.endpoint, walk.after, head, take)
+        walk.more = events.length === take
+        walk.after = walk.more ? Number(events[events.length - 1]!.seq) : head
+        walk.walked = true
+        for (const event of events) {
+          const id = newDeliveryId(now)
+          if (insert.run(id, walk.endpoint.id, event.seq, event.id, event.type, leaseUntil, leaseUntil, now, now).changes === 1)
+            claims.push(firstClaim(id, leaseUntil, walk.endpoint, event))
         }
-        return { claims, notSent }
-      })
-      .immediate()
+      }
+    }
+    const move = this.prepared('UPDATE webhook_endpoint_cursors SET after_seq = ?, walked_at = ? WHERE endpoint_id = ?')
+    for (const walk of walks) if (walk.walked) move.run(walk.after, now, walk.endpoint.id)
+    return claims
+  }
+
+  /** Up to `limit` events after seq `after` (to `head`) that `endpoint` receives, in order (eventFilter: in the query, on its indexes). */
+  private nextEvents(endpoint: WebhookEndpointRecord, after: number, head: number, limit: number): WalkedEvent[] {
+    const { customerId, types } = eventFilter(endpoint)
+    const where = ['seq > ?', 'seq <= ?']
+    const params: unknown[] = [after, head]
+    if (customerId !== null) {
+      where.push('customer_id = ?')
+      params.push(customerId)
+    }
+    if (types !== null) {
+      where.push('type IN (SELECT value FROM json_each(?))')
+      params.push(JSON.stringify(types))
+    }
+    return this.prepared<unknown[], WalkedEvent>(
+      `SELECT seq, id, type, occurred_at, data FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`,
+    ).all(...params, limit)
   }
 
   async recordAttempt(outcome: AttemptOutcome, disabled: (endpoint: WebhookEndpointRecord) => RecordedChange): Promise<RecordedAttempt> {
@@ -231,7 +272,7 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
           sql += ' AND customer_id = ?'
           params.push(endpoint.customerId)
         }
-        const rows = this.prepared(`${sql} ORDER BY seq LIMIT ?`).all(...params, limit) as Array<Omit<OutboxRow, 'id'> & { id: string }>
+        const rows = this.prepared(`${sql} ORDER BY seq LIMIT ?`).all(...params, limit) as LogRow[]
         const events = rows.map((r) => ({ seq: r.seq, id: r.id, type: r.type, customerId: r.customer_id }))
         const deliveries = fanOut(events, [endpoint], now)
         const upsert = this.prepared(UPSERT_DELIVERY)
@@ -255,8 +296,13 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
     const pending = this.prepared<[], { n: number; oldest: number | null }>(
       "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
     ).get()!
-    const outbox = this.prepared<[], { n: number }>('SELECT COUNT(*) AS n FROM webhook_outbox').get()!
-    return { pending: pending.n, oldestPendingAt: pending.oldest, undispatched: outbox.n }
+    // The endpoint furthest behind: the events after its cursor, and when the first of them occurred.
+    const behind = this.prepared<[], { n: number; oldest: number | null }>(
+      `WITH cursor AS (SELECT MIN(c.after_seq) AS seq FROM webhook_endpoint_cursors c JOIN webhook_endpoints e ON e.id = c.endpoint_id WHERE e.enabled = 1)
+       SELECT (SELECT COUNT(*) FROM events WHERE seq > cursor.seq) AS n,
+              (SELECT occurred_at FROM events WHERE seq > cursor.seq ORDER BY seq LIMIT 1) AS oldest FROM cursor`,
+    ).get()!
+    return { pending: pending.n, oldestPendingAt: earliest(pending.oldest, behind.oldest), undispatched: behind.n }
   }
 
   /**

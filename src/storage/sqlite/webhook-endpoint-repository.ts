@@ -14,6 +14,13 @@ import { writeChange } from './write-change.js'
 
 const flag = (enabled: boolean) => (enabled ? 1 : 0)
 
+/**
+ * Where an endpoint's walk of the log starts (migration 025): after every event written so far, when
+ * it is made and when it is enabled again (what happened while it was disabled is sent by a replay).
+ */
+const WALK_FROM_HEAD =
+  'INSERT OR REPLACE INTO webhook_endpoint_cursors (endpoint_id, after_seq, walked_at) SELECT ?, COALESCE(MAX(seq), 0), 0 FROM events'
+
 /** Webhook endpoints in SQLite: each change one IMMEDIATE transaction with what it records (its audit entry). */
 export class SqliteWebhookEndpointRepository implements WebhookEndpointRepository {
   constructor(private readonly db: Database.Database) {}
@@ -24,6 +31,7 @@ export class SqliteWebhookEndpointRepository implements WebhookEndpointRepositor
         this.db
           .prepare(`INSERT INTO webhook_endpoints (${WEBHOOK_ENDPOINT_COLUMNS}) VALUES (${WEBHOOK_ENDPOINT_COLUMNS.replace(/\w+/g, '?')})`)
           .run(...webhookEndpointValues(record, flag))
+        this.db.prepare(WALK_FROM_HEAD).run(record.id)
         writeChange(this.db, recorded)
       })
       .immediate()
@@ -54,6 +62,7 @@ export class SqliteWebhookEndpointRepository implements WebhookEndpointRepositor
   ): Promise<WebhookEndpointRecord | undefined> {
     return this.db
       .transaction(() => {
+        const before = this.db.prepare<[string], { enabled: number }>('SELECT enabled FROM webhook_endpoints WHERE id = ?').get(id)
         const row = this.db
           .prepare<unknown[], WebhookEndpointRow>(
             `UPDATE webhook_endpoints SET ${WEBHOOK_ENDPOINT_UPDATED.map((c) => `${c} = ?`).join(', ')}
@@ -61,6 +70,7 @@ export class SqliteWebhookEndpointRepository implements WebhookEndpointRepositor
           )
           .get(...updateValues(update, flag), id, expectedUpdatedAt)
         if (row === undefined) return undefined
+        if (before?.enabled === 0 && update.enabled) this.db.prepare(WALK_FROM_HEAD).run(id)
         writeChange(this.db, recorded)
         return toWebhookEndpointRecord(row)
       })
