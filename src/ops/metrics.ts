@@ -78,15 +78,31 @@ export class Metrics {
     name: 'animal_store_webhook_oldest_pending_seconds',
     help: 'Age of the oldest webhook delivery not yet delivered nor given up, or of the oldest event an enabled endpoint has not been sent yet if older (0: none), in the whole store; read when scraped.',
     registers: [this.registry],
+    collect: () => this.collectWebhookQueue(),
   })
   readonly webhookUndispatched = new Gauge({
     name: 'animal_store_webhook_events_undispatched',
     help: 'Events written that the enabled webhook endpoint furthest behind has not reached yet (whether it receives them or not), in the whole store; read when scraped.',
     registers: [this.registry],
+    collect: () => this.collectWebhookQueue(),
   })
+  /** The store's read of the scrape in progress, which the three gauges share. */
+  private webhookQueueRead: Promise<void> | undefined
 
-  /** The three queue gauges from one read of the store; a store that cannot answer leaves them as they were (/metrics still answers). */
-  private async collectWebhookQueue(): Promise<void> {
+  /**
+   * The three queue gauges from one read of the store, which each of them waits for: prom-client
+   * renders the metrics of a scrape at once, so a gauge that did not wait was shown with the value
+   * of the scrape before.
+   */
+  private collectWebhookQueue(): Promise<void> {
+    this.webhookQueueRead ??= this.readWebhookQueue().finally(() => {
+      this.webhookQueueRead = undefined
+    })
+    return this.webhookQueueRead
+  }
+
+  /** A store that cannot answer leaves the gauges as they were (/metrics still answers). */
+  private async readWebhookQueue(): Promise<void> {
     const stats = await this.webhookQueue?.().catch(() => undefined)
     if (stats === undefined) return
     this.webhookPending.set(stats.pending)

@@ -114,26 +114,27 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
     if (endpoints.length === 0) return []
     // The one writer holds the file: every event up to the head has committed, in seq order.
     const head = this.prepared<[], { seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get()!.seq
-    const walks = endpoints.map((row) => ({ endpoint: toWebhookEndpointRecord(row), after: row.after_seq, more: true, walked: false }))
+    const walks = endpoints.map((row) => ({ row, after: row.after_seq, more: true, walked: false }))
     const claims: DeliveryClaim[] = []
     const insert = this.prepared(INSERT_CLAIMED_DELIVERY)
     for (const share of [firstShare(slots, walks.length), slots]) {
       for (const walk of walks) {
         const take = Math.min(share, slots - claims.length)
         if (take <= 0 || !walk.more || walk.after >= head) continue
-        const events = this.nextEvents(walk.endpoint, walk.after, head, take)
+        const endpoint = toWebhookEndpointRecord(walk.row)
+        const events = this.nextEvents(endpoint, walk.after, head, take)
         walk.more = events.length === take
         walk.after = walk.more ? Number(events[events.length - 1]!.seq) : head
         walk.walked = true
         for (const event of events) {
           const id = newDeliveryId(now)
-          if (insert.run(id, walk.endpoint.id, event.seq, event.id, event.type, leaseUntil, leaseUntil, now, now).changes === 1)
-            claims.push(firstClaim(id, leaseUntil, walk.endpoint, event))
+          if (insert.run(id, endpoint.id, event.seq, event.id, event.type, leaseUntil, leaseUntil, now, now).changes === 1)
+            claims.push(firstClaim(id, leaseUntil, endpoint, event))
         }
       }
     }
     const move = this.prepared('UPDATE webhook_endpoint_cursors SET after_seq = ?, walked_at = ? WHERE endpoint_id = ?')
-    for (const walk of walks) if (walk.walked) move.run(walk.after, now, walk.endpoint.id)
+    for (const walk of walks) if (walk.walked) move.run(walk.after, now, walk.row.id)
     return claims
   }
 
