@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process'
 // a drift of the machine hits every count alike. Reports per engine, load and count: req/s, p99,
 // the server's CPU per request (utime+stime from /proc over the measured window / requests), its
 // VmHWM, its /metrics (admin listener) at the end (animal_store_webhook_deliveries_total by
-// outcome, deliveries pending, events not yet fanned out), the black hole's connections, and each
+// outcome, deliveries pending, events the endpoint furthest behind has not reached), the black hole's connections, and each
 // figure's ratio to the first count's (0 endpoints) of the same round. Loopback only, bounded (a
 // hard deadline); every child, database and temp dir is removed at the end, on an error and on Ctrl-C.
 //

@@ -37,7 +37,7 @@ const deliveryFields = {
   lastError: nullableString(
     'Why the last attempt failed (`the receiver answered 500`, `timed out after 10000 ms`, `redirect not followed …`, `refused: …`), or null.',
   ),
-  createdAt: time('When the event was fanned out to the endpoint.'),
+  createdAt: time('When the delivery was made: when its first attempt was claimed (or a replay made it).'),
   updatedAt: time('When the delivery last changed.'),
 }
 

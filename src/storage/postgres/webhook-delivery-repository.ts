@@ -312,12 +312,18 @@ async function claimFirstAttempts(client: pg.PoolClient, now: number, slots: num
   }))
   const taken: Array<{ id: string; endpoint: WebhookEndpointRecord; event: WalkedEvent }> = []
   for (const share of [firstShare(slots, walks.length), slots]) {
-    for (const walk of walks) {
-      const take = Math.min(share, slots - taken.length)
-      if (take <= 0 || !walk.more || walk.xid >= horizon) continue
-      const events = await nextEvents(client, walk, horizon, take)
-      walk.more = events.length === take
-      const last = events[events.length - 1]
+    const open = walks.filter((w) => w.more && w.xid < horizon)
+    const limit = Math.min(share, slots - taken.length)
+    if (open.length === 0 || limit <= 0) break
+    const found = await nextEvents(client, open, horizon, limit)
+    for (const walk of open) {
+      const events = found.get(walk.endpoint.id) ?? []
+      const took = events.slice(0, slots - taken.length)
+      // No slot left for what it found: its cursor stays where it was.
+      if (took.length === 0 && events.length > 0) continue
+      walk.walked = true
+      walk.more = took.length === limit || took.length < events.length
+      const last = took[took.length - 1]
       if (walk.more && last !== undefined) {
         walk.xid = BigInt(last.xid)
         walk.seq = Number(last.seq)
@@ -325,8 +331,7 @@ async function claimFirstAttempts(client: pg.PoolClient, now: number, slots: num
         walk.xid = horizon
         walk.seq = 0
       }
-      walk.walked = true
-      for (const event of events) taken.push({ id: newDeliveryId(now), endpoint: walk.endpoint, event })
+      for (const event of took) taken.push({ id: newDeliveryId(now), endpoint: walk.endpoint, event })
     }
   }
   let written = new Set<string>()
@@ -353,28 +358,45 @@ async function claimFirstAttempts(client: pg.PoolClient, now: number, slots: num
   return taken.filter((t) => written.has(t.id)).map((t) => firstClaim(t.id, leaseUntil, t.endpoint, t.event))
 }
 
-/** Up to `limit` events after `walk`'s position and before `horizon` that its endpoint receives, in the log's order (eventFilter, in the query). */
+/**
+ * For each of `walks`, up to `limit` events after its position and before `horizon` that its
+ * endpoint receives, in the log's order: one statement for every endpoint (a LATERAL read of the
+ * log each, on its (xid, seq) index), so a claim costs one round trip however many endpoints there
+ * are. The conditions are eventFilter's, its types joined by commas (no type has one).
+ */
 async function nextEvents(
   client: pg.PoolClient,
-  walk: Walk,
+  walks: readonly Walk[],
   horizon: bigint,
   limit: number,
-): Promise<Array<WalkedEvent & { xid: string }>> {
-  const { customerId, types } = eventFilter(walk.endpoint)
-  const params: unknown[] = [walk.xid.toString(), walk.seq, horizon.toString()]
-  const where = ['(xid, seq) > ($1::xid8, $2::bigint)', 'xid < $3::xid8']
-  if (customerId !== null) {
-    params.push(customerId)
-    where.push(`customer_id = $${params.length}`)
-  }
-  if (types !== null) {
-    params.push(types)
-    where.push(`type = ANY($${params.length}::text[])`)
-  }
-  params.push(limit)
-  const { rows } = await client.query<WalkedEvent & { xid: string }>(
-    `SELECT seq, xid, id, type, occurred_at, data FROM events WHERE ${where.join(' AND ')} ORDER BY xid, seq LIMIT $${params.length}`,
-    params,
+): Promise<Map<string, Array<WalkedEvent & { xid: string }>>> {
+  const filters = walks.map((w) => eventFilter(w.endpoint))
+  const { rows } = await client.query<WalkedEvent & { xid: string; endpoint_id: string }>(
+    `SELECT w.endpoint_id, v.seq, v.xid, v.id, v.type, v.occurred_at, v.data
+       FROM unnest($1::text[], $2::text[]::xid8[], $3::bigint[], $4::text[], $5::text[]) WITH ORDINALITY
+              AS w (endpoint_id, xid, seq, customer_id, types, n)
+       CROSS JOIN LATERAL (
+         SELECT v.seq, v.xid, v.id, v.type, v.occurred_at, v.data FROM events v
+          WHERE (v.xid, v.seq) > (w.xid, w.seq) AND v.xid < $6::xid8
+            AND (w.customer_id IS NULL OR v.customer_id = w.customer_id)
+            AND (w.types IS NULL OR v.type = ANY (string_to_array(w.types, ',')))
+          ORDER BY v.xid, v.seq LIMIT $7) v
+      ORDER BY w.n, v.xid, v.seq`,
+    [
+      walks.map((w) => w.endpoint.id),
+      walks.map((w) => w.xid.toString()),
+      walks.map((w) => w.seq),
+      filters.map((f) => f.customerId),
+      filters.map((f) => (f.types === null ? null : f.types.join(','))),
+      horizon.toString(),
+      limit,
+    ],
   )
-  return rows
+  const found = new Map<string, Array<WalkedEvent & { xid: string }>>()
+  for (const row of rows) {
+    const events = found.get(row.endpoint_id)
+    if (events === undefined) found.set(row.endpoint_id, [row])
+    else events.push(row)
+  }
+  return found
 }
