@@ -71,6 +71,7 @@ export interface ClaimedRow {
   previous_secret_expires_at: Int | null
   enabled: number | boolean
   disabled_reason: string | null
+  failing_since: Int | null
   event_id: string
   event_type: EventType
   occurred_at: Int
@@ -79,13 +80,14 @@ export interface ClaimedRow {
 
 /** The columns of a due delivery, its endpoint (e) and its event (v), that a claim reads. */
 export const CLAIMED_COLUMNS = `d.id, d.attempts, d.locked_until, d.endpoint_id, e.url, e.secret, e.previous_secret,
-  e.previous_secret_expires_at, e.enabled, e.disabled_reason, d.event_id, d.event_type, v.occurred_at, v.data`
+  e.previous_secret_expires_at, e.enabled, e.disabled_reason, e.failing_since, d.event_id, d.event_type, v.occurred_at, v.data`
 
 /** A claim of `row`, leased until `lease`, counting one more attempt than the row had. */
 export const toClaim = (row: ClaimedRow, lease: number): DeliveryClaim => ({
   deliveryId: row.id,
   attempt: int(row.attempts) + 1,
   lease,
+  failing: row.failing_since !== null,
   endpoint: {
     id: row.endpoint_id,
     url: row.url,
@@ -141,12 +143,13 @@ export interface WalkedEvent {
 export const firstClaim = (
   id: string,
   lease: number,
-  endpoint: Pick<WebhookEndpointRecord, 'id' | 'url' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>,
+  endpoint: Pick<WebhookEndpointRecord, 'id' | 'url' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'>,
   event: WalkedEvent,
 ): DeliveryClaim => ({
   deliveryId: id,
   attempt: 1,
   lease,
+  failing: endpoint.failingSince !== null,
   endpoint: {
     id: endpoint.id,
     url: endpoint.url,
@@ -160,3 +163,46 @@ export const firstClaim = (
 /** The earlier of two times, either of which may be missing. */
 export const earliest = (a: Int | null, b: Int | null): number | null =>
   a === null ? intOrNull(b) : b === null ? int(a) : Math.min(int(a), int(b))
+
+/**
+ * The rule of claimDue for failing endpoints, as a claim goes: at most `slots` attempts to failing
+ * endpoints, one per endpoint, none to one that has an attempt leased already (`leased`).
+ */
+export class FailingSlots {
+  private readonly taken = new Set<string>()
+  private left: number
+
+  constructor(
+    slots: number,
+    private readonly leased: ReadonlySet<string>,
+  ) {
+    this.left = slots
+  }
+
+  /** Whether an attempt to `endpointId` (failing or not) may be claimed now. */
+  may(endpointId: string, failing: boolean): boolean {
+    return !failing || (this.left > 0 && !this.taken.has(endpointId) && !this.leased.has(endpointId))
+  }
+
+  /** Whether an attempt to `endpointId` may be claimed now; a yes for a failing one takes its slot. */
+  take(endpointId: string, failing: boolean): boolean {
+    if (!this.may(endpointId, failing)) return false
+    if (failing) {
+      this.left--
+      this.taken.add(endpointId)
+    }
+    return true
+  }
+}
+
+/**
+ * The due deliveries a claim may take (both stores, their placeholders given): a healthy or
+ * disabled endpoint's (the latter to be failed unsent), and a failing endpoint's while it has no
+ * attempt leased (FailingSlots keeps the claim itself to one each).
+ */
+export const claimableRetry = (leasedAfter: string) => `(e.failing_since IS NULL OR NOT e.enabled
+    OR NOT EXISTS (SELECT 1 FROM webhook_deliveries x WHERE x.endpoint_id = d.endpoint_id AND x.locked_until > ${leasedAfter}))`
+
+/** The endpoints with an attempt leased after `?`/`$n` (migration 025's partial index). */
+export const LEASED_ENDPOINTS = (after: string) =>
+  `SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE locked_until IS NOT NULL AND locked_until > ${after}`

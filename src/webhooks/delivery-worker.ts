@@ -18,6 +18,14 @@ export const DELIVERY_POLL_MS = 500
  */
 export const LEASE_MARGIN_MS = 10_000
 
+/**
+ * The slots of a worker's WEBHOOK_CONCURRENCY that attempts to failing endpoints may hold: half
+ * (at least one). With the store's one attempt at a time per failing endpoint (claimDue), endpoints
+ * that never answer hold at most these, each for WEBHOOK_TIMEOUT_MS, and the endpoints that answer
+ * keep the other half, however many fail.
+ */
+export const failingShare = (concurrency: number): number => Math.max(1, Math.floor(concurrency / 2))
+
 /** How an attempt, or a delivery not sent, ended: the label of animal_store_webhook_deliveries_total. */
 export type DeliveryOutcomeLabel = 'delivered' | 'failed_attempt' | 'gave_up' | 'gone' | 'not_sent' | 'interrupted'
 
@@ -59,6 +67,8 @@ export class DeliveryWorker {
   private polling: Promise<number> | undefined
   private pollAgain = false
   private readonly inFlight = new Set<Promise<void>>()
+  /** The attempts in flight to endpoints that were failing when claimed (failingShare). */
+  private failingInFlight = 0
   /** Ends the attempts in flight when the worker stops: a stop never waits for a slow receiver. */
   private aborts = new AbortController()
 
@@ -131,12 +141,15 @@ export class DeliveryWorker {
     const free = this.options.concurrency - this.inFlight.size
     if (free <= 0) return 0
     const now = this.options.clock.now()
-    const { claims, notSent } = await this.deliveries.claimDue(now, free, now + this.options.timeoutMs + LEASE_MARGIN_MS)
+    const failingFree = Math.max(0, failingShare(this.options.concurrency) - this.failingInFlight)
+    const { claims, notSent } = await this.deliveries.claimDue(now, free, now + this.options.timeoutMs + LEASE_MARGIN_MS, failingFree)
     for (let i = 0; i < notSent; i++) this.options.onOutcome?.('not_sent')
     for (const claim of claims) {
+      if (claim.failing) this.failingInFlight++
       const attempt = this.attempt(claim)
         .catch((error: unknown) => this.options.onError?.(error))
         .finally(() => {
+          if (claim.failing) this.failingInFlight--
           this.inFlight.delete(attempt)
           // A slot is free: fill it from what is due now.
           this.wake()

@@ -93,6 +93,8 @@ export interface DeliveryClaim {
   attempt: number
   /** The lease this claim holds until: the token its outcome is recorded under. */
   lease: number
+  /** Whether its endpoint was failing when it was claimed (WebhookDeliveryRepository.claimDue's failing slots). */
+  failing: boolean
   endpoint: Pick<WebhookEndpointRecord, 'id' | 'url' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>
   /** The event: `data` is the JSON text as written (int64 exact), sent as it is. */
   event: { id: string; type: EventType; occurredAt: number; data: string }
@@ -174,8 +176,13 @@ export interface WebhookDeliveryRepository {
    * deliveries and endpoints (SKIP LOCKED), and a walk reads only the events that no transaction
    * still open can come before (the log's horizon): each attempt is claimed by one, and no event
    * is passed over.
+   *
+   * An endpoint that is failing (its last attempt failed: `failingSince` set) has at most one
+   * attempt leased at a time, across every server, and the claim takes at most `failingSlots`
+   * attempts to failing endpoints (all `limit` when not given): one that never answers holds one
+   * slot for WEBHOOK_TIMEOUT_MS, not all of them, and the healthy endpoints keep the rest.
    */
-  claimDue(now: number, limit: number, leaseUntil: number): Promise<{ claims: DeliveryClaim[]; notSent: number }>
+  claimDue(now: number, limit: number, leaseUntil: number, failingSlots?: number): Promise<{ claims: DeliveryClaim[]; notSent: number }>
   /**
    * Records an attempt's outcome: the attempt in the log (always), the delivery's next state (only
    * while the claim still holds its lease), and its effect on the endpoint (failing since, cleared,

@@ -274,12 +274,17 @@ for (const engine of STORE_ENGINES) {
       assert.equal((await storage.webhookEndpoints.findEndpointById('we_0000000000000001'))!.failingSince, null, 'a success clears it')
       await at(T0 + 4, claims[3]!, 500)
       // Failing since T0 + 4: a failure 5 days later is not yet more than 5 days of failing; one a moment after is.
+      // The three failed ones are due again; a failing endpoint has one attempt at a time.
       const again = (await storage.webhookDeliveries.claimDue(T0 + 10 * DAY, 10, T0 + 11 * DAY)).claims
-      assert.equal(again.length, 3, 'the three failed ones are due again')
+      assert.equal(again.length, 1)
+      assert.equal(again[0]!.failing, true)
+      assert.deepEqual((await storage.webhookDeliveries.claimDue(T0 + 10 * DAY, 10, T0 + 11 * DAY)).claims, [], 'not while it is leased')
       const before = await at(T0 + 4 + 5 * DAY, again[0]!, 500)
       assert.equal(before.disabled, undefined)
       assert.equal((await storage.webhookEndpoints.findEndpointById('we_0000000000000001'))!.enabled, true)
-      const after = await at(T0 + 5 + 5 * DAY, again[1]!, 500)
+      const next = (await storage.webhookDeliveries.claimDue(T0 + 10 * DAY, 10, T0 + 11 * DAY)).claims
+      assert.equal(next.length, 1, 'its outcome recorded, the next')
+      const after = await at(T0 + 5 + 5 * DAY, next[0]!, 500)
       assert.equal(after.disabled?.enabled, false)
       assert.equal(after.disabled?.disabledReason, 'failing')
       const disabled = await storage.webhookEndpoints.findEndpointById('we_0000000000000001')
@@ -317,6 +322,39 @@ for (const engine of STORE_ENGINES) {
         ['failed', 'the receiver answered 500'],
         ['failed', 'not sent: the endpoint is disabled (gone)'],
       ])
+    })
+
+    test('endpoints that never answer hold few slots: a failing one an attempt at a time, all of them at most the failing slots', async (t) => {
+      const storage = await engine.open(t)
+      if (!storage) return
+      for (let i = 10; i < 14; i++) await addEndpoint(storage, endpoint(`we_00000000000000${i}`))
+      await write(storage, ...Array.from({ length: 5 }, (_, n) => petEvent(n)))
+      // Each endpoint's first attempt fails: the four are failing, their deliveries due again at T0 + 5 s.
+      const first = await storage.webhookDeliveries.claimDue(T0, 4, LEASE)
+      for (const claim of first.claims) await storage.webhookDeliveries.recordAttempt(outcome(claim, 500), disabledRecord)
+      await addEndpoint(storage, endpoint('we_0000000000000099'))
+      await write(storage, ...Array.from({ length: 20 }, (_, n) => petEvent(100 + n)))
+      const later = T0 + 5_000
+      const { claims } = await storage.webhookDeliveries.claimDue(later, 10, later + 20_000, 2)
+      const failing = claims.filter((c) => c.failing)
+      assert.equal(failing.length, 2, 'two failing slots: two of the four failing endpoints, one attempt each')
+      assert.equal(new Set(failing.map((c) => c.endpoint.id)).size, 2)
+      assert.deepEqual(
+        claims.filter((c) => !c.failing).map((c) => c.endpoint.id),
+        Array.from({ length: 8 }, () => 'we_0000000000000099'),
+        'the endpoint that answers takes the other slots',
+      )
+      const more = await storage.webhookDeliveries.claimDue(later, 10, later + 20_000, 10)
+      assert.deepEqual(
+        more.claims
+          .filter((c) => c.failing)
+          .map((c) => c.endpoint.id)
+          .sort(),
+        ['we_0000000000000010', 'we_0000000000000011', 'we_0000000000000012', 'we_0000000000000013'].filter(
+          (id) => !failing.some((c) => c.endpoint.id === id),
+        ),
+        'the two failing endpoints without an attempt in flight, one each',
+      )
     })
 
     test('retry makes a delivery due now whatever its status; replay makes an endpoint’s events since a time due, new and old', async (t) => {
@@ -454,6 +492,36 @@ describe('webhook walks on PostgreSQL, several writers and claimers', () => {
     await bystander.query('ROLLBACK')
   })
 
+  test('a walk takes every event committed before it, whatever transactions begin and end around it meanwhile', async (t) => {
+    if (!(await requireService(t, 'PostgreSQL'))) return
+    const engine = STORE_ENGINES.find((e) => e.name === 'PostgreSQL')!
+    const storage = await engine.open(t)
+    if (!storage) return
+    await addEndpoint(storage, endpoint('we_0000000000000001'))
+    // Elsewhere on the server, short transactions with an xid, back to back, a few at a time.
+    let churning = true
+    const churn = async () => {
+      const client = new pg.Client({ connectionString: PG_URL })
+      await client.connect()
+      try {
+        while (churning) await client.query('BEGIN; SELECT pg_current_xact_id(); SELECT pg_sleep(0.02); COMMIT')
+      } finally {
+        await client.end()
+      }
+    }
+    const churners = Array.from({ length: 8 }, churn)
+    try {
+      for (let i = 0; i < 150; i++) {
+        const [event] = await write(storage, petEvent(i))
+        const claimed: string[] = (await storage.webhookDeliveries.claimDue(T0, 10, LEASE)).claims.map((c: DeliveryClaim) => c.event.id)
+        assert.deepEqual(claimed, [event!.id], `round ${i}: the event committed before the claim`)
+      }
+    } finally {
+      churning = false
+      await Promise.all(churners)
+    }
+  })
+
   test('claimers at once make each first attempt once', async (t) => {
     if (!(await requireService(t, 'PostgreSQL'))) return
     const engine = STORE_ENGINES.find((e) => e.name === 'PostgreSQL')!
@@ -520,7 +588,7 @@ test('migration 025 on SQLite: the events still in the outbox are walked by each
   const seqs = ['evt_1', 'evt_2', 'evt_3'].map((id) => Number(insertEvent.run(id).lastInsertRowid))
   // The release before: no cursors, an outbox holding the two events not yet fanned out.
   db.exec(
-    `DROP TABLE webhook_endpoint_cursors; CREATE TABLE webhook_outbox (seq INTEGER PRIMARY KEY);
+    `DROP TABLE webhook_endpoint_cursors; DROP INDEX webhook_deliveries_leased; CREATE TABLE webhook_outbox (seq INTEGER PRIMARY KEY);
      INSERT INTO webhook_outbox (seq) VALUES (${seqs[1]}), (${seqs[2]});
      DELETE FROM schema_migrations WHERE version = '025_webhook_endpoint_cursors.sql'`,
   )

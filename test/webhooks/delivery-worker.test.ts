@@ -5,7 +5,8 @@
  * endpoint; failing for longer than WEBHOOK_DISABLE_AFTER disables it and records
  * `webhook_endpoint.disabled` and an audit entry, after which its deliveries are not sent; an
  * endpoint of a customer receives that customer's events only; no more attempts at once than the
- * concurrency; a stop interrupts what is in flight, which is due again at once.
+ * concurrency; endpoints that never answer hold half the slots at most; a stop interrupts what is
+ * in flight, which is due again at once.
  */
 import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -170,12 +171,18 @@ test('failing for longer than WEBHOOK_DISABLE_AFTER disables the endpoint (faili
     audit.map((e) => [e.actor, e.action, e.details.enabled, e.details.disabledReason, e.details.changed]),
     [[{ type: 'system', id: 'webhook-delivery' }, 'webhook_endpoint.update', false, 'failing', ['enabled']]],
   )
-  // What was still pending for it is given up unsent when due.
+  // What was still pending for it is given up unsent when due; an event it was not sent yet gets no delivery (a replay sends it).
   const sent = hook.hits.length
   r.clock.advance(70_000)
   await r.deliver()
   assert.equal(hook.hits.length, sent)
-  assert.equal(r.outcomes.filter((o) => o === 'not_sent').length, 3, 'the three pending deliveries')
+  const deliveries = await r.storage.webhookDeliveries.pageDeliveries({ endpointId: endpoint.id, limit: 10 })
+  assert.equal(deliveries.length, 2, 'an attempt at a time: the first to fail disabled it, the third event was never taken')
+  assert.equal(r.outcomes.filter((o) => o === 'not_sent').length, 2, 'the two pending deliveries')
+  assert.deepEqual(
+    deliveries.map((d) => d.status),
+    ['failed', 'failed'],
+  )
 })
 
 test('an endpoint of a customer receives only that customer’s events', async (t) => {
@@ -207,6 +214,22 @@ test('no more attempts at once than the concurrency', async (t) => {
   await r.deliver()
   assert.equal(hook.hits.length, 12)
   assert.equal(hook.maxInFlight(), 3)
+})
+
+test('endpoints that never answer hold half the slots at most, an attempt each: an endpoint that answers keeps the rest', async (t) => {
+  const r = rig(t, { concurrency: 4, timeoutMs: 30_000 })
+  const dead = await receiver(t, () => 'hang')
+  const live = await receiver(t, () => 204)
+  // Four endpoints already failing (their receiver stopped answering), and one that answers.
+  for (let i = 0; i < 4; i++) await r.addEndpoint(`${dead.url}?${i}`, { failingSince: r.clock.now() })
+  await r.addEndpoint(live.url)
+  for (let i = 0; i < 6; i++) await r.emit(i)
+  r.worker.start()
+  t.after(() => r.worker.stop())
+  const deadline = Date.now() + 10_000
+  while (live.hits.length < 6 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+  assert.equal(live.hits.length, 6, 'every event reached the endpoint that answers, while the others hang')
+  assert.equal(dead.maxInFlight(), 2, 'half of the four slots, one attempt per failing endpoint')
 })
 
 test('a stop interrupts the attempts in flight; each is logged and due again at once', async (t) => {

@@ -21,11 +21,14 @@ import {
   type AttemptRow,
   CLAIMED_COLUMNS,
   type ClaimedRow,
+  claimableRetry,
   DELIVERY_COLUMNS,
   type DeliveryRow,
   earliest,
+  FailingSlots,
   firstClaim,
   isEnabled,
+  LEASED_ENDPOINTS,
   LOST_ATTEMPT_ERROR,
   newDeliveryValues,
   notSentError,
@@ -66,23 +69,35 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
 
   constructor(private readonly db: Database.Database) {}
 
-  async claimDue(now: number, limit: number, leaseUntil: number): Promise<{ claims: DeliveryClaim[]; notSent: number }> {
+  async claimDue(
+    now: number,
+    limit: number,
+    leaseUntil: number,
+    failingSlots = limit,
+  ): Promise<{ claims: DeliveryClaim[]; notSent: number }> {
     return this.db
       .transaction(() => {
-        const due = this.claimRetries(now, limit, leaseUntil)
-        if (due.claims.length < limit) due.claims.push(...this.claimFirstAttempts(now, limit - due.claims.length, leaseUntil))
+        const leased = this.prepared<[number], { endpoint_id: string }>(LEASED_ENDPOINTS('?')).all(now)
+        const failing = new FailingSlots(failingSlots, new Set(leased.map((r) => r.endpoint_id)))
+        const due = this.claimRetries(now, limit, leaseUntil, failing)
+        if (due.claims.length < limit) due.claims.push(...this.claimFirstAttempts(now, limit - due.claims.length, leaseUntil, failing))
         return due
       })
       .immediate()
   }
 
-  private claimRetries(now: number, limit: number, leaseUntil: number): { claims: DeliveryClaim[]; notSent: number } {
-    const rows = this.prepared<[number, number], ClaimedRow & { updated_at: number }>(
+  private claimRetries(
+    now: number,
+    limit: number,
+    leaseUntil: number,
+    failing: FailingSlots,
+  ): { claims: DeliveryClaim[]; notSent: number } {
+    const rows = this.prepared<[number, number, number], ClaimedRow & { updated_at: number }>(
       `SELECT ${CLAIMED_COLUMNS}, d.updated_at FROM webhook_deliveries d
            JOIN webhook_endpoints e ON e.id = d.endpoint_id
            JOIN events v ON v.seq = d.event_seq
-          WHERE d.status = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?`,
-    ).all(now, limit)
+          WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND ${claimableRetry('?')} ORDER BY d.next_attempt_at LIMIT ?`,
+    ).all(now, now, limit)
     const claims: DeliveryClaim[] = []
     let notSent = 0
     for (const row of rows) {
@@ -93,6 +108,7 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
         notSent++
         continue
       }
+      if (!failing.take(row.endpoint_id, row.failing_since !== null)) continue
       if (row.locked_until !== null)
         this.prepared(
           `INSERT INTO webhook_delivery_attempts (${ATTEMPT_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, ?, NULL) ON CONFLICT DO NOTHING`,
@@ -106,7 +122,7 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
   }
 
   /** The walks of claimDue: up to `slots` first attempts, the endpoints in turn (firstShare). */
-  private claimFirstAttempts(now: number, slots: number, leaseUntil: number): DeliveryClaim[] {
+  private claimFirstAttempts(now: number, slots: number, leaseUntil: number, failing: FailingSlots): DeliveryClaim[] {
     const endpoints = this.prepared<[], WebhookEndpointRow & { after_seq: number }>(
       `SELECT e.*, c.after_seq FROM webhook_endpoint_cursors c JOIN webhook_endpoints e ON e.id = c.endpoint_id
         WHERE e.enabled = 1 ORDER BY c.walked_at, c.endpoint_id`,
@@ -119,10 +135,16 @@ export class SqliteWebhookDeliveryRepository implements WebhookDeliveryRepositor
     const insert = this.prepared(INSERT_CLAIMED_DELIVERY)
     for (const share of [firstShare(slots, walks.length), slots]) {
       for (const walk of walks) {
-        const take = Math.min(share, slots - claims.length)
+        let take = Math.min(share, slots - claims.length)
         if (take <= 0 || !walk.more || walk.after >= head) continue
+        const isFailing = walk.row.failing_since !== null
+        if (isFailing) {
+          if (!failing.may(walk.row.id, true)) continue
+          take = 1
+        }
         const endpoint = toWebhookEndpointRecord(walk.row)
         const events = this.nextEvents(endpoint, walk.after, head, take)
+        if (events.length > 0) failing.take(walk.row.id, isFailing)
         walk.more = events.length === take
         walk.after = walk.more ? Number(events[events.length - 1]!.seq) : head
         walk.walked = true

@@ -27,3 +27,7 @@ INSERT INTO webhook_endpoint_cursors (endpoint_id, after_xid, after_seq, walked_
     FROM webhook_endpoints e
     LEFT JOIN (SELECT v.xid, v.seq FROM webhook_outbox w JOIN events v ON v.seq = w.seq ORDER BY v.xid, v.seq LIMIT 1) o ON true;
 DROP TABLE webhook_outbox;
+
+-- A failing endpoint has at most one attempt leased at a time (claimDue): the endpoints with one.
+-- Only attempts in flight (or lost with their instance, until claimed again) have a lease.
+CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (endpoint_id, locked_until) WHERE locked_until IS NOT NULL;

@@ -21,3 +21,7 @@ CREATE TABLE webhook_endpoint_cursors (
 INSERT INTO webhook_endpoint_cursors (endpoint_id, after_seq, walked_at)
   SELECT id, COALESCE((SELECT MIN(seq) - 1 FROM webhook_outbox), (SELECT MAX(seq) FROM events), 0), 0 FROM webhook_endpoints;
 DROP TABLE webhook_outbox;
+
+-- A failing endpoint has at most one attempt leased at a time (claimDue): the endpoints with one.
+-- Only attempts in flight (or lost with their instance, until claimed again) have a lease.
+CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (endpoint_id, locked_until) WHERE locked_until IS NOT NULL;
