@@ -279,7 +279,7 @@ export const VARIABLES = {
   WEBHOOK_CONCURRENCY: integer(1, 100, 10, {
     field: 'webhookConcurrency',
     description:
-      'how many webhook delivery attempts each server makes at once, at most (never on a request’s path: a slow or dead receiver holds one of these, nothing else)',
+      'how many webhook delivery attempts each server makes at once, at most (never on a request’s path). An endpoint whose last attempt failed has one attempt at a time, and such endpoints together at most half of these: receivers that never answer hold those, and the endpoints that answer keep the rest',
   }),
   BOOTSTRAP_KEY: flag(true, { field: 'bootstrapKey', description: 'create and print one Free key on a first start with no key' }),
   BAN_THRESHOLD: integer(0, 1_000_000, 0, {
