@@ -179,6 +179,41 @@ for (const engine of STORE_ENGINES) {
       ])
     })
 
+    test('each walk takes exactly the events endpointReceives gives its endpoint (the query holds the same rule)', async (t) => {
+      const storage = await engine.open(t)
+      if (!storage) return
+      await withCustomer(storage)
+      const endpoints = [
+        endpoint('we_0000000000000001'),
+        endpoint('we_0000000000000002', { events: ['order.placed', 'order.expired'] }),
+        endpoint('we_0000000000000003', { customerId: ACME.customerId }),
+        endpoint('we_0000000000000004', { customerId: ACME.customerId, events: ['pet.created'] }),
+        endpoint('we_0000000000000005', { events: ['key.created'] }),
+      ]
+      for (const e of endpoints) await addEndpoint(storage, e)
+      const types = ['pet.created', 'order.placed', 'order.expired', 'order.completed'] as const
+      const drafts = Array.from({ length: 24 }, (_, n) => petEvent(n, n % 3 === 0 ? CHAIN : ACME, types[n % types.length]))
+      await write(storage, ...drafts)
+      const { claims } = await storage.webhookDeliveries.claimDue(T0, 1000, LEASE)
+      const logged = (await storage.events.list({ limit: 100 })).events.map((e) => ({
+        seq: e.seq,
+        id: e.id,
+        type: e.type,
+        customerId: e.customerId,
+      }))
+      for (const e of endpoints)
+        assert.deepEqual(
+          claims
+            .filter((c) => c.endpoint.id === e.id)
+            .map((c) => c.event.id)
+            .sort(),
+          fanOut(logged, [e], T0)
+            .map((d) => d.event.id)
+            .sort(),
+          e.id,
+        )
+    })
+
     test("a pet's create is sent like any change: its event as the insert made it (on PostgreSQL, one statement)", async (t) => {
       const storage = await engine.open(t)
       if (!storage) return
