@@ -8,8 +8,8 @@ import type { KeyAdministration } from '../keys/administration.js'
 import { holdRule } from '../orders/hold.js'
 import { OrderPlacement } from '../orders/placement.js'
 import type { OrderRepository } from '../orders/repository.js'
-import { CachedPetRepository } from '../pets/cached-pet-repository.js'
 import { IdempotentCreates } from '../pets/idempotent-creates.js'
+import { cachedPets } from '../pets/pet-caches.js'
 import type { PetRepository } from '../pets/repository.js'
 import { readGithubPublicKeys } from '../secret-scanning/github-keys.js'
 import { GithubReports } from '../secret-scanning/github-reports.js'
@@ -54,7 +54,7 @@ export async function registerPublicApi(app: FastifyInstance, options: PublicApi
   const { config, clock } = options
   for (const schema of [...PET_SCHEMAS, ...ORDER_SCHEMAS, ...RATE_LIMIT_SCHEMAS, ...EVENT_SCHEMAS]) app.addSchema(schema)
   await registerOpenApi(app, config, { ...publicApiDescription(config), webhooks: eventWebhooks() })
-  const pets = new CachedPetRepository(options.pets)
+  const pets = cachedPets(options.pets)
   const routes: PublicRoutesOptions = {
     pets,
     creates: new IdempotentCreates(pets, clock),

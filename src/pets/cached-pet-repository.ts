@@ -1,15 +1,9 @@
 import { LRUCache } from 'lru-cache'
 import type { IdempotencyClaim } from '../idempotency/claim.js'
 import type { Int64 } from '../shared/int64.js'
+import { Doorkeeper, PETS_KEPT, pageCache, pageKey } from './kept-pages.js'
 import type { IdempotentCreate, ListPetsOptions, PetRecording, PetRepository } from './repository.js'
 import type { NewPet, Pet } from './schemas.js'
-
-/** Pets kept by getPet: about 100 bytes each (plus the answer the route keeps beside each). */
-export const PETS_KEPT = 10_000
-/** Bounds the page cache: at most this many pets held by each kind of page (full, tail). */
-const PAGE_CACHE_PETS = 10_000
-/** Pages asked for once, remembered (by key only) so that a second request admits the page to the cache. */
-const PAGES_SEEN_ONCE = 1024
 
 /**
  * Every cache of pets, in front of either store. Pets are created and never deleted; an existing
@@ -17,8 +11,9 @@ const PAGES_SEEN_ONCE = 1024
  * store's word on both, read before every answer from a cache:
  * - `changeVersion` moves at every change of an existing pet, by this process or any other: when
  *   it moved, every cache is dropped (found pets and pages), so a read after an acknowledged
- *   change shows it, on every instance, at once. A store without it (PostgreSQL: no cheap,
- *   synchronous way to learn of other instances' commits) has nothing cached: every read asks it.
+ *   change shows it, on every instance, at once. A store without it has nothing cached here:
+ *   PostgreSQL, which has no cheap, synchronous way to learn of other instances' commits, has
+ *   CheckedPetRepository instead (pet-caches.ts).
  * - while no pet changed, a pet once found is that pet: it is kept (bounded) and shared, frozen. A
  *   miss is not kept: the id may be created later.
  * - where the store assigns ids in commit order (it then offers `catalogueVersion`), a page that
@@ -37,13 +32,7 @@ export class CachedPetRepository implements PetRepository {
   private tailVersion = -1
   /** The changeVersion everything kept was read at. */
   private changesSeen = -1
-  /**
-   * The doorkeeper: a page is cached from its second request on. A page asked for once (a client
-   * paging through the whole catalogue, a crawler) would otherwise be cached, outlive a
-   * young-generation GC and be evicted soon after: old-generation garbage at every request,
-   * which let the heap grow to several times its live size under a scan (bench growth section).
-   */
-  private readonly seenOnce = new LRUCache<string, true>({ max: PAGES_SEEN_ONCE })
+  private readonly doorkeeper = new Doorkeeper()
   /** Bumped when everything is dropped: a read that started before it is not kept. */
   private generation = 0
 
@@ -95,7 +84,7 @@ export class CachedPetRepository implements PetRepository {
     // Read before the page: the page is then at least as new as this version, and a commit after
     // it moves the version, which drops the page (a tail page; any page after a change) at the next request.
     const version = this.sync()
-    const key = `${options.limit}|${options.status ?? ''}|${options.afterId ?? 0}`
+    const key = pageKey(options)
     const kept = this.fullPages.peek(key) ?? this.tailPages.peek(key)
     if (kept !== undefined) return Promise.resolve(kept)
     const generation = this.generation
@@ -119,10 +108,7 @@ export class CachedPetRepository implements PetRepository {
 
   private admitPage(key: string, limit: number, rows: readonly Pet[], version: number, generation: number): readonly Pet[] {
     if (generation !== this.generation) return rows
-    if (!this.seenOnce.delete(key)) {
-      this.seenOnce.set(key, true)
-      return rows
-    }
+    if (!this.doorkeeper.admits(key)) return rows
     const full = rows.length === limit
     // A tail page read at an older version than the tail pages now kept may miss their pets.
     if (!full && version !== this.tailVersion) return rows
@@ -130,14 +116,4 @@ export class CachedPetRepository implements PetRepository {
     ;(full ? this.fullPages : this.tailPages).set(key, page)
     return page
   }
-}
-
-/**
- * Pages of one kind, bounded by the pets they hold (101-pet pages would otherwise cost tens of MB),
- * oldest admitted out first: read with `peek`, so a hit does not reorder. An empty page counts as
- * one pet, so that empty pages are bounded too. No `max`: `clear()` (every commit, for the tail
- * pages) then fills arrays only as long as the most pages ever held, not a preallocated bound.
- */
-function pageCache(): LRUCache<string, readonly Pet[]> {
-  return new LRUCache<string, readonly Pet[]>({ maxSize: PAGE_CACHE_PETS, sizeCalculation: (page) => Math.max(1, page.length) })
 }

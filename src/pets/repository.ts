@@ -32,6 +32,14 @@ export type IdempotentCreate =
  */
 export type PetRecording = (pet: Pet) => RecordedChange
 
+/** PetRepository.petChangesSince's answer. */
+export interface PetChanges {
+  /** Where this answer was read (a snapshot of the store): the next call asks from here. */
+  readonly mark: string
+  /** The lowest id among the pets created or changed since the mark asked from; undefined when none (or no mark). */
+  readonly lowestId: Int64 | undefined
+}
+
 /**
  * Storage of animals. Ids are assigned by the store, ascending, never reused. It keeps the
  * Idempotency-Key records too (one table with the orders'; idempotency/).
@@ -63,4 +71,11 @@ export interface PetRepository extends IdempotencyRecords {
    * commit. CachedPetRepository caches pets and pages only for such a store.
    */
   changeVersion?(): number
+  /**
+   * Offered by a store that cannot tell synchronously of other processes' commits, nor assigns ids
+   * in commit order (PostgreSQL), but can tell in one round trip which pets were created or changed
+   * by commits since an earlier answer's mark (without one: a mark to start from).
+   * CheckedPetRepository caches pets and pages for such a store.
+   */
+  petChangesSince?(mark: string | undefined): Promise<PetChanges>
 }

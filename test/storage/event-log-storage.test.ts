@@ -138,6 +138,7 @@ test('migration 020 is applied to a PostgreSQL schema that has 021 already (appl
         '023_webhook_deliveries.sql',
         '024_events_commit_order.sql',
         '025_webhook_endpoint_cursors.sql',
+        '026_pets_changed_xid.sql',
       ],
     )
   } finally {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { sendConditional } from '../../http/conditional-reads.js'
 import { errorResponses, etagHeaderDoc, ifNoneMatchHeaders, notModifiedResponse, rateLimitHeaderDocs } from '../../http/openapi-docs.js'
-import { PETS_KEPT } from '../../pets/cached-pet-repository.js'
+import { PETS_KEPT } from '../../pets/kept-pages.js'
 import { type Pet, PetSchema } from '../../pets/schemas.js'
 import { ApiError } from '../../shared/errors.js'
 import type { PublicApp, PublicRoutesOptions } from '../common/routes.js'
@@ -31,7 +31,7 @@ export function getPet(app: PublicApp, { pets, entityTags }: PublicRoutesOptions
         summary: 'Get an animal (deprecated)',
         description:
           'Use GET /pets with the status filter instead. An animal changes only by its status (an order); the answer always shows its status as of the last acknowledged change, on every instance. ' +
-          `On SQLite an instance keeps the answer for an animal it has served (up to ${PETS_KEPT.toLocaleString('en-US')}) until an animal changes; on PostgreSQL every request reads the database.`,
+          `An instance keeps the answer for an animal it has served (up to ${PETS_KEPT.toLocaleString('en-US')}) until an animal changes: on SQLite it learns of changes from the file, on PostgreSQL from a check of the database before each answer it keeps.`,
         tags: ['pets'],
         params: PetIdParams,
         headers: ifNoneMatchHeaders,

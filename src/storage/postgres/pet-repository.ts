@@ -1,5 +1,5 @@
 import type { IdempotencyClaim } from '../../idempotency/claim.js'
-import type { IdempotentCreate, ListPetsOptions, PetRecording, PetRepository } from '../../pets/repository.js'
+import type { IdempotentCreate, ListPetsOptions, PetChanges, PetRecording, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
 import { type PetRow, petIdOf, toPet } from '../pet-row.js'
@@ -45,6 +45,21 @@ const inInt64 = (v: Int64): boolean => typeof v === 'number' || (v >= INT64_MIN 
 const INSERT_PET = `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`
 const PAGE = `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`
 const PAGE_BY_STATUS = `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`
+
+/** More pets than this written since a check's mark, and the check answers 0 (every pet): its cost stays bounded after a long time unasked. */
+const CHANGES_READ = 1000
+
+/**
+ * The statement's own snapshot (pg_current_snapshot() is the one its subquery reads with) and the
+ * lowest id among the pets whose last write (migration 026) it sees and the mark `$1` did not:
+ * committed since. `changed_xid >= xmin` follows from not being visible in $1; it lets the index
+ * find them. With no mark (the first call) the comparison is NULL: no lowest id.
+ */
+const PET_CHANGES = `SELECT pg_current_snapshot()::text AS mark,
+  (SELECT CASE WHEN count(*) > ${CHANGES_READ} THEN 0 ELSE min(id) END FROM (
+     SELECT id FROM pets
+      WHERE changed_xid >= pg_snapshot_xmin($1::pg_snapshot) AND NOT pg_visible_in_snapshot(changed_xid, $1::pg_snapshot)
+      LIMIT ${CHANGES_READ + 1}) AS changed) AS lowest`
 
 /** The page's rows as Pets, in place: pg's array, each row the Pet itself unless its status is null. */
 function asPets(rows: PetShapedRow[]): Pet[] {
@@ -144,6 +159,11 @@ export class PostgresPetRepository implements PetRepository {
         ? this.db.query<PetShapedRow>(PAGE, [int8Param(afterId), limit])
         : this.db.query<PetShapedRow>(PAGE_BY_STATUS, [status, int8Param(afterId), limit])
     return rows.then(asPets)
+  }
+
+  async petChangesSince(mark: string | undefined): Promise<PetChanges> {
+    const [row] = await this.db.query<{ mark: string; lowest: Int64 | null }>(PET_CHANGES, [mark ?? null])
+    return { mark: row!.mark, lowestId: row!.lowest ?? undefined }
   }
 
   async getPet(id: Int64): Promise<Pet | undefined> {
