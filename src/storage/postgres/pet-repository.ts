@@ -44,6 +44,7 @@ const inInt64 = (v: Int64): boolean => typeof v === 'number' || (v >= INT64_MIN 
 
 const INSERT_PET = `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`
 const PAGE = `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`
+const PET_BY_ID = `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`
 const PAGE_BY_STATUS = `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`
 
 /** More pets than this written since a check's mark, and the check answers 0 (every pet): its cost stays bounded after a long time unasked. */
@@ -77,9 +78,9 @@ export class PostgresPetRepository implements PetRepository {
    */
   async createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet> {
     const values = [pet.name, int8Param(pet.categoryId), pet.status ?? null]
-    if (recorded === undefined) return asPet((await this.db.query<PetShapedRow>(INSERT_PET, values))[0]!)
+    if (recorded === undefined) return asPet((await this.db.queryNamed<PetShapedRow>(INSERT_PET, values))[0]!)
     const oneStatement = insertWithChange(INSERT_PET, values, recorded(petWithIdZero(pet)))
-    if (oneStatement !== undefined) return asPet((await this.db.query<PetShapedRow>(oneStatement.sql, oneStatement.params))[0]!)
+    if (oneStatement !== undefined) return asPet((await this.db.queryNamed<PetShapedRow>(oneStatement.sql, oneStatement.params))[0]!)
     return this.db.transaction(async (client) => {
       const created = asPet((await client.query<PetShapedRow>(INSERT_PET, values)).rows[0]!)
       await writeChange(client, recorded(created))
@@ -156,11 +157,13 @@ export class PostgresPetRepository implements PetRepository {
     }
     const rows =
       status === undefined
-        ? this.db.query<PetShapedRow>(PAGE, [int8Param(afterId), limit])
-        : this.db.query<PetShapedRow>(PAGE_BY_STATUS, [status, int8Param(afterId), limit])
+        ? this.db.queryNamed<PetShapedRow>(PAGE, [int8Param(afterId), limit])
+        : // Unnamed: a generic plan would read the primary key and filter by status, however rare the status.
+          this.db.query<PetShapedRow>(PAGE_BY_STATUS, [status, int8Param(afterId), limit])
     return rows.then(asPets)
   }
 
+  /** Unnamed (not queryNamed): a generic plan, blind to how few pets `>= xmin` finds, could read them all. */
   async petChangesSince(mark: string | undefined): Promise<PetChanges> {
     const [row] = await this.db.query<{ mark: string; lowest: Int64 | null }>(PET_CHANGES, [mark ?? null])
     return { mark: row!.mark, lowestId: row!.lowest ?? undefined }
@@ -169,7 +172,7 @@ export class PostgresPetRepository implements PetRepository {
   async getPet(id: Int64): Promise<Pet | undefined> {
     // Out of int8 range would be a 22003 error (a 500); no such row can exist.
     if (!inInt64(id)) return undefined
-    const [row] = await this.db.query<PetShapedRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`, [int8Param(id)])
+    const [row] = await this.db.queryNamed<PetShapedRow>(PET_BY_ID, [int8Param(id)])
     return row === undefined ? undefined : asPet(row)
   }
 }
