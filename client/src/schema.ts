@@ -38,7 +38,7 @@ export interface paths {
         /**
          * Get an animal (deprecated)
          * @deprecated
-         * @description Deprecated since 2026-01-01; removal on 2030-12-05, after which it answers 410 Gone. Use /v1/pets instead. Every answer carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers. Use GET /pets with the status filter instead. An animal changes only by its status (an order); the answer always shows its status as of the last acknowledged change, on every instance. On SQLite an instance keeps the answer for an animal it has served (up to 10,000) until an animal changes; on PostgreSQL every request reads the database.
+         * @description Deprecated since 2026-01-01; removal on 2030-12-05, after which it answers 410 Gone. Use /v1/pets instead. Every answer carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers. Use GET /pets with the status filter instead. An animal changes only by its status (an order); the answer always shows its status as of the last acknowledged change, on every instance. An instance keeps the answer for an animal it has served (up to 10,000) until an animal changes: on SQLite it learns of changes from the file, on PostgreSQL from a check of the database before each answer it keeps.
          *
          *     Needs an API key with the scope `pets:read`: a key without it is refused 403 `insufficient_scope` before the body is read, and the request counts against its quota.
          */
