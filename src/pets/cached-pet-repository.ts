@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import type { IdempotencyClaim } from '../idempotency/claim.js'
 import type { Int64 } from '../shared/int64.js'
-import { Doorkeeper, PETS_KEPT, pageCache, pageKey } from './kept-pages.js'
+import { Doorkeeper, PETS_KEPT, PetCache, pageCache, pageKey } from './kept-pages.js'
 import type { IdempotentCreate, ListPetsOptions, PetRecording, PetRepository } from './repository.js'
 import type { NewPet, Pet } from './schemas.js'
 
@@ -24,7 +24,7 @@ import type { NewPet, Pet } from './schemas.js'
  * The versions are read before the store is asked, so what is kept is at least as new as the
  * version it is kept under. A read that started before a drop is not kept (`generation`).
  */
-export class CachedPetRepository implements PetRepository {
+export class CachedPetRepository extends PetCache {
   private readonly pets = new LRUCache<Int64, Pet>({ max: PETS_KEPT })
   private readonly fullPages = pageCache()
   private readonly tailPages = pageCache()
@@ -39,7 +39,8 @@ export class CachedPetRepository implements PetRepository {
   /** Whether this store's pets can be cached at all (it tells of every commit and change). */
   private readonly cacheable: boolean
 
-  constructor(private readonly store: PetRepository) {
+  constructor(store: PetRepository) {
+    super(store)
     this.cacheable = store.catalogueVersion !== undefined && store.changeVersion !== undefined
   }
 
@@ -64,19 +65,8 @@ export class CachedPetRepository implements PetRepository {
     return version
   }
 
-  // A create needs no invalidation: a new pet only ever lands on a tail page (catalogueVersion
-  // moves), and a miss was never kept. A change (an order) is seen through changeVersion.
-  createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet> {
-    return this.store.createPet(pet, recorded)
-  }
-
-  createPetOnce(pet: NewPet, claim: IdempotencyClaim, recorded?: PetRecording): Promise<IdempotentCreate> {
-    return this.store.createPetOnce(pet, claim, recorded)
-  }
-
-  deleteIdempotencyRecords(before: number): Promise<number> {
-    return this.store.deleteIdempotencyRecords(before)
-  }
+  // A create needs no drop: a new pet only ever lands on a tail page (catalogueVersion moves), and
+  // a miss was never kept. A change (an order) is seen through changeVersion.
 
   /** A cached page is a frozen array, the same one while it is kept (the list route keeps its answer by identity). */
   listPets(options: ListPetsOptions): Promise<readonly Pet[]> {

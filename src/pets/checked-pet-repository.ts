@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import type { IdempotencyClaim } from '../idempotency/claim.js'
 import type { Int64 } from '../shared/int64.js'
-import { Doorkeeper, PETS_KEPT, pageCache, pageKey } from './kept-pages.js'
+import { Doorkeeper, PETS_KEPT, PetCache, pageCache, pageKey } from './kept-pages.js'
 import type { IdempotentCreate, ListPetsOptions, PetRecording, PetRepository } from './repository.js'
 import type { NewPet, Pet } from './schemas.js'
 
@@ -38,7 +38,7 @@ interface Drop {
  *   next check that succeeds. The reads themselves fail as they would without the cache.
  * Pets are created and never deleted (as for CachedPetRepository).
  */
-export class CheckedPetRepository implements PetRepository {
+export class CheckedPetRepository extends PetCache<CheckedStore> {
   private readonly pets = new LRUCache<Int64, Pet>({ max: PETS_KEPT })
   private readonly fullPages = pageCache()
   private readonly tailPages = pageCache()
@@ -52,20 +52,6 @@ export class CheckedPetRepository implements PetRepository {
   private forgotten = 0
   private inFlight: Promise<void> | undefined
   private queued: Promise<void> | undefined
-
-  constructor(private readonly store: CheckedStore) {}
-
-  createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet> {
-    return this.store.createPet(pet, recorded)
-  }
-
-  createPetOnce(pet: NewPet, claim: IdempotencyClaim, recorded?: PetRecording): Promise<IdempotentCreate> {
-    return this.store.createPetOnce(pet, claim, recorded)
-  }
-
-  deleteIdempotencyRecords(before: number): Promise<number> {
-    return this.store.deleteIdempotencyRecords(before)
-  }
 
   /** A kept page is a frozen array, the same one while it is kept (the list route keeps its answer by identity). */
   async listPets(options: ListPetsOptions): Promise<readonly Pet[]> {

@@ -1,6 +1,8 @@
 import { LRUCache } from 'lru-cache'
-import type { ListPetsOptions } from './repository.js'
-import type { Pet } from './schemas.js'
+import type { IdempotencyClaim } from '../idempotency/claim.js'
+import type { Int64 } from '../shared/int64.js'
+import type { IdempotentCreate, ListPetsOptions, PetRecording, PetRepository } from './repository.js'
+import type { NewPet, Pet } from './schemas.js'
 
 /** Pets kept by getPet: about 100 bytes each (plus the answer the route keeps beside each). */
 export const PETS_KEPT = 10_000
@@ -37,4 +39,27 @@ export class Doorkeeper {
     this.seenOnce.set(key, true)
     return false
   }
+}
+
+/**
+ * A cache of pets in front of `store`: the writes go to the store as they are (a create needs no
+ * drop of its own: each cache learns of it as of any other commit), the reads are the cache's.
+ */
+export abstract class PetCache<Store extends PetRepository = PetRepository> implements PetRepository {
+  constructor(protected readonly store: Store) {}
+
+  createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet> {
+    return this.store.createPet(pet, recorded)
+  }
+
+  createPetOnce(pet: NewPet, claim: IdempotencyClaim, recorded?: PetRecording): Promise<IdempotentCreate> {
+    return this.store.createPetOnce(pet, claim, recorded)
+  }
+
+  deleteIdempotencyRecords(before: number): Promise<number> {
+    return this.store.deleteIdempotencyRecords(before)
+  }
+
+  abstract listPets(options: ListPetsOptions): Promise<readonly Pet[]>
+  abstract getPet(id: Int64): Promise<Pet | undefined>
 }
