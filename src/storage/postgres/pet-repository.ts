@@ -51,16 +51,25 @@ const PAGE_BY_STATUS = `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id
 const CHANGES_READ = 1000
 
 /**
- * The statement's own snapshot (pg_current_snapshot() is the one its subquery reads with) and the
- * lowest id among the pets whose last write (migration 026) it sees and the mark `$1` did not:
- * committed since. `changed_xid >= xmin` follows from not being visible in $1; it lets the index
- * find them. With no mark (the first call) the comparison is NULL: no lowest id.
+ * The statement's own snapshot (pg_current_snapshot() is the one its subquery reads with), and the
+ * lowest id among the pets whose last writer (migration 026) it sees and the mark `$1` did not:
+ * committed since. Such a writer began after the mark (xid at or past its xmax, `$2`) or was
+ * running at it (its xip, `$3`): two index ranges, small however long ago the oldest transaction
+ * running at the mark began (`>= xmin` would read every pet written since). With no mark (the
+ * first call), every comparison is NULL: no lowest id.
  */
 const PET_CHANGES = `SELECT pg_current_snapshot()::text AS mark,
   (SELECT CASE WHEN count(*) > ${CHANGES_READ} THEN 0 ELSE min(id) END FROM (
      SELECT id FROM pets
-      WHERE changed_xid >= pg_snapshot_xmin($1::pg_snapshot) AND NOT pg_visible_in_snapshot(changed_xid, $1::pg_snapshot)
+      WHERE (changed_xid >= $2::xid8 OR changed_xid = ANY ($3::xid8[])) AND NOT pg_visible_in_snapshot(changed_xid, $1::pg_snapshot)
       LIMIT ${CHANGES_READ + 1}) AS changed) AS lowest`
+
+/** A snapshot's text (`xmin:xmax:xip,…`) as PET_CHANGES' parameters. */
+function changesParams(mark: string | undefined): (string | null)[] {
+  if (mark === undefined) return [null, null, null]
+  const [, xmax, xip = ''] = mark.split(':')
+  return [mark, xmax ?? null, `{${xip}}`]
+}
 
 /** The page's rows as Pets, in place: pg's array, each row the Pet itself unless its status is null. */
 function asPets(rows: PetShapedRow[]): Pet[] {
@@ -163,9 +172,9 @@ export class PostgresPetRepository implements PetRepository {
     return rows.then(asPets)
   }
 
-  /** Unnamed (not queryNamed): a generic plan, blind to how few pets `>= xmin` finds, could read them all. */
+  /** Unnamed (not queryNamed): a generic plan, blind to how few pets the two ranges hold, could read them all. */
   async petChangesSince(mark: string | undefined): Promise<PetChanges> {
-    const [row] = await this.db.query<{ mark: string; lowest: Int64 | null }>(PET_CHANGES, [mark ?? null])
+    const [row] = await this.db.query<{ mark: string; lowest: Int64 | null }>(PET_CHANGES, changesParams(mark))
     return { mark: row!.mark, lowestId: row!.lowest ?? undefined }
   }
 
