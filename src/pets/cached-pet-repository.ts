@@ -1,9 +1,8 @@
 import { LRUCache } from 'lru-cache'
-import type { IdempotencyClaim } from '../idempotency/claim.js'
 import type { Int64 } from '../shared/int64.js'
 import { Doorkeeper, PETS_KEPT, PetCache, pageCache, pageKey } from './kept-pages.js'
-import type { IdempotentCreate, ListPetsOptions, PetRecording, PetRepository } from './repository.js'
-import type { NewPet, Pet } from './schemas.js'
+import type { ListPetsOptions, PetRepository } from './repository.js'
+import type { Pet } from './schemas.js'
 
 /**
  * Every cache of pets, in front of either store. Pets are created and never deleted; an existing

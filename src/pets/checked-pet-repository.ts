@@ -1,9 +1,8 @@
 import { LRUCache } from 'lru-cache'
-import type { IdempotencyClaim } from '../idempotency/claim.js'
 import type { Int64 } from '../shared/int64.js'
 import { Doorkeeper, PETS_KEPT, PetCache, pageCache, pageKey } from './kept-pages.js'
-import type { IdempotentCreate, ListPetsOptions, PetRecording, PetRepository } from './repository.js'
-import type { NewPet, Pet } from './schemas.js'
+import type { ListPetsOptions, PetRepository } from './repository.js'
+import type { Pet } from './schemas.js'
 
 /** The checks whose drops are remembered, for the reads in flight across them (a read spans a few at most). */
 const DROPS_KEPT = 64

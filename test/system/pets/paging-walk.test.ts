@@ -39,8 +39,16 @@ interface Walk {
   ms: number
 }
 
-/** Follows rel="next" from `/v1/pets?limit=100[&status=]` to the end (at most 1,000 pages). */
-async function walk(server: ServerProcess, key: string, status?: Exclude<Status, null>): Promise<Walk> {
+/**
+ * Follows rel="next" from `/v1/pets?limit=100[&status=]` to the end (at most 1,000 pages), calling
+ * `betweenPages` before each page after the first.
+ */
+async function walk(
+  server: ServerProcess,
+  key: string,
+  status: Exclude<Status, null> | undefined,
+  betweenPages: () => Promise<void>,
+): Promise<Walk> {
   const started = performance.now()
   const filter = status === undefined ? '' : `&status=${status}`
   let path: string | undefined = `/v1/pets?limit=100${filter}`
@@ -49,6 +57,7 @@ async function walk(server: ServerProcess, key: string, status?: Exclude<Status,
   let lastPageRequestedAt = 0
   while (path !== undefined) {
     assert.ok(pages < 1_000, 'the walk ends')
+    if (pages > 0) await betweenPages()
     const requestedAt = performance.now()
     const res = await fetch(server.url + path, { headers: bearer(key), signal: AbortSignal.timeout(10_000) })
     assert.equal(res.status, 200, await res.clone().text())
@@ -81,6 +90,7 @@ function startCreators(server: ServerProcess, key: string, parallel: number) {
   let stopped = false
   const created: { id: number; status: Status; at: number }[] = []
   let failures = 0
+  const onCreated: (() => void)[] = []
   const loops = Array.from({ length: parallel }, async (_, n) => {
     for (let i = 0; !stopped; i++) {
       const status = STATUSES[(i + n) % 4]!
@@ -93,8 +103,10 @@ function startCreators(server: ServerProcess, key: string, parallel: number) {
           signal: AbortSignal.timeout(10_000),
         })
         const pet = (await res.json()) as Pet
-        if (res.status === 201) created.push({ id: pet.id, status, at: performance.now() })
-        else failures++
+        if (res.status === 201) {
+          created.push({ id: pet.id, status, at: performance.now() })
+          for (const resolve of onCreated.splice(0)) resolve()
+        } else failures++
       } catch {
         failures++
       }
@@ -102,6 +114,19 @@ function startCreators(server: ServerProcess, key: string, parallel: number) {
   })
   return {
     created,
+    /**
+     * Resolves at the next pet created (at most 2 s later): a walk that waits for it between pages
+     * has pets created while it walks however fast its pages come (a CI run's walk by status took
+     * 65 ms and saw no create: commits held back on a busy machine).
+     */
+    nextCreated: () =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 2_000)
+        onCreated.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      }),
     stop: async () => {
       stopped = true
       await Promise.all(loops)
@@ -128,7 +153,7 @@ async function walkWhileWriting(
   try {
     for (const status of [undefined, 'available', 'sold'] as const) {
       const before = creators.created.length
-      const w = await walk(server, key, status)
+      const w = await walk(server, key, status, creators.nextCreated)
       const during = creators.created.length - before
       const label = `${engine} walk${status ? ` status=${status}` : ''}`
 
