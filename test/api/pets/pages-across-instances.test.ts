@@ -21,14 +21,15 @@ async function twoInstances(t: TestContext): Promise<[TestApp, TestApp] | undefi
   return [a, b]
 }
 
-test('on PostgreSQL a page an instance keeps shows, at once, what another instance acknowledged', async (t) => {
+test('on PostgreSQL a page an instance keeps shows, at once, what it and another instance acknowledged', async (t) => {
   const both = await twoInstances(t)
   if (both === undefined) return
   const [a, b] = both
   const key = bearer(await a.key({ plan: 'enterprise', perMinute: 100_000, perDay: 1_000_000 }))
   const send = (app: TestApp, method: 'GET' | 'POST', url: string, payload?: object) =>
     app.app.inject({ method, url, headers: payload ? { ...key, 'content-type': 'application/json' } : key, payload })
-  const list = async (url: string) => (await send(a, 'GET', url)).json() as { id: number; status?: string }[]
+  const listOn = async (app: TestApp, url: string) => (await send(app, 'GET', url)).json() as { id: number; status?: string }[]
+  const list = (url: string) => listOn(a, url)
   const created = async (status?: string) =>
     (await send(b, 'POST', '/v1/pets', { name: 'Rex', categoryId: 1, ...(status ? { status } : {}) })).json().id as number
 
@@ -37,6 +38,10 @@ test('on PostgreSQL a page an instance keeps shows, at once, what another instan
   for (let i = 0; i < 4; i++) assert.equal((await list('/v1/pets?limit=2')).length, 2)
   for (let i = 0; i < 4; i++) assert.equal((await list('/v1/pets?limit=10')).length, 3)
   for (let i = 0; i < 4; i++) assert.equal((await send(a, 'GET', '/v1/pets/1')).json().status, 'available')
+  // The writer keeps the same pages: its own changes must show in them too.
+  for (let i = 0; i < 4; i++) assert.equal((await listOn(b, '/v1/pets?limit=2')).length, 2)
+  for (let i = 0; i < 4; i++) assert.equal((await listOn(b, '/v1/pets?limit=10')).length, 3)
+  for (let i = 0; i < 4; i++) assert.equal((await send(b, 'GET', '/v1/pets/1')).json().status, 'available')
 
   const fourth = await created()
   assert.deepEqual(
@@ -44,10 +49,17 @@ test('on PostgreSQL a page an instance keeps shows, at once, what another instan
     [1, 2, 3, fourth],
     'the tail page has the pet created on the other instance',
   )
+  assert.deepEqual(
+    (await listOn(b, '/v1/pets?limit=10')).map((p) => p.id),
+    [1, 2, 3, fourth],
+    'and on the instance that created it',
+  )
   const order = await send(b, 'POST', '/v1/store/orders', { petId: 1 })
   assert.equal(order.statusCode, 201)
   assert.equal((await list('/v1/pets?limit=2'))[0]!.status, 'pending', 'the full page shows the order of the other instance')
   assert.equal((await send(a, 'GET', '/v1/pets/1')).json().status, 'pending')
+  assert.equal((await listOn(b, '/v1/pets?limit=2'))[0]!.status, 'pending', 'and on the instance that placed it')
+  assert.equal((await send(b, 'GET', '/v1/pets/1')).json().status, 'pending')
   assert.deepEqual(
     (await list('/v1/pets?limit=10&status=available')).map((p) => p.id),
     [2, 3],
