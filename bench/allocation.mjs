@@ -17,7 +17,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createBenchKey, createPgDatabase, dropPgDatabase, ROOT } from './lib/service.mjs'
+import { benchServiceEnv, createBenchKey, createPgDatabase, dropPgDatabase, ROOT } from './lib/service.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -44,19 +44,14 @@ try {
   const { key } = await createBenchKey(url)
   const port = 20_000 + (process.pid % 20_000)
   const gcLog = join(dir, 'gc.log')
-  const env = {
-    ...process.env,
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATABASE_URL: url,
-    REDIS_URL: REDIS,
-    LOG_LEVEL: 'info',
-    LOG_FILE: join(dir, 'service.log'),
-    BOOTSTRAP_KEY: 'false',
-    ADMIN_PORT: '0',
-    PEER_API_KEY: key,
-  }
+  // The peer reads its key from PEER_API_KEY; the service ignores it.
+  const env = benchServiceEnv({
+    port,
+    databaseUrl: url,
+    redisUrl: REDIS,
+    logFile: join(dir, 'service.log'),
+    extraEnv: { PEER_API_KEY: key },
+  })
   const entry = values.server === 'peer' ? [join(root, 'bench/peers/pg-redis-peer.mjs'), String(port)] : [join(root, 'dist/server.js')]
   child = spawn('taskset', ['-c', '1', process.execPath, '--trace-gc-nvp', ...entry], {
     stdio: ['ignore', openSync(gcLog, 'w'), 'inherit'],
@@ -65,8 +60,9 @@ try {
   })
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
-    if ((await fetch(`${base}/healthz`).catch(() => undefined))?.ok) break
-    if (i > 100) throw new Error('the server did not answer /healthz in 20 s')
+    // Any answer: the peer has no /healthz.
+    if ((await fetch(`${base}/healthz`).catch(() => undefined)) !== undefined) break
+    if (i > 100) throw new Error('the server did not answer in 20 s')
     await new Promise((r) => setTimeout(r, 200))
   }
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }

@@ -16,14 +16,9 @@ export const KEY_LIMITS = { perMinute: 1_000_000_000, perDay: 1_000_000_000 }
 /** A clean environment: nothing from the caller's shell (DATABASE_URL, REDIS_URL, NODE_OPTIONS, ...) leaks in, nor from a .env file. */
 const cleanEnv = (overrides) => serviceEnv(overrides, { minimal: true })
 
-/**
- * Starts `node dist/server.js` pinned to `cpu` with production settings. Rejects (with the
- * service's own last words) if it exits or is not healthy within 30 s.
- */
-export async function startService(options) {
-  const { databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [], env: extraEnv = {}, workers } = options
-  const port = await freePort()
-  const env = cleanEnv({
+/** The environment of the service in a benchmark: production settings, info logging to `logFile`, no first key. */
+export function benchServiceEnv({ port, databaseUrl, redisUrl, durability = 'process', logFile, extraEnv = {} }) {
+  return cleanEnv({
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -36,6 +31,16 @@ export async function startService(options) {
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     ...extraEnv,
   })
+}
+
+/**
+ * Starts `node dist/server.js` pinned to `cpu` with production settings. Rejects (with the
+ * service's own last words) if it exits or is not healthy within 30 s.
+ */
+export async function startService(options) {
+  const { databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [], env: extraEnv = {}, workers } = options
+  const port = await freePort()
+  const env = benchServiceEnv({ port, databaseUrl, redisUrl, durability, logFile, extraEnv })
   // `workers`: `animal-store serve --workers N` (node:cluster: a primary and N worker processes).
   const entry = workers === undefined ? [join(DIST, 'server.js')] : [join(DIST, 'cli.js'), 'serve', '--workers', String(workers)]
   const child = start('taskset', ['-c', String(cpu), process.execPath, ...nodeFlags, ...entry], { cwd: ROOT, env })

@@ -160,7 +160,7 @@ const BEGIN_WRITER = 'BEGIN; LOCK TABLE events IN ROW EXCLUSIVE MODE'
  * A statement's text and the name it is prepared under on each connection: derived from the text,
  * so one name always means one text, on any connection, whoever prepared it.
  */
-export interface NamedStatement {
+interface NamedStatement {
   readonly name: string
   readonly text: string
 }
