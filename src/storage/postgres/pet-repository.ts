@@ -1,10 +1,11 @@
+import type { RecordedChange } from '../../changes/audit-log.js'
 import type { IdempotencyClaim } from '../../idempotency/claim.js'
 import type { IdempotentCreate, ListPetsOptions, PetChanges, PetRecording, PetRepository } from '../../pets/repository.js'
 import type { NewPet, Pet, PetStatus } from '../../pets/schemas.js'
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../shared/int64.js'
 import { type PetRow, petIdOf, toPet } from '../pet-row.js'
 import { type Db, int8Param } from './connection.js'
-import { insertWithChange, writeChange } from './write-change.js'
+import { type InsertedTable, insertRowsWithChanges, insertWithChange, writeChange } from './write-change.js'
 
 /**
  * A pet's columns under the names of Pet's fields and in Pet's order, so that the object pg
@@ -36,6 +37,42 @@ const petWithIdZero = (pet: NewPet): Pet =>
   pet.status === undefined
     ? { id: 0, name: pet.name, categoryId: pet.categoryId }
     : { id: 0, name: pet.name, categoryId: pet.categoryId, status: pet.status }
+
+const petWithId = (pet: NewPet, id: number): Pet =>
+  pet.status === undefined
+    ? { id, name: pet.name, categoryId: pet.categoryId }
+    : { id, name: pet.name, categoryId: pet.categoryId, status: pet.status }
+
+/** A create waiting for the end of its event-loop turn (createTogether). */
+interface TurnCreate {
+  pet: NewPet
+  /** What it records, made of the pet with id 0. */
+  change: RecordedChange
+  recorded: PetRecording | undefined
+  resolve(pet: Pet): void
+  reject(error: unknown): void
+}
+
+const NO_RECORD: RecordedChange = { audit: [] }
+
+const PETS_TABLE: InsertedTable = {
+  name: 'pets',
+  columns: [
+    ['name', 'text'],
+    ['category_id', 'bigint'],
+    ['status', 'text'],
+  ],
+}
+
+/** INSERT_PET's parameters, and a row of PETS_TABLE. */
+const petValues = ({ pet }: { pet: NewPet }): unknown[] => [pet.name, int8Param(pet.categoryId), pet.status ?? null]
+const changeOf = ({ change }: TurnCreate): RecordedChange => change
+
+/** A failure of the rows' statement that one row may be the cause of: SQLSTATE class 22 (data) or 23 (integrity). */
+function isRowsFault(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)
+}
 
 /** Idempotency records deleted per statement: the sweep never holds many row locks at once. */
 const DELETE_BATCH = 1000
@@ -79,19 +116,76 @@ function asPets(rows: PetShapedRow[]): Pet[] {
 }
 
 export class PostgresPetRepository implements PetRepository {
+  /** The creates of this event-loop turn, in the order they came (createTogether). */
+  private turn: TurnCreate[] = []
+
   constructor(private readonly db: Db) {}
 
   /**
    * One statement, with what `recorded` makes of the pet when it is an event about it
-   * (insertWithChange: the event written from the insert's row); another record, one transaction.
+   * (insertWithChange: the event written from the insert's row), shared with the creates that
+   * arrive in the same event-loop turn (createTogether); another record, one transaction.
    */
   async createPet(pet: NewPet, recorded?: PetRecording): Promise<Pet> {
-    const values = [pet.name, int8Param(pet.categoryId), pet.status ?? null]
-    if (recorded === undefined) return asPet((await this.db.queryNamed<PetShapedRow>(INSERT_PET, values))[0]!)
-    const oneStatement = insertWithChange(INSERT_PET, values, recorded(petWithIdZero(pet)))
-    if (oneStatement !== undefined) return asPet((await this.db.queryNamed<PetShapedRow>(oneStatement.sql, oneStatement.params))[0]!)
+    const change = recorded?.(petWithIdZero(pet)) ?? NO_RECORD
+    if (change.audit.length > 0) return this.createInTransaction(pet, recorded!)
+    return new Promise((resolve, reject) => {
+      if (this.turn.length === 0) setImmediate(() => this.createTogether())
+      this.turn.push({ pet, change, recorded, resolve, reject })
+    })
+  }
+
+  /**
+   * Group commit: the creates of one event-loop turn are one statement (insertRowsWithChanges), so
+   * one round trip and one commit, however many; one alone is the one-row statement, cheaper for
+   * PostgreSQL than the rows' form for one row. A statement refused for what one row holds (SQLSTATE
+   * class 22, data exception, or 23, integrity: nothing the API's validation lets through today) is
+   * tried again row by row, so that the others are not refused with it. Any other failure (the
+   * database unreachable, say) is every create's: none of them committed.
+   */
+  private async createTogether(): Promise<void> {
+    const turn = this.turn
+    this.turn = []
+    if (turn.length === 1) return this.createAlone(turn[0]!)
+    const statement = insertRowsWithChanges(PETS_TABLE, turn.map(petValues), turn.map(changeOf))
+    if (statement === undefined) {
+      for (const create of turn) void this.createAlone(create)
+      return
+    }
+    let rows: { id: Int64; ord: Int64 }[]
+    try {
+      rows = await this.db.queryNamed(statement.sql, statement.params)
+    } catch (error) {
+      if (!isRowsFault(error)) for (const create of turn) create.reject(error)
+      else for (const create of turn) void this.createAlone(create)
+      return
+    }
+    const ids = new Map(rows.map(({ id, ord }) => [Number(ord), id]))
+    for (const [i, create] of turn.entries()) {
+      const id = ids.get(i + 1)
+      try {
+        // A plain Error, answered 500 and logged: the statement inserts every row or none.
+        if (id === undefined) throw new Error(`the insert of ${turn.length} pets answered ${rows.length} rows`)
+        create.resolve(petWithId(create.pet, petIdOf(id)))
+      } catch (error) {
+        create.reject(error)
+      }
+    }
+  }
+
+  private async createAlone({ pet, change, recorded, resolve, reject }: TurnCreate): Promise<void> {
+    try {
+      const oneStatement = insertWithChange(INSERT_PET, petValues({ pet }), change)
+      if (oneStatement === undefined) resolve(await this.createInTransaction(pet, recorded!))
+      else resolve(asPet((await this.db.queryNamed<PetShapedRow>(oneStatement.sql, oneStatement.params))[0]!))
+    } catch (error) {
+      reject(error)
+    }
+  }
+
+  private createInTransaction(pet: NewPet, recorded: PetRecording): Promise<Pet> {
     return this.db.transaction(async (client) => {
-      const created = asPet((await client.query<PetShapedRow>(INSERT_PET, values)).rows[0]!)
+      const created = asPet((await client.query<PetShapedRow>(INSERT_PET, petValues({ pet }))).rows[0]!)
       await writeChange(client, recorded(created))
       return created
     })
