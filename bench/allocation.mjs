@@ -17,7 +17,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { benchServiceEnv, createBenchKey, createPgDatabase, dropPgDatabase, ROOT } from './lib/service.mjs'
+import { benchServiceEnv, createBenchKey, createPgDatabase, dropPgDatabase, launchFlags, ROOT } from './lib/service.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -52,7 +52,11 @@ try {
     logFile: join(dir, 'service.log'),
     extraEnv: { PEER_API_KEY: key },
   })
-  const entry = values.server === 'peer' ? [join(root, 'bench/peers/pg-redis-peer.mjs'), String(port)] : [join(root, 'dist/server.js')]
+  // The service with the flags `npm start` gives it (its heap bound), the peer with node's defaults.
+  const entry =
+    values.server === 'peer'
+      ? [join(root, 'bench/peers/pg-redis-peer.mjs'), String(port)]
+      : [...(await launchFlags(env, root)), join(root, 'dist/server.js')]
   child = spawn('taskset', ['-c', '1', process.execPath, '--trace-gc-nvp', ...entry], {
     stdio: ['ignore', openSync(gcLog, 'w'), 'inherit'],
     env,

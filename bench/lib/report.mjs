@@ -63,7 +63,8 @@ export function markdownReport(r) {
       `Commit ${m.gitCommit ?? '?'}${m.gitDirty ? ' (src/ had uncommitted changes)' : ''}. ` +
       `Server, ceiling and peers pinned to CPU ${r.pinning.serverCpu}, load generator to CPU ${r.pinning.loadCpu}. ` +
       `${r.options.rounds} round(s) of ${r.options.duration}s per server, ${r.options.connections} keep-alive connections (wrk -t1), ` +
-      `warm-up ${r.options.warmup}s. Service settings: LOG_LEVEL=info to a file, DURABILITY=process unless stated` +
+      `warm-up ${r.options.warmup}s. Service settings: LOG_LEVEL=info to a file, DURABILITY=process unless stated, ` +
+      'node flags as `npm start` gives them (the heap bound, MAX_HEAP_MB: `--max-old-space-size=192` by default; the peers run with node’s defaults)' +
       `${started.length ? `; every service started with ${started.join(', ')}` : ''}.`,
   )
   L.push('')

@@ -34,16 +34,31 @@ export function benchServiceEnv({ port, databaseUrl, redisUrl, durability = 'pro
 }
 
 /**
- * Starts `node dist/server.js` pinned to `cpu` with production settings. Rejects (with the
+ * The node flags `npm start` gives the server it starts for the configuration `env` (its heap bound,
+ * MAX_HEAP_MB: src/lifecycle/heap-bound.ts), read by the build's own code as the launcher reads it:
+ * the benchmark measures the process as it runs in production. `dist` is the build's root (another
+ * checkout's, for an A/B).
+ */
+export async function launchFlags(env, root = ROOT) {
+  const { loadConfiguration } = await import(pathToFileURL(join(root, 'dist/config/config-file.js')).href)
+  const { heapBoundFlags } = await import(pathToFileURL(join(root, 'dist/lifecycle/heap-bound.js')).href)
+  return heapBoundFlags(loadConfiguration({ env, cwd: root }).config.maxHeapMb)
+}
+
+/**
+ * Starts `node dist/server.js` pinned to `cpu` with production settings, and the node flags `npm
+ * start` would give it (launchFlags; `nodeFlags` after them, so that they win). Rejects (with the
  * service's own last words) if it exits or is not healthy within 30 s.
  */
 export async function startService(options) {
   const { databaseUrl, redisUrl, durability = 'process', logFile, cpu, nodeFlags = [], env: extraEnv = {}, workers } = options
   const port = await freePort()
   const env = benchServiceEnv({ port, databaseUrl, redisUrl, durability, logFile, extraEnv })
-  // `workers`: `animal-store serve --workers N` (node:cluster: a primary and N worker processes).
+  // `workers`: `animal-store serve --workers N` (node:cluster: a primary and N worker processes),
+  // whose primary gives the workers the same flags itself.
   const entry = workers === undefined ? [join(DIST, 'server.js')] : [join(DIST, 'cli.js'), 'serve', '--workers', String(workers)]
-  const child = start('taskset', ['-c', String(cpu), process.execPath, ...nodeFlags, ...entry], { cwd: ROOT, env })
+  const launch = workers === undefined ? await launchFlags(env) : []
+  const child = start('taskset', ['-c', String(cpu), process.execPath, ...launch, ...nodeFlags, ...entry], { cwd: ROOT, env })
   try {
     await waitHealthy(port, child)
     if (workers !== undefined) await waitListening(logFile, workers, child)
