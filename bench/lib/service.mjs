@@ -55,9 +55,10 @@ export async function startService(options) {
   const port = await freePort()
   const env = benchServiceEnv({ port, databaseUrl, redisUrl, durability, logFile, extraEnv })
   // `workers`: `animal-store serve --workers N` (node:cluster: a primary and N worker processes),
-  // whose primary gives the workers the same flags itself.
+  // whose primary gives the workers the same flags itself; `serve --workers 1` is the server's
+  // own process, which takes them on its command line as `node dist/server.js` does (deployment.md).
   const entry = workers === undefined ? [join(DIST, 'server.js')] : [join(DIST, 'cli.js'), 'serve', '--workers', String(workers)]
-  const launch = workers === undefined ? await launchFlags(env) : []
+  const launch = workers === undefined || workers === 1 ? await launchFlags(env) : []
   const child = start('taskset', ['-c', String(cpu), process.execPath, ...launch, ...nodeFlags, ...entry], { cwd: ROOT, env })
   try {
     await waitHealthy(port, child)

@@ -130,7 +130,7 @@ export class PostgresPetRepository implements PetRepository {
     const change = recorded?.(petWithIdZero(pet)) ?? NO_RECORD
     if (change.audit.length > 0) return this.createInTransaction(pet, recorded!)
     return new Promise((resolve, reject) => {
-      if (this.turn.length === 0) setImmediate(() => this.createTogether())
+      if (this.turn.length === 0) setImmediate(() => this.endTurn())
       this.turn.push({ pet, change, recorded, resolve, reject })
     })
   }
@@ -141,11 +141,18 @@ export class PostgresPetRepository implements PetRepository {
    * PostgreSQL than the rows' form for one row. A statement refused for what one row holds (SQLSTATE
    * class 22, data exception, or 23, integrity: nothing the API's validation lets through today) is
    * tried again row by row, so that the others are not refused with it. Any other failure (the
-   * database unreachable, say) is every create's: none of them committed.
+   * database unreachable, say) is every create's answer, as it would have been each one's alone.
    */
-  private async createTogether(): Promise<void> {
+  private endTurn(): void {
     const turn = this.turn
     this.turn = []
+    // Whatever throws is every create's answer that has none yet (a settled promise ignores it).
+    this.createTogether(turn).catch((error: unknown) => {
+      for (const create of turn) create.reject(error)
+    })
+  }
+
+  private async createTogether(turn: TurnCreate[]): Promise<void> {
     if (turn.length === 1) return this.createAlone(turn[0]!)
     const statement = insertRowsWithChanges(PETS_TABLE, turn.map(petValues), turn.map(changeOf))
     if (statement === undefined) {
