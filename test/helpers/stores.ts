@@ -51,3 +51,22 @@ export const STORE_ENGINES: StoreEngine[] = [
     },
   },
 ]
+
+/**
+ * A PostgreSQL store on a scratch schema and a second connection to the same schema: another
+ * instance's transactions, or a reader of what the store wrote. Both closed, the schema dropped,
+ * after the test; undefined when skipped.
+ */
+export async function postgresStoreAndClient(t: TestContext): Promise<{ storage: Storage; client: pg.Client } | undefined> {
+  if (!(await requireService(t, 'PostgreSQL'))) return undefined
+  const schema = `test_${randomBytes(6).toString('hex')}`
+  const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
+  const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` })
+  await client.connect()
+  t.after(async () => {
+    await client.end()
+    await storage.close()
+    await dropSchema(schema)
+  })
+  return { storage, client }
+}

@@ -1,28 +1,9 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { type TestContext, test } from 'node:test'
-import pg from 'pg'
+import { test } from 'node:test'
 import { petCreated } from '../../src/pets/events.js'
 import type { NewPet, Pet } from '../../src/pets/schemas.js'
-import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
 import type { Storage } from '../../src/storage/storage.js'
-import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
-import { dropSchema } from '../helpers/stores.js'
-
-/** A store on a scratch schema, and a second connection to read what it wrote. */
-async function storeAndReader(t: TestContext): Promise<{ storage: Storage; reader: pg.Client } | undefined> {
-  if (!(await requireService(t, 'PostgreSQL'))) return undefined
-  const schema = `test_${randomBytes(6).toString('hex')}`
-  const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
-  const reader = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` })
-  await reader.connect()
-  t.after(async () => {
-    await reader.end()
-    await storage.close()
-    await dropSchema(schema)
-  })
-  return { storage, reader }
-}
+import { postgresStoreAndClient } from '../helpers/stores.js'
 
 const owner = (i: number) => ({ customerId: null, keyChainId: `key_chain${i}`, keyId: `key_${i}` })
 
@@ -31,9 +12,9 @@ const createInOneTurn = (storage: Storage, pets: NewPet[]) =>
   Promise.allSettled(pets.map((pet, i) => storage.pets.createPet(pet, petCreated(owner(i), 1_700_000_000_000 + i))))
 
 test('PostgreSQL: the creates of one event-loop turn are one transaction, each pet with its own id and its own event', async (t) => {
-  const opened = await storeAndReader(t)
+  const opened = await postgresStoreAndClient(t)
   if (opened === undefined) return
-  const { storage, reader } = opened
+  const { storage, client: reader } = opened
   const asked: NewPet[] = [
     { name: 'a', categoryId: 1, status: 'available' },
     { name: 'b', categoryId: 9_007_199_254_740_993n },
@@ -75,9 +56,9 @@ test('PostgreSQL: the creates of one event-loop turn are one transaction, each p
 })
 
 test('PostgreSQL: a create the database refuses for what it holds fails alone; the others of its turn are created', async (t) => {
-  const opened = await storeAndReader(t)
+  const opened = await postgresStoreAndClient(t)
   if (opened === undefined) return
-  const { storage, reader } = opened
+  const { storage, client: reader } = opened
   const refused = { name: 'x', categoryId: 2, status: 'lost' } as unknown as Pet // against the table's CHECK: 23514
   const settled = await createInOneTurn(storage, [{ name: 'a', categoryId: 1 }, refused, { name: 'c', categoryId: 3, status: 'pending' }])
   assert.equal(settled[0]!.status, 'fulfilled')
@@ -99,9 +80,9 @@ test('PostgreSQL: a create the database refuses for what it holds fails alone; t
 })
 
 test('PostgreSQL: a failure that is no row’s fails every create of the turn with the database’s error, and writes nothing', async (t) => {
-  const opened = await storeAndReader(t)
+  const opened = await postgresStoreAndClient(t)
   if (opened === undefined) return
-  const { storage, reader } = opened
+  const { storage, client: reader } = opened
   // The events table gone: every statement that writes an event is refused (42P01), whatever its row.
   await reader.query('ALTER TABLE events RENAME TO events_away')
   const settled = await createInOneTurn(storage, [

@@ -1,39 +1,19 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { type TestContext, test } from 'node:test'
-import pg from 'pg'
+import { test } from 'node:test'
 import { holdRule } from '../../src/orders/hold.js'
 import type { PetRepository } from '../../src/pets/repository.js'
-import { PostgresStorage } from '../../src/storage/postgres/postgres-storage.js'
-import type { Storage } from '../../src/storage/storage.js'
 import { upgradedStore } from '../helpers/old-database.js'
-import { PG_PATIENCE, PG_URL, requireService } from '../helpers/services.js'
-import { dropSchema } from '../helpers/stores.js'
+import { postgresStoreAndClient } from '../helpers/stores.js'
 
 /** The store's petChangesSince, from `mark`: the lowest id it reports and the next mark. */
 async function since(pets: PetRepository, mark: string | undefined) {
   return pets.petChangesSince!(mark)
 }
 
-/** A store on a scratch schema, and a second connection to it: another instance's transactions. */
-async function storeAndOther(t: TestContext): Promise<{ storage: Storage; other: pg.Client } | undefined> {
-  if (!(await requireService(t, 'PostgreSQL'))) return undefined
-  const schema = `test_${randomBytes(6).toString('hex')}`
-  const storage = await PostgresStorage.open({ ...PG_PATIENCE, databaseUrl: PG_URL, schema })
-  const other = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` })
-  await other.connect()
-  t.after(async () => {
-    await other.end()
-    await storage.close()
-    await dropSchema(schema)
-  })
-  return { storage, other }
-}
-
 test('PostgreSQL tells which pets commits wrote since a mark: creates, changes of status, a lower id that commits last', async (t) => {
-  const opened = await storeAndOther(t)
+  const opened = await postgresStoreAndClient(t)
   if (opened === undefined) return
-  const { storage, other } = opened
+  const { storage, client: other } = opened
   const { pets } = storage
 
   const first = await since(pets, undefined)
