@@ -74,6 +74,10 @@ const OPTIONS = {
     help: 'run the peers in the same rounds on list20 and post: bare Fastify (SQLite), a minimal Fastify+pg+ioredis service (PG+Redis) (default on, also with --quick)',
   },
   'no-peers': { type: 'boolean', help: 'skip the peers' },
+  'sqlite-peer': {
+    type: 'string',
+    help: "the SQLite path's peer: bare-fastify (default: the framework alone, replaying bytes) or sqlite (a hand-written Fastify + better-sqlite3 service with keys, a two-window limiter and its headers)",
+  },
   workers: { type: 'string', help: 'comma list of worker counts for the cluster section (default 1,2)' },
   only: { type: 'string', help: 'comma list of sections to run: main,profile,orders,growth,durability,pg,cluster (default all)' },
   'order-connections': { type: 'string', help: 'connections of the order-flow load, each over animals of its own (default 16)' },
@@ -89,6 +93,12 @@ const OPTIONS = {
     help: 'comma list of node flags for every service started, not the peers (e.g. --max-semi-space-size=4, to measure what a V8 setting costs)',
   },
   help: { type: 'boolean', short: 'h' },
+}
+
+function sqlitePeerOption(raw) {
+  const kind = raw ?? 'bare-fastify'
+  if (kind !== 'bare-fastify' && kind !== 'sqlite') throw new Error(`--sqlite-peer: bare-fastify or sqlite (got ${raw})`)
+  return kind
 }
 
 /** Interpolated (quoted) into CREATE/DROP DATABASE and matched in `ps` output: plain identifiers only. */
@@ -165,6 +175,7 @@ export function parseOptions() {
     cluster: onOff('cluster'),
     // Cheap enough for --quick too (two short scenarios), so the smoke run exercises them.
     peers: flag('no-peers') ? false : get('peers') !== undefined ? flag('peers') : true,
+    sqlitePeer: sqlitePeerOption(get('sqlite-peer')),
     workers,
     durability: onOff('durability'),
     profile: onOff('profile'),

@@ -25,6 +25,13 @@ export const PEERS = {
     does: "Fastify 5, no logger, one async handler per captured route answering the service's captured status, headers and body (precomputed); reads the POST body with Fastify's JSON parser",
     doesNot: 'auth, rate limits, computing headers, validation, storage, access log, metrics',
   },
+  sqlite: {
+    backend: 'sqlite',
+    script: 'bench/peers/sqlite-peer.mjs',
+    does: "Fastify 5 with JSON schemas, no logger; better-sqlite3 on the service's file (WAL); Bearer key looked up by SHA-256 in api_keys and kept in a Map; an in-memory minute and day window per key with X-RateLimit-Limit/-Remaining/-Reset; keyset SELECT (limit + 1, Link header) or INSERT ... RETURNING, one commit per create",
+    doesNot:
+      "bans, the other rate-limit headers, usage history, access log, metrics, page cache, group commit, idempotency, int64 beyond 2^53, strict validation (Fastify's default Ajv: coercion, defaults)",
+  },
   'pg-redis': {
     backend: 'pg',
     script: 'bench/peers/pg-redis-peer.mjs',

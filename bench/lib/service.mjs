@@ -189,6 +189,7 @@ export function writeCaptures(captures, dir) {
 
 /**
  * Starts a peer (bench/peers/, see there) pinned to `cpu`: `bare-fastify` replays `captures`,
+ * `sqlite` serves the SQLite file `databaseUrl` (the service's, with its keys),
  * `pg-redis` serves the PostgreSQL database `databaseUrl` with the Redis `redisUrl` and the one key `key`.
  */
 export async function startPeer({ kind, cpu, dir, captures, databaseUrl, redisUrl, key }) {
@@ -196,6 +197,10 @@ export async function startPeer({ kind, cpu, dir, captures, databaseUrl, redisUr
   if (kind === 'bare-fastify') {
     const args = [join(ROOT, 'bench/peers/bare-fastify.mjs'), writeCaptures(captures, dir), String(port)]
     return { kind, ...(await startListening('peer', args, { cpu, port })) }
+  }
+  if (kind === 'sqlite') {
+    const args = [join(ROOT, 'bench/peers/sqlite-peer.mjs'), databaseUrl, String(port)]
+    return { kind, ...(await startListening('peer', args, { cpu, port, env: cleanEnv({ NODE_ENV: 'production' }) })) }
   }
   if (kind === 'pg-redis') {
     const env = cleanEnv({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, PEER_API_KEY: key, NODE_ENV: 'production' })

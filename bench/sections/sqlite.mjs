@@ -1,4 +1,4 @@
-// The SQLite scenarios: the service with the in-memory limiter against the ceiling and a bare Fastify.
+// The SQLite scenarios: the service with the in-memory limiter against the ceiling and a peer (bare Fastify, or with --sqlite-peer sqlite a hand-written service).
 import { join } from 'node:path'
 import { stop } from '../lib/children.mjs'
 import { runScenarios } from '../lib/rounds.mjs'
@@ -32,7 +32,15 @@ export async function sqliteSection(bench, results) {
   try {
     // POST last: it grows the catalogue, which the GETs should not see.
     const ids = [...opts.scenarios].sort((a, b) => (a === 'post') - (b === 'post'))
-    await runScenarios(bench, section, { service, key: key.key, ids, ctx, backend: 'sqlite', peerKind: 'bare-fastify' })
+    await runScenarios(bench, section, {
+      service,
+      key: key.key,
+      ids,
+      ctx,
+      backend: 'sqlite',
+      peerKind: opts.sqlitePeer,
+      databaseUrl: dbFile,
+    })
   } finally {
     await stop(service.child)
   }
