@@ -155,8 +155,9 @@ export class PostgresPetRepository implements PetRepository {
   private async createTogether(turn: TurnCreate[]): Promise<void> {
     if (turn.length === 1) return this.createAlone(turn[0]!)
     const statement = insertRowsWithChanges(PETS_TABLE, turn.map(petValues), turn.map(changeOf))
+    // One after the other, each alone: their ids in the order the creates came, as the statement gives them.
     if (statement === undefined) {
-      for (const create of turn) void this.createAlone(create)
+      for (const create of turn) await this.createAlone(create)
       return
     }
     let rows: { id: Int64; ord: Int64 }[]
@@ -164,7 +165,7 @@ export class PostgresPetRepository implements PetRepository {
       rows = await this.db.queryNamed(statement.sql, statement.params)
     } catch (error) {
       if (!isRowsFault(error)) for (const create of turn) create.reject(error)
-      else for (const create of turn) void this.createAlone(create)
+      else for (const create of turn) await this.createAlone(create)
       return
     }
     const ids = new Map(rows.map(({ id, ord }) => [Number(ord), id]))
